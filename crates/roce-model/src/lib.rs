@@ -1,1 +1,35 @@
-pub fn x(){}
+//! Typed GPUDirect RDMA fabric profiles for roce.
+//!
+//! A profile describes a fabric once — InfiniBand or RoCE, its node pool, rails, Multus attachments, NCCL
+//! and UCX settings — in KDL or YAML. This crate parses both syntaxes into one spanned tree, follows
+//! `extends`, walks the tree into a typed [`Profile`] and runs the rule catalogue ([`Code`]), returning every
+//! problem with its place and fix. It does no IO: callers pass text and get values back.
+//!
+//! ```
+//! use roce_model::{builtin, load, BuiltinsOnly};
+//! let loaded = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly);
+//! assert!(!loaded.has_errors());
+//! let profile = loaded.profile.unwrap();
+//! assert_eq!(profile.rail_list().len(), 16);
+//! ```
+#![deny(missing_docs)]
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod builtin;
+pub mod load;
+pub mod model;
+pub mod nccl_list;
+pub mod problem;
+pub mod rules;
+pub mod source;
+pub mod suggest;
+pub mod syntax;
+pub mod tree;
+pub mod ucx_list;
+mod walk;
+
+pub use load::{BuiltinsOnly, Loaded, Resolve, load};
+pub use model::Profile;
+pub use problem::{Code, Problem, Severity};
+pub use source::{Format, Origin, Source, Spanned};
+pub use walk::{CAPABILITIES, DEFAULT_MIN_RDMA_CORE, is_env_key};

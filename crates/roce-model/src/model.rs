@@ -1,0 +1,372 @@
+//! The validated, typed profile.
+//!
+//! Values that came from the profile text are [`Spanned`], so rules and later stages can point back at
+//! the line that set them (following `extends`: the origin names the layer's source). Equality ignores
+//! spans, so the KDL and YAML forms of one profile compare equal.
+
+use indexmap::IndexMap;
+
+use crate::nccl_list::{IfList, ListKind};
+use crate::source::Spanned;
+use crate::ucx_list::{NetDevices, TlsList};
+
+/// A fabric profile: everything roce needs to wire GPUDirect RDMA into a workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// `team/name`.
+    pub name: Spanned<String>,
+    /// One line for humans.
+    pub description: Option<Spanned<String>>,
+    /// The profile this one extends (already applied).
+    pub extends: Option<Spanned<String>>,
+    /// Production profiles warn on debug settings. Default: true.
+    pub production: Spanned<bool>,
+    /// The backend fabric.
+    pub fabric: Fabric,
+    /// Where the pods run.
+    pub node_pool: NodePool,
+    /// The RDMA rails (NIC × port) and how their names are spelled.
+    pub rails: Rails,
+    /// How rail interfaces reach the pod's network namespace.
+    pub multus: Multus,
+    /// NCCL settings.
+    pub nccl: Nccl,
+    /// UCX settings (MPI, NIXL).
+    pub ucx: Ucx,
+    /// Facts about the container image.
+    pub image: Image,
+    /// Job sizing.
+    pub job: Job,
+    /// Linux capabilities added to the workload container (`IPC_LOCK`).
+    pub capabilities: Vec<Spanned<String>>,
+    /// Extra environment, in author order.
+    pub env: IndexMap<String, Spanned<String>>,
+}
+
+/// InfiniBand or RoCE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FabricKind {
+    /// NVIDIA Quantum InfiniBand: LID-addressed, no Multus.
+    InfiniBand,
+    /// RoCE v2 (e.g. Spectrum-X): IP-addressed, rail netdevs must be in the pod.
+    Roce,
+}
+
+impl FabricKind {
+    /// `infiniband` or `roce`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FabricKind::InfiniBand => "infiniband",
+            FabricKind::Roce => "roce",
+        }
+    }
+}
+
+/// IP address family for RoCE GID selection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AddrFamily {
+    /// IPv4 (`AF_INET`): IPv4-mapped GIDs.
+    Ipv4,
+    /// IPv6 (`AF_INET6`): global IPv6 GIDs.
+    Ipv6,
+}
+
+impl AddrFamily {
+    /// NCCL's spelling: `AF_INET` or `AF_INET6`.
+    pub fn nccl(self) -> &'static str {
+        match self {
+            AddrFamily::Ipv4 => "AF_INET",
+            AddrFamily::Ipv6 => "AF_INET6",
+        }
+    }
+}
+
+/// The backend fabric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fabric {
+    /// InfiniBand or RoCE.
+    pub kind: Spanned<FabricKind>,
+    /// RoCE: address family NCCL uses to pick GIDs.
+    pub addr_family: Option<Spanned<AddrFamily>>,
+    /// RoCE: CIDR NCCL's GIDs must lie in (e.g. `fd02::/16`).
+    pub addr_range: Option<Spanned<String>>,
+    /// RoCE: IP traffic class byte (DSCP << 2 | ECN) for RDMA traffic.
+    pub traffic_class: Option<Spanned<u8>>,
+    /// RoCE: a fixed GID index for NCCL; `None` lets NCCL choose by family and range.
+    pub gid_index: Option<Spanned<u32>>,
+}
+
+/// Where workloads run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodePool {
+    /// Pool (or SUNK NodeSet) name.
+    pub name: Spanned<String>,
+    /// `node.coreweave.cloud/type` value.
+    pub instance_type: Option<Spanned<String>>,
+    /// GPUs per node.
+    pub gpus_per_node: Spanned<u32>,
+    /// Extended resource that gates RDMA scheduling (`rdma/ib`): 1 in requests and limits.
+    pub rdma_resource: Option<Spanned<String>>,
+    /// Node labels to require, in author order.
+    pub node_labels: IndexMap<String, Spanned<String>>,
+    /// A SUNK NodeSet that attaches Multus networks and the RDMA resource itself: jobs get env only.
+    pub sunk_nodeset: Spanned<bool>,
+    /// Slurm partition (defaults to the pool name).
+    pub partition: Option<Spanned<String>>,
+}
+
+/// The RDMA rails: `nics × ports` of them, named by patterns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rails {
+    /// NICs per node.
+    pub nics: Spanned<u32>,
+    /// Ports (planes) per NIC.
+    pub ports: Spanned<u32>,
+    /// Host netdev pattern (`ibs{nic}p{port}`), used to name per-port NADs.
+    pub host_port: Option<Spanned<String>>,
+    /// RDMA device name in the pod (`ibp{nic}p{port}`).
+    pub pod_device: Spanned<String>,
+    /// Netdev name in the pod (`net{index}` as Multus names them).
+    pub pod_netdev: Option<Spanned<String>>,
+    /// Verbs port number of each device (1 on Mellanox).
+    pub port_num: Spanned<u32>,
+}
+
+/// One rail, with its names expanded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rail {
+    /// 0-based rail index (`nic * ports + port`).
+    pub index: u32,
+    /// NIC number.
+    pub nic: u32,
+    /// Port (plane) number.
+    pub port: u32,
+    /// Host netdev, when the profile names one.
+    pub host_port: Option<String>,
+    /// RDMA device name in the pod.
+    pub pod_device: String,
+    /// Netdev name in the pod, when known.
+    pub pod_netdev: Option<String>,
+}
+
+impl Rails {
+    /// Every rail, NIC-major (`ibs0p0, ibs0p1, …`), with patterns expanded.
+    pub fn list(&self) -> Vec<Rail> {
+        let ports = self.ports.value;
+        (0..self.nics.value)
+            .flat_map(|nic| (0..ports).map(move |port| (nic, port)))
+            .map(|(nic, port)| {
+                let index = nic * ports + port;
+                let host_port = self.host_port.as_ref().map(|p| expand(p, nic, port, index, None));
+                Rail {
+                    index,
+                    nic,
+                    port,
+                    pod_device: expand(&self.pod_device, nic, port, index, host_port.as_deref()),
+                    pod_netdev: self
+                        .pod_netdev
+                        .as_ref()
+                        .map(|p| expand(p, nic, port, index, host_port.as_deref())),
+                    host_port,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Expand a name pattern: `{nic}`, `{port}`, `{index}` (0-based), `{index1}` (1-based), `{host-port}`.
+pub fn expand(pattern: &str, nic: u32, port: u32, index: u32, host_port: Option<&str>) -> String {
+    let mut out = pattern
+        .replace("{nic}", &nic.to_string())
+        .replace("{port}", &port.to_string())
+        .replace("{index1}", &(index + 1).to_string())
+        .replace("{index}", &index.to_string());
+    if let Some(h) = host_port {
+        out = out.replace("{host-port}", h);
+    }
+    out
+}
+
+/// The placeholders a name pattern may use.
+pub const PATTERN_PLACEHOLDERS: &[&str] = &["{nic}", "{port}", "{index}", "{index1}", "{host-port}"];
+
+/// How the pod gets its rail interfaces.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Multus {
+    /// One NAD per rail port, in rail order.
+    PerPort {
+        /// Where the NADs live.
+        namespace: Spanned<String>,
+        /// NAD name pattern (`{host-port}-macvlan`); expanded per rail.
+        name: Spanned<String>,
+        /// An explicit NAD list, checked against the rails.
+        nads: Option<Spanned<Vec<Spanned<String>>>>,
+        /// Where `multus` was written.
+        at: Spanned<()>,
+    },
+    /// One backend NAD that carries every rail.
+    Backend {
+        /// Where the NAD lives.
+        namespace: Spanned<String>,
+        /// The NAD name.
+        name: Spanned<String>,
+        /// Where `multus` was written.
+        at: Spanned<()>,
+    },
+    /// No Multus attachment (InfiniBand, or SUNK NodeSets that attach it themselves).
+    None,
+}
+
+/// One NetworkAttachmentDefinition reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NadRef {
+    /// Namespace of the NAD.
+    pub namespace: String,
+    /// NAD name.
+    pub name: String,
+}
+
+impl Multus {
+    /// The NADs to attach, in rail order.
+    pub fn nads(&self, rails: &[Rail]) -> Vec<NadRef> {
+        match self {
+            Multus::PerPort {
+                namespace,
+                name,
+                nads,
+                ..
+            } => match nads {
+                Some(list) => list
+                    .value
+                    .iter()
+                    .map(|n| NadRef {
+                        namespace: namespace.value.clone(),
+                        name: n.value.clone(),
+                    })
+                    .collect(),
+                None => rails
+                    .iter()
+                    .map(|r| NadRef {
+                        namespace: namespace.value.clone(),
+                        name: expand(&name.value, r.nic, r.port, r.index, r.host_port.as_deref()),
+                    })
+                    .collect(),
+            },
+            Multus::Backend {
+                namespace, name, ..
+            } => vec![NadRef {
+                namespace: namespace.value.clone(),
+                name: name.value.clone(),
+            }],
+            Multus::None => Vec::new(),
+        }
+    }
+}
+
+/// A parsed NCCL interface/HCA list with its source text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NcclList {
+    /// The text as written (what goes into the env var).
+    pub text: Spanned<String>,
+    /// The parsed list.
+    pub list: IfList,
+}
+
+/// NCCL settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nccl {
+    /// `NCCL_SOCKET_IFNAME`: bootstrap / out-of-band interface.
+    pub socket_ifname: Option<NcclList>,
+    /// `NCCL_IB_HCA`: which RDMA devices NCCL uses.
+    pub ib_hca: Option<NcclList>,
+    /// `NCCL_NET_PLUGIN` (`none`, `spcx`, …).
+    pub net_plugin: Option<Spanned<String>>,
+    /// `NCCL_DEBUG`.
+    pub debug: Option<Spanned<String>>,
+    /// `NCCL_DEBUG_SUBSYS`.
+    pub debug_subsys: Option<Spanned<String>>,
+    /// Further `NCCL_*` variables, in author order.
+    pub knobs: IndexMap<String, Spanned<String>>,
+}
+
+/// What UCX is for in this profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UcxMode {
+    /// Emit no UCX variables.
+    Off,
+    /// Pin UCX to TCP (NCCL-only jobs: keeps UCX off the RDMA devices).
+    Tcp,
+    /// UCX over RDMA (MPI, NIXL/vLLM).
+    Rdma,
+}
+
+impl UcxMode {
+    /// `off`, `tcp` or `rdma`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UcxMode::Off => "off",
+            UcxMode::Tcp => "tcp",
+            UcxMode::Rdma => "rdma",
+        }
+    }
+}
+
+/// UCX settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ucx {
+    /// Off, TCP or RDMA.
+    pub mode: Spanned<UcxMode>,
+    /// `UCX_TLS`.
+    pub tls: Option<(Spanned<String>, TlsList)>,
+    /// `UCX_NET_DEVICES`.
+    pub net_devices: Option<(Spanned<String>, NetDevices)>,
+    /// `UCX_IB_GID_INDEX`.
+    pub gid_index: Option<Spanned<u32>>,
+    /// `UCX_MAX_RMA_RAILS`.
+    pub max_rma_rails: Option<Spanned<u32>>,
+    /// Least rdma-core the image must ship for UCX RDMA (default 54).
+    pub min_rdma_core: Spanned<u32>,
+}
+
+/// Facts about the workload image.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Image {
+    /// rdma-core release the image ships (e.g. 54).
+    pub rdma_core: Option<Spanned<u32>>,
+}
+
+/// Job sizing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    /// Nodes per job.
+    pub nodes: Option<Spanned<u32>>,
+}
+
+impl Profile {
+    /// Every rail with names expanded.
+    pub fn rail_list(&self) -> Vec<Rail> {
+        self.rails.list()
+    }
+
+    /// Do pods on this profile attach networks and resources themselves (not a SUNK NodeSet)?
+    pub fn direct_pods(&self) -> bool {
+        !self.node_pool.sunk_nodeset.value
+    }
+
+    /// GPUs a job of `job nodes=N` uses, if sized.
+    pub fn job_gpus(&self) -> Option<u64> {
+        self.job
+            .nodes
+            .as_ref()
+            .map(|n| u64::from(n.value) * u64::from(self.node_pool.gpus_per_node.value))
+    }
+}
+
+/// The kind of list each NCCL list field holds.
+pub fn nccl_list_kind(env: &str) -> ListKind {
+    if env == "NCCL_IB_HCA" {
+        ListKind::IbHca
+    } else {
+        ListKind::SocketIfname
+    }
+}

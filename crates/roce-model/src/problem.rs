@@ -1,0 +1,350 @@
+//! Diagnostics: the rule catalogue ([`Code`]) and [`Problem`], one finding with spans and a fix.
+//!
+//! Problems are plain data. They implement [`miette::Diagnostic`] so a front end can render them with
+//! source context, but this crate never prints them.
+
+use std::fmt;
+use std::sync::Arc;
+
+use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
+
+use crate::source::{Origin, Sources};
+
+/// How bad a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// Worth knowing; never fails a check.
+    Warning,
+    /// The profile cannot be used as written.
+    Error,
+}
+
+impl Severity {
+    /// `"error"` or `"warning"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+macro_rules! codes {
+    ($( $(#[$doc:meta])* $variant:ident = $code:literal, $sev:ident; )*) => {
+        /// Every diagnostic roce can emit. The string form (`roce::…`) is stable public API and is documented,
+        /// with a bad and a good example, in `docs/rules.md`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[non_exhaustive]
+        pub enum Code {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Code {
+            /// Every code, in catalogue order.
+            pub const ALL: &'static [Code] = &[ $( Code::$variant, )* ];
+
+            /// The stable string form, e.g. `roce::multus::missing_nad`.
+            pub fn as_str(self) -> &'static str {
+                match self { $( Code::$variant => $code, )* }
+            }
+
+            /// The severity a problem with this code has.
+            pub fn severity(self) -> Severity {
+                match self { $( Code::$variant => Severity::$sev, )* }
+            }
+        }
+    };
+}
+
+codes! {
+    /// The text is not valid KDL or YAML.
+    Syntax = "roce::syntax", Error;
+    /// A key the profile format does not know.
+    UnknownKey = "roce::unknown_key", Error;
+    /// A required key is missing.
+    MissingKey = "roce::missing_key", Error;
+    /// A value has the wrong type (a number where a string is expected, a list where a map is expected…).
+    TypeMismatch = "roce::type_mismatch", Error;
+    /// A value has the right type but is not allowed (bad name, out of range, malformed CIDR…).
+    InvalidValue = "roce::invalid_value", Error;
+    /// A key is given twice in one map.
+    DuplicateKey = "roce::duplicate_key", Error;
+    /// `extends` names a profile that does not exist.
+    ExtendsNotFound = "roce::extends::not_found", Error;
+    /// `extends` chains loop back on themselves.
+    ExtendsCycle = "roce::extends::cycle", Error;
+    /// The input is larger than a profile can reasonably be.
+    TooLarge = "roce::limits::too_large", Error;
+    /// The input nests deeper than the profile format allows.
+    TooDeep = "roce::limits::too_deep", Error;
+    /// A RoCE fabric without an address family or traffic class.
+    RoceAddressing = "roce::fabric::roce_addressing", Error;
+    /// An InfiniBand fabric with RoCE-only settings (address family, range, traffic class, GID index).
+    IbRoceSetting = "roce::fabric::ib_roce_setting", Error;
+    /// Per-port Multus attachment that misses some of the rails' NADs.
+    MissingNad = "roce::multus::missing_nad", Error;
+    /// A NAD that belongs to no rail.
+    ExtraNad = "roce::multus::extra_nad", Warning;
+    /// A RoCE fabric whose pods attach no Multus networks: the pod would see only eth0.
+    MultusRequired = "roce::multus::required", Error;
+    /// Multus attachment on InfiniBand, which needs none.
+    MultusUnneeded = "roce::multus::unneeded", Warning;
+    /// `NCCL_IB_HCA` matches none of the pod's RDMA devices: NCCL silently falls back to sockets.
+    HcaMatchesNothing = "roce::nccl::hca_matches_nothing", Error;
+    /// `NCCL_IB_HCA` matches only some rails.
+    HcaPartial = "roce::nccl::hca_partial", Warning;
+    /// A prefix token also matches longer device names (`mlx5_1` matches `mlx5_10`).
+    PrefixCollision = "roce::nccl::prefix_collision", Warning;
+    /// A list token NCCL would silently drop or misread (bad port, over 63 characters, past the 16/32 limit, spaces).
+    DroppedToken = "roce::nccl::dropped_token", Error;
+    /// `NCCL_SOCKET_IFNAME` selects an RDMA backend interface.
+    SocketOnRdma = "roce::nccl::socket_on_rdma", Error;
+    /// An integer knob NCCL would parse differently from how it reads (`true` is 0, `010` is 8, `3x` is 3).
+    IntSyntax = "roce::nccl::int_syntax", Error;
+    /// The Spectrum-X NCCL plugin on a job far smaller than it is meant for.
+    NetPlugin = "roce::nccl::net_plugin", Warning;
+    /// `NCCL_DEBUG=INFO` (or TRACE) in a production profile.
+    DebugInProduction = "roce::nccl::debug_in_production", Warning;
+    /// An NCCL knob that a typed profile field already sets.
+    KnobShadowsField = "roce::nccl::knob_shadows_field", Error;
+    /// A knob in `nccl knobs` that is not an `NCCL_*` variable.
+    KnobName = "roce::nccl::knob_name", Error;
+    /// `rc_verbs`/`ud_verbs` on a fabric that needs the mlx5 transports.
+    VerbsTransport = "roce::ucx::verbs_transport", Error;
+    /// UCX in RDMA mode on RoCE without a GID index.
+    UcxGidIndex = "roce::ucx::gid_index", Error;
+    /// `UCX_MAX_RMA_RAILS` larger than the number of UCX devices.
+    RmaRails = "roce::ucx::rma_rails", Error;
+    /// UCX RDMA mode with an image whose rdma-core is undeclared or older than required.
+    RdmaCore = "roce::ucx::rdma_core", Error;
+    /// `UCX_NET_DEVICES` names a device the pod does not have.
+    UcxNetDevice = "roce::ucx::net_device", Error;
+    /// A malformed `UCX_TLS` list (unknown transport, `all` mixed with others).
+    UcxTls = "roce::ucx::tls", Error;
+    /// UCX RDMA mode without a CUDA transport: GPU buffers cannot move.
+    UcxNoCuda = "roce::ucx::no_cuda_transport", Warning;
+    /// A fabric that needs `IPC_LOCK` but the profile does not grant it.
+    IpcLock = "roce::caps::ipc_lock", Error;
+    /// Direct pods on an RDMA fabric without the RDMA scheduling resource.
+    RdmaResource = "roce::pool::rdma_resource", Error;
+    /// Extra env that overrides a variable the profile generates.
+    EnvShadowsGenerated = "roce::env::shadows_generated", Error;
+    /// An env value no target can carry safely (newline, NUL, control characters).
+    Unrepresentable = "roce::env::unrepresentable", Error;
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A labelled place in a source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    /// Where.
+    pub origin: Origin,
+    /// What to say there (may be empty).
+    pub text: String,
+}
+
+/// One finding: a coded message, the places it concerns and how to fix it.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// The catalogue code.
+    pub code: Code,
+    /// Error or warning (from the code).
+    pub severity: Severity,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub help: Option<String>,
+    /// The primary place first, then related places.
+    pub labels: Vec<Label>,
+    rendered: Option<Rendered>,
+}
+
+#[derive(Debug, Clone)]
+struct Rendered {
+    source: NamedSource<Arc<str>>,
+    location: Location,
+    notes: Vec<Problem>,
+}
+
+/// A resolved position, for machine-readable output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// Source name (path or `builtin:<name>`).
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+}
+
+impl Problem {
+    /// A problem with this code's severity and no labels yet.
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Problem {
+            code,
+            severity: code.severity(),
+            message: message.into(),
+            help: None,
+            labels: Vec::new(),
+            rendered: None,
+        }
+    }
+
+    /// Add the fix.
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Add a labelled place (the first one added is the primary place).
+    pub fn at(mut self, origin: Origin, text: impl Into<String>) -> Self {
+        self.labels.push(Label {
+            origin,
+            text: text.into(),
+        });
+        self
+    }
+
+    /// Is this an error?
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The primary place, if any.
+    pub fn primary(&self) -> Option<Origin> {
+        self.labels.first().map(|l| l.origin)
+    }
+
+    /// Where the primary label points, once [`Problem::resolve`] has run.
+    pub fn location(&self) -> Option<&Location> {
+        self.rendered.as_ref().map(|r| &r.location)
+    }
+
+    /// Attach the source text so the problem can render itself. Labels in other sources than the primary
+    /// one (a base profile of an `extends` chain) become related notes with their own source.
+    pub fn resolve(mut self, sources: &Sources) -> Self {
+        let Some(primary) = self.primary() else {
+            return self;
+        };
+        let src = sources.get(primary.source);
+        let (line, column) = src.line_col(primary.offset);
+        let (same, other): (Vec<Label>, Vec<Label>) = self
+            .labels
+            .into_iter()
+            .partition(|l| l.origin.source == primary.source);
+        self.labels = same;
+        let notes = other
+            .into_iter()
+            .map(|l| {
+                let text = if l.text.is_empty() {
+                    "related".to_string()
+                } else {
+                    l.text.clone()
+                };
+                Problem {
+                    code: self.code,
+                    severity: self.severity,
+                    message: text,
+                    help: None,
+                    labels: vec![l],
+                    rendered: None,
+                }
+                .resolve(sources)
+            })
+            .collect();
+        self.rendered = Some(Rendered {
+            source: NamedSource::new(src.name.clone(), src.text.clone()),
+            location: Location {
+                file: src.name.clone(),
+                line,
+                column,
+            },
+            notes,
+        });
+        self
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Problem {}
+
+impl Diagnostic for Problem {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(self.code.as_str()))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+        })
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.rendered.as_ref().map(|r| &r.source as &dyn SourceCode)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        self.rendered.as_ref()?;
+        Some(Box::new(self.labels.iter().enumerate().map(|(i, l)| {
+            let text = (!l.text.is_empty()).then(|| l.text.clone());
+            if i == 0 {
+                LabeledSpan::new_primary_with_span(text, l.origin)
+            } else {
+                LabeledSpan::new_with_span(text, l.origin)
+            }
+        })))
+    }
+
+    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn Diagnostic> + 'a>> {
+        let notes = &self.rendered.as_ref()?.notes;
+        if notes.is_empty() {
+            return None;
+        }
+        Some(Box::new(notes.iter().map(|n| n as &dyn Diagnostic)))
+    }
+}
+
+/// Sort problems for output: by source, then position, then code.
+pub fn sort(problems: &mut [Problem]) {
+    problems.sort_by_key(|p| {
+        let o = p.primary();
+        (
+            o.map(|o| o.source),
+            o.map(|o| o.offset),
+            p.code,
+            p.message.clone(),
+        )
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_are_unique_and_namespaced() {
+        let mut seen = HashSet::new();
+        for code in Code::ALL {
+            assert!(code.as_str().starts_with("roce::"), "{code}");
+            assert!(seen.insert(code.as_str()), "duplicate {code}");
+        }
+    }
+}

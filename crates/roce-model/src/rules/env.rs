@@ -1,0 +1,53 @@
+//! Environment rules: extra env must not fight generated variables, and every value must be
+//! representable in every target.
+
+use crate::model::Profile;
+use crate::problem::{Code, Problem};
+use crate::source::Spanned;
+
+/// Check extra env and knob values.
+pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+    for (key, value) in &p.env {
+        let shadowed = super::typed_field(key)
+            .map(str::to_string)
+            .or_else(|| p.nccl.knobs.contains_key(key).then(|| format!("nccl knobs {key}")));
+        if let Some(field) = shadowed {
+            out.push(
+                Problem::new(
+                    Code::EnvShadowsGenerated,
+                    format!("env {key} overrides the value `{field}` generates"),
+                )
+                .at(value.origin, "")
+                .help(format!("set it once, through `{field}`, and remove it from `env`")),
+            );
+        }
+    }
+    let all = p
+        .env
+        .iter()
+        .chain(&p.nccl.knobs)
+        .map(|(k, v)| (k.as_str(), v));
+    for (key, value) in all {
+        unrepresentable(key, value, out);
+    }
+}
+
+fn unrepresentable(key: &str, value: &Spanned<String>, out: &mut Vec<Problem>) {
+    let Some(bad) = value.value.chars().find(|c| c.is_control()) else {
+        return;
+    };
+    let what = match bad {
+        '\n' => "a newline".to_string(),
+        '\0' => "a NUL byte".to_string(),
+        '\r' => "a carriage return".to_string(),
+        c => format!("the control character U+{:04X}", c as u32),
+    };
+    out.push(
+        Problem::new(
+            Code::Unrepresentable,
+            format!("{key} contains {what}, which no target can carry safely"),
+        )
+        .at(value.origin, "")
+        .help("env values are single lines of printable text; remove the character"),
+    );
+}

@@ -1,0 +1,94 @@
+//! Multus rules: per-port NADs cover every rail; RoCE pods need attachments; InfiniBand needs none.
+
+use crate::model::{FabricKind, Multus, Profile, expand};
+use crate::problem::{Code, Problem};
+use crate::suggest;
+
+/// Check the Multus block against the rails.
+pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+    match (&p.multus, p.fabric.kind.value) {
+        (Multus::None, FabricKind::Roce) if p.direct_pods() => out.push(
+            Problem::new(
+                Code::MultusRequired,
+                "RoCE pods attach no Multus networks: the pod will see only eth0 and no RDMA devices",
+            )
+            .at(p.fabric.kind.origin, "RoCE fabric")
+            .help("add `multus per-port namespace=\"cw-multus\" name=\"{host-port}-macvlan\"` (one NAD per rail port), or `multus backend …` where the cluster has one backend NAD; a SUNK NodeSet that attaches them itself sets `sunk-nodeset #true`"),
+        ),
+        (Multus::PerPort { at, .. } | Multus::Backend { at, .. }, FabricKind::InfiniBand) => {
+            out.push(
+                Problem::new(
+                    Code::MultusUnneeded,
+                    "InfiniBand pods need no Multus attachment",
+                )
+                .at(at.origin, "Multus on InfiniBand")
+                .help("remove the `multus` block: InfiniBand HCAs reach the pod through the RDMA device plugin, not through netdevs"),
+            )
+        }
+        _ => {}
+    }
+    if let Multus::PerPort { name, nads, at, .. } = &p.multus {
+        let rails = p.rail_list();
+        if name.value.contains("{host-port}") && p.rails.host_port.is_none() {
+            out.push(
+                Problem::new(
+                    Code::InvalidValue,
+                    "the NAD name pattern uses `{host-port}` but the rails name no host port",
+                )
+                .at(name.origin, "uses {host-port}")
+                .help("add `host-port=\"ibs{nic}p{port}\"` to `rails`"),
+            );
+            return;
+        }
+        let Some(nads) = nads else { return };
+        let expected: Vec<String> = rails
+            .iter()
+            .map(|r| expand(&name.value, r.nic, r.port, r.index, r.host_port.as_deref()))
+            .collect();
+        let listed: Vec<&str> = nads.value.iter().map(|n| n.value.as_str()).collect();
+        let missing: Vec<&str> = expected
+            .iter()
+            .map(String::as_str)
+            .filter(|e| !listed.contains(e))
+            .collect();
+        if !missing.is_empty() {
+            out.push(
+                Problem::new(
+                    Code::MissingNad,
+                    format!(
+                        "per-port Multus attaches {} of {} rail NADs; missing: {}",
+                        expected.len() - missing.len(),
+                        expected.len(),
+                        missing.join(", ")
+                    ),
+                )
+                .at(at.origin, format!("{} NADs missing", missing.len()))
+                .at(nads.origin, "the NAD list")
+                .help(format!(
+                    "add {} to `nads` (or drop `nads` to attach every rail's NAD from the `{}` pattern); a rail without its NAD has no netdev in the pod and NCCL loses that rail",
+                    missing
+                        .iter()
+                        .map(|m| format!("\"{m}\""))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    name.value
+                )),
+            );
+        }
+        for nad in &nads.value {
+            if !expected.iter().any(|e| *e == nad.value) {
+                out.push(
+                    Problem::new(
+                        Code::ExtraNad,
+                        format!("NAD `{}` belongs to no rail", nad.value),
+                    )
+                    .at(nad.origin, "not a rail NAD")
+                    .help(suggest::closest(&nad.value, expected.iter().map(String::as_str)).map_or_else(
+                        || "remove it, or fix the rails so it matches one".to_string(),
+                        |c| format!("did you mean `{c}`?"),
+                    )),
+                );
+            }
+        }
+    }
+}

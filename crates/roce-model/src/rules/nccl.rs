@@ -1,0 +1,325 @@
+//! NCCL rules: list filters against the pod's devices, integer knob syntax, plugin and debug settings.
+
+use crate::model::Profile;
+use crate::nccl_list::TokenIssueKind;
+use crate::problem::{Code, Problem};
+use crate::source::Origin;
+
+/// Jobs at least this many GPUs large are what the Spectrum-X NCCL plugin is for (CoreWeave RoCE guide).
+pub const SPCX_MIN_GPUS: u64 = 10_000;
+
+/// NCCL variables read as strings; every other `NCCL_*` knob is an integer parsed with `strtoll(…, 0)`.
+pub const STRING_KNOBS: &[&str] = &[
+    "NCCL_ALGO",
+    "NCCL_COMM_ID",
+    "NCCL_CONF_FILE",
+    "NCCL_DEBUG",
+    "NCCL_DEBUG_FILE",
+    "NCCL_DEBUG_SUBSYS",
+    "NCCL_ENV_PLUGIN",
+    "NCCL_GRAPH_DUMP_FILE",
+    "NCCL_GRAPH_FILE",
+    "NCCL_HOSTID",
+    "NCCL_IB_ADDR_FAMILY",
+    "NCCL_IB_ADDR_RANGE",
+    "NCCL_IB_HCA",
+    "NCCL_LAUNCH_MODE",
+    "NCCL_NET",
+    "NCCL_NET_GDR_LEVEL",
+    "NCCL_NET_PLUGIN",
+    "NCCL_OOB_NET_IFNAME",
+    "NCCL_P2P_LEVEL",
+    "NCCL_PROFILER_PLUGIN",
+    "NCCL_PROTO",
+    "NCCL_SHM_USE_CUDA_MEMCPY",
+    "NCCL_SOCKET_FAMILY",
+    "NCCL_SOCKET_IFNAME",
+    "NCCL_TOPO_DUMP_FILE",
+    "NCCL_TOPO_FILE",
+    "NCCL_TUNER_PLUGIN",
+];
+
+/// The problem for one list token NCCL would drop or misread.
+pub fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem {
+    let (message, help) = match kind {
+        TokenIssueKind::NameTooLong { len } => (
+            format!("{env}: a {len}-character name overflows NCCL's 64-byte buffer"),
+            "device and interface names are at most 63 characters; use a shorter prefix".to_string(),
+        ),
+        TokenIssueKind::BadPort { text } => (
+            format!("{env}: port `{text}` is not a port number; NCCL reads it as 0 and drops this device"),
+            "write `device:N` with N ≥ 1 (verbs ports are 1-based), or leave the port out".to_string(),
+        ),
+        TokenIssueKind::PastLimit { limit } => (
+            format!("{env}: NCCL reads only the first {limit} entries; this one is ignored"),
+            "use a shorter prefix that covers several devices (e.g. `ibp`)".to_string(),
+        ),
+        TokenIssueKind::Whitespace => (
+            format!("{env}: NCCL does not trim spaces, so this name can never match"),
+            "remove the spaces around commas".to_string(),
+        ),
+        TokenIssueKind::LiteralCaret => (
+            format!("{env}: after `=` a `^` is part of the name, not an exclusion"),
+            "write `^=name` to exclude an exact name".to_string(),
+        ),
+        TokenIssueKind::ExtraFields => (
+            format!("{env}: text after the port is ignored by NCCL 2.18–2.28"),
+            "write `device:port` only".to_string(),
+        ),
+        TokenIssueKind::PortIgnored => (
+            format!("{env}: a port on an interface name is parsed and then ignored"),
+            "remove the `:port` part".to_string(),
+        ),
+        TokenIssueKind::MatchesNothing => (
+            format!("{env}: this list matches no device at all"),
+            "`^` alone excludes everything; remove the value to let NCCL choose".to_string(),
+        ),
+        TokenIssueKind::LiteralEquals => (
+            format!("{env}: `=` is only special at the start of the list; here it is part of the name"),
+            "put `=` once, at the start (`=a,b` makes the whole list exact)".to_string(),
+        ),
+        TokenIssueKind::EmptyName => (
+            format!("{env}: an entry with a port but no name is skipped"),
+            "write `device:port`".to_string(),
+        ),
+        TokenIssueKind::OneCharIgnored => (
+            format!("{env}: NCCL ignores a one-character value and auto-selects instead"),
+            "give the full interface name or a longer prefix".to_string(),
+        ),
+    };
+    let mut problem = Problem::new(Code::DroppedToken, message)
+        .at(origin, "")
+        .help(help);
+    if !kind.is_error() {
+        problem.severity = crate::problem::Severity::Warning;
+    }
+    problem
+}
+
+/// Check the NCCL block.
+pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+    let rails = p.rail_list();
+    let devices: Vec<&str> = rails.iter().map(|r| r.pod_device.as_str()).collect();
+
+    if let Some(hca) = &p.nccl.ib_hca {
+        let matched = hca.list.matching(&devices);
+        if matched.is_empty() {
+            out.push(
+                Problem::new(
+                    Code::HcaMatchesNothing,
+                    format!(
+                        "NCCL_IB_HCA={} matches none of the pod's RDMA devices ({}): NCCL will silently fall back to TCP sockets",
+                        hca.text.value,
+                        summarize(&devices)
+                    ),
+                )
+                .at(hca.text.origin, "matches nothing")
+                .at(p.rails.pod_device.origin, "the pod's RDMA devices")
+                .help(format!(
+                    "use a prefix of the rail devices, e.g. `ib-hca=\"{}\"`",
+                    common_prefix(&devices)
+                )),
+            );
+        } else if matched.len() < devices.len() {
+            let unmatched: Vec<&str> = devices
+                .iter()
+                .copied()
+                .filter(|d| !matched.contains(d))
+                .collect();
+            out.push(
+                Problem::new(
+                    Code::HcaPartial,
+                    format!(
+                        "NCCL_IB_HCA={} leaves {} of {} rails unused: {}",
+                        hca.text.value,
+                        unmatched.len(),
+                        devices.len(),
+                        summarize(&unmatched)
+                    ),
+                )
+                .at(hca.text.origin, "")
+                .help("widen the filter to every rail (e.g. the common prefix) unless leaving rails idle is deliberate"),
+            );
+        }
+        for (token, extra) in hca.list.prefix_collisions(&devices) {
+            let t = &hca.list.tokens[token];
+            out.push(
+                Problem::new(
+                    Code::PrefixCollision,
+                    format!(
+                        "`{}` is a prefix match: it also selects {}",
+                        t.name,
+                        extra.join(", ")
+                    ),
+                )
+                .at(hca.text.origin.sub(t.range.clone()), "prefix match")
+                .help(format!(
+                    "write `={}` (exact names for the whole list) if only `{}` is meant",
+                    hca.text.value, t.name
+                )),
+            );
+        }
+    }
+
+    if let Some(sock) = &p.nccl.socket_ifname {
+        let backend: Vec<&str> = rails
+            .iter()
+            .flat_map(|r| [r.pod_netdev.as_deref(), r.host_port.as_deref()])
+            .flatten()
+            .collect();
+        let hits = sock.list.matching(&backend);
+        if !sock.list.exclude && !hits.is_empty() {
+            out.push(
+                Problem::new(
+                    Code::SocketOnRdma,
+                    format!(
+                        "NCCL_SOCKET_IFNAME={} selects RDMA backend interfaces ({})",
+                        sock.text.value,
+                        summarize(&hits)
+                    ),
+                )
+                .at(sock.text.origin, "backend interfaces")
+                .help("point bootstrap at the front-end interface (`socket-ifname=\"eth0\"`); the rails are for RDMA traffic, not for NCCL's TCP control path"),
+            );
+        }
+    }
+
+    for (key, value) in &p.nccl.knobs {
+        if let Some(field) = super::typed_field(key) {
+            out.push(
+                Problem::new(
+                    Code::KnobShadowsField,
+                    format!("knob {key} is set by the `{field}` field"),
+                )
+                .at(value.origin, "")
+                .help(format!("remove the knob and set `{field}` instead")),
+            );
+            continue;
+        }
+        if !STRING_KNOBS.contains(&key.as_str()) {
+            int_syntax(key, &value.value, value.origin, out);
+        }
+    }
+
+    if let Some(plugin) = &p.nccl.net_plugin {
+        let spcx = plugin.value.eq_ignore_ascii_case("spcx")
+            || plugin.value.to_ascii_lowercase().contains("spectrum");
+        if spcx && p.job_gpus().is_none_or(|g| g < SPCX_MIN_GPUS) {
+            let size = p
+                .job_gpus()
+                .map_or("an unsized job".to_string(), |g| format!("a {g}-GPU job"));
+            out.push(
+                Problem::new(
+                    Code::NetPlugin,
+                    format!("the Spectrum-X NCCL plugin is meant for jobs of about {SPCX_MIN_GPUS}+ GPUs, not {size}"),
+                )
+                .at(plugin.origin, "")
+                .help("use `net-plugin=\"none\"` (NCCL's built-in IB verbs transport) unless the job really spans ~10,000 GPUs; size it with `job nodes=N`"),
+            );
+        }
+    }
+    if let Some(debug) = &p.nccl.debug
+        && p.production.value
+        && ["INFO", "TRACE"].contains(&debug.value.to_ascii_uppercase().as_str())
+    {
+        out.push(
+            Problem::new(
+                Code::DebugInProduction,
+                format!("NCCL_DEBUG={} in a production profile", debug.value),
+            )
+            .at(debug.origin, "")
+            .help("INFO logs thousands of lines per rank; use `debug=\"WARN\"` in production, or mark the profile `production #false` for validation runs"),
+        );
+    }
+}
+
+/// What `strtoll(s, NULL, 0)` returns and whether it read the whole string.
+pub fn strtoll(s: &str) -> (i64, bool) {
+    let t = s.trim_start();
+    let (neg, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (radix, digits) = if let Some(h) = body
+        .strip_prefix("0x")
+        .or_else(|| body.strip_prefix("0X"))
+        .filter(|h| h.starts_with(|c: char| c.is_ascii_hexdigit()))
+    {
+        (16, h)
+    } else if body.starts_with('0') && body.len() > 1 {
+        (8, &body[1..])
+    } else {
+        (10, body)
+    };
+    let end = digits
+        .find(|c: char| !c.is_digit(radix))
+        .unwrap_or(digits.len());
+    let value = i64::from_str_radix(&digits[..end], radix).unwrap_or(0);
+    let whole = end == digits.len() && !body.is_empty() && s.len() == t.len();
+    (if neg { -value } else { value }, whole)
+}
+
+fn int_syntax(key: &str, value: &str, origin: Origin, out: &mut Vec<Problem>) {
+    let (parsed, whole) = strtoll(value);
+    let octal = value.len() > 1
+        && value.starts_with('0')
+        && value[1..].starts_with(|c: char| c.is_ascii_digit());
+    let message = if value.is_empty() {
+        Some(format!("{key} is empty: NCCL treats it as unset and keeps the default"))
+    } else if !whole {
+        Some(format!("NCCL reads {key}={value} as {parsed} (it parses integers with strtoll and ignores what does not fit)"))
+    } else if octal {
+        Some(format!("NCCL reads {key}={value} as octal: {parsed}"))
+    } else {
+        None
+    };
+    if let Some(message) = message {
+        out.push(
+            Problem::new(Code::IntSyntax, message)
+                .at(origin, "")
+                .help(format!(
+                    "write the decimal number you mean (e.g. `\"1\"` to enable, `\"0\"` to disable){}",
+                    if octal { format!(", e.g. `\"{}\"`", value.trim_start_matches('0')) } else { String::new() }
+                )),
+        );
+    }
+}
+
+fn common_prefix(devices: &[&str]) -> String {
+    let Some(first) = devices.first() else {
+        return String::new();
+    };
+    let mut len = first.len();
+    for d in devices {
+        len = len.min(first.bytes().zip(d.bytes()).take_while(|(a, b)| a == b).count());
+    }
+    first[..len].to_string()
+}
+
+fn summarize(names: &[&str]) -> String {
+    match names {
+        [] => "none".to_string(),
+        [one] => (*one).to_string(),
+        _ if names.len() <= 4 => names.join(", "),
+        _ => format!("{}, {}, … {} ({} in all)", names[0], names[1], names[names.len() - 1], names.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strtoll;
+
+    #[test]
+    fn strtoll_matches_c() {
+        assert_eq!(strtoll("96"), (96, true));
+        assert_eq!(strtoll("0x1A"), (26, true));
+        assert_eq!(strtoll("010"), (8, true));
+        assert_eq!(strtoll("08"), (0, false));
+        assert_eq!(strtoll("3abc"), (3, false));
+        assert_eq!(strtoll("true"), (0, false));
+        assert_eq!(strtoll("-2"), (-2, true));
+        assert_eq!(strtoll("0"), (0, true));
+        assert_eq!(strtoll("1.5"), (1, false));
+    }
+}

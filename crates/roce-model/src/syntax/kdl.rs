@@ -1,0 +1,303 @@
+//! KDL v2 → [`Node`] tree, by hand so every value keeps its span.
+//!
+//! Mapping (documented for users in `docs/reference.md`):
+//! - the document holds one `profile "NAME" { … }` node;
+//! - a node with only arguments is a scalar (one argument) or a list (several);
+//! - a node with properties or children is a map: properties and child nodes become keys, and leading
+//!   arguments fill the node's positional keys (`fabric roce` → `kind`, `node-pool "x"` → `name`,
+//!   `multus per-port` → `mode`, `profile "x"` → `name`);
+//! - a node whose children are all named `-` is a list of those children.
+
+use kdl::{KdlDocument, KdlEntry, KdlNode, KdlValue};
+
+use crate::problem::{Code, Problem};
+use crate::source::{Origin, SourceId, Spanned};
+use crate::tree::{self, Entry, MAX_DEPTH, Node, Scalar, Value};
+
+/// Positional keys of nodes that take a leading argument and also properties or children.
+const POSITIONAL: &[(&str, &str)] = &[
+    ("profile", "name"),
+    ("fabric", "kind"),
+    ("node-pool", "name"),
+    ("multus", "mode"),
+];
+
+/// Parse a KDL profile into a tree. Errors are coded problems with spans.
+pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
+    let whole = Origin::new(source, 0..text.len());
+    if let Some(at) = tree::bracket_depth(text, MAX_DEPTH, false) {
+        return Err(vec![too_deep(Origin::new(source, at..at + 1))]);
+    }
+    let doc = KdlDocument::parse(text).map_err(|err| {
+        err.diagnostics
+            .iter()
+            .map(|d| {
+                let start = d.span.offset().min(text.len());
+                let origin = Origin::new(source, start..(start + d.span.len()).min(text.len()));
+                let message = d
+                    .message
+                    .clone()
+                    .unwrap_or_else(|| "invalid KDL".to_string());
+                Problem::new(Code::Syntax, format!("invalid KDL: {message}"))
+                    .at(origin, d.label.clone().unwrap_or_default())
+                    .help(
+                        d.help
+                            .clone()
+                            .unwrap_or_else(|| "see docs/reference.md for the profile syntax".into()),
+                    )
+            })
+            .collect::<Vec<_>>()
+    })?;
+    let walker = Walker { text, source };
+    let nodes = doc.nodes();
+    let mut problems = Vec::new();
+    let mut profile = None;
+    for node in nodes {
+        if node.name().value() == "profile" && profile.is_none() {
+            profile = Some(node);
+        } else {
+            let what = if node.name().value() == "profile" {
+                "a file holds one profile; this is a second one".to_string()
+            } else {
+                format!("`{}` outside the `profile` node", node.name().value())
+            };
+            problems.push(
+                Problem::new(Code::UnknownKey, what)
+                    .at(walker.head(node), "")
+                    .help("put every setting inside `profile \"NAME\" { … }`"),
+            );
+        }
+    }
+    let Some(profile) = profile else {
+        problems.push(
+            Problem::new(Code::MissingKey, "no `profile` node in this file")
+                .at(Origin::new(source, 0..text.len().min(1)), "")
+                .help("a profile starts with `profile \"team/name\" { … }`"),
+        );
+        let _ = whole;
+        return Err(problems);
+    };
+    let node = walker.node(profile, 1, &mut problems);
+    if problems.is_empty() {
+        Ok(node)
+    } else {
+        Err(problems)
+    }
+}
+
+fn too_deep(origin: Origin) -> Problem {
+    Problem::new(
+        Code::TooDeep,
+        format!("the profile nests deeper than {MAX_DEPTH} levels"),
+    )
+    .at(origin, "too deep here")
+    .help("a profile needs at most four levels of nesting; remove the extra braces")
+}
+
+struct Walker<'t> {
+    text: &'t str,
+    source: SourceId,
+}
+
+impl Walker<'_> {
+    fn origin(&self, span: miette::SourceSpan) -> Origin {
+        let start = span.offset().min(self.text.len());
+        Origin::new(self.source, start..(start + span.len()).min(self.text.len()))
+    }
+
+    /// The node's first line (up to `{` or the end of the line): what a problem about the node points at.
+    fn head(&self, node: &KdlNode) -> Origin {
+        let full = self.origin(node.span());
+        let slice = &self.text[full.range()];
+        let mut end = slice.find('\n').unwrap_or(slice.len());
+        if node.children().is_some()
+            && let Some(brace) = slice.rfind('{').filter(|b| *b < end)
+        {
+            end = brace;
+        }
+        let trimmed = slice[..end].trim_end().len();
+        full.sub(0..trimmed.max(1))
+    }
+
+    fn node(&self, node: &KdlNode, depth: usize, problems: &mut Vec<Problem>) -> Node {
+        let head = self.head(node);
+        if depth > MAX_DEPTH {
+            problems.push(too_deep(head));
+            return Node::new(Value::Map(Vec::new()), head);
+        }
+        let name = node.name().value();
+        let (args, props): (Vec<&KdlEntry>, Vec<&KdlEntry>) =
+            node.entries().iter().partition(|e| e.name().is_none());
+        let children = node.children().map(|c| c.nodes()).unwrap_or_default();
+
+        if props.is_empty() && children.is_empty() {
+            return match args.as_slice() {
+                [one] => self.scalar(one),
+                many => Node::new(
+                    Value::Seq(many.iter().map(|a| self.scalar(a)).collect()),
+                    head,
+                ),
+            };
+        }
+        if props.is_empty() && args.is_empty() && children.iter().all(|c| c.name().value() == "-") {
+            let items = children
+                .iter()
+                .map(|c| self.node(c, depth + 1, problems))
+                .collect();
+            return Node::new(Value::Seq(items), head);
+        }
+
+        let mut entries = Vec::new();
+        let positional = POSITIONAL.iter().find(|(n, _)| *n == name).map(|(_, k)| *k);
+        for (i, arg) in args.iter().enumerate() {
+            match positional {
+                Some(key) if i == 0 => {
+                    let node = self.scalar(arg);
+                    tree::push_entry(
+                        &mut entries,
+                        Entry {
+                            key: Spanned::new(key.to_string(), node.origin),
+                            node,
+                        },
+                        problems,
+                    );
+                }
+                _ => problems.push(
+                    Problem::new(
+                        Code::TypeMismatch,
+                        format!("`{name}` takes no argument here"),
+                    )
+                    .at(self.origin(arg.span()), "unexpected argument")
+                    .help(match positional {
+                        Some(key) => format!("`{name}` takes one argument, its {key}; write other values as `key=value`"),
+                        None => format!("write it as a property, e.g. `{name} key=value`, or as a child node"),
+                    }),
+                ),
+            }
+        }
+        for prop in props {
+            let Some(key) = prop.name() else { continue };
+            let value = self.prop_value(prop);
+            tree::push_entry(
+                &mut entries,
+                Entry {
+                    key: Spanned::new(key.value().to_string(), self.origin(key.span())),
+                    node: value,
+                },
+                problems,
+            );
+        }
+        for child in children {
+            let value = self.node(child, depth + 1, problems);
+            tree::push_entry(
+                &mut entries,
+                Entry {
+                    key: Spanned::new(
+                        child.name().value().to_string(),
+                        self.origin(child.name().span()),
+                    ),
+                    node: value,
+                },
+                problems,
+            );
+        }
+        Node::new(Value::Map(entries), head)
+    }
+
+    fn scalar(&self, entry: &KdlEntry) -> Node {
+        let origin = self.origin(entry.span());
+        self.value_node(entry.value(), origin)
+    }
+
+    fn prop_value(&self, entry: &KdlEntry) -> Node {
+        let full = self.origin(entry.span());
+        let name_end = entry
+            .name()
+            .map(|n| self.origin(n.span()).range().end)
+            .unwrap_or(full.offset);
+        let slice = &self.text[name_end.min(full.range().end)..full.range().end];
+        let skip = slice
+            .find('=')
+            .map(|i| i + 1 + slice[i + 1..].len() - slice[i + 1..].trim_start().len())
+            .unwrap_or(0);
+        let start = name_end + skip;
+        let origin = Origin::new(self.source, start.min(full.range().end)..full.range().end);
+        self.value_node(entry.value(), origin)
+    }
+
+    fn value_node(&self, value: &KdlValue, origin: Origin) -> Node {
+        let scalar = match value {
+            KdlValue::String(s) => Scalar::Str(s.clone()),
+            KdlValue::Integer(i) => Scalar::Int(*i),
+            KdlValue::Float(f) => Scalar::Float(*f),
+            KdlValue::Bool(b) => Scalar::Bool(*b),
+            KdlValue::Null => Scalar::Null,
+        };
+        let content = match &scalar {
+            Scalar::Str(s) => tree::content_origin(self.text, origin, s),
+            _ => None,
+        };
+        Node {
+            value: Value::Scalar(scalar),
+            origin,
+            content,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(node: &Node) -> Vec<String> {
+        match &node.value {
+            Value::Map(e) => e.iter().map(|e| e.key.value.clone()).collect(),
+            other => panic!("expected map, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn profile_maps_positionals_props_and_children() {
+        let text = "profile \"a/b\" extends=\"c\" {\n  fabric roce { traffic-class 96 }\n  capabilities \"IPC_LOCK\" \"SYS_NICE\"\n}\n";
+        let node = parse(text, SourceId(0)).unwrap();
+        assert_eq!(keys(&node), ["name", "extends", "fabric", "capabilities"]);
+        let Value::Map(e) = &node.value else { panic!() };
+        assert_eq!(keys(&e[2].node), ["kind", "traffic-class"]);
+        assert!(matches!(&e[3].node.value, Value::Seq(v) if v.len() == 2));
+        // The string's content origin points inside the quotes.
+        let c = e[1].node.content.unwrap();
+        assert_eq!(&text[c.range()], "c");
+    }
+
+    #[test]
+    fn dash_children_are_a_list() {
+        let node = parse("profile \"x\" { nads { - \"a\"; - \"b\" } }", SourceId(0)).unwrap();
+        let Value::Map(e) = &node.value else { panic!() };
+        assert!(matches!(&e[1].node.value, Value::Seq(v) if v.len() == 2));
+    }
+
+    #[test]
+    fn duplicate_children_are_reported_with_both_spans() {
+        let err = parse("profile \"x\" {\n nccl debug=\"WARN\"\n nccl debug=\"INFO\"\n}", SourceId(0))
+            .unwrap_err();
+        assert_eq!(err[0].code, Code::DuplicateKey);
+        assert_eq!(err[0].labels.len(), 2);
+    }
+
+    #[test]
+    fn syntax_errors_and_missing_profile_are_coded() {
+        let err = parse("profile \"x\" {", SourceId(0)).unwrap_err();
+        assert!(err.iter().all(|p| p.code == Code::Syntax));
+        let err = parse("", SourceId(0)).unwrap_err();
+        assert_eq!(err[0].code, Code::MissingKey);
+        let err = parse("profile \"a\" {}\nprofile \"b\" {}", SourceId(0)).unwrap_err();
+        assert_eq!(err[0].code, Code::UnknownKey);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_parsing() {
+        let text = format!("profile \"x\" {}{}", "a { ".repeat(10_000), "}".repeat(10_000));
+        let err = parse(&text, SourceId(0)).unwrap_err();
+        assert_eq!(err[0].code, Code::TooDeep);
+    }
+}

@@ -1,0 +1,33 @@
+//! Front ends: profile text in either syntax → the shared [`crate::tree::Node`] tree.
+
+pub mod kdl;
+pub mod yaml;
+
+use crate::problem::{Code, Problem};
+use crate::source::{Format, Origin, Source, SourceId};
+use crate::tree::Node;
+
+/// Largest profile text accepted (1 MiB). Real profiles are a few kilobytes.
+pub const MAX_PROFILE_BYTES: usize = 1 << 20;
+
+/// Parse a source in its format, after the size check.
+pub fn parse(source: &Source, id: SourceId) -> Result<Node, Vec<Problem>> {
+    if source.text.len() > MAX_PROFILE_BYTES {
+        return Err(vec![
+            Problem::new(
+                Code::TooLarge,
+                format!(
+                    "the profile is {} bytes; profiles are limited to {} bytes",
+                    source.text.len(),
+                    MAX_PROFILE_BYTES
+                ),
+            )
+            .at(Origin::new(id, 0..0), "")
+            .help("is this the right file? a profile is a few kilobytes of KDL or YAML"),
+        ]);
+    }
+    match source.format {
+        Format::Kdl => kdl::parse(&source.text, id),
+        Format::Yaml => yaml::parse(&source.text, id),
+    }
+}

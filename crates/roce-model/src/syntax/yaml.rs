@@ -1,0 +1,270 @@
+//! YAML → [`Node`] tree with serde-saphyr, keeping a span for every key and value.
+//!
+//! The YAML form is the KDL form written as maps: `fabric: {kind: roce, traffic-class: 96}`. Parsing uses
+//! the YAML 1.2 core schema with strict booleans (`yes` stays a string) and numbers with leading zeros kept
+//! as strings, so `010` reaches the NCCL integer rule instead of silently becoming 10. Structural YAML errors
+//! stop at the first one (serde cannot recover); semantic problems are all reported.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::Spanned as YSpanned;
+
+use crate::problem::{Code, Problem};
+use crate::source::{Origin, SourceId, Spanned};
+use crate::tree::{self, Entry, MAX_DEPTH, Node, Scalar, Value};
+
+/// Parse a YAML profile into a tree.
+pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
+    let mut options = serde_saphyr::Options::default();
+    options.strict_booleans = true;
+    options.leading_zero_numbers_as_strings = true;
+    options.with_snippet = false;
+    if let Some(budget) = options.budget.as_mut() {
+        budget.max_depth = MAX_DEPTH;
+    }
+    let parsed: Result<YSpanned<YVal>, _> = serde_saphyr::from_str_with_options(text, options);
+    let root = match parsed {
+        Ok(root) => root,
+        Err(err) => return Err(vec![syntax_problem(text, source, &err)]),
+    };
+    let mut problems = Vec::new();
+    let node = convert(text, source, root, &mut problems);
+    if !matches!(node.value, Value::Map(_)) {
+        problems.push(
+            Problem::new(
+                Code::TypeMismatch,
+                format!("a YAML profile is a map, not {}", node.value.type_name()),
+            )
+            .at(node.origin, "")
+            .help("start the file with `name: team/profile` and the profile's keys"),
+        );
+    }
+    if problems.is_empty() {
+        Ok(node)
+    } else {
+        Err(problems)
+    }
+}
+
+fn syntax_problem(text: &str, source: SourceId, err: &serde_saphyr::Error) -> Problem {
+    let origin = err
+        .location()
+        .and_then(|l| byte_range(text, l.span()))
+        .map(|r| Origin::new(source, r))
+        .unwrap_or_else(|| Origin::new(source, 0..text.len().min(1)));
+    let message = err.to_string();
+    let first_line = message.lines().next().unwrap_or("invalid YAML").trim();
+    let (code, help) = if first_line.contains("depth") || first_line.contains("recursion") {
+        (
+            Code::TooDeep,
+            "a profile needs at most four levels of nesting; remove the extra levels",
+        )
+    } else {
+        (
+            Code::Syntax,
+            "fix the YAML syntax; see docs/reference.md for the profile format",
+        )
+    };
+    Problem::new(code, format!("invalid YAML: {first_line}"))
+        .at(origin, "here")
+        .help(help)
+}
+
+fn byte_range(text: &str, span: serde_saphyr::Span) -> Option<std::ops::Range<usize>> {
+    let start = usize::try_from(span.byte_offset()?).ok()?.min(text.len());
+    let len = usize::try_from(span.byte_len().unwrap_or(0)).ok()?;
+    Some(start..(start + len).min(text.len()))
+}
+
+fn origin_of(text: &str, source: SourceId, loc: &serde_saphyr::Location) -> Origin {
+    let range = byte_range(text, loc.span()).unwrap_or(0..0);
+    Origin::new(source, range)
+}
+
+fn convert(text: &str, source: SourceId, v: YSpanned<YVal>, problems: &mut Vec<Problem>) -> Node {
+    let origin = origin_of(text, source, &v.referenced);
+    match v.value {
+        YVal::Map(pairs) => {
+            let mut entries = Vec::new();
+            for (k, val) in pairs {
+                let key_origin = origin_of(text, source, &k.referenced);
+                let key = match k.value {
+                    YVal::Scalar(Scalar::Str(s)) => s,
+                    YVal::Scalar(Scalar::Int(i)) => i.to_string(),
+                    YVal::Scalar(Scalar::Bool(b)) => b.to_string(),
+                    other => {
+                        problems.push(
+                            Problem::new(
+                                Code::TypeMismatch,
+                                format!("a key must be a string, not {}", other.type_name()),
+                            )
+                            .at(key_origin, "")
+                            .help("write keys as plain strings"),
+                        );
+                        continue;
+                    }
+                };
+                let node = convert(text, source, val, problems);
+                tree::push_entry(
+                    &mut entries,
+                    Entry {
+                        key: Spanned::new(key, key_origin),
+                        node,
+                    },
+                    problems,
+                );
+            }
+            let origin = entries.first().map_or(origin, |e| e.key.origin);
+            Node::new(Value::Map(entries), origin)
+        }
+        YVal::Seq(items) => Node::new(
+            Value::Seq(
+                items
+                    .into_iter()
+                    .map(|i| convert(text, source, i, problems))
+                    .collect(),
+            ),
+            origin,
+        ),
+        YVal::Scalar(s) => {
+            let content = match &s {
+                Scalar::Str(v) => tree::content_origin(text, origin, v),
+                _ => None,
+            };
+            Node {
+                value: Value::Scalar(s),
+                origin,
+                content,
+            }
+        }
+    }
+}
+
+/// serde-facing mirror of the tree, before source ids are attached.
+enum YVal {
+    Map(Vec<(YSpanned<YVal>, YSpanned<YVal>)>),
+    Seq(Vec<YSpanned<YVal>>),
+    Scalar(Scalar),
+}
+
+impl YVal {
+    fn type_name(&self) -> &'static str {
+        match self {
+            YVal::Map(_) => "a map",
+            YVal::Seq(_) => "a list",
+            YVal::Scalar(s) => s.type_name(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for YVal {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(YVisitor)
+    }
+}
+
+struct YVisitor;
+
+impl<'de> Visitor<'de> for YVisitor {
+    type Value = YVal;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a YAML value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Bool(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Int(v.into())))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Int(v.into())))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Int(v)))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<YVal, E> {
+        Ok(YVal::Scalar(
+            i128::try_from(v).map_or(Scalar::Str(v.to_string()), Scalar::Int),
+        ))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Float(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Str(v.to_string())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Str(v)))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Null))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Null))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<YVal, D::Error> {
+        YVal::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<YVal, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<YSpanned<YVal>>()? {
+            items.push(item);
+        }
+        Ok(YVal::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<YVal, A::Error> {
+        let mut pairs = Vec::new();
+        while let Some(key) = map.next_key::<YSpanned<YVal>>()? {
+            let value = map.next_value::<YSpanned<YVal>>()?;
+            pairs.push((key, value));
+        }
+        Ok(YVal::Map(pairs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_keep_key_and_value_spans() {
+        let text = "name: a/b\nfabric:\n  kind: roce\n  traffic-class: 96\nnccl:\n  ib-hca: \"ibp,mlx5\"\n";
+        let node = parse(text, SourceId(0)).unwrap();
+        let Value::Map(e) = &node.value else { panic!() };
+        assert_eq!(&text[e[0].key.origin.range()], "name");
+        assert_eq!(&text[e[0].node.origin.range()], "a/b");
+        let Value::Map(f) = &e[1].node.value else {
+            panic!()
+        };
+        assert!(matches!(f[1].node.value, Value::Scalar(Scalar::Int(96))));
+        let Value::Map(n) = &e[2].node.value else {
+            panic!()
+        };
+        let c = n[0].node.content.unwrap();
+        assert_eq!(&text[c.range()], "ibp,mlx5");
+    }
+
+    #[test]
+    fn yes_and_leading_zero_stay_strings() {
+        let node = parse("a: yes\nb: 010\nc: true\n", SourceId(0)).unwrap();
+        let Value::Map(e) = &node.value else { panic!() };
+        assert!(matches!(&e[0].node.value, Value::Scalar(Scalar::Str(s)) if s == "yes"));
+        assert!(matches!(&e[1].node.value, Value::Scalar(Scalar::Str(s)) if s == "010"));
+        assert!(matches!(e[2].node.value, Value::Scalar(Scalar::Bool(true))));
+    }
+
+    #[test]
+    fn errors_are_coded() {
+        let err = parse("a: [1, 2\n", SourceId(0)).unwrap_err();
+        assert_eq!(err[0].code, Code::Syntax);
+        let err = parse("a: 1\na: 2\n", SourceId(0)).unwrap_err();
+        assert_eq!(err[0].code, Code::Syntax, "{}", err[0].message);
+        let err = parse("- 1\n", SourceId(0)).unwrap_err();
+        assert_eq!(err[0].code, Code::TypeMismatch);
+        let deep = format!("a: {}{}\n", "[".repeat(500), "]".repeat(500));
+        let err = parse(&deep, SourceId(0)).unwrap_err();
+        assert_eq!(err[0].code, Code::TooDeep, "{}", err[0].message);
+    }
+}

@@ -1,0 +1,270 @@
+//! The spanned document tree both front ends produce.
+//!
+//! KDL and YAML are first turned into this one shape (maps, sequences, scalars, each with an [`Origin`]);
+//! `extends` layers are merged here; a single walker then turns the tree into the typed model. So the two
+//! syntaxes cannot drift apart: they differ only in how text becomes a tree.
+
+use crate::problem::{Code, Problem};
+use crate::source::{Origin, Spanned};
+
+/// Deepest nesting a profile may have. The real format needs 4 levels.
+pub const MAX_DEPTH: usize = 32;
+
+/// A scalar value as the syntax typed it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    /// A string (KDL string, YAML quoted or plain non-numeric scalar).
+    Str(String),
+    /// An integer.
+    Int(i128),
+    /// A float.
+    Float(f64),
+    /// A boolean (`#true` in KDL, `true` in YAML).
+    Bool(bool),
+    /// Null (`#null`, `~`): in an `extends` layer it removes the inherited value.
+    Null,
+}
+
+impl Scalar {
+    /// A short name of the type, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Scalar::Str(_) => "a string",
+            Scalar::Int(_) => "an integer",
+            Scalar::Float(_) => "a number",
+            Scalar::Bool(_) => "a boolean",
+            Scalar::Null => "null",
+        }
+    }
+}
+
+/// One key and its value.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The key with the place it was written.
+    pub key: Spanned<String>,
+    /// The value.
+    pub node: Node,
+}
+
+/// A node of the tree.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// The value.
+    pub value: Value,
+    /// For maps: the head of the node (KDL node line, YAML key); for scalars: the literal.
+    pub origin: Origin,
+    /// For string scalars whose source text is the value verbatim (no escapes): where the text starts,
+    /// so problems can point at one token inside a list value.
+    pub content: Option<Origin>,
+}
+
+/// A node's value.
+#[derive(Debug, Clone)]
+pub enum Value {
+    /// Keys in the author's order.
+    Map(Vec<Entry>),
+    /// A list.
+    Seq(Vec<Node>),
+    /// A scalar.
+    Scalar(Scalar),
+}
+
+impl Value {
+    /// A short name of the type, for messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Map(_) => "a map",
+            Value::Seq(_) => "a list",
+            Value::Scalar(s) => s.type_name(),
+        }
+    }
+}
+
+impl Node {
+    /// A node without content offset.
+    pub fn new(value: Value, origin: Origin) -> Self {
+        Node {
+            value,
+            origin,
+            content: None,
+        }
+    }
+
+    /// The origin of a sub-range of a string value (a list token), or the whole value when the source
+    /// text is not the value verbatim.
+    pub fn token_origin(&self, range: std::ops::Range<usize>) -> Origin {
+        match self.content {
+            Some(c) => c.sub(range),
+            None => self.origin,
+        }
+    }
+}
+
+/// Find the verbatim text of a string value inside the literal's span (skipping quotes).
+pub fn content_origin(text: &str, literal: Origin, value: &str) -> Option<Origin> {
+    let slice = text.get(literal.range())?;
+    if value.is_empty() {
+        return None;
+    }
+    let at = slice.find(value)?;
+    Some(Origin {
+        source: literal.source,
+        offset: literal.offset + at,
+        len: value.len(),
+    })
+}
+
+/// Push an entry into a map, reporting a duplicate key with both places.
+pub fn push_entry(entries: &mut Vec<Entry>, entry: Entry, problems: &mut Vec<Problem>) {
+    if let Some(first) = entries.iter().find(|e| e.key.value == entry.key.value) {
+        problems.push(
+            Problem::new(
+                Code::DuplicateKey,
+                format!("`{}` is given twice", entry.key.value),
+            )
+            .at(entry.key.origin, "given again here")
+            .at(first.key.origin, "first given here")
+            .help("keep one of them; a later `extends` layer is the way to override a value"),
+        );
+        return;
+    }
+    entries.push(entry);
+}
+
+/// Merge an `extends` layer over its base: maps merge key by key, everything else is replaced by the
+/// upper layer, and a null in the upper layer removes the key.
+pub fn merge(base: Node, upper: Node) -> Node {
+    match (base.value, upper.value) {
+        (Value::Map(mut below), Value::Map(above)) => {
+            for entry in above {
+                let pos = below.iter().position(|e| e.key.value == entry.key.value);
+                match (pos, &entry.node.value) {
+                    (Some(i), Value::Scalar(Scalar::Null)) => {
+                        below.remove(i);
+                    }
+                    (None, Value::Scalar(Scalar::Null)) => {}
+                    (Some(i), _) => {
+                        let old = below.remove(i);
+                        below.insert(
+                            i,
+                            Entry {
+                                key: entry.key,
+                                node: merge(old.node, entry.node),
+                            },
+                        );
+                    }
+                    (None, _) => below.push(entry),
+                }
+            }
+            Node {
+                value: Value::Map(below),
+                origin: upper.origin,
+                content: None,
+            }
+        }
+        (_, value) => Node {
+            value,
+            origin: upper.origin,
+            content: upper.content,
+        },
+    }
+}
+
+/// Depth of the deepest `{`/`[` nesting outside strings and comments, stopping early past `limit`.
+/// Run before parsing so hostile input cannot exhaust the parser's stack.
+pub fn bracket_depth(text: &str, limit: usize, hash_comments: bool) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    let mut comment = false;
+    for (i, b) in text.bytes().enumerate() {
+        if comment {
+            comment = b != b'\n';
+            continue;
+        }
+        if in_str {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'#' if hash_comments => comment = true,
+            b'/' if text.as_bytes().get(i + 1) == Some(&b'/') => comment = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i);
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceId;
+
+    fn o(a: usize) -> Origin {
+        Origin::new(SourceId(0), a..a + 1)
+    }
+    fn scalar(s: &str, at: usize) -> Node {
+        Node::new(Value::Scalar(Scalar::Str(s.into())), o(at))
+    }
+    fn map(entries: Vec<(&str, Node)>) -> Node {
+        Node::new(
+            Value::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, node)| Entry {
+                        key: Spanned::new(k.into(), o(0)),
+                        node,
+                    })
+                    .collect(),
+            ),
+            o(0),
+        )
+    }
+
+    #[test]
+    fn merge_overrides_scalars_keeps_others_and_null_removes() {
+        let base = map(vec![
+            ("a", scalar("1", 1)),
+            ("b", map(vec![("x", scalar("2", 2)), ("y", scalar("3", 3))])),
+            ("c", scalar("4", 4)),
+        ]);
+        let upper = map(vec![
+            ("b", map(vec![("y", scalar("9", 9))])),
+            ("c", Node::new(Value::Scalar(Scalar::Null), o(5))),
+        ]);
+        let merged = merge(base, upper);
+        let Value::Map(entries) = merged.value else {
+            panic!("map")
+        };
+        let keys: Vec<_> = entries.iter().map(|e| e.key.value.as_str()).collect();
+        assert_eq!(keys, ["a", "b"]);
+        let Value::Map(b) = &entries[1].node.value else {
+            panic!("map")
+        };
+        assert_eq!(b[0].node.origin.offset, 2, "x kept from base");
+        assert_eq!(b[1].node.origin.offset, 9, "y from upper layer");
+    }
+
+    #[test]
+    fn depth_scan_ignores_strings_and_comments() {
+        assert_eq!(bracket_depth("a { b { } }", 2, false), None);
+        assert!(bracket_depth("a { b { c { } } }", 2, false).is_some());
+        assert_eq!(bracket_depth("a \"{{{{\" // {{{{\n{}", 1, false), None);
+        assert_eq!(bracket_depth("a: [ # [[[[\n]", 1, true), None);
+        assert!(bracket_depth("a #true { b #true { c {", 2, false).is_some());
+    }
+}

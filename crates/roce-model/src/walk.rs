@@ -1,0 +1,743 @@
+//! The one walker: merged tree → typed [`Profile`], with type checks and did-you-mean for unknown keys.
+//!
+//! Every problem found is collected; a profile is returned only when no error was found here (rules run
+//! afterwards on the typed model).
+
+use indexmap::IndexMap;
+
+use crate::model::*;
+use crate::nccl_list;
+use crate::problem::{Code, Problem};
+use crate::source::{Origin, Spanned};
+use crate::suggest;
+use crate::tree::{Entry, Node, Scalar, Value};
+use crate::ucx_list;
+
+/// Walk a merged tree into a profile.
+pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
+    let mut w = Walker { problems };
+    let before = w.problems.len();
+    let mut top = w.map(root, "profile", None)?;
+    let name = top.req_string(&mut w, "name");
+    let description = top.get("description").and_then(|n| w.string(n));
+    let extends = top.get("extends").and_then(|n| w.string(n));
+    let production = top
+        .get("production")
+        .and_then(|n| w.boolean(n))
+        .unwrap_or(Spanned::new(true, root.origin));
+    let fabric = top.req(&mut w, "fabric").and_then(|n| w.fabric(n));
+    let node_pool = top.req(&mut w, "node-pool").and_then(|n| w.node_pool(n));
+    let rails = top.req(&mut w, "rails").and_then(|n| w.rails(n));
+    let multus = match top.get("multus") {
+        Some(n) => w.multus(n),
+        None => Some(Multus::None),
+    };
+    let nccl = match top.get("nccl") {
+        Some(n) => w.nccl(n),
+        None => Some(Nccl::default_empty()),
+    };
+    let ucx = match top.get("ucx") {
+        Some(n) => w.ucx(n),
+        None => Some(Ucx::off(root.origin)),
+    };
+    let image = match top.get("image") {
+        Some(n) => w.image(n),
+        None => Some(Image { rdma_core: None }),
+    };
+    let job = match top.get("job") {
+        Some(n) => w.job(n),
+        None => Some(Job { nodes: None }),
+    };
+    let capabilities = top
+        .get("capabilities")
+        .map(|n| w.string_list(n))
+        .unwrap_or_default();
+    for cap in &capabilities {
+        w.capability(cap);
+    }
+    let env = top.get("env").map(|n| w.env_map(n, None)).unwrap_or_default();
+    top.finish(&mut w);
+    if w.problems[before..].iter().any(Problem::is_error) {
+        return None;
+    }
+    Some(Profile {
+        name: name?,
+        description,
+        extends,
+        production,
+        fabric: fabric?,
+        node_pool: node_pool?,
+        rails: rails?,
+        multus: multus?,
+        nccl: nccl?,
+        ucx: ucx?,
+        image: image?,
+        job: job?,
+        capabilities,
+        env,
+    })
+}
+
+impl Nccl {
+    fn default_empty() -> Self {
+        Nccl {
+            socket_ifname: None,
+            ib_hca: None,
+            net_plugin: None,
+            debug: None,
+            debug_subsys: None,
+            knobs: IndexMap::new(),
+        }
+    }
+}
+
+impl Ucx {
+    fn off(origin: Origin) -> Self {
+        Ucx {
+            mode: Spanned::new(UcxMode::Off, origin),
+            tls: None,
+            net_devices: None,
+            gid_index: None,
+            max_rma_rails: None,
+            min_rdma_core: Spanned::new(DEFAULT_MIN_RDMA_CORE, origin),
+        }
+    }
+}
+
+/// rdma-core release UCX GPUDirect RDMA needs on GB300 RoCE (CoreWeave RoCE guide).
+pub const DEFAULT_MIN_RDMA_CORE: u32 = 54;
+
+/// Linux capabilities a profile may add (the fabric needs only `IPC_LOCK`; the others are accepted for
+/// workloads that need them, and never `SYS_ADMIN`).
+pub const CAPABILITIES: &[&str] = &["IPC_LOCK", "SYS_NICE", "SYS_PTRACE", "SYS_RESOURCE"];
+
+struct Walker<'p> {
+    problems: &'p mut Vec<Problem>,
+}
+
+/// A map being read: remembers which keys were asked for, so the rest are unknown.
+struct MapView<'n> {
+    entries: &'n [Entry],
+    /// A scalar written where the map was expected stands for the map's positional key.
+    implicit: Option<(&'static str, &'n Node)>,
+    origin: Origin,
+    section: &'static str,
+    asked: Vec<&'static str>,
+}
+
+impl<'n> MapView<'n> {
+    fn get(&mut self, key: &'static str) -> Option<&'n Node> {
+        self.asked.push(key);
+        if let Some((k, node)) = self.implicit
+            && k == key
+        {
+            return Some(node);
+        }
+        self.entries
+            .iter()
+            .find(|e| e.key.value == key)
+            .map(|e| &e.node)
+    }
+
+    fn req(&mut self, w: &mut Walker<'_>, key: &'static str) -> Option<&'n Node> {
+        let node = self.get(key);
+        if node.is_none() {
+            w.problems.push(
+                Problem::new(
+                    Code::MissingKey,
+                    format!("`{}` needs `{key}`", self.section),
+                )
+                .at(self.origin, format!("`{key}` missing here"))
+                .help(format!(
+                    "add `{key}` to `{}`; docs/reference.md lists every key",
+                    self.section
+                )),
+            );
+        }
+        node
+    }
+
+    fn req_string(&mut self, w: &mut Walker<'_>, key: &'static str) -> Option<Spanned<String>> {
+        self.req(w, key).and_then(|n| w.string(n))
+    }
+
+    fn finish(self, w: &mut Walker<'_>) {
+        for entry in self.entries {
+            if !self.asked.contains(&entry.key.value.as_str()) {
+                w.problems.push(
+                    Problem::new(
+                        Code::UnknownKey,
+                        format!("`{}` has no key `{}`", self.section, entry.key.value),
+                    )
+                    .at(entry.key.origin, "unknown key")
+                    .help(suggest::help(&entry.key.value, &self.asked)),
+                );
+            }
+        }
+    }
+}
+
+impl Walker<'_> {
+    fn mismatch(&mut self, node: &Node, expected: &str) {
+        self.problems.push(
+            Problem::new(
+                Code::TypeMismatch,
+                format!("expected {expected}, found {}", node.value.type_name()),
+            )
+            .at(node.origin, format!("expected {expected}"))
+            .help(match (&node.value, expected) {
+                (Value::Scalar(Scalar::Int(_)), e) if e.contains("string") => {
+                    "quote the value to make it a string".to_string()
+                }
+                _ => format!("write {expected} here; see docs/reference.md"),
+            }),
+        );
+    }
+
+    fn invalid(&mut self, origin: Origin, message: String, help: String) {
+        self.problems.push(
+            Problem::new(Code::InvalidValue, message)
+                .at(origin, "")
+                .help(help),
+        );
+    }
+
+    /// A map; a scalar is accepted as the map's positional key (`fabric: roce` = `fabric: {kind: roce}`).
+    fn map<'n>(
+        &mut self,
+        node: &'n Node,
+        section: &'static str,
+        positional: Option<&'static str>,
+    ) -> Option<MapView<'n>> {
+        match (&node.value, positional) {
+            (Value::Map(entries), _) => Some(MapView {
+                entries,
+                implicit: None,
+                origin: node.origin,
+                section,
+                asked: Vec::new(),
+            }),
+            (Value::Seq(items), _) if items.is_empty() => Some(MapView {
+                entries: &[],
+                implicit: None,
+                origin: node.origin,
+                section,
+                asked: Vec::new(),
+            }),
+            (Value::Scalar(_), Some(key)) => Some(MapView {
+                entries: &[],
+                implicit: Some((key, node)),
+                origin: node.origin,
+                section,
+                asked: Vec::new(),
+            }),
+            _ => {
+                self.mismatch(node, "a map");
+                None
+            }
+        }
+    }
+
+    fn string(&mut self, node: &Node) -> Option<Spanned<String>> {
+        match &node.value {
+            Value::Scalar(Scalar::Str(s)) => Some(Spanned::new(s.clone(), node.origin)),
+            _ => {
+                self.mismatch(node, "a string");
+                None
+            }
+        }
+    }
+
+    fn nonempty(&mut self, node: &Node) -> Option<Spanned<String>> {
+        let s = self.string(node)?;
+        if s.value.is_empty() {
+            self.invalid(
+                node.origin,
+                "this value must not be empty".into(),
+                "give a value, or remove the key".into(),
+            );
+            return None;
+        }
+        Some(s)
+    }
+
+    fn boolean(&mut self, node: &Node) -> Option<Spanned<bool>> {
+        match &node.value {
+            Value::Scalar(Scalar::Bool(b)) => Some(Spanned::new(*b, node.origin)),
+            _ => {
+                self.mismatch(node, "a boolean (`#true`/`#false` in KDL, `true`/`false` in YAML)");
+                None
+            }
+        }
+    }
+
+    fn uint(&mut self, node: &Node, min: u32, max: u32) -> Option<Spanned<u32>> {
+        match &node.value {
+            Value::Scalar(Scalar::Int(i)) => match u32::try_from(*i) {
+                Ok(v) if (min..=max).contains(&v) => Some(Spanned::new(v, node.origin)),
+                _ => {
+                    self.invalid(
+                        node.origin,
+                        format!("{i} is out of range"),
+                        format!("use a whole number from {min} to {max}"),
+                    );
+                    None
+                }
+            },
+            _ => {
+                self.mismatch(node, "a whole number");
+                None
+            }
+        }
+    }
+
+    fn one_of<T: Copy>(&mut self, node: &Node, choices: &[(&str, T)]) -> Option<Spanned<T>> {
+        let s = self.string(node)?;
+        if let Some((_, v)) = choices.iter().find(|(name, _)| *name == s.value) {
+            return Some(Spanned::new(*v, s.origin));
+        }
+        let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
+        self.invalid(
+            s.origin,
+            format!("`{}` is not a valid choice", s.value),
+            suggest::help(&s.value, &names),
+        );
+        None
+    }
+
+    fn string_list(&mut self, node: &Node) -> Vec<Spanned<String>> {
+        match &node.value {
+            Value::Seq(items) => items.iter().filter_map(|i| self.string(i)).collect(),
+            Value::Scalar(Scalar::Str(_)) => self.string(node).into_iter().collect(),
+            _ => {
+                self.mismatch(node, "a list of strings");
+                Vec::new()
+            }
+        }
+    }
+
+    /// A map of env-like values. `prefix` restricts keys (NCCL knobs).
+    fn env_map(&mut self, node: &Node, prefix: Option<&str>) -> IndexMap<String, Spanned<String>> {
+        let mut out = IndexMap::new();
+        let entries: &[Entry] = match &node.value {
+            Value::Map(e) => e,
+            Value::Seq(items) if items.is_empty() => &[],
+            _ => {
+                self.mismatch(node, "a map of NAME value");
+                return out;
+            }
+        };
+        for entry in entries {
+            let key = &entry.key;
+            if !is_env_key(&key.value) {
+                self.invalid(
+                    key.origin,
+                    format!("`{}` is not a valid environment variable name", key.value),
+                    "names are letters, digits and `_`, not starting with a digit".into(),
+                );
+                continue;
+            }
+            if let Some(prefix) = prefix
+                && !key.value.starts_with(prefix)
+            {
+                self.problems.push(
+                    Problem::new(
+                        Code::KnobName,
+                        format!("`{}` is not an {prefix}* variable", key.value),
+                    )
+                    .at(key.origin, "not an NCCL knob")
+                    .help("put non-NCCL variables in the profile's `env` block"),
+                );
+                continue;
+            }
+            if let Some(value) = self.env_value(&entry.node) {
+                out.insert(key.value.clone(), value);
+            }
+        }
+        out
+    }
+
+    /// An env value: a string, or an integer written as a number (kept in decimal).
+    fn env_value(&mut self, node: &Node) -> Option<Spanned<String>> {
+        match &node.value {
+            Value::Scalar(Scalar::Str(s)) => Some(Spanned::new(s.clone(), node.origin)),
+            Value::Scalar(Scalar::Int(i)) => Some(Spanned::new(i.to_string(), node.origin)),
+            Value::Scalar(Scalar::Bool(b)) => {
+                self.problems.push(
+                    Problem::new(
+                        Code::TypeMismatch,
+                        format!("expected a string or integer, found the boolean {b}"),
+                    )
+                    .at(node.origin, "a boolean")
+                    .help("write the exact text the program should see, quoted (NCCL reads `true` as 0: use \"1\")"),
+                );
+                None
+            }
+            _ => {
+                self.mismatch(node, "a string or integer");
+                None
+            }
+        }
+    }
+
+    fn capability(&mut self, cap: &Spanned<String>) {
+        if !CAPABILITIES.contains(&cap.value.as_str()) {
+            self.invalid(
+                cap.origin,
+                format!("`{}` is not a capability roce adds", cap.value),
+                suggest::help(cap.value.trim_start_matches("CAP_"), CAPABILITIES),
+            );
+        }
+    }
+
+    fn fabric(&mut self, node: &Node) -> Option<Fabric> {
+        let mut m = self.map(node, "fabric", Some("kind"))?;
+        let kind = m.req(self, "kind").and_then(|n| {
+            self.one_of(
+                n,
+                &[
+                    ("roce", FabricKind::Roce),
+                    ("infiniband", FabricKind::InfiniBand),
+                ],
+            )
+        });
+        let addr_family = m.get("addr-family").and_then(|n| {
+            self.one_of(
+                n,
+                &[
+                    ("ipv6", AddrFamily::Ipv6),
+                    ("ipv4", AddrFamily::Ipv4),
+                    ("AF_INET6", AddrFamily::Ipv6),
+                    ("AF_INET", AddrFamily::Ipv4),
+                ],
+            )
+        });
+        let addr_range = m.get("addr-range").and_then(|n| self.cidr(n));
+        let traffic_class = m
+            .get("traffic-class")
+            .and_then(|n| self.uint(n, 0, 255))
+            .map(|s| s.map(|v| v as u8));
+        let gid_index = m.get("gid-index").and_then(|n| self.uint(n, 0, 255));
+        m.finish(self);
+        Some(Fabric {
+            kind: kind?,
+            addr_family,
+            addr_range,
+            traffic_class,
+            gid_index,
+        })
+    }
+
+    fn cidr(&mut self, node: &Node) -> Option<Spanned<String>> {
+        let s = self.string(node)?;
+        let ok = s.value.split_once('/').is_some_and(|(addr, len)| {
+            let len: Option<u8> = len.parse().ok();
+            match (addr.parse::<std::net::IpAddr>(), len) {
+                (Ok(std::net::IpAddr::V4(_)), Some(l)) => l <= 32,
+                (Ok(std::net::IpAddr::V6(_)), Some(l)) => l <= 128,
+                _ => false,
+            }
+        });
+        if !ok {
+            self.invalid(
+                s.origin,
+                format!("`{}` is not a CIDR range", s.value),
+                "write an address and prefix length, e.g. `fd02::/16`; NCCL silently ignores a malformed range".into(),
+            );
+            return None;
+        }
+        Some(s)
+    }
+
+    fn node_pool(&mut self, node: &Node) -> Option<NodePool> {
+        let mut m = self.map(node, "node-pool", Some("name"))?;
+        let name = m.req(self, "name").and_then(|n| self.nonempty(n));
+        let instance_type = m.get("instance-type").and_then(|n| self.nonempty(n));
+        let gpus_per_node = m.req(self, "gpus-per-node").and_then(|n| self.uint(n, 1, 64));
+        let rdma_resource = m.get("rdma-resource").and_then(|n| self.resource_name(n));
+        let node_labels = m
+            .get("node-labels")
+            .map(|n| self.label_map(n))
+            .unwrap_or_default();
+        let sunk_nodeset = m
+            .get("sunk-nodeset")
+            .and_then(|n| self.boolean(n))
+            .unwrap_or(Spanned::new(false, node.origin));
+        let partition = m.get("partition").and_then(|n| self.nonempty(n));
+        m.finish(self);
+        Some(NodePool {
+            name: name?,
+            instance_type,
+            gpus_per_node: gpus_per_node?,
+            rdma_resource,
+            node_labels,
+            sunk_nodeset,
+            partition,
+        })
+    }
+
+    fn resource_name(&mut self, node: &Node) -> Option<Spanned<String>> {
+        let s = self.nonempty(node)?;
+        let valid = s.value.split_once('/').is_some_and(|(domain, name)| {
+            !domain.is_empty()
+                && !name.is_empty()
+                && s.value.len() <= 253
+                && s.value
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-._/".contains(c))
+        });
+        if !valid {
+            self.invalid(
+                s.origin,
+                format!("`{}` is not an extended resource name", s.value),
+                "write `domain/name`, e.g. `rdma/ib`".into(),
+            );
+            return None;
+        }
+        Some(s)
+    }
+
+    fn label_map(&mut self, node: &Node) -> IndexMap<String, Spanned<String>> {
+        let mut out = IndexMap::new();
+        let Value::Map(entries) = &node.value else {
+            self.mismatch(node, "a map of label value");
+            return out;
+        };
+        for e in entries {
+            if let Some(v) = self.string(&e.node) {
+                out.insert(e.key.value.clone(), v);
+            }
+        }
+        out
+    }
+
+    fn pattern(&mut self, node: &Node) -> Option<Spanned<String>> {
+        let s = self.nonempty(node)?;
+        let mut rest = s.value.as_str();
+        while let Some(open) = rest.find('{') {
+            let close = rest[open..].find('}').map(|c| open + c + 1);
+            let Some(close) = close else { break };
+            let ph = &rest[open..close];
+            if !PATTERN_PLACEHOLDERS.contains(&ph) {
+                self.invalid(
+                    node.token_origin(0..s.value.len()),
+                    format!("unknown placeholder `{ph}` in `{}`", s.value),
+                    suggest::help(ph, PATTERN_PLACEHOLDERS),
+                );
+                return None;
+            }
+            rest = &rest[close..];
+        }
+        Some(s)
+    }
+
+    fn rails(&mut self, node: &Node) -> Option<Rails> {
+        let mut m = self.map(node, "rails", None)?;
+        let nics = m.req(self, "nics").and_then(|n| self.uint(n, 1, 32));
+        let ports = m.req(self, "ports").and_then(|n| self.uint(n, 1, 8));
+        let host_port = m.get("host-port").and_then(|n| self.pattern(n));
+        let pod_device = m.req(self, "pod-device").and_then(|n| self.pattern(n));
+        let pod_netdev = m.get("pod-netdev").and_then(|n| self.pattern(n));
+        let port_num = m
+            .get("port-num")
+            .and_then(|n| self.uint(n, 1, 255))
+            .unwrap_or(Spanned::new(1, node.origin));
+        m.finish(self);
+        Some(Rails {
+            nics: nics?,
+            ports: ports?,
+            host_port,
+            pod_device: pod_device?,
+            pod_netdev,
+            port_num,
+        })
+    }
+
+    fn k8s_name(&mut self, node: &Node) -> Option<Spanned<String>> {
+        let s = self.nonempty(node)?;
+        // Patterns are checked after expansion; here only the literal characters.
+        let literal: String = {
+            let mut out = String::new();
+            let mut depth = 0;
+            for c in s.value.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ if depth == 0 => out.push(c),
+                    _ => {}
+                }
+            }
+            out
+        };
+        if literal.len() > 253
+            || !literal
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        {
+            self.invalid(
+                s.origin,
+                format!("`{}` is not a valid Kubernetes name", s.value),
+                "use lower-case letters, digits, `-` and `.`".into(),
+            );
+            return None;
+        }
+        Some(s)
+    }
+
+    fn multus(&mut self, node: &Node) -> Option<Multus> {
+        let mut m = self.map(node, "multus", Some("mode"))?;
+        let at = Spanned::new((), node.origin);
+        #[derive(Clone, Copy)]
+        enum Mode {
+            PerPort,
+            Backend,
+            None,
+        }
+        let mode = m.req(self, "mode").and_then(|n| {
+            self.one_of(
+                n,
+                &[
+                    ("per-port", Mode::PerPort),
+                    ("backend", Mode::Backend),
+                    ("none", Mode::None),
+                ],
+            )
+        })?;
+        let out = match mode.value {
+            Mode::None => Some(Multus::None),
+            Mode::PerPort => {
+                let namespace = m.req(self, "namespace").and_then(|n| self.k8s_name(n));
+                let name = m.req(self, "name").and_then(|n| {
+                    let p = self.pattern(n)?;
+                    self.k8s_name(n).map(|_| p)
+                });
+                let nads = m.get("nads").map(|n| {
+                    let list = self.string_list(n);
+                    Spanned::new(list, n.origin)
+                });
+                Some(Multus::PerPort {
+                    namespace: namespace?,
+                    name: name?,
+                    nads,
+                    at,
+                })
+            }
+            Mode::Backend => {
+                let namespace = m.req(self, "namespace").and_then(|n| self.k8s_name(n));
+                let name = m.req(self, "name").and_then(|n| self.k8s_name(n));
+                Some(Multus::Backend {
+                    namespace: namespace?,
+                    name: name?,
+                    at,
+                })
+            }
+        };
+        m.finish(self);
+        out
+    }
+
+    fn nccl_list(&mut self, node: &Node, env: &str) -> Option<NcclList> {
+        let text = self.string(node)?;
+        let (list, issues) = nccl_list::parse(&text.value, nccl_list_kind(env));
+        for issue in issues {
+            let origin = node.token_origin(issue.range.clone());
+            self.problems.push(crate::rules::nccl::token_issue(env, &issue.kind, origin));
+        }
+        Some(NcclList { text, list })
+    }
+
+    fn nccl(&mut self, node: &Node) -> Option<Nccl> {
+        let mut m = self.map(node, "nccl", None)?;
+        let socket_ifname = m
+            .get("socket-ifname")
+            .and_then(|n| self.nccl_list(n, "NCCL_SOCKET_IFNAME"));
+        let ib_hca = m.get("ib-hca").and_then(|n| self.nccl_list(n, "NCCL_IB_HCA"));
+        let net_plugin = m.get("net-plugin").and_then(|n| self.nonempty(n));
+        let debug = m.get("debug").and_then(|n| self.nonempty(n));
+        let debug_subsys = m.get("debug-subsys").and_then(|n| self.nonempty(n));
+        let knobs = m
+            .get("knobs")
+            .map(|n| self.env_map(n, Some("NCCL_")))
+            .unwrap_or_default();
+        m.finish(self);
+        Some(Nccl {
+            socket_ifname,
+            ib_hca,
+            net_plugin,
+            debug,
+            debug_subsys,
+            knobs,
+        })
+    }
+
+    fn ucx(&mut self, node: &Node) -> Option<Ucx> {
+        let mut m = self.map(node, "ucx", Some("mode"))?;
+        let mode = m.req(self, "mode").and_then(|n| {
+            self.one_of(
+                n,
+                &[
+                    ("off", UcxMode::Off),
+                    ("tcp", UcxMode::Tcp),
+                    ("rdma", UcxMode::Rdma),
+                ],
+            )
+        });
+        let tls = m.get("tls").and_then(|n| {
+            let text = self.nonempty(n)?;
+            let (list, issues) = ucx_list::parse_tls(&text.value);
+            for issue in issues {
+                let origin = n.token_origin(issue.range.clone());
+                self.problems.push(crate::rules::ucx::list_issue("UCX_TLS", &issue.kind, origin));
+            }
+            Some((text, list))
+        });
+        let net_devices = m.get("net-devices").and_then(|n| {
+            let text = self.nonempty(n)?;
+            let (list, issues) = ucx_list::parse_net_devices(&text.value);
+            for issue in issues {
+                let origin = n.token_origin(issue.range.clone());
+                self.problems
+                    .push(crate::rules::ucx::list_issue("UCX_NET_DEVICES", &issue.kind, origin));
+            }
+            Some((text, list))
+        });
+        let gid_index = m.get("gid-index").and_then(|n| self.uint(n, 0, 255));
+        let max_rma_rails = m.get("max-rma-rails").and_then(|n| self.uint(n, 1, 64));
+        let min_rdma_core = m
+            .get("min-rdma-core")
+            .and_then(|n| self.uint(n, 1, 999))
+            .unwrap_or(Spanned::new(DEFAULT_MIN_RDMA_CORE, node.origin));
+        m.finish(self);
+        Some(Ucx {
+            mode: mode?,
+            tls,
+            net_devices,
+            gid_index,
+            max_rma_rails,
+            min_rdma_core,
+        })
+    }
+
+    fn image(&mut self, node: &Node) -> Option<Image> {
+        let mut m = self.map(node, "image", None)?;
+        let rdma_core = m.get("rdma-core").and_then(|n| self.uint(n, 1, 999));
+        m.finish(self);
+        Some(Image { rdma_core })
+    }
+
+    fn job(&mut self, node: &Node) -> Option<Job> {
+        let mut m = self.map(node, "job", None)?;
+        let nodes = m.get("nodes").and_then(|n| self.uint(n, 1, 100_000));
+        m.finish(self);
+        Some(Job { nodes })
+    }
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn is_env_key(key: &str) -> bool {
+    let mut chars = key.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
