@@ -1,1 +1,165 @@
+//! Compile a roce fabric profile into deployable artifacts.
+//!
+//! [`plan::lower`] turns a validated [`roce_model::Profile`] into a target-neutral [`Plan`]; [`render`]
+//! formats a plan for one [`Target`]. Emitters hold no fabric knowledge, so every target agrees on the
+//! environment, annotations and resources.
+//!
+//! ```
+//! use roce_model::{builtin, load, BuiltinsOnly};
+//! use roce_render::{plan, render, RenderOptions, Target};
+//! let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+//! let files = render(&plan::lower(&profile), Target::Pod, &RenderOptions::default()).unwrap();
+//! assert!(files[0].contents.contains("rdma/ib"));
+//! ```
+#![deny(missing_docs)]
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod dockerfile;
+pub mod dotenv;
+pub mod kustomize;
+pub mod plan;
+pub mod pod;
+pub mod quote;
+pub mod sbatch;
+pub mod target;
+pub mod yaml;
+
+pub use plan::{Plan, lower};
+pub use target::Target;
+
+/// Image used in generated pods when none is given: CoreWeave's nccl-tests image for GB300 RoCE, which
+/// ships NCCL, HPC-X UCX and rdma-core userspace (CoreWeave nccl-tests, pinned in its RoCE examples).
+pub const DEFAULT_IMAGE: &str =
+    "ghcr.io/coreweave/nccl-tests:13.1.0-devel-ubuntu22.04-nccl2.29.2-1-0bf62c2";
+
+/// Annotation recording which profile produced an object.
+pub const PROFILE_ANNOTATION: &str = "roce.dev/profile";
+
+/// Knobs that are not part of the profile: names, images, Slurm overrides, Kustomize selection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Container that receives the wiring (Pod: its name; Kustomize: the container patched).
+    pub container: String,
+    /// Container image for generated pods.
+    pub image: String,
+    /// Name of generated objects (default: from the profile name).
+    pub name: Option<String>,
+    /// Slurm overrides.
+    pub slurm: SlurmOptions,
+    /// Workloads a Kustomize component patches.
+    pub select: Vec<kustomize::Selector>,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            container: "main".to_string(),
+            image: DEFAULT_IMAGE.to_string(),
+            name: None,
+            slurm: SlurmOptions::default(),
+            select: Vec::new(),
+        }
+    }
+}
+
+/// Overrides for the sbatch target.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SlurmOptions {
+    /// `--partition` (default: the profile's).
+    pub partition: Option<String>,
+    /// `--nodes` (default: `job nodes`, else 1).
+    pub nodes: Option<u32>,
+    /// `--job-name` (default: from the profile name).
+    pub job_name: Option<String>,
+    /// `--time`.
+    pub time: Option<String>,
+    /// `--segment` (NVL72 rack alignment).
+    pub segment: Option<u32>,
+    /// Run the step with `srun --mpi=pmix`.
+    pub mpi_pmix: bool,
+    /// The job step's command line (default: the script's arguments, `"$@"`).
+    pub command: Option<String>,
+}
+
+/// One output file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    /// Relative path (file name) the artifact should be written to.
+    pub path: String,
+    /// The contents.
+    pub contents: String,
+}
+
+/// A plan that a target cannot express. Problems a user can fix in the profile are caught earlier, by
+/// the rules; these come from render options or values a specific consumer cannot carry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+pub enum RenderError {
+    /// An env value this target's syntax cannot carry safely.
+    #[error("{name}={value:?} cannot be written safely for this target: {why}")]
+    #[diagnostic(
+        code(roce::render::unrepresentable),
+        help("change the value in the profile; see docs/targets.md for what each target accepts")
+    )]
+    Unrepresentable {
+        /// Variable name.
+        name: String,
+        /// The value.
+        value: String,
+        /// Why.
+        why: String,
+    },
+    /// A render option with a value the target cannot use.
+    #[error("--{option} {value:?}: {why}")]
+    #[diagnostic(code(roce::render::bad_option))]
+    Option {
+        /// The option.
+        option: String,
+        /// Its value.
+        value: String,
+        /// Why.
+        why: String,
+    },
+}
+
+impl RenderError {
+    fn unrepresentable(e: &plan::EnvVar, why: quote::Unrepresentable) -> Self {
+        RenderError::Unrepresentable {
+            name: e.name.clone(),
+            value: e.value.clone(),
+            why: why.to_string(),
+        }
+    }
+}
+
+/// Render a plan for one target.
+pub fn render(plan: &Plan, target: Target, opts: &RenderOptions) -> Result<Vec<Artifact>, RenderError> {
+    let one = |path: &str, contents: String| {
+        vec![Artifact {
+            path: path.to_string(),
+            contents,
+        }]
+    };
+    Ok(match target {
+        Target::Pod => one("pod.yaml", pod::render(plan, opts)?),
+        Target::Kustomize => kustomize::render(plan, opts)?,
+        Target::Sbatch => one("job.sbatch", sbatch::render(plan, opts)?),
+        Target::Dockerfile => one("Dockerfile.roce", dockerfile::render(plan, opts)?),
+        Target::Env => one("roce.env", dotenv::render(plan, opts)?),
+    })
+}
+
+/// The provenance comment every artifact starts with.
+fn header(comment: &str, plan: &Plan) -> String {
+    let mut out = format!(
+        "{comment} Generated by roce from profile {} ({} fabric). Re-render instead of editing.\n",
+        plan.profile,
+        match plan.fabric {
+            roce_model::model::FabricKind::Roce => "RoCE",
+            roce_model::model::FabricKind::InfiniBand => "InfiniBand",
+        }
+    );
+    if let Some(d) = &plan.description {
+        out.push_str(&format!("{comment} {d}\n"));
+    }
+    out
+}

@@ -19,9 +19,9 @@ pub enum Unrepresentable {
     CarriageReturn,
     /// Any other control character: tab, the rest of C0, DEL, or C1.
     OtherControl(char),
-    /// A character (or, for `\`, its position) that the readers of the target
-    /// disagree on, so no one spelling reads back the same everywhere. See
-    /// [`dockerfile_env`] and [`dotenv`] for the cases.
+    /// A character that the readers of the target disagree on, so no single
+    /// spelling reads back unchanged in all of them. See [`dockerfile_env`]
+    /// (`\` at the end or before `"`) and [`dotenv`] (`'`, `\`, `$`).
     NotPortable(char),
 }
 
@@ -375,10 +375,7 @@ mod tests {
         use std::io::Write as _;
         let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
         assert!(!ci, "{missing}, and CI is set: failing instead of skipping");
-        let _ = writeln!(
-            std::io::stderr(),
-            "\n!!! SKIPPED: {missing} !!!\n"
-        );
+        let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED: {missing} !!!\n");
     }
 
     /// A fresh empty directory under the system temp dir.

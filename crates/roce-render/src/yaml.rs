@@ -26,6 +26,10 @@ pub enum Yaml {
     Seq(Vec<Yaml>),
     /// A string. It always reads back as a string, quoted when needed.
     Str(String),
+    /// A string always written double-quoted (`"96"`), so readers see at a glance that it is text.
+    Quoted(String),
+    /// A multi-line string written as a literal block (`|-`) when its lines allow it, else quoted.
+    Block(String),
     /// An integer, written in decimal.
     Int(i64),
     /// A boolean, written `true` or `false`.
@@ -99,7 +103,7 @@ impl Yaml {
     /// The string when `self` is a [`Yaml::Str`].
     pub fn as_str(&self) -> Option<&str> {
         match self {
-            Yaml::Str(s) => Some(s),
+            Yaml::Str(s) | Yaml::Quoted(s) | Yaml::Block(s) => Some(s),
             _ => None,
         }
     }
@@ -246,6 +250,14 @@ fn write_value(out: &mut String, value: &Yaml, seq_indent: usize, map_indent: us
             out.push('\n');
             write_seq(out, items, seq_indent, false);
         }
+        Yaml::Block(text) if block_safe(text) => {
+            out.push_str(" |-\n");
+            for line in text.lines() {
+                pad(out, map_indent);
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
         leaf => {
             out.push(' ');
             out.push_str(&leaf_text(leaf));
@@ -257,7 +269,8 @@ fn write_value(out: &mut String, value: &Yaml, seq_indent: usize, map_indent: us
 /// The one-line text of a scalar or an empty collection.
 fn leaf_text(node: &Yaml) -> Cow<'_, str> {
     match node {
-        Yaml::Str(s) => scalar(s),
+        Yaml::Str(s) | Yaml::Block(s) => scalar(s),
+        Yaml::Quoted(s) => Cow::Owned(double_quoted(s)),
         Yaml::Int(n) => Cow::Owned(n.to_string()),
         Yaml::Bool(true) => Cow::Borrowed("true"),
         Yaml::Bool(false) => Cow::Borrowed("false"),
@@ -271,6 +284,19 @@ fn leaf_text(node: &Yaml) -> Cow<'_, str> {
             Cow::Borrowed("[]")
         }
     }
+}
+
+/// A literal block keeps text verbatim when every line is printable ASCII, has no trailing blank, the first
+/// line does not start with a space, and the text neither starts nor ends with a newline.
+fn block_safe(text: &str) -> bool {
+    text.contains('\n')
+        && !text.starts_with(['\n', ' '])
+        && !text.ends_with('\n')
+        && text.lines().all(|l| {
+            !l.is_empty()
+                && !l.ends_with([' ', '\t'])
+                && l.chars().all(|c| c.is_ascii_graphic() || c == ' ')
+        })
 }
 
 fn pad(out: &mut String, indent: usize) {
@@ -761,10 +787,7 @@ spec:
     fn skip_loudly(missing: &str) {
         let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
         assert!(!ci, "{missing}, and CI is set: failing instead of skipping");
-        let _ = writeln!(
-            std::io::stderr(),
-            "\n!!! SKIPPED: {missing} !!!\n"
-        );
+        let _ = writeln!(std::io::stderr(), "\n!!! SKIPPED: {missing} !!!\n");
     }
 
     /// Loads every document with PyYAML's `safe_load_all` and returns each
@@ -820,7 +843,7 @@ print(json.dumps([t(d) for d in yaml.safe_load_all(sys.stdin.buffer.read().decod
             Yaml::Seq(items) => {
                 json!({"seq": items.iter().map(expected_typed).collect::<Vec<_>>()})
             }
-            Yaml::Str(s) => json!({"str": s}),
+            Yaml::Str(s) | Yaml::Quoted(s) | Yaml::Block(s) => json!({"str": s}),
             Yaml::Int(n) => json!({"int": n}),
             Yaml::Bool(b) => json!({"bool": b}),
             Yaml::Null => json!({"null": null}),
@@ -903,8 +926,21 @@ print(json.dumps([t(d) for d in yaml.safe_load_all(sys.stdin.buffer.read().decod
                 &"q".repeat(1100),
                 Yaml::seq().item(Yaml::map().with("a", "b")),
             ));
+        let quoted_and_blocks = Yaml::Map(
+            strings
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| {
+                    [
+                        (format!("q{i}"), Yaml::Quoted(s.clone())),
+                        (format!("b{i}"), Yaml::Block(format!("[{s}\n {s},\n{s}]"))),
+                    ]
+                })
+                .collect(),
+        );
         let docs = [
             as_values,
+            quoted_and_blocks,
             as_keys,
             nested,
             Yaml::Null,

@@ -1,0 +1,143 @@
+//! Command-line syntax (clap derive). Behaviour lives in `commands`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use roce_render::Target;
+
+/// Compile GPUDirect RDMA fabric profiles (InfiniBand, RoCE) into Kubernetes, Slurm and container
+/// artifacts, and check them.
+#[derive(Debug, Parser)]
+#[command(name = "roce", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// When to colour diagnostics (NO_COLOR is respected by `auto`).
+    #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
+    pub color: Color,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Colour choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    /// Colour when stderr is a terminal and NO_COLOR is unset.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// Output format for diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Rendered for people, with source snippets.
+    Human,
+    /// One JSON object on stdout.
+    Json,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the built-in profiles, or show one.
+    Profiles(ProfilesArgs),
+    /// Validate profiles: built-ins, a file, or a named profile.
+    Check(CheckArgs),
+    /// Compile a profile into a target's artifacts.
+    Render(RenderArgs),
+}
+
+/// `roce profiles`.
+#[derive(Debug, Args)]
+pub struct ProfilesArgs {
+    #[command(subcommand)]
+    pub action: Option<ProfilesAction>,
+}
+
+/// `roce profiles show NAME`.
+#[derive(Debug, Subcommand)]
+pub enum ProfilesAction {
+    /// Print a built-in profile's source.
+    Show {
+        /// Built-in profile name, e.g. coreweave/gb300-roce.
+        name: String,
+    },
+}
+
+/// `roce check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Profile file to check (KDL or YAML; `-` reads stdin as KDL unless --yaml).
+    pub file: Option<PathBuf>,
+    /// A built-in profile name or a file. Without FILE or --profile every built-in is checked.
+    #[arg(long, short)]
+    pub profile: Option<String>,
+    /// Read stdin as YAML.
+    #[arg(long)]
+    pub yaml: bool,
+    /// Diagnostics format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// `roce render`.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// What to produce.
+    #[arg(long, short, value_enum)]
+    pub target: Target,
+    /// A built-in profile name or a profile file.
+    #[arg(long, short, default_value = roce_model::builtin::DEFAULT)]
+    pub profile: String,
+    /// Write the artifacts into this directory (required for multi-file targets).
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Do not write: exit 1 and show a diff when the files in --output are stale.
+    #[arg(long, requires = "output")]
+    pub check: bool,
+    /// Container that receives the wiring.
+    #[arg(long, default_value = "main")]
+    pub container: String,
+    /// Container image for generated pods.
+    #[arg(long, default_value = roce_render::DEFAULT_IMAGE)]
+    pub image: String,
+    /// Name of generated objects (default: from the profile).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Kustomize: workloads to patch, as `kind=Deployment,name=trainer` (repeatable).
+    #[arg(long)]
+    pub select: Vec<String>,
+    /// Kustomize: workloads to patch, by label selector (`app=trainer`).
+    #[arg(long)]
+    pub selector: Option<String>,
+    /// Slurm options.
+    #[command(flatten)]
+    pub slurm: SlurmArgs,
+}
+
+/// sbatch overrides.
+#[derive(Debug, Args)]
+pub struct SlurmArgs {
+    /// sbatch: --partition (default: the profile's).
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// sbatch: --nodes (default: the profile's `job nodes`, else 1).
+    #[arg(long)]
+    pub nodes: Option<u32>,
+    /// sbatch: --job-name.
+    #[arg(long)]
+    pub job_name: Option<String>,
+    /// sbatch: --time.
+    #[arg(long)]
+    pub time: Option<String>,
+    /// sbatch: --segment (NVL72 rack alignment, e.g. 16).
+    #[arg(long)]
+    pub segment: Option<u32>,
+    /// sbatch: run the step with `srun --mpi=pmix`.
+    #[arg(long)]
+    pub mpi_pmix: bool,
+    /// sbatch: the job step's command (default: the script's arguments).
+    #[arg(long)]
+    pub command: Option<String>,
+}

@@ -1,0 +1,39 @@
+//! `roce check`: validate profiles and report every problem.
+
+use roce_model::{Problem, builtin, load};
+
+use super::Exit;
+use crate::cli::{CheckArgs, Format};
+use crate::io::{FileResolver, read_profile};
+use crate::report::{Output, json};
+
+pub fn run(args: CheckArgs, out: &Output) -> miette::Result<Exit> {
+    let specs: Vec<String> = match (&args.file, &args.profile) {
+        (Some(file), _) => vec![file.display().to_string()],
+        (None, Some(p)) => vec![p.clone()],
+        (None, None) => builtin::names().map(String::from).collect(),
+    };
+    let mut problems: Vec<Problem> = Vec::new();
+    for spec in &specs {
+        match read_profile(spec, args.yaml)? {
+            Ok(source) => problems.extend(load(source, &FileResolver).problems),
+            Err((_, problem)) => problems.push(problem),
+        }
+    }
+    let failed = problems.iter().any(Problem::is_error);
+    match args.format {
+        Format::Json => println!("{}", json(&problems)),
+        Format::Human => {
+            out.problems(&problems);
+            if !failed {
+                let warnings = problems.len();
+                let what = if specs.len() == 1 { specs[0].clone() } else { format!("{} profiles", specs.len()) };
+                eprintln!(
+                    "ok: {what}{}",
+                    if warnings > 0 { format!(" ({warnings} warning(s))") } else { String::new() }
+                );
+            }
+        }
+    }
+    Ok(if failed { Exit::Problems } else { Exit::Ok })
+}

@@ -1,0 +1,40 @@
+//! One module per subcommand; each returns how the process should exit.
+
+mod check;
+mod profiles;
+mod render;
+
+use std::process::ExitCode;
+
+use crate::cli::Command;
+use crate::report::Output;
+
+/// Exit statuses: 0 success, 1 problems (or a stale `--check`), 2 usage errors (clap's own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Nothing wrong.
+    Ok,
+    /// Errors were found, or outputs are stale.
+    Problems,
+    /// The command line was wrong.
+    Usage,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> Self {
+        ExitCode::from(match e {
+            Exit::Ok => 0,
+            Exit::Problems => 1,
+            Exit::Usage => 2,
+        })
+    }
+}
+
+/// Run a subcommand.
+pub fn run(command: Command, out: &Output) -> miette::Result<Exit> {
+    match command {
+        Command::Profiles(args) => profiles::run(args),
+        Command::Check(args) => check::run(args, out),
+        Command::Render(args) => render::run(args, out),
+    }
+}

@@ -1,0 +1,28 @@
+//! `roce profiles [show NAME]`.
+
+use roce_model::builtin;
+
+use super::Exit;
+use crate::cli::{ProfilesAction, ProfilesArgs};
+
+pub fn run(args: ProfilesArgs) -> miette::Result<Exit> {
+    match args.action {
+        None => {
+            for name in builtin::names() {
+                println!("{name}");
+            }
+            Ok(Exit::Ok)
+        }
+        Some(ProfilesAction::Show { name }) => match builtin::source(&name) {
+            Some(source) => {
+                print!("{}", source.text);
+                Ok(Exit::Ok)
+            }
+            None => {
+                let names: Vec<&str> = builtin::names().collect();
+                let hint = roce_model::suggest::help(&name, &names);
+                miette::bail!(help = hint, "no built-in profile named `{name}`")
+            }
+        },
+    }
+}

@@ -1,0 +1,118 @@
+//! `roce render`: compile a profile into a target's artifacts.
+
+use std::path::Path;
+
+use roce_model::load;
+use roce_render::kustomize::Selector;
+use roce_render::{RenderOptions, SlurmOptions, plan, render};
+
+use super::Exit;
+use crate::cli::RenderArgs;
+use crate::io::{FileResolver, read_profile, write_all};
+use crate::report::Output;
+
+pub fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
+    let source = match read_profile(&args.profile, false)? {
+        Ok(s) => s,
+        Err((_, problem)) => {
+            out.problems(&[problem]);
+            return Ok(Exit::Problems);
+        }
+    };
+    let loaded = load(source, &FileResolver);
+    out.problems(&loaded.problems);
+    let Some(profile) = loaded.profile else {
+        return Ok(Exit::Problems);
+    };
+    if args.target.multi_file() && args.output.is_none() {
+        eprintln!(
+            "error: the {} target writes several files; give an output directory with -o DIR",
+            args.target
+        );
+        return Ok(Exit::Usage);
+    }
+    let opts = options(&args)?;
+    let artifacts = render(&plan::lower(&profile), args.target, &opts)?;
+    let files: Vec<(String, String)> = artifacts.into_iter().map(|a| (a.path, a.contents)).collect();
+    match (&args.output, args.check) {
+        (None, _) => {
+            for (_, contents) in &files {
+                print!("{contents}");
+            }
+            Ok(Exit::Ok)
+        }
+        (Some(dir), true) => Ok(check_stale(dir, &files)),
+        (Some(dir), false) => {
+            write_all(dir, &files)?;
+            for (name, _) in &files {
+                eprintln!("wrote {}", dir.join(name).display());
+            }
+            Ok(Exit::Ok)
+        }
+    }
+}
+
+fn options(args: &RenderArgs) -> miette::Result<RenderOptions> {
+    let mut select = Vec::new();
+    for s in &args.select {
+        let mut sel = Selector::default();
+        for part in s.split(',') {
+            match part.split_once('=') {
+                Some(("kind", v)) => sel.kind = Some(v.to_string()),
+                Some(("name", v)) => sel.name = Some(v.to_string()),
+                _ => miette::bail!(
+                    help = "write --select kind=Deployment,name=trainer, or use --selector app=trainer",
+                    "cannot read --select `{s}`"
+                ),
+            }
+        }
+        select.push(sel);
+    }
+    if let Some(labels) = &args.selector {
+        select.push(Selector {
+            label_selector: Some(labels.clone()),
+            ..Selector::default()
+        });
+    }
+    let s = &args.slurm;
+    Ok(RenderOptions {
+        container: args.container.clone(),
+        image: args.image.clone(),
+        name: args.name.clone(),
+        select,
+        slurm: SlurmOptions {
+            partition: s.partition.clone(),
+            nodes: s.nodes,
+            job_name: s.job_name.clone(),
+            time: s.time.clone(),
+            segment: s.segment,
+            mpi_pmix: s.mpi_pmix,
+            command: s.command.clone(),
+        },
+    })
+}
+
+/// Compare rendered files with what is on disk; print a unified diff for each stale one.
+fn check_stale(dir: &Path, files: &[(String, String)]) -> Exit {
+    let mut stale = 0;
+    for (name, want) in files {
+        let path = dir.join(name);
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        if &have != want {
+            stale += 1;
+            let diff = similar::TextDiff::from_lines(&have, want);
+            print!(
+                "{}",
+                diff.unified_diff()
+                    .header(&path.display().to_string(), &format!("{} (rendered)", path.display()))
+            );
+        }
+    }
+    if stale == 0 {
+        eprintln!("up to date: {} file(s) in {}", files.len(), dir.display());
+        Exit::Ok
+    } else {
+        eprintln!("stale: {stale} of {} file(s) in {} differ; re-run without --check to update", files.len(), dir.display());
+        Exit::Problems
+    }
+}

@@ -1,0 +1,92 @@
+//! File and stdin IO: reading profiles, resolving `extends` against the file system, atomic writes.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use miette::{Context, IntoDiagnostic};
+use roce_model::{Format, Problem, Resolve, Source, builtin};
+
+/// Read a profile named on the command line: a built-in name, a file path, or `-` for stdin.
+pub fn read_profile(spec: &str, yaml_stdin: bool) -> miette::Result<Result<Source, (Source, Problem)>> {
+    if let Some(source) = builtin::source(spec) {
+        return Ok(Ok(source));
+    }
+    if spec == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .into_diagnostic()
+            .wrap_err("reading stdin")?;
+        let format = if yaml_stdin { Format::Yaml } else { Format::Kdl };
+        return Ok(decode("<stdin>", bytes).map(|s| Source::with_format("<stdin>", s.text, format)));
+    }
+    let path = Path::new(spec);
+    if !path.exists() {
+        let names: Vec<&str> = builtin::names().collect();
+        let hint = roce_model::suggest::closest(spec, names.iter().copied())
+            .map(|b| format!(" (did you mean the built-in `{b}`?)"))
+            .unwrap_or_default();
+        miette::bail!(
+            help = "`roce profiles` lists the built-in profiles",
+            "no built-in profile or file named `{spec}`{hint}"
+        );
+    }
+    let bytes = std::fs::read(path)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("reading {}", path.display()))?;
+    Ok(decode(&path.display().to_string(), bytes))
+}
+
+fn decode(name: &str, bytes: Vec<u8>) -> Result<Source, (Source, Problem)> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Source::new(name, text)),
+        Err(e) => Err(roce_model::load::not_text(name, e.as_bytes())),
+    }
+}
+
+/// Resolves `extends` paths relative to the file that names them.
+#[derive(Debug, Default)]
+pub struct FileResolver;
+
+impl Resolve for FileResolver {
+    fn resolve(&self, reference: &str, from: &Source) -> Result<Source, String> {
+        let base = if from.name.starts_with("builtin:") || from.name == "<stdin>" {
+            PathBuf::from(".")
+        } else {
+            Path::new(&from.name)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default()
+        };
+        let path = base.join(reference);
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Source::new(path.display().to_string(), text))
+    }
+}
+
+/// Write files into `dir` atomically: every file goes to a temporary file in `dir` first, and only when
+/// all were written are they renamed into place.
+pub fn write_all(dir: &Path, files: &[(String, String)]) -> miette::Result<()> {
+    std::fs::create_dir_all(dir)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("creating {}", dir.display()))?;
+    let mut staged = Vec::new();
+    for (name, contents) in files {
+        let target = dir.join(name);
+        let parent = target.parent().unwrap_or(dir);
+        std::fs::create_dir_all(parent).into_diagnostic()?;
+        let mut tmp = tempfile::NamedTempFile::new_in(parent)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("creating a temporary file in {}", parent.display()))?;
+        std::io::Write::write_all(&mut tmp, contents.as_bytes())
+            .into_diagnostic()
+            .wrap_err_with(|| format!("writing {}", target.display()))?;
+        staged.push((tmp, target));
+    }
+    for (tmp, target) in staged {
+        tmp.persist(&target)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("renaming into {}", target.display()))?;
+    }
+    Ok(())
+}

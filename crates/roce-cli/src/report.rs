@@ -1,0 +1,79 @@
+//! Printing diagnostics: miette's graphical handler for people, JSON for machines.
+
+use std::io::IsTerminal;
+
+use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme};
+use roce_model::Problem;
+
+use crate::cli::Color;
+
+/// Where and how diagnostics go.
+#[derive(Debug)]
+pub struct Output {
+    color: bool,
+}
+
+impl Output {
+    /// Decide on colour once: `auto` colours a terminal unless NO_COLOR is set.
+    pub fn new(color: Color) -> Self {
+        let color = match color {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stderr().is_terminal()
+            }
+        };
+        Output { color }
+    }
+
+    fn handler(&self) -> GraphicalReportHandler {
+        let theme = if self.color {
+            GraphicalTheme::unicode()
+        } else {
+            GraphicalTheme::unicode_nocolor()
+        };
+        GraphicalReportHandler::new_themed(theme).with_width(100)
+    }
+
+    /// Render one diagnostic to a string.
+    pub fn render(&self, diagnostic: &dyn Diagnostic) -> String {
+        let mut out = String::new();
+        if self.handler().render_report(&mut out, diagnostic).is_err() {
+            out = format!("{diagnostic}\n");
+        }
+        out
+    }
+
+    /// Print problems to stderr for people.
+    pub fn problems(&self, problems: &[Problem]) {
+        for p in problems {
+            eprint!("{}", self.render(p));
+        }
+    }
+
+    /// Print a failure of the command itself.
+    pub fn error(&self, err: &miette::Report) {
+        eprint!("{}", self.render(err.as_ref()));
+    }
+}
+
+/// The JSON form of problems: `{"problems":[{code, severity, message, help, file, line, column}]}`.
+pub fn json(problems: &[Problem]) -> serde_json::Value {
+    let list: Vec<serde_json::Value> = problems
+        .iter()
+        .map(|p| {
+            let loc = p.location();
+            serde_json::json!({
+                "code": p.code.as_str(),
+                "severity": p.severity.as_str(),
+                "message": p.message,
+                "help": p.help,
+                "file": loc.map(|l| l.file.clone()),
+                "line": loc.map(|l| l.line),
+                "column": loc.map(|l| l.column),
+            })
+        })
+        .collect();
+    serde_json::json!({ "problems": list })
+}

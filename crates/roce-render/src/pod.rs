@@ -1,0 +1,158 @@
+//! `pod`: a complete Pod manifest.
+
+use crate::plan::{MULTUS_ANNOTATION, Plan};
+use crate::yaml::{self, Yaml};
+use crate::{RenderError, RenderOptions};
+
+/// Render the plan as a Pod.
+pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
+    let name = opts.name.clone().unwrap_or_else(|| plan.short_name());
+    let mut metadata = Yaml::map().with("name", name.as_str());
+    let mut annotations = Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str());
+    if let Some(value) = plan.wiring.as_ref().and_then(|w| w.multus_annotation()) {
+        annotations.insert(MULTUS_ANNOTATION, Yaml::Block(value));
+    }
+    metadata.insert("annotations", annotations);
+
+    let mut spec = Yaml::map().with("restartPolicy", "Never");
+    if !plan.node_selector.is_empty() {
+        let mut sel = Yaml::map();
+        for (k, v) in &plan.node_selector {
+            sel.insert(k, v.as_str());
+        }
+        spec.insert("nodeSelector", sel);
+    }
+    spec.insert("containers", vec![container(plan, opts)]);
+    if plan.shm {
+        spec.insert(
+            "volumes",
+            vec![
+                Yaml::map()
+                    .with("name", SHM_VOLUME)
+                    .with("emptyDir", Yaml::map().with("medium", "Memory")),
+            ],
+        );
+    }
+    let pod = Yaml::map()
+        .with("apiVersion", "v1")
+        .with("kind", "Pod")
+        .with("metadata", metadata)
+        .with("spec", spec);
+    Ok(format!("{}{}", crate::header("#", plan), yaml::to_string(&pod)))
+}
+
+/// Name of the memory-backed `/dev/shm` volume.
+pub const SHM_VOLUME: &str = "dshm";
+
+/// The workload container: image, env, resources, capabilities and the `/dev/shm` mount.
+pub fn container(plan: &Plan, opts: &RenderOptions) -> Yaml {
+    let mut c = Yaml::map()
+        .with("name", opts.container.as_str())
+        .with("image", opts.image.as_str());
+    c.insert("env", env_list(plan));
+    c.insert("resources", resources(plan));
+    if let Some(caps) = capabilities(plan) {
+        c.insert("securityContext", caps);
+    }
+    if plan.shm {
+        c.insert(
+            "volumeMounts",
+            vec![
+                Yaml::map()
+                    .with("name", SHM_VOLUME)
+                    .with("mountPath", "/dev/shm"),
+            ],
+        );
+    }
+    c
+}
+
+/// `env:` entries, values as strings, with Kubernetes' `$(VAR)` expansion escaped.
+pub fn env_list(plan: &Plan) -> Vec<Yaml> {
+    plan.env
+        .iter()
+        .map(|e| {
+            Yaml::map()
+                .with("name", e.name.as_str())
+                .with("value", Yaml::Quoted(escape_dependent_vars(&e.value)))
+        })
+        .collect()
+}
+
+/// `resources:` with the same quantities in requests and limits.
+pub fn resources(plan: &Plan) -> Yaml {
+    let mut q = Yaml::map();
+    for (k, v) in plan.resources() {
+        q.insert(&k, v);
+    }
+    Yaml::map().with("requests", q.clone()).with("limits", q)
+}
+
+/// `securityContext:` adding the plan's capabilities, if any.
+pub fn capabilities(plan: &Plan) -> Option<Yaml> {
+    let caps = &plan.wiring.as_ref()?.capabilities;
+    if caps.is_empty() {
+        return None;
+    }
+    let add: Vec<Yaml> = caps.iter().map(|c| Yaml::from(c.as_str())).collect();
+    Some(Yaml::map().with("capabilities", Yaml::map().with("add", add)))
+}
+
+/// Kubernetes expands `$(NAME)` in env values and reduces `$$` to `$`; double a `$` that precedes `(` or
+/// `$` so the container sees the value verbatim.
+pub fn escape_dependent_vars(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '$' && matches!(chars.peek(), Some('(' | '$')) {
+            out.push('$');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape_dependent_vars;
+
+    /// Kubernetes' expansion of env values (`third_party/forked/golang/expansion`): `$$` → `$`,
+    /// `$(NAME)` → the variable (here: `<NAME>`, since none is defined), any other `$` kept.
+    fn k8s_expand(s: &str) -> String {
+        let b: Vec<char> = s.chars().collect();
+        let mut out = String::new();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == '$' && i + 1 < b.len() {
+                if b[i + 1] == '$' {
+                    out.push('$');
+                    i += 2;
+                    continue;
+                }
+                if b[i + 1] == '(' {
+                    if let Some(end) = b[i + 2..].iter().position(|c| *c == ')') {
+                        let name: String = b[i + 2..i + 2 + end].iter().collect();
+                        out.push_str(&format!("<{name}>"));
+                        i += end + 3;
+                        continue;
+                    }
+                }
+            }
+            out.push(b[i]);
+            i += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn dollar_escaping_survives_kubernetes_expansion() {
+        for v in ["a$(B)", "$$", "$$(X)", "$HOME", "x$", "$", "$($(A))", "plain", "$$$("] {
+            assert_eq!(k8s_expand(&escape_dependent_vars(v)), v, "{v}");
+        }
+        assert_eq!(escape_dependent_vars("a$(B)"), "a$$(B)");
+        assert_eq!(escape_dependent_vars("$HOME"), "$HOME");
+        // The check above is meaningful: unescaped, Kubernetes would change these.
+        assert_ne!(k8s_expand("a$(B)"), "a$(B)");
+        assert_ne!(k8s_expand("$$"), "$$");
+    }
+}
