@@ -1,0 +1,251 @@
+//! Every target × every built-in profile: snapshots, determinism, KDL/YAML parity, one env across
+//! targets, and the real consumers (kubernetes-validate --strict, hadolint, bash, sh).
+
+#[path = "support/consumers.rs"]
+mod consumers;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use roce_model::{BuiltinsOnly, Profile, Source, builtin, load};
+use roce_render::{Plan, RenderOptions, Target, plan, render};
+
+fn profile(name: &str) -> Profile {
+    let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);
+    loaded
+        .profile
+        .unwrap_or_else(|| panic!("{name}: {:#?}", loaded.problems))
+}
+
+fn render_all(plan: &Plan, target: Target) -> String {
+    let files = render(plan, target, &RenderOptions::default()).unwrap();
+    if files.len() == 1 {
+        return files[0].contents.clone();
+    }
+    files
+        .iter()
+        .map(|f| format!("=== {} ===\n{}", f.path, f.contents))
+        .collect()
+}
+
+fn snapshot_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../snapshots/render")
+}
+
+fn snapshot_name(target: Target, profile: &str) -> String {
+    format!("{}@{}", target.slug(), profile.replace('/', "__"))
+}
+
+#[test]
+fn snapshots_of_every_target_for_every_profile() {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../../../snapshots/render");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| {
+        for name in builtin::names() {
+            let plan = plan::lower(&profile(name));
+            for &target in Target::ALL {
+                insta::assert_snapshot!(snapshot_name(target, name), render_all(&plan, target));
+            }
+        }
+    });
+}
+
+#[test]
+fn no_snapshot_is_missing_or_orphaned() {
+    let mut expected: Vec<String> = builtin::names()
+        .flat_map(|n| Target::ALL.iter().map(move |t| format!("{}.snap", snapshot_name(*t, n))))
+        .collect();
+    expected.sort();
+    let mut found: Vec<String> = std::fs::read_dir(snapshot_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".snap"))
+        .collect();
+    found.sort();
+    assert_eq!(found, expected, "snapshots/render must hold exactly one snapshot per target × profile");
+}
+
+#[test]
+fn rendering_is_deterministic_and_identical_from_yaml_twins() {
+    for name in builtin::names() {
+        let yaml_path = consumers::repo_root().join(format!("profiles/{name}.yaml"));
+        let text = std::fs::read_to_string(&yaml_path).unwrap();
+        let loaded = load(Source::new(yaml_path.display().to_string(), text), &BuiltinsOnly);
+        let from_yaml = plan::lower(&loaded.profile.unwrap());
+        let from_kdl = plan::lower(&profile(name));
+        for &target in Target::ALL {
+            let a = render_all(&from_kdl, target);
+            assert_eq!(a, render_all(&from_kdl, target), "{name} {target}: not deterministic");
+            assert_eq!(a, render_all(&from_yaml, target), "{name} {target}: KDL and YAML twins differ");
+        }
+    }
+}
+
+/// Env as each consumer reads it back, compared with the plan.
+#[test]
+fn every_target_carries_the_same_env() {
+    for name in builtin::names() {
+        let plan = plan::lower(&profile(name));
+        let want: BTreeMap<String, String> =
+            plan.env.iter().map(|e| (e.name.clone(), e.value.clone())).collect();
+        assert_eq!(want.len(), plan.env.len(), "{name}: duplicate env names");
+        assert_eq!(pod_env(&render_all(&plan, Target::Pod)), want, "{name}: pod");
+        assert_eq!(dockerfile_env(&render_all(&plan, Target::Dockerfile)), want, "{name}: dockerfile");
+        let names: Vec<&str> = want.keys().map(String::as_str).collect();
+        let sbatch = render_all(&plan, Target::Sbatch);
+        let exports: String = sbatch.lines().filter(|l| l.starts_with("export ")).map(|l| format!("{l}\n")).collect();
+        assert_eq!(shell_env(&exports, &names), want, "{name}: sbatch");
+        let dotenv = render_all(&plan, Target::Env);
+        assert_eq!(shell_env(&format!("set -a\n{dotenv}"), &names), want, "{name}: env file sourced by sh");
+    }
+}
+
+fn pod_env(yaml: &str) -> BTreeMap<String, String> {
+    let pod: serde_json::Value = serde_saphyr::from_str(yaml).unwrap();
+    let env = pod["spec"]["containers"][0]["env"].as_array().unwrap();
+    env.iter()
+        .map(|e| {
+            let value = e["value"].as_str().unwrap_or_else(|| panic!("{e}: value is not a string"));
+            (e["name"].as_str().unwrap().to_string(), value.to_string())
+        })
+        .collect()
+}
+
+/// Dockerfile `ENV k="v" \` continuation lines, unquoted by BuildKit's double-quote rules.
+fn dockerfile_env(text: &str) -> BTreeMap<String, String> {
+    let joined = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace(" \\\n", " ");
+    let body = joined.trim().strip_prefix("ENV ").expect("one ENV instruction");
+    let mut out = BTreeMap::new();
+    let mut chars = body.chars().peekable();
+    loop {
+        while chars.peek() == Some(&' ') {
+            chars.next();
+        }
+        let key: String = chars.by_ref().take_while(|c| *c != '=').collect();
+        if key.is_empty() {
+            break;
+        }
+        assert_eq!(chars.next(), Some('"'), "{key}: value is double-quoted");
+        let mut value = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => value.push(chars.next().unwrap()),
+                '"' => break,
+                c => value.push(c),
+            }
+        }
+        out.insert(key, value);
+    }
+    out
+}
+
+/// Run `script` in `sh`, then print the named variables, NUL-separated.
+fn shell_env(script: &str, names: &[&str]) -> BTreeMap<String, String> {
+    let mut full = script.to_string();
+    for n in names {
+        full.push_str(&format!("printf '%s=%s\\0' {n} \"${n}\"\n"));
+    }
+    let out = Command::new("sh").arg("-c").arg(&full).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split('\0')
+        .filter(|s| !s.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap();
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn pods_pass_kubernetes_strict_schema_validation() {
+    for name in builtin::names() {
+        let pod = render_all(&plan::lower(&profile(name)), Target::Pod);
+        if let Err(e) = consumers::kubernetes_validate_strict(&pod, consumers::K8S_VERSIONS) {
+            panic!("{name}: {e}");
+        }
+    }
+}
+
+#[test]
+fn dockerfile_fragments_pass_hadolint_after_from() {
+    for name in builtin::names() {
+        let env = render_all(&plan::lower(&profile(name)), Target::Dockerfile);
+        let dockerfile = format!("FROM ubuntu:24.04\n{env}");
+        if let Err(e) = consumers::hadolint(&dockerfile) {
+            panic!("{name}: {e}");
+        }
+    }
+}
+
+#[test]
+fn sbatch_scripts_pass_bash_syntax_check() {
+    for name in builtin::names() {
+        let script = render_all(&plan::lower(&profile(name)), Target::Sbatch);
+        if let Err(e) = consumers::bash_syntax(&script) {
+            panic!("{name}: {e}");
+        }
+    }
+}
+
+#[test]
+fn gb300_roce_pod_has_the_fabric_wiring() {
+    let pod: serde_json::Value =
+        serde_saphyr::from_str(&render_all(&plan::lower(&profile("coreweave/gb300-roce")), Target::Pod)).unwrap();
+    let nets: serde_json::Value = serde_json::from_str(
+        pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].as_str().unwrap(),
+    )
+    .unwrap();
+    let names: Vec<&str> = nets.as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 16);
+    assert_eq!(names[0], "ibs0p0-macvlan");
+    assert_eq!(names[1], "ibs0p1-macvlan", "rail order: NIC-major");
+    assert_eq!(names[15], "ibs3p3-macvlan");
+    assert!(nets.as_array().unwrap().iter().all(|n| n["namespace"] == "cw-multus"));
+    let c = &pod["spec"]["containers"][0];
+    for side in ["requests", "limits"] {
+        assert_eq!(c["resources"][side]["rdma/ib"], "1", "{side}");
+        assert_eq!(c["resources"][side]["nvidia.com/gpu"], "4", "{side}");
+    }
+    assert_eq!(c["securityContext"]["capabilities"]["add"][0], "IPC_LOCK");
+}
+
+#[test]
+fn h100_ib_pod_has_no_multus_and_no_roce_variables() {
+    let yaml = render_all(&plan::lower(&profile("coreweave/h100-ib")), Target::Pod);
+    let pod: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
+    assert!(pod["metadata"]["annotations"].get("k8s.v1.cni.cncf.io/networks").is_none());
+    for roce_only in ["NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE", "NCCL_IB_TC", "NCCL_IB_GID_INDEX", "UCX_IB_GID_INDEX"] {
+        assert!(!yaml.contains(roce_only), "{roce_only} in an InfiniBand pod");
+    }
+    assert_eq!(pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "8");
+}
+
+#[test]
+fn sunk_nodeset_outputs_carry_env_only() {
+    let plan = plan::lower(&profile("coreweave/gb300-roce-sunk"));
+    let sbatch = render_all(&plan, Target::Sbatch);
+    for wiring in ["Multus", "macvlan", "rdma/ib", "IPC_LOCK", "k8s.v1.cni"] {
+        assert!(!sbatch.contains(wiring), "SUNK sbatch mentions {wiring}");
+    }
+    let direct = render_all(&plan::lower(&profile("coreweave/gb300-roce")), Target::Sbatch);
+    assert!(direct.contains("16 Multus networks"), "the guard above must be able to fail");
+    assert_eq!(plan.env_value("NCCL_IB_TC"), Some("96"));
+}
+
+#[test]
+fn nixl_dockerfile_states_the_rdma_core_requirement() {
+    let nixl = render_all(&plan::lower(&profile("coreweave/gb300-roce-nixl")), Target::Dockerfile);
+    assert!(nixl.contains("rdma-core >= 54"));
+    let tcp = render_all(&plan::lower(&profile("coreweave/gb300-roce")), Target::Dockerfile);
+    assert!(!tcp.contains("rdma-core"), "only UCX RDMA mode needs the comment");
+}
