@@ -33,7 +33,9 @@ impl Output {
         } else {
             GraphicalTheme::unicode_nocolor()
         };
-        GraphicalReportHandler::new_themed(theme).with_width(100)
+        GraphicalReportHandler::new_themed(theme)
+            .with_width(100)
+            .with_wrap_lines(false)
     }
 
     /// Render one diagnostic to a string.

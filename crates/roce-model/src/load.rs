@@ -129,12 +129,8 @@ fn load_inner(
     }
     let before = problems.len();
     let profile = walk::profile(&merged, problems)?;
-    if problems[before..].iter().any(Problem::is_error) {
-        return None;
-    }
-    let found = rules::check(&profile);
-    let failed = found.iter().any(Problem::is_error);
-    problems.extend(found);
+    problems.extend(rules::check(&profile));
+    let failed = problems[before..].iter().any(Problem::is_error);
     (!failed).then_some(profile)
 }
 

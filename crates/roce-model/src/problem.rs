@@ -161,6 +161,8 @@ pub struct Problem {
     pub help: Option<String>,
     /// The primary place first, then related places.
     pub labels: Vec<Label>,
+    /// A related place in another source (rendered as advice under its parent problem).
+    note: bool,
     rendered: Option<Rendered>,
 }
 
@@ -191,6 +193,7 @@ impl Problem {
             message: message.into(),
             help: None,
             labels: Vec::new(),
+            note: false,
             rendered: None,
         }
     }
@@ -252,6 +255,7 @@ impl Problem {
                     message: text,
                     help: None,
                     labels: vec![l],
+                    note: true,
                     rendered: None,
                 }
                 .resolve(sources)
@@ -280,10 +284,16 @@ impl std::error::Error for Problem {}
 
 impl Diagnostic for Problem {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        if self.note {
+            return None;
+        }
         Some(Box::new(self.code.as_str()))
     }
 
     fn severity(&self) -> Option<miette::Severity> {
+        if self.note {
+            return Some(miette::Severity::Advice);
+        }
         Some(match self.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,

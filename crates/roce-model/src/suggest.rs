@@ -17,7 +17,7 @@ pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -
         .map(|(_, c)| c)
 }
 
-/// A help line: "did you mean `x`?" plus the list of valid choices.
+/// A help line: "did you mean `x`?" when one candidate is close, else the list of valid choices.
 pub fn help<'a>(input: &str, candidates: &[&'a str]) -> String {
     let list = candidates
         .iter()
@@ -25,7 +25,7 @@ pub fn help<'a>(input: &str, candidates: &[&'a str]) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     match closest(input, candidates.iter().copied()) {
-        Some(best) => format!("did you mean `{best}`? expected one of {list}"),
+        Some(best) => format!("did you mean `{best}`?"),
         None => format!("expected one of {list}"),
     }
 }

@@ -57,7 +57,12 @@ pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
     }
     let env = top.get("env").map(|n| w.env_map(n, None)).unwrap_or_default();
     top.finish(&mut w);
-    if w.problems[before..].iter().any(Problem::is_error) {
+    // Unknown keys leave the typed profile intact, so the rules can still run and report in the same
+    // pass; any other error means a value is missing or wrong, and rules would only echo it.
+    if w.problems[before..]
+        .iter()
+        .any(|p| p.is_error() && !matches!(p.code, Code::UnknownKey | Code::KnobName))
+    {
         return None;
     }
     Some(Profile {

@@ -1,0 +1,100 @@
+//! CLI behaviour: trycmd cases under `tests/cmd/` (plus the README), and the garbage-input guarantees
+//! that need generated files.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn cli_cases() {
+    trycmd::TestCases::new()
+        .env("NO_COLOR", "1")
+        .case("tests/cmd/*.trycmd")
+        .case("../../README.md");
+
+}
+
+fn roce() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_roce"));
+    c.env("NO_COLOR", "1");
+    c
+}
+
+fn temp(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("roce-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Garbage never panics (exit 101): it exits 1 with a coded diagnostic.
+#[test]
+fn garbage_input_exits_1_with_a_code() {
+    let dir = temp("garbage");
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("huge.kdl", {
+            let mut v = b"profile \"x\" {\n".to_vec();
+            v.extend(std::iter::repeat_n(b"// padding padding padding padding\n".as_slice(), 320_000).flatten());
+            v
+        }),
+        ("huge.yaml", b"name: x\n".repeat(1_400_000)),
+        ("deep.kdl", format!("profile \"x\" {}{}", "a { ".repeat(50_000), "}".repeat(50_000)).into_bytes()),
+        ("deep.yaml", format!("a: {}{}", "[".repeat(50_000), "]".repeat(50_000)).into_bytes()),
+        ("binary.kdl", (0u8..=255).cycle().take(4096).collect()),
+        ("nul.yaml", b"name: \0\0\0".to_vec()),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        for format in ["human", "json"] {
+            let out = roce().arg("check").arg(&path).args(["--format", format]).output().unwrap();
+            let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            assert_eq!(out.status.code(), Some(1), "{name} ({format}): {all}");
+            assert!(all.contains("roce::"), "{name} ({format}): no diagnostic code in {all}");
+            assert!(!all.contains("panicked"), "{name}: {all}");
+        }
+    }
+    let big = std::fs::metadata(dir.join("huge.kdl")).unwrap().len();
+    assert!(big > 10_000_000, "the huge case is over 10 MB ({big} bytes)");
+}
+
+/// On any error nothing is written.
+#[test]
+fn render_writes_nothing_when_the_profile_is_invalid() {
+    let dir = temp("nowrite");
+    let profile = dir.join("bad.kdl");
+    std::fs::write(&profile, "profile \"t/bad\" extends=\"coreweave/gb300-roce\" { nccl ib-hca=\"mlx9\" }\n").unwrap();
+    let out_dir = dir.join("out");
+    let out = roce()
+        .args(["render", "--target", "kustomize", "--profile"])
+        .arg(&profile)
+        .arg("-o")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!out_dir.exists(), "an invalid profile must not create the output directory");
+}
+
+/// `render -o` then `render --check -o` is clean; a hand edit makes `--check` fail with a diff.
+#[test]
+fn render_check_detects_stale_outputs() {
+    let dir = temp("check");
+    let render = |extra: &[&str]| {
+        roce()
+            .args(["render", "--target", "pod", "--profile", "coreweave/h100-ib", "-o"])
+            .arg(&dir)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert!(render(&[]).status.success());
+    let fresh = render(&["--check"]);
+    assert_eq!(fresh.status.code(), Some(0), "{}", String::from_utf8_lossy(&fresh.stderr));
+    let pod = dir.join("pod.yaml");
+    let text = std::fs::read_to_string(&pod).unwrap().replace("\"ibp\"", "\"mlx5\"");
+    std::fs::write(&pod, text).unwrap();
+    let stale = render(&["--check"]);
+    assert_eq!(stale.status.code(), Some(1));
+    let diff = String::from_utf8_lossy(&stale.stdout);
+    assert!(diff.contains("-      value: \"mlx5\"") && diff.contains("+      value: \"ibp\""), "{diff}");
+}
