@@ -45,7 +45,7 @@ pub enum Command {
     /// Validate profiles: built-ins, a file, or a named profile.
     Check(CheckArgs),
     /// Compile a profile into a target's artifacts.
-    Render(RenderArgs),
+    Render(Box<RenderArgs>),
 }
 
 /// `roce profiles`.

@@ -7,7 +7,8 @@ use miette::{Context, IntoDiagnostic};
 use roce_model::{Format, Problem, Resolve, Source, builtin};
 
 /// Read a profile named on the command line: a built-in name, a file path, or `-` for stdin.
-pub fn read_profile(spec: &str, yaml_stdin: bool) -> miette::Result<Result<Source, (Source, Problem)>> {
+/// The inner `Err` is a profile that is not text: a coded problem, not a failure of the command.
+pub fn read_profile(spec: &str, yaml_stdin: bool) -> miette::Result<Result<Source, Box<Problem>>> {
     if let Some(source) = builtin::source(spec) {
         return Ok(Ok(source));
     }
@@ -37,10 +38,10 @@ pub fn read_profile(spec: &str, yaml_stdin: bool) -> miette::Result<Result<Sourc
     Ok(decode(&path.display().to_string(), bytes))
 }
 
-fn decode(name: &str, bytes: Vec<u8>) -> Result<Source, (Source, Problem)> {
+fn decode(name: &str, bytes: Vec<u8>) -> Result<Source, Box<Problem>> {
     match String::from_utf8(bytes) {
         Ok(text) => Ok(Source::new(name, text)),
-        Err(e) => Err(roce_model::load::not_text(name, e.as_bytes())),
+        Err(e) => Err(Box::new(roce_model::load::not_text(name, e.as_bytes()).1)),
     }
 }
 

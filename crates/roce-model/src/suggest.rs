@@ -18,7 +18,7 @@ pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -
 }
 
 /// A help line: "did you mean `x`?" when one candidate is close, else the list of valid choices.
-pub fn help<'a>(input: &str, candidates: &[&'a str]) -> String {
+pub fn help(input: &str, candidates: &[&str]) -> String {
     let list = candidates
         .iter()
         .map(|c| format!("`{c}`"))

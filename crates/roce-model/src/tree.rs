@@ -135,9 +135,42 @@ pub fn push_entry(entries: &mut Vec<Entry>, entry: Entry, problems: &mut Vec<Pro
 /// Merge an `extends` layer over its base: maps merge key by key, everything else is replaced by the
 /// upper layer, and a null in the upper layer removes the key.
 pub fn merge(base: Node, upper: Node) -> Node {
+    merge_at(base, upper, true)
+}
+
+/// Top-level sections whose scalar short form stands for one positional key (`fabric infiniband` =
+/// `fabric kind="infiniband"`).
+pub const POSITIONAL_SECTIONS: &[(&str, &str)] = &[
+    ("fabric", "kind"),
+    ("node-pool", "name"),
+    ("multus", "mode"),
+    ("ucx", "mode"),
+];
+
+fn merge_at(base: Node, upper: Node, top: bool) -> Node {
     match (base.value, upper.value) {
         (Value::Map(mut below), Value::Map(above)) => {
-            for entry in above {
+            for mut entry in above {
+                // A base section in short form (`fabric infiniband`) under a layer that sets keys of it
+                // (`fabric traffic-class=96`): keep the base's positional value unless the layer sets it.
+                let positional = POSITIONAL_SECTIONS
+                    .iter()
+                    .find(|(s, _)| top && *s == entry.key.value)
+                    .map(|(_, k)| *k);
+                if let (Some(key), Some(old)) =
+                    (positional, below.iter().find(|e| e.key.value == entry.key.value))
+                    && let (Value::Scalar(s), Value::Map(keys)) = (&old.node.value, &mut entry.node.value)
+                    && *s != Scalar::Null
+                    && !keys.iter().any(|e| e.key.value == key)
+                {
+                    keys.insert(
+                        0,
+                        Entry {
+                            key: Spanned::new(key.to_string(), old.node.origin),
+                            node: old.node.clone(),
+                        },
+                    );
+                }
                 let pos = below.iter().position(|e| e.key.value == entry.key.value);
                 match (pos, &entry.node.value) {
                     (Some(i), Value::Scalar(Scalar::Null)) => {
@@ -150,7 +183,7 @@ pub fn merge(base: Node, upper: Node) -> Node {
                             i,
                             Entry {
                                 key: entry.key,
-                                node: merge(old.node, entry.node),
+                                node: merge_at(old.node, entry.node, false),
                             },
                         );
                     }
@@ -257,6 +290,28 @@ mod tests {
         };
         assert_eq!(b[0].node.origin.offset, 2, "x kept from base");
         assert_eq!(b[1].node.origin.offset, 9, "y from upper layer");
+    }
+
+    #[test]
+    fn a_layer_keeps_the_positional_value_of_a_short_form_base() {
+        // `fabric infiniband` under `fabric traffic-class=96`.
+        let base = map(vec![("fabric", scalar("infiniband", 1))]);
+        let upper = map(vec![("fabric", map(vec![("traffic-class", scalar("96", 2))]))]);
+        let Value::Map(top) = merge(base, upper).value else {
+            panic!("map")
+        };
+        let Value::Map(fabric) = &top[0].node.value else {
+            panic!("map")
+        };
+        let keys: Vec<_> = fabric.iter().map(|e| e.key.value.as_str()).collect();
+        assert_eq!(keys, ["kind", "traffic-class"]);
+        // A short form in the upper layer still replaces the whole section.
+        let base = map(vec![("multus", map(vec![("mode", scalar("per-port", 1)), ("name", scalar("x", 2))]))]);
+        let upper = map(vec![("multus", scalar("none", 3))]);
+        let Value::Map(top) = merge(base, upper).value else {
+            panic!("map")
+        };
+        assert!(matches!(&top[0].node.value, Value::Scalar(Scalar::Str(s)) if s == "none"));
     }
 
     #[test]

@@ -107,6 +107,8 @@ pub enum RenderError {
         value: String,
         /// Why.
         why: String,
+        /// Where the profile sets it.
+        origin: Option<roce_model::Origin>,
     },
     /// A render option with a value the target cannot use.
     #[error("--{option} {value:?}: {why}")]
@@ -127,6 +129,7 @@ impl RenderError {
             name: e.name.clone(),
             value: e.value.clone(),
             why: why.to_string(),
+            origin: e.origin,
         }
     }
 }

@@ -129,13 +129,13 @@ mod tests {
                     i += 2;
                     continue;
                 }
-                if b[i + 1] == '(' {
-                    if let Some(end) = b[i + 2..].iter().position(|c| *c == ')') {
-                        let name: String = b[i + 2..i + 2 + end].iter().collect();
-                        out.push_str(&format!("<{name}>"));
-                        i += end + 3;
-                        continue;
-                    }
+                if b[i + 1] == '('
+                    && let Some(end) = b[i + 2..].iter().position(|c| *c == ')')
+                {
+                    let name: String = b[i + 2..i + 2 + end].iter().collect();
+                    out.push_str(&format!("<{name}>"));
+                    i += end + 3;
+                    continue;
                 }
             }
             out.push(b[i]);

@@ -17,7 +17,7 @@ pub fn run(args: CheckArgs, out: &Output) -> miette::Result<Exit> {
     for spec in &specs {
         match read_profile(spec, args.yaml)? {
             Ok(source) => problems.extend(load(source, &FileResolver).problems),
-            Err((_, problem)) => problems.push(problem),
+            Err(problem) => problems.push(*problem),
         }
     }
     let failed = problems.iter().any(Problem::is_error);

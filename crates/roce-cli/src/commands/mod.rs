@@ -35,6 +35,6 @@ pub fn run(command: Command, out: &Output) -> miette::Result<Exit> {
     match command {
         Command::Profiles(args) => profiles::run(args),
         Command::Check(args) => check::run(args, out),
-        Command::Render(args) => render::run(args, out),
+        Command::Render(args) => render::run(*args, out),
     }
 }

@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use roce_model::load;
+use roce_model::{Code, Problem, load};
 use roce_render::kustomize::Selector;
-use roce_render::{RenderOptions, SlurmOptions, plan, render};
+use roce_render::{RenderError, RenderOptions, SlurmOptions, plan, render};
 
 use super::Exit;
 use crate::cli::RenderArgs;
@@ -14,8 +14,8 @@ use crate::report::Output;
 pub fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
     let source = match read_profile(&args.profile, false)? {
         Ok(s) => s,
-        Err((_, problem)) => {
-            out.problems(&[problem]);
+        Err(problem) => {
+            out.problems(&[*problem]);
             return Ok(Exit::Problems);
         }
     };
@@ -32,7 +32,21 @@ pub fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
         return Ok(Exit::Usage);
     }
     let opts = options(&args)?;
-    let artifacts = render(&plan::lower(&profile), args.target, &opts)?;
+    let artifacts = match render(&plan::lower(&profile), args.target, &opts) {
+        Ok(a) => a,
+        Err(RenderError::Unrepresentable { name, value, why, origin: Some(origin) }) => {
+            let problem = Problem::new(
+                Code::Unrepresentable,
+                format!("{name}={value:?} cannot be written safely in the {} target: {why}", args.target),
+            )
+            .at(origin, "set here")
+            .help("change the value; docs/targets.md lists what each target can carry")
+            .resolve(&loaded.sources);
+            out.problems(&[problem]);
+            return Ok(Exit::Problems);
+        }
+        Err(other) => return Err(other.into()),
+    };
     let files: Vec<(String, String)> = artifacts.into_iter().map(|a| (a.path, a.contents)).collect();
     match (&args.output, args.check) {
         (None, _) => {

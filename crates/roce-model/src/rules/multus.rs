@@ -76,7 +76,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             );
         }
         for nad in &nads.value {
-            if !expected.iter().any(|e| *e == nad.value) {
+            if !expected.contains(&nad.value) {
                 out.push(
                     Problem::new(
                         Code::ExtraNad,

@@ -46,10 +46,19 @@ pub fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem 
             format!("{env}: a {len}-character name overflows NCCL's 64-byte buffer"),
             "device and interface names are at most 63 characters; use a shorter prefix".to_string(),
         ),
-        TokenIssueKind::BadPort { text } => (
-            format!("{env}: port `{text}` is not a port number; NCCL reads it as 0 and drops this device"),
-            "write `device:N` with N ≥ 1 (verbs ports are 1-based), or leave the port out".to_string(),
-        ),
+        TokenIssueKind::BadPort { text } => match leading_int(text) {
+            Some(port) if port >= 1 => (
+                format!("{env}: port `{text}` is not a clean number; NCCL reads it as {port} and ignores the rest"),
+                format!("write `device:{port}`"),
+            ),
+            port => (
+                format!(
+                    "{env}: port `{text}` never matches: NCCL reads it as {} and verbs ports start at 1, so this device is silently dropped",
+                    port.unwrap_or(0)
+                ),
+                "write `device:N` with N ≥ 1 (verbs ports are 1-based), or leave the port out".to_string(),
+            ),
+        },
         TokenIssueKind::PastLimit { limit } => (
             format!("{env}: NCCL reads only the first {limit} entries; this one is ignored"),
             "use a shorter prefix that covers several devices (e.g. `ibp`)".to_string(),
@@ -94,6 +103,18 @@ pub fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem 
         problem.severity = crate::problem::Severity::Warning;
     }
     problem
+}
+
+/// The integer `atoi` reads from the start of `text` (`None` when there are no digits).
+fn leading_int(text: &str) -> Option<i64> {
+    let t = text.trim_start();
+    let (sign, digits) = match t.as_bytes().first() {
+        Some(b'-') => (-1, &t[1..]),
+        Some(b'+') => (1, &t[1..]),
+        _ => (1, t),
+    };
+    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    digits[..end].parse::<i64>().ok().map(|v| sign * v)
 }
 
 /// Check the NCCL block.

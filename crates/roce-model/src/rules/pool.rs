@@ -20,16 +20,19 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     }
     let has_ipc_lock = p.capabilities.iter().any(|c| c.value == "IPC_LOCK");
     if p.fabric.kind.value == FabricKind::Roce && !has_ipc_lock {
-        let mut problem = Problem::new(
+        let problem = Problem::new(
             Code::IpcLock,
             "direct RoCE pods need the IPC_LOCK capability",
-        )
-        .at(p.fabric.kind.origin, "RoCE fabric");
-        if let Some(first) = p.capabilities.first() {
-            problem = problem.at(first.origin, "capabilities without IPC_LOCK");
-        }
+        );
+        // Point at the capabilities the profile does list, where IPC_LOCK belongs; else at the fabric.
+        let problem = match p.capabilities.first() {
+            Some(first) => problem
+                .at(first.origin, "no IPC_LOCK in the capabilities")
+                .at(p.fabric.kind.origin, "RoCE fabric"),
+            None => problem.at(p.fabric.kind.origin, "RoCE fabric, no capabilities"),
+        };
         out.push(problem.help(
-            "add `capabilities \"IPC_LOCK\"`: without it memory registration is capped by RLIMIT_MEMLOCK and fails with `ibv_reg_mr ... Cannot allocate memory`",
+            "add `IPC_LOCK` to `capabilities`: without it memory registration is capped by RLIMIT_MEMLOCK and fails with `ibv_reg_mr ... Cannot allocate memory`",
         ));
     }
 }

@@ -54,7 +54,11 @@ pub fn list_issue(env: &str, kind: &UcxIssueKind, origin: Origin) -> Problem {
             "write RDMA devices as `device:port`, e.g. `ibp0p0:1`".to_string(),
         ),
     };
-    Problem::new(code, message).at(origin, "").help(help)
+    let mut problem = Problem::new(code, message).at(origin, "").help(help);
+    if !kind.is_error() {
+        problem.severity = crate::problem::Severity::Warning;
+    }
+    problem
 }
 
 const VERBS: &[&str] = &["rc_verbs", "ud_verbs", "rc_v", "ud_v"];

@@ -50,6 +50,9 @@ pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
     })?;
     let walker = Walker { text, source };
     let nodes = doc.nodes();
+    if nodes.is_empty() {
+        return Err(vec![super::empty(text, source)]);
+    }
     let mut problems = Vec::new();
     let mut profile = None;
     for node in nodes {
@@ -289,7 +292,11 @@ mod tests {
         let err = parse("profile \"x\" {", SourceId(0)).unwrap_err();
         assert!(err.iter().all(|p| p.code == Code::Syntax));
         let err = parse("", SourceId(0)).unwrap_err();
-        assert_eq!(err[0].code, Code::MissingKey);
+        assert_eq!(err[0].code, Code::Syntax);
+        let err = parse("// nothing\n", SourceId(0)).unwrap_err();
+        assert_eq!(err[0].code, Code::Syntax);
+        let err = parse("fabric roce\n", SourceId(0)).unwrap_err();
+        assert!(err.iter().any(|p| p.code == Code::MissingKey));
         let err = parse("profile \"a\" {}\nprofile \"b\" {}", SourceId(0)).unwrap_err();
         assert_eq!(err[0].code, Code::UnknownKey);
     }

@@ -31,3 +31,15 @@ pub fn parse(source: &Source, id: SourceId) -> Result<Node, Vec<Problem>> {
         Format::Yaml => yaml::parse(&source.text, id),
     }
 }
+
+/// The problem for a file with no profile in it (empty, blank or only comments).
+fn empty(text: &str, source: SourceId) -> Problem {
+    let what = if text.trim().is_empty() {
+        "the file is empty"
+    } else {
+        "the file holds only comments"
+    };
+    Problem::new(Code::Syntax, format!("{what}: there is no profile in it"))
+        .at(Origin::new(source, 0..0), "no profile")
+        .help("is this the right file? a profile starts with `profile \"team/name\" { … }` in KDL, or `name: team/name` in YAML")
+}

@@ -20,6 +20,8 @@ pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
     options.strict_booleans = true;
     options.leading_zero_numbers_as_strings = true;
     options.with_snippet = false;
+    // Duplicates reach the tree, which reports them with both places (`roce::duplicate_key`).
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
     if let Some(budget) = options.budget.as_mut() {
         budget.max_depth = MAX_DEPTH;
     }
@@ -30,6 +32,9 @@ pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
     };
     let mut problems = Vec::new();
     let node = convert(text, source, root, &mut problems);
+    if matches!(node.value, Value::Scalar(Scalar::Null)) {
+        return Err(vec![super::empty(text, source)]);
+    }
     if !matches!(node.value, Value::Map(_)) {
         problems.push(
             Problem::new(
@@ -48,27 +53,66 @@ pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
 }
 
 fn syntax_problem(text: &str, source: SourceId, err: &serde_saphyr::Error) -> Problem {
-    let origin = err
-        .location()
-        .and_then(|l| byte_range(text, l.span()))
+    let location = err.location();
+    let origin = location
+        .as_ref()
+        .and_then(|l| byte_range(text, l.span()).or_else(|| line_col_range(text, l)))
         .map(|r| Origin::new(source, r))
         .unwrap_or_else(|| Origin::new(source, 0..text.len().min(1)));
     let message = err.to_string();
     let first_line = message.lines().next().unwrap_or("invalid YAML").trim();
-    let (code, help) = if first_line.contains("depth") || first_line.contains("recursion") {
+    // The place is shown by the label; drop saphyr's " at line L, column C" from the message.
+    let first_line = first_line
+        .rfind(" at line ")
+        .map_or(first_line, |i| &first_line[..i]);
+    if first_line.contains("budget breached") && first_line.contains("Depth")
+        || first_line.contains("recursion")
+    {
+        return tree_too_deep(origin);
+    }
+    let (label, help) = if first_line.starts_with("unclosed") {
         (
-            Code::TooDeep,
-            "a profile needs at most four levels of nesting; remove the extra levels",
+            "opened here and never closed",
+            "close it; if the file was cut off, the rest of the profile is missing too",
         )
     } else {
         (
-            Code::Syntax,
+            "here",
             "fix the YAML syntax; see docs/reference.md for the profile format",
         )
     };
-    Problem::new(code, format!("invalid YAML: {first_line}"))
-        .at(origin, "here")
+    Problem::new(Code::Syntax, format!("invalid YAML: {first_line}"))
+        .at(origin, label)
         .help(help)
+}
+
+fn tree_too_deep(origin: Origin) -> Problem {
+    Problem::new(
+        Code::TooDeep,
+        format!("the profile nests deeper than {MAX_DEPTH} levels"),
+    )
+    .at(origin, "too deep here")
+    .help("a profile needs at most four levels of nesting; remove the extra levels")
+}
+
+/// A byte range from a 1-based line and column (in characters), for errors saphyr reports without a byte
+/// offset. Points at the character there (or the end of the text).
+fn line_col_range(text: &str, l: &serde_saphyr::Location) -> Option<std::ops::Range<usize>> {
+    let line = usize::try_from(l.line()).ok()?.checked_sub(1)?;
+    let column = usize::try_from(l.column()).ok()?.saturating_sub(1);
+    let start = if line == 0 {
+        0
+    } else {
+        text.match_indices('\n').nth(line - 1).map(|(i, _)| i + 1)?
+    };
+    let rest = &text[start..];
+    let at = rest
+        .char_indices()
+        .take_while(|(_, c)| *c != '\n')
+        .nth(column)
+        .map_or_else(|| rest.find('\n').unwrap_or(rest.len()), |(i, _)| i);
+    let len = rest[at..].chars().next().filter(|c| *c != '\n').map_or(0, char::len_utf8);
+    Some(start + at..start + at + len)
 }
 
 fn byte_range(text: &str, span: serde_saphyr::Span) -> Option<std::ops::Range<usize>> {
@@ -260,7 +304,15 @@ mod tests {
         let err = parse("a: [1, 2\n", SourceId(0)).unwrap_err();
         assert_eq!(err[0].code, Code::Syntax);
         let err = parse("a: 1\na: 2\n", SourceId(0)).unwrap_err();
-        assert_eq!(err[0].code, Code::Syntax, "{}", err[0].message);
+        assert_eq!(err[0].code, Code::DuplicateKey, "{}", err[0].message);
+        assert_eq!(err[0].labels.len(), 2);
+        let err = parse("# nothing\n", SourceId(0)).unwrap_err();
+        assert_eq!(err[0].code, Code::Syntax);
+        let text = "a: 1\nb: [1, 2\n";
+        let err = parse(text, SourceId(0)).unwrap_err();
+        assert_eq!(err[0].code, Code::Syntax);
+        assert_eq!(err[0].message, "invalid YAML: unclosed bracket '['");
+        assert_eq!(err[0].labels[0].origin.offset, text.find('[').unwrap());
         let err = parse("- 1\n", SourceId(0)).unwrap_err();
         assert_eq!(err[0].code, Code::TypeMismatch);
         let deep = format!("a: {}{}\n", "[".repeat(500), "]".repeat(500));
