@@ -88,6 +88,13 @@ fn load_inner(
             }
         };
         let parent = extends_of(&node);
+        if parent.is_some() && layers.is_empty() && !has_key(&node, "name") {
+            problems.push(
+                Problem::new(Code::MissingKey, "a profile that extends another needs its own `name`")
+                    .at(node.origin, "no `name`")
+                    .help("name it (`profile \"team/name\" …` in KDL, `name: team/name` in YAML); otherwise it would pass as the profile it extends"),
+            );
+        }
         layers.push(node);
         let Some(parent) = parent else { break };
         if layers.len() > MAX_EXTENDS {
@@ -132,6 +139,10 @@ fn load_inner(
     problems.extend(rules::check(&profile));
     let failed = problems[before..].iter().any(Problem::is_error);
     (!failed).then_some(profile)
+}
+
+fn has_key(node: &Node, key: &str) -> bool {
+    matches!(&node.value, Value::Map(entries) if entries.iter().any(|e| e.key.value == key))
 }
 
 fn extends_of(node: &Node) -> Option<Spanned<String>> {

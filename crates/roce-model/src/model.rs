@@ -214,7 +214,10 @@ pub enum Multus {
         at: Spanned<()>,
     },
     /// No Multus attachment (InfiniBand, or SUNK NodeSets that attach it themselves).
-    None,
+    None {
+        /// Where `multus none` was written, if it was.
+        at: Option<Spanned<()>>,
+    },
 }
 
 /// One NetworkAttachmentDefinition reference.
@@ -258,7 +261,7 @@ impl Multus {
                 namespace: namespace.value.clone(),
                 name: name.value.clone(),
             }],
-            Multus::None => Vec::new(),
+            Multus::None { .. } => Vec::new(),
         }
     }
 }

@@ -31,7 +31,7 @@ impl Scalar {
         match self {
             Scalar::Str(_) => "a string",
             Scalar::Int(_) => "an integer",
-            Scalar::Float(_) => "a number",
+            Scalar::Float(_) => "a floating-point number",
             Scalar::Bool(_) => "a boolean",
             Scalar::Null => "null",
         }
@@ -157,9 +157,11 @@ fn merge_at(base: Node, upper: Node, top: bool) -> Node {
                     .iter()
                     .find(|(s, _)| top && *s == entry.key.value)
                     .map(|(_, k)| *k);
-                if let (Some(key), Some(old)) =
-                    (positional, below.iter().find(|e| e.key.value == entry.key.value))
-                    && let (Value::Scalar(s), Value::Map(keys)) = (&old.node.value, &mut entry.node.value)
+                if let (Some(key), Some(old)) = (
+                    positional,
+                    below.iter().find(|e| e.key.value == entry.key.value),
+                ) && let (Value::Scalar(s), Value::Map(keys)) =
+                    (&old.node.value, &mut entry.node.value)
                     && *s != Scalar::Null
                     && !keys.iter().any(|e| e.key.value == key)
                 {
@@ -296,7 +298,10 @@ mod tests {
     fn a_layer_keeps_the_positional_value_of_a_short_form_base() {
         // `fabric infiniband` under `fabric traffic-class=96`.
         let base = map(vec![("fabric", scalar("infiniband", 1))]);
-        let upper = map(vec![("fabric", map(vec![("traffic-class", scalar("96", 2))]))]);
+        let upper = map(vec![(
+            "fabric",
+            map(vec![("traffic-class", scalar("96", 2))]),
+        )]);
         let Value::Map(top) = merge(base, upper).value else {
             panic!("map")
         };
@@ -306,7 +311,13 @@ mod tests {
         let keys: Vec<_> = fabric.iter().map(|e| e.key.value.as_str()).collect();
         assert_eq!(keys, ["kind", "traffic-class"]);
         // A short form in the upper layer still replaces the whole section.
-        let base = map(vec![("multus", map(vec![("mode", scalar("per-port", 1)), ("name", scalar("x", 2))]))]);
+        let base = map(vec![(
+            "multus",
+            map(vec![
+                ("mode", scalar("per-port", 1)),
+                ("name", scalar("x", 2)),
+            ]),
+        )]);
         let upper = map(vec![("multus", scalar("none", 3))]);
         let Value::Map(top) = merge(base, upper).value else {
             panic!("map")

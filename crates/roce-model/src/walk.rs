@@ -30,7 +30,7 @@ pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
     let rails = top.req(&mut w, "rails").and_then(|n| w.rails(n));
     let multus = match top.get("multus") {
         Some(n) => w.multus(n),
-        None => Some(Multus::None),
+        None => Some(Multus::None { at: None }),
     };
     let nccl = match top.get("nccl") {
         Some(n) => w.nccl(n),
@@ -193,6 +193,19 @@ impl Walker<'_> {
             .help(match (&node.value, expected) {
                 (Value::Scalar(Scalar::Int(_)), e) if e.contains("string") => {
                     "quote the value to make it a string".to_string()
+                }
+                (Value::Scalar(Scalar::Str(s)), e)
+                    if e.contains("number") && s.trim().parse::<i64>().is_ok() =>
+                {
+                    format!("remove the quotes: `{}` is a number, `\"{s}\"` is a string", s.trim())
+                }
+                (Value::Scalar(Scalar::Str(s)), e)
+                    if e.contains("boolean") && ["true", "false"].contains(&s.trim()) =>
+                {
+                    format!(
+                        "remove the quotes: `#{0}` in KDL, `{0}` in YAML",
+                        s.trim()
+                    )
                 }
                 _ => format!("write {expected} here; see docs/reference.md"),
             }),
@@ -386,13 +399,28 @@ impl Walker<'_> {
     }
 
     fn capability(&mut self, cap: &Spanned<String>) {
-        if !CAPABILITIES.contains(&cap.value.as_str()) {
-            self.invalid(
-                cap.origin,
-                format!("`{}` is not a capability roce adds", cap.value),
-                suggest::help(cap.value.trim_start_matches("CAP_"), CAPABILITIES),
-            );
+        if CAPABILITIES.contains(&cap.value.as_str()) {
+            return;
         }
+        let bare = cap.value.trim_start_matches("CAP_");
+        let help = if CAPABILITIES.contains(&bare) {
+            format!("write `{bare}`, without the `CAP_` prefix")
+        } else if bare.eq_ignore_ascii_case("SYS_ADMIN") {
+            format!(
+                "roce never adds SYS_ADMIN: the fabric needs only `IPC_LOCK`; the capabilities roce accepts are {}",
+                CAPABILITIES.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+            )
+        } else {
+            suggest::help(bare, CAPABILITIES)
+        };
+        self.problems.push(
+            Problem::new(
+                Code::InvalidValue,
+                format!("`{}` is not a capability roce adds", cap.value),
+            )
+            .at(cap.origin, "not accepted")
+            .help(help),
+        );
     }
 
     fn fabric(&mut self, node: &Node) -> Option<Fabric> {
@@ -609,7 +637,7 @@ impl Walker<'_> {
             )
         })?;
         let out = match mode.value {
-            Mode::None => Some(Multus::None),
+            Mode::None => Some(Multus::None { at: Some(at) }),
             Mode::PerPort => {
                 let namespace = m.req(self, "namespace").and_then(|n| self.k8s_name(n));
                 let name = m.req(self, "name").and_then(|n| {

@@ -7,14 +7,14 @@
 //!
 //! Fixture conventions:
 //! - the first line is a comment (`// …` in KDL, `# …` in YAML) saying what the fixture shows;
-//! - the directory's `bad.kdl` / `bad.yaml` carries `why:` comment lines: the paragraph `docs/rules.md`
-//!   gives for the code;
+//! - `bad.kdl` / `bad.yaml` is the directory's primary example, shown first in `docs/rules.md`;
 //! - a `pad-to: N` comment line makes the test append comment lines until the text is longer than N
 //!   bytes, so a >10 MB input is generated here rather than committed;
 //! - bytes that are not UTF-8 are decoded the way the CLI does it, through [`roce_model::load::not_text`].
 //!
 //! Every bad fixture's rendered diagnostics are snapshotted under `snapshots/diagnostics/`, and
-//! `docs/rules.md` is generated from the fixtures (`ROCE_BLESS=1` rewrites it; otherwise it is compared).
+//! `docs/rules.md` is generated from the fixtures and the [`WHY`] table (`ROCE_BLESS=1` rewrites it;
+//! otherwise it is compared).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -23,6 +23,271 @@ use std::path::{Component, Path, PathBuf};
 
 use miette::{GraphicalReportHandler, GraphicalTheme};
 use roce_model::{BuiltinsOnly, Code, Problem, Resolve, Severity, Source, builtin, load};
+
+/// Why each code matters: the paragraph `docs/rules.md` gives it, citing the reference notes.
+const WHY: &[(&str, &str)] = &[
+    (
+        "roce::syntax",
+        "roce can check only what it can parse. A profile that is not valid KDL or YAML — cut \
+         off, with an unclosed string or bracket, with bytes that are not UTF-8 text, or with no \
+         profile in it at all — yields no model, so nothing is checked or rendered from it. roce \
+         points at the first place the parser could not get past.",
+    ),
+    (
+        "roce::unknown_key",
+        "A misspelled key is not a harmless extra: the setting it was meant to carry is silently \
+         left at its default. A misspelled `fabric` or `traffic-class` leaves NCCL_IB_TC unset, \
+         and NCCL's default traffic class is not the fabric's lossless class 96 (fabric-facts \
+         §4a, §10.4), so RDMA traffic is sent in the wrong class. roce names the closest valid \
+         key.",
+    ),
+    (
+        "roce::missing_key",
+        "Some keys have no safe default. Without `rails` roce cannot know the pod's RDMA devices \
+         (`ibp0` … `ibp7` on HGX InfiniBand, `ibp<nic>p<port>` on GB300 RoCE; fabric-facts §9, \
+         §10.1), so it could check neither NCCL_IB_HCA nor the Multus NADs against them. A null \
+         (`#null` in KDL, `~` in YAML) in an `extends` layer that removes a required key is \
+         reported the same way.",
+    ),
+    (
+        "roce::type_mismatch",
+        "Types decide what the generated environment says, so roce does not guess. YAML reads an \
+         unquoted `true` as a boolean, and NCCL parses integer knobs with strtoll, so that `true` \
+         would reach NCCL as 0: `NCCL_IB_DISABLE=true` does not disable InfiniBand \
+         (nccl-ucx-facts §0). Write the exact text the program should see.",
+    ),
+    (
+        "roce::invalid_value",
+        "A value of the right type can still be one NCCL or Kubernetes ignores. NCCL drops a \
+         malformed NCCL_IB_ADDR_RANGE (no `/`, a bad address, a prefix too long) with only an \
+         INFO line, and then takes GIDs from any range (nccl-ucx-facts §1.4). An unknown choice, \
+         an invalid Kubernetes name or an unknown name placeholder would likewise render \
+         something that does not work.",
+    ),
+    (
+        "roce::duplicate_key",
+        "YAML requires unique keys and parsers disagree on which of two values wins; a repeated \
+         KDL node is ambiguous the same way. Rather than pick one silently, roce asks for one \
+         value per key. The way to override a value is an `extends` layer.",
+    ),
+    (
+        "roce::extends::not_found",
+        "`extends` layers a profile over a base such as `coreweave/gb300-roce`; when the base \
+         cannot be found there is no complete profile to check or render. roce suggests the \
+         closest built-in; a path is read relative to the file that names it.",
+    ),
+    (
+        "roce::extends::cycle",
+        "A chain of `extends` that comes back to a profile already in it has no bottom layer to \
+         merge onto. roce reports the loop (and chains deeper than 16 layers) instead of \
+         following it.",
+    ),
+    (
+        "roce::limits::too_large",
+        "Real profiles are a few kilobytes. roce refuses input over 1 MiB before parsing it, so a \
+         wrong file (a log, an image, a core dump) fails fast with a clear message instead of \
+         costing time and memory.",
+    ),
+    (
+        "roce::limits::too_deep",
+        "The profile format needs at most four levels of nesting. roce refuses input nested \
+         deeper than 32 levels before the parser recurses into it, so hostile or generated input \
+         cannot exhaust the stack.",
+    ),
+    (
+        "roce::fabric::roce_addressing",
+        "The CoreWeave RoCE guide lists the RoCE-only NCCL settings: \
+         NCCL_IB_ADDR_FAMILY=AF_INET6, because RoCE addressing on Spectrum-X is IPv6, and \
+         NCCL_IB_TC=96, the fabric's traffic class (fabric-facts §4a, notes). Without the family \
+         NCCL's GID auto-selection looks for IPv4-mapped GIDs (the default is AF_INET, \
+         nccl-ucx-facts §1.4); without the traffic class RDMA traffic is not sent in the lossless \
+         class.",
+    ),
+    (
+        "roce::fabric::ib_roce_setting",
+        "InfiniBand is LID-addressed: NCCL ignores NCCL_IB_GID_INDEX on an InfiniBand link layer \
+         and applies the traffic class only to RoCE queue pairs (nccl-ucx-facts §1.4, §1.5), and \
+         no CoreWeave InfiniBand recipe sets an address family, range or traffic class \
+         (fabric-facts §4a). On an InfiniBand profile these settings do nothing, or mean the \
+         profile names the wrong fabric.",
+    ),
+    (
+        "roce::multus::missing_nad",
+        "A GB300 RoCE pod needs all 16 per-port NADs, `ibs0p0-macvlan` … `ibs3p3-macvlan` in \
+         `cw-multus`. CoreWeave provisions them but does not attach them, and a rail without its \
+         NAD has no netdev and no `ibp` device in the pod (fabric-facts §3.2, §3.5). NCCL then \
+         runs on fewer rails, without an error.",
+    ),
+    (
+        "roce::multus::extra_nad",
+        "A NAD that matches no rail is usually a typo of a rail's NAD (they are named \
+         `ibs<nic>p<port>-macvlan`, fabric-facts §3.2). The pod then fails to start, because \
+         Multus cannot find the NAD, or gets an interface NCCL does not use — and the rail the \
+         typo was meant for is missing.",
+    ),
+    (
+        "roce::multus::required",
+        "RoCE v2 is IP-addressed: queue pairs are set up through the pod's network namespace, so \
+         the rail netdevs must be attached to the pod. Without the Multus annotations the pod has \
+         only eth0 and no `ibp` devices (fabric-facts §3.2, §10.6). SUNK NodeSets attach them for \
+         their jobs (fabric-facts §3.4): mark those `sunk-nodeset #true`.",
+    ),
+    (
+        "roce::multus::unneeded",
+        "InfiniBand is LID-addressed, and its HCAs reach the pod through the RDMA device plugin; \
+         no CoreWeave InfiniBand example carries a Multus annotation (fabric-facts §2, §10.6). An \
+         attachment there is unused at best, and keeps the pod from starting where the NAD does \
+         not exist.",
+    ),
+    (
+        "roce::nccl::hca_matches_nothing",
+        "NCCL_IB_HCA filters the RDMA devices by name prefix. When it matches none, NCCL logs \
+         `NET/IB : No device found.` and silently falls back to TCP sockets unless NCCL_NET=IB is \
+         forced (nccl-ucx-facts §1.3): the job runs, at a fraction of the bandwidth. CoreWeave \
+         uses the prefix `ibp`, which matches every rail device on both fabrics (fabric-facts \
+         §4a).",
+    ),
+    (
+        "roce::nccl::hca_partial",
+        "A filter that matches only some rail devices leaves the other rails idle: NCCL uses only \
+         the devices NCCL_IB_HCA selects (nccl-ucx-facts §1.3). CoreWeave's recipes use `ibp`, \
+         which covers every rail (fabric-facts §4a); a narrower filter is worth a warning unless \
+         it is deliberate.",
+    ),
+    (
+        "roce::nccl::prefix_collision",
+        "NCCL_IB_HCA matches by prefix unless the list starts with `=`, so `mlx5_1` also selects \
+         `mlx5_10` … `mlx5_19` (nccl-ucx-facts §1.1, point 4; NCCL's documentation warns about \
+         it). A list meant to name exact devices selects more than it says.",
+    ),
+    (
+        "roce::nccl::dropped_token",
+        "NCCL parses its interface and HCA lists without reporting what it ignores: a port that \
+         is not a number ≥ 1 reads as 0 and the device is silently dropped (verbs ports are \
+         1-based); a name over 63 bytes overflows a 64-byte buffer; entries past the 16th \
+         (NCCL_SOCKET_IFNAME) or 32nd (NCCL_IB_HCA) are ignored; spaces are not trimmed \
+         (nccl-ucx-facts §1.1).",
+    ),
+    (
+        "roce::nccl::socket_on_rdma",
+        "NCCL_SOCKET_IFNAME picks the interface for NCCL's TCP bootstrap and control traffic; \
+         CoreWeave points it at the front-end `eth0` on both fabrics (fabric-facts §4a). Naming a \
+         rail netdev (`net1` … `net16` in a GB300 RoCE pod) moves that traffic onto the RDMA \
+         backend, and as a prefix `net1` also selects `net10` … `net16` (nccl-ucx-facts §1.1).",
+    ),
+    (
+        "roce::nccl::int_syntax",
+        "NCCL parses integer knobs with strtoll(…, 0): a leading 0 means octal (`010` is 8), \
+         trailing text is ignored (`3x` is 3), `true` and `yes` are 0 — so `NCCL_IB_DISABLE=true` \
+         does not disable InfiniBand — and an empty value means unset (nccl-ucx-facts §0). None \
+         of this is logged as an error.",
+    ),
+    (
+        "roce::nccl::net_plugin",
+        "The CoreWeave RoCE guide sets NCCL_NET_PLUGIN=none — NCCL's built-in IB verbs transport \
+         — and keeps the Spectrum-X plugin for jobs of about 10,000 GPUs or more (fabric-facts \
+         §4a, notes).",
+    ),
+    (
+        "roce::nccl::debug_in_production",
+        "NCCL_DEBUG=INFO logs every rank's initialisation, topology and transport choices: what \
+         you want while validating a fabric, and noise and log cost in production. The CoreWeave \
+         RoCE guide sets it for validation and says to remove it afterwards (fabric-facts §4a, \
+         notes).",
+    ),
+    (
+        "roce::nccl::knob_shadows_field",
+        "Each NCCL variable a typed field sets (NCCL_IB_HCA from `nccl ib-hca`, NCCL_IB_TC from \
+         `fabric traffic-class`, …) is checked against the rails; the same variable in `knobs` \
+         would bypass those checks, and two sources for one variable leave unclear which value \
+         the pod gets.",
+    ),
+    (
+        "roce::nccl::knob_name",
+        "`nccl knobs` holds NCCL_* variables, whose integer syntax roce checks the way NCCL \
+         parses it (nccl-ucx-facts §0). Other variables belong in `env`, where roce checks them \
+         against what it generates.",
+    ),
+    (
+        "roce::ucx::verbs_transport",
+        "The CoreWeave RoCE guide's UCX transport list for GB300 is `rc_mlx5,ud_mlx5,cuda_copy`, \
+         and it says explicitly: not `rc_verbs`/`ud_verbs` (fabric-facts §4b). ConnectX NICs need \
+         the mlx5 transports.",
+    ),
+    (
+        "roce::ucx::gid_index",
+        "Unlike NCCL, UCX has no address-family filter: its automatic GID choice prefers RoCE v2 \
+         IPv4 GIDs (nccl-ucx-facts §3, UCX_IB_GID_INDEX). On CoreWeave GB300 RoCE the GID of the \
+         IPv6 global address is index 11, and the guide sets UCX_IB_GID_INDEX=11 (fabric-facts \
+         §4b, §10.3).",
+    ),
+    (
+        "roce::ucx::rma_rails",
+        "UCX_MAX_RMA_RAILS is how many devices UCX stripes one RMA transfer across; it cannot use \
+         more rails than UCX_NET_DEVICES gives it. The CoreWeave guide pairs UCX_MAX_RMA_RAILS=4 \
+         with the four devices `ibp0p0:1` … `ibp0p3:1` (fabric-facts §4b).",
+    ),
+    (
+        "roce::ucx::rdma_core",
+        "UCX GPUDirect RDMA on GB300 RoCE needs rdma-core 54 or newer, with UCX built against it. \
+         With an older one UCX initialises, even detects GPU memory support, and then transfers \
+         fail with `vendor_err 0x89` while NCCL tests still pass (fabric-facts §4b). roce cannot \
+         look inside the image, so the profile declares it.",
+    ),
+    (
+        "roce::ucx::net_device",
+        "UCX_NET_DEVICES takes exact names, RDMA devices as `device:port`, with no prefix match \
+         and no `^` (nccl-ucx-facts §3). UCX only warns about a device the pod does not have and \
+         runs without it. In TCP mode, naming an RDMA device puts UCX back on the rails it was \
+         pinned away from (fabric-facts §4a, notes).",
+    ),
+    (
+        "roce::ucx::tls",
+        "UCX_TLS names are exact and case-sensitive: UCX warns about an unknown one and ignores \
+         it, and `all` must stand alone (nccl-ucx-facts §3). A list that enables no transport for \
+         the profile's mode leaves UCX with nothing usable, or on a transport the profile did not \
+         ask for.",
+    ),
+    (
+        "roce::ucx::no_cuda_transport",
+        "With an explicit UCX_TLS, GPU buffers need the CUDA transports (UCX FAQ, nccl-ucx-facts \
+         §3), and the CoreWeave RoCE guide's list ends in `cuda_copy` (fabric-facts §4b). Without \
+         one UCX cannot move GPU memory over the RDMA transports.",
+    ),
+    (
+        "roce::caps::ipc_lock",
+        "RDMA pins memory. Without CAP_IPC_LOCK the kernel caps pinning at RLIMIT_MEMLOCK and \
+         memory registration fails with `ibv_reg_mr … Cannot allocate memory` (nccl-ucx-facts §4, \
+         IPC_LOCK / memlock). The CoreWeave RoCE guide lists IPC_LOCK as required for direct \
+         GB300 RoCE pods (fabric-facts §3.3).",
+    ),
+    (
+        "roce::pool::rdma_resource",
+        "`rdma/ib: 1` is the extended resource that lands a pod on an RDMA node, on both fabrics; \
+         it is a boolean gate, not a device count (fabric-facts §1, §3.1). Without it the \
+         scheduler may place the pod on a node without the backend fabric. SUNK NodeSets add it \
+         themselves (fabric-facts §3.4).",
+    ),
+    (
+        "roce::env::shadows_generated",
+        "A variable in `env` that roce also generates from a typed field would override it and \
+         escape the checks on that field: NCCL_SOCKET_IFNAME in `env` is not checked against the \
+         rail netdevs (roce::nccl::socket_on_rdma). Each variable has one place.",
+    ),
+    (
+        "roce::env::unrepresentable",
+        "roce writes env into Pod YAML, Slurm sbatch scripts and Dockerfile ENV lines. A newline, \
+         NUL or other control character cannot be carried safely by all of them: a newline ends \
+         an sbatch `export` line or a Dockerfile instruction, and NUL ends a C string. NCCL's own \
+         config file is `NAME=value` lines with no quoting (nccl-ucx-facts §0).",
+    ),
+];
+
+fn why(code: Code) -> Option<&'static str> {
+    WHY.iter()
+        .find(|(c, _)| *c == code.as_str())
+        .map(|(_, w)| *w)
+}
 
 fn fixtures_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rules")
@@ -106,51 +371,13 @@ impl Fixture {
             .to_string()
     }
 
-    /// The `why:` paragraph (every `why:` comment line, joined).
-    fn why(&self) -> Option<String> {
-        let marker = format!("{} why:", self.comment());
-        let mut lines = Vec::new();
-        let text = self.raw_text();
-        let mut in_why = false;
-        for line in text.lines() {
-            let t = line.trim_start();
-            if let Some(rest) = t.strip_prefix(&marker) {
-                in_why = true;
-                lines.push(rest.trim().to_string());
-            } else if in_why
-                && let Some(rest) = t.strip_prefix(self.comment())
-                && rest.starts_with("  ")
-            {
-                lines.push(rest.trim().to_string());
-            } else {
-                in_why = false;
-            }
-        }
-        (!lines.is_empty()).then(|| lines.join(" "))
-    }
-
-    /// The fixture as the docs show it: without the `why:` paragraph, non-UTF-8 bytes escaped.
+    /// The fixture as the docs show it: non-UTF-8 bytes and control characters escaped.
     fn doc_text(&self) -> String {
-        let marker = format!("{} why:", self.comment());
-        let mut out = String::new();
-        let mut in_why = false;
-        for line in escape_bytes(&self.bytes).lines() {
-            let t = line.trim_start();
-            if t.starts_with(&marker) {
-                in_why = true;
-                continue;
-            }
-            if in_why
-                && let Some(rest) = t.strip_prefix(self.comment())
-                && rest.starts_with("  ")
-            {
-                continue;
-            }
-            in_why = false;
-            out.push_str(line);
-            out.push('\n');
+        let mut text = escape_bytes(&self.bytes);
+        if !text.ends_with('\n') {
+            text.push('\n');
         }
-        out
+        text
     }
 
     /// The `pad-to: N` directive, if any.
@@ -193,11 +420,18 @@ fn pad(mut text: String, bytes: usize, comment: &str) -> String {
     text
 }
 
-/// UTF-8 text as is; every byte of an invalid sequence as `\xNN`.
+/// UTF-8 text as is, except control characters other than newline and tab; those and every byte of an
+/// invalid sequence as `\xNN`.
 fn escape_bytes(bytes: &[u8]) -> String {
     let mut out = String::new();
     for chunk in bytes.utf8_chunks() {
-        out.push_str(chunk.valid());
+        for c in chunk.valid().chars() {
+            if c.is_control() && c != '\n' && c != '\t' && (c as u32) < 0x100 {
+                write!(out, "\\x{:02X}", c as u32).unwrap();
+            } else {
+                out.push(c);
+            }
+        }
         for b in chunk.invalid() {
             write!(out, "\\x{b:02X}").unwrap();
         }
@@ -229,7 +463,9 @@ impl Resolve for FixtureFiles {
         let path = fixtures_root().join(&name);
         match std::fs::read_to_string(&path) {
             Ok(text) => Ok(Source::new(name, text)),
-            Err(_) => Err(format!("no file `{name}`")),
+            Err(_) => Err(format!(
+                "not a built-in profile, and there is no file `{name}`"
+            )),
         }
     }
 }
@@ -265,11 +501,24 @@ fn render(problems: &[Problem]) -> String {
     let handler =
         GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor()).with_width(80);
     let mut out = String::new();
-    for p in problems {
+    for (i, p) in problems.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
         let mut one = String::new();
         handler.render_report(&mut one, p).unwrap();
         for line in one.lines() {
-            out.push_str(line.trim_end());
+            // Control characters from binary input, shown as their Unicode pictures (same width).
+            let line: String = line
+                .trim_end()
+                .chars()
+                .map(|c| match c as u32 {
+                    n @ 0..=0x1f => char::from_u32(0x2400 + n).unwrap_or(c),
+                    0x7f => '\u{2421}',
+                    _ => c,
+                })
+                .collect();
+            out.push_str(&line);
             out.push('\n');
         }
     }
@@ -294,7 +543,10 @@ fn every_code_has_a_bad_and_a_good_fixture() {
             errors.push(format!("{code}: no directory tests/fixtures/rules/{dir}/"));
             continue;
         };
-        if !files.iter().any(|f| f.kind() == Kind::Bad && f.is_primary()) {
+        if !files
+            .iter()
+            .any(|f| f.kind() == Kind::Bad && f.is_primary())
+        {
             errors.push(format!("{dir}: no bad.kdl or bad.yaml"));
         }
         if !files.iter().any(|f| f.kind() == Kind::Good) {
@@ -304,6 +556,18 @@ fn every_code_has_a_bad_and_a_good_fixture() {
             errors.push(format!("{dir}: more than one primary bad fixture"));
         }
     }
+    for code in Code::ALL {
+        if why(*code).is_none() {
+            errors.push(format!(
+                "{code}: no entry in the WHY table of tests/rules.rs"
+            ));
+        }
+    }
+    for (code, _) in WHY {
+        if !Code::ALL.iter().any(|c| c.as_str() == *code) {
+            errors.push(format!("WHY names {code}, which is not a code"));
+        }
+    }
     for (dir, files) in &dirs {
         if code_of_dir(dir).is_none() {
             errors.push(format!("{dir}: no code has this directory (orphan)"));
@@ -311,7 +575,9 @@ fn every_code_has_a_bad_and_a_good_fixture() {
         let mut stems: Vec<&str> = files.iter().map(Fixture::stem).collect();
         stems.sort_unstable();
         if stems.windows(2).any(|w| w[0] == w[1]) {
-            errors.push(format!("{dir}: two fixtures share a stem (snapshot names clash)"));
+            errors.push(format!(
+                "{dir}: two fixtures share a stem (snapshot names clash)"
+            ));
         }
         for f in files {
             let head = escape_bytes(&f.bytes);
@@ -321,9 +587,6 @@ fn every_code_has_a_bad_and_a_good_fixture() {
                     f.name(),
                     f.comment()
                 ));
-            }
-            if f.is_primary() && f.why().is_none() {
-                errors.push(format!("{}: needs `{} why: …` lines for docs/rules.md", f.name(), f.comment()));
             }
         }
     }
@@ -335,7 +598,9 @@ fn bad_fixtures_fire_their_code_and_good_ones_do_not() {
     let mut errors = Vec::new();
     let mut counts = BTreeMap::new();
     for (dir, files) in discover() {
-        let Some(code) = code_of_dir(&dir) else { continue };
+        let Some(code) = code_of_dir(&dir) else {
+            continue;
+        };
         for f in &files {
             let kind = f.kind();
             if kind == Kind::Helper {
@@ -374,7 +639,10 @@ fn bad_fixtures_fire_their_code_and_good_ones_do_not() {
     assert!(errors.is_empty(), "{}", errors.join("\n\n"));
     let kdl = counts.get(&(true, false)).copied().unwrap_or(0);
     let yaml = counts.get(&(true, true)).copied().unwrap_or(0);
-    assert!(kdl > 0 && yaml >= 10, "bad fixtures: {kdl} KDL, {yaml} YAML");
+    assert!(
+        kdl > 0 && yaml >= 10,
+        "bad fixtures: {kdl} KDL, {yaml} YAML"
+    );
 }
 
 #[test]
@@ -403,7 +671,8 @@ fn missing_nad_names_the_missing_nads_at_the_multus_line() {
     let files = discover().remove(&dir).unwrap();
     let f = files.iter().find(|f| f.file == "bad.kdl").unwrap();
     let text = f.raw_text();
-    let listed = text.matches("-macvlan\"").count() - usize::from(text.contains("name=\"{host-port}-macvlan\""));
+    let listed = text.matches("-macvlan\"").count()
+        - usize::from(text.contains("name=\"{host-port}-macvlan\""));
     assert_eq!(listed, 13, "the fixture lists 13 of the 16 NADs");
     let multus_line = text
         .lines()
@@ -423,7 +692,11 @@ fn missing_nad_names_the_missing_nads_at_the_multus_line() {
     }
     assert!(p.message.contains("13 of 16"), "{}", p.message);
     let at = p.location().expect("resolved");
-    assert_eq!(at.file, f.name(), "points into the profile, not the built-in");
+    assert_eq!(
+        at.file,
+        f.name(),
+        "points into the profile, not the built-in"
+    );
     assert_eq!(at.line, multus_line, "points at the multus line");
     // Nothing else is wrong with the profile.
     assert_eq!(problems.len(), 1, "{}", summary(&problems));
@@ -487,18 +760,24 @@ fn garbage() -> Vec<(String, Vec<u8>)> {
         ("huge-int.yaml".into(), b"name: x\nextends: coreweave/gb300-roce\nnode-pool: {gpus-per-node: 99999999999999999999999999999999999999999999}\n".to_vec()),
         ("self-extends.kdl".into(), b"profile \"x\" extends=\"self-extends.kdl\" {}".to_vec()),
     ];
-    // Deterministic noise.
+    // Deterministic noise: raw bytes, and text made of the characters KDL and YAML care about.
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    for n in 0..32 {
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 24) as u8
+    };
+    let alphabet = b"{}[]\"'#=:;,-/\\*&!|>?%@ \t\n\rprofilefabricroce0123456789";
+    for n in 0..48 {
         let len = 1 + (n * 37) % 400;
-        let bytes: Vec<u8> = (0..len)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                (seed >> 24) as u8
-            })
-            .collect();
+        let bytes: Vec<u8> = if n % 3 == 0 {
+            (0..len).map(|_| next()).collect()
+        } else {
+            (0..len)
+                .map(|_| alphabet[usize::from(next()) % alphabet.len()])
+                .collect()
+        };
         let ext = if n % 2 == 0 { "kdl" } else { "yaml" };
         out.push((format!("noise-{n}.{ext}"), bytes));
     }
@@ -545,10 +824,14 @@ fn truncated_builtins_never_panic() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        for cut in (0..text.len()).step_by(13).filter(|c| text.is_char_boundary(*c)) {
+        for cut in (0..text.len())
+            .step_by(13)
+            .filter(|c| text.is_char_boundary(*c))
+        {
             let prefix = &text[..cut];
             let result = catch_unwind(AssertUnwindSafe(|| {
-                let problems = load(Source::new(name.clone(), prefix.to_string()), &BuiltinsOnly).problems;
+                let problems =
+                    load(Source::new(name.clone(), prefix.to_string()), &BuiltinsOnly).problems;
                 render(&problems)
             }));
             assert!(result.is_ok(), "{name} cut at byte {cut} panicked");
@@ -593,29 +876,25 @@ fn rules_doc() -> String {
         )
         .unwrap();
     }
+    md.push('\n');
     for code in Code::ALL {
         let dir = dir_name(*code);
-        let Some(files) = dirs.get(&dir) else { continue };
-        let primary = files.iter().find(|f| f.is_primary());
-        writeln!(md, "\n## {code}\n").unwrap();
+        let Some(files) = dirs.get(&dir) else {
+            continue;
+        };
+        writeln!(md, "## {code}\n").unwrap();
         let sev = match code.severity() {
             Severity::Error => "Error",
             Severity::Warning => "Warning",
         };
-        writeln!(md, "**{sev}.** {}\n", primary.and_then(Fixture::why).unwrap_or_default()).unwrap();
+        writeln!(md, "**{sev}.** {}\n", why(*code).unwrap_or_default()).unwrap();
         for f in files {
             let label = match f.kind() {
                 Kind::Bad => "Bad",
                 Kind::Good => "Good",
                 Kind::Helper => "Helper, reached through `extends`",
             };
-            writeln!(
-                md,
-                "{label} — `{}`: {}\n",
-                f.file,
-                f.title()
-            )
-            .unwrap();
+            writeln!(md, "{label} — `{}`: {}\n", f.file, f.title()).unwrap();
             writeln!(md, "```{}\n{}```\n", fence(f), f.doc_text()).unwrap();
             if f.kind() == Kind::Bad {
                 let problems: Vec<Problem> =
@@ -649,7 +928,9 @@ fn rules_doc_is_current() {
             .lines()
             .zip(want.lines())
             .position(|(a, b)| a != b)
-            .map_or(have.lines().count().min(want.lines().count()) + 1, |i| i + 1);
+            .map_or(have.lines().count().min(want.lines().count()) + 1, |i| {
+                i + 1
+            });
         panic!(
             "docs/rules.md is stale (first difference at line {line}); regenerate it with\n  \
              ROCE_BLESS=1 cargo test -p roce-model --test rules rules_doc_is_current"

@@ -8,9 +8,12 @@ use crate::source::Spanned;
 /// Check extra env and knob values.
 pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     for (key, value) in &p.env {
-        let shadowed = super::typed_field(key)
-            .map(str::to_string)
-            .or_else(|| p.nccl.knobs.contains_key(key).then(|| format!("nccl knobs {key}")));
+        let shadowed = super::typed_field(key).map(str::to_string).or_else(|| {
+            p.nccl
+                .knobs
+                .contains_key(key)
+                .then(|| format!("nccl knobs {key}"))
+        });
         if let Some(field) = shadowed {
             out.push(
                 Problem::new(
@@ -18,15 +21,32 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
                     format!("env {key} overrides the value `{field}` generates"),
                 )
                 .at(value.origin, "")
-                .help(format!("set it once, through `{field}`, and remove it from `env`")),
+                .help(format!(
+                    "set it once, through `{field}`, and remove it from `env`"
+                )),
             );
         }
     }
+    let n = &p.nccl;
+    let typed = [
+        ("NCCL_SOCKET_IFNAME", n.socket_ifname.as_ref().map(|l| &l.text)),
+        ("NCCL_IB_HCA", n.ib_hca.as_ref().map(|l| &l.text)),
+        ("NCCL_NET_PLUGIN", n.net_plugin.as_ref()),
+        ("NCCL_DEBUG", n.debug.as_ref()),
+        ("NCCL_DEBUG_SUBSYS", n.debug_subsys.as_ref()),
+        ("NCCL_IB_ADDR_RANGE", p.fabric.addr_range.as_ref()),
+        ("UCX_TLS", p.ucx.tls.as_ref().map(|(t, _)| t)),
+        ("UCX_NET_DEVICES", p.ucx.net_devices.as_ref().map(|(d, _)| d)),
+    ];
+    let typed = typed
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)));
     let all = p
         .env
         .iter()
         .chain(&p.nccl.knobs)
-        .map(|(k, v)| (k.as_str(), v));
+        .map(|(k, v)| (k.as_str(), v))
+        .chain(typed);
     for (key, value) in all {
         unrepresentable(key, value, out);
     }
@@ -40,6 +60,7 @@ fn unrepresentable(key: &str, value: &Spanned<String>, out: &mut Vec<Problem>) {
         '\n' => "a newline".to_string(),
         '\0' => "a NUL byte".to_string(),
         '\r' => "a carriage return".to_string(),
+        '\t' => "a tab".to_string(),
         c => format!("the control character U+{:04X}", c as u32),
     };
     out.push(

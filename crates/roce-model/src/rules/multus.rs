@@ -7,14 +7,20 @@ use crate::suggest;
 /// Check the Multus block against the rails.
 pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     match (&p.multus, p.fabric.kind.value) {
-        (Multus::None, FabricKind::Roce) if p.direct_pods() => out.push(
-            Problem::new(
+        (Multus::None { at }, FabricKind::Roce) if p.direct_pods() => {
+            let mut problem = Problem::new(
                 Code::MultusRequired,
                 "RoCE pods attach no Multus networks: the pod will see only eth0 and no RDMA devices",
+            );
+            if let Some(at) = at {
+                problem = problem.at(at.origin, "no Multus networks");
+            }
+            out.push(
+                problem
+                    .at(p.fabric.kind.origin, "RoCE fabric")
+                    .help("add `multus per-port namespace=\"cw-multus\" name=\"{host-port}-macvlan\"` (one NAD per rail port), or `multus backend …` where the cluster has one backend NAD; a SUNK NodeSet that attaches them itself sets `sunk-nodeset #true`"),
             )
-            .at(p.fabric.kind.origin, "RoCE fabric")
-            .help("add `multus per-port namespace=\"cw-multus\" name=\"{host-port}-macvlan\"` (one NAD per rail port), or `multus backend …` where the cluster has one backend NAD; a SUNK NodeSet that attaches them itself sets `sunk-nodeset #true`"),
-        ),
+        }
         (Multus::PerPort { at, .. } | Multus::Backend { at, .. }, FabricKind::InfiniBand) => {
             out.push(
                 Problem::new(
@@ -26,6 +32,22 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             )
         }
         _ => {}
+    }
+    if p.rails.host_port.is_none() {
+        for pattern in [Some(&p.rails.pod_device), p.rails.pod_netdev.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter(|pat| pat.value.contains("{host-port}"))
+        {
+            out.push(
+                Problem::new(
+                    Code::InvalidValue,
+                    "this name pattern uses `{host-port}` but the rails name no host port",
+                )
+                .at(pattern.origin, "uses {host-port}")
+                .help("add `host-port=\"…\"` to `rails` (e.g. `ibs{nic}p{port}`), or spell the name with `{nic}` and `{port}`"),
+            );
+        }
     }
     if let Multus::PerPort { name, nads, at, .. } = &p.multus {
         let rails = p.rail_list();
@@ -62,7 +84,10 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
                         missing.join(", ")
                     ),
                 )
-                .at(at.origin, format!("{} NADs missing", missing.len()))
+                .at(
+                    at.origin,
+                    format!("{} NAD{} missing", missing.len(), if missing.len() == 1 { "" } else { "s" }),
+                )
                 .at(nads.origin, "the NAD list")
                 .help(format!(
                     "add {} to `nads` (or drop `nads` to attach every rail's NAD from the `{}` pattern); a rail without its NAD has no netdev in the pod and NCCL loses that rail",
@@ -83,10 +108,13 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
                         format!("NAD `{}` belongs to no rail", nad.value),
                     )
                     .at(nad.origin, "not a rail NAD")
-                    .help(suggest::closest(&nad.value, expected.iter().map(String::as_str)).map_or_else(
-                        || "remove it, or fix the rails so it matches one".to_string(),
-                        |c| format!("did you mean `{c}`?"),
-                    )),
+                    .help(
+                        suggest::closest(&nad.value, expected.iter().map(String::as_str))
+                            .map_or_else(
+                                || "remove it, or fix the rails so it matches one".to_string(),
+                                |c| format!("did you mean `{c}`?"),
+                            ),
+                    ),
                 );
             }
         }

@@ -44,11 +44,14 @@ pub fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem 
     let (message, help) = match kind {
         TokenIssueKind::NameTooLong { len } => (
             format!("{env}: a {len}-character name overflows NCCL's 64-byte buffer"),
-            "device and interface names are at most 63 characters; use a shorter prefix".to_string(),
+            "device and interface names are at most 63 characters; use a shorter prefix"
+                .to_string(),
         ),
         TokenIssueKind::BadPort { text } => match leading_int(text) {
             Some(port) if port >= 1 => (
-                format!("{env}: port `{text}` is not a clean number; NCCL reads it as {port} and ignores the rest"),
+                format!(
+                    "{env}: port `{text}` is not a clean number; NCCL reads it as {port} and ignores the rest"
+                ),
                 format!("write `device:{port}`"),
             ),
             port => (
@@ -56,7 +59,8 @@ pub fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem 
                     "{env}: port `{text}` never matches: NCCL reads it as {} and verbs ports start at 1, so this device is silently dropped",
                     port.unwrap_or(0)
                 ),
-                "write `device:N` with N ≥ 1 (verbs ports are 1-based), or leave the port out".to_string(),
+                "write `device:N` with N ≥ 1 (verbs ports are 1-based), or leave the port out"
+                    .to_string(),
             ),
         },
         TokenIssueKind::PastLimit { limit } => (
@@ -84,7 +88,9 @@ pub fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem 
             "`^` alone excludes everything; remove the value to let NCCL choose".to_string(),
         ),
         TokenIssueKind::LiteralEquals => (
-            format!("{env}: `=` is only special at the start of the list; here it is part of the name"),
+            format!(
+                "{env}: `=` is only special at the start of the list; here it is part of the name"
+            ),
             "put `=` once, at the start (`=a,b` makes the whole list exact)".to_string(),
         ),
         TokenIssueKind::EmptyName => (
@@ -113,7 +119,9 @@ fn leading_int(text: &str) -> Option<i64> {
         Some(b'+') => (1, &t[1..]),
         _ => (1, t),
     };
-    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
     digits[..end].parse::<i64>().ok().map(|v| sign * v)
 }
 
@@ -122,15 +130,18 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     let rails = p.rail_list();
     let devices: Vec<&str> = rails.iter().map(|r| r.pod_device.as_str()).collect();
 
-    if let Some(hca) = &p.nccl.ib_hca {
+    // A name left with a placeholder is reported by the rails check; matching against it only adds noise.
+    let names_resolved = !devices.iter().any(|d| d.contains('{'));
+    if let Some(hca) = p.nccl.ib_hca.as_ref().filter(|_| names_resolved) {
         let matched = hca.list.matching(&devices);
         if matched.is_empty() {
             out.push(
                 Problem::new(
                     Code::HcaMatchesNothing,
                     format!(
-                        "NCCL_IB_HCA={} matches none of the pod's RDMA devices ({}): NCCL will silently fall back to TCP sockets",
+                        "NCCL_IB_HCA={} matches none of the pod's {} RDMA devices ({}): NCCL will silently fall back to TCP sockets",
                         hca.text.value,
+                        devices.len(),
                         summarize(&devices)
                     ),
                 )
@@ -194,8 +205,10 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
                 Problem::new(
                     Code::SocketOnRdma,
                     format!(
-                        "NCCL_SOCKET_IFNAME={} selects RDMA backend interfaces ({})",
+                        "NCCL_SOCKET_IFNAME={} selects {} RDMA backend interface{} ({})",
                         sock.text.value,
+                        hits.len(),
+                        if hits.len() == 1 { "" } else { "s" },
                         summarize(&hits)
                     ),
                 )
@@ -232,7 +245,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             out.push(
                 Problem::new(
                     Code::NetPlugin,
-                    format!("the Spectrum-X NCCL plugin is meant for jobs of about {SPCX_MIN_GPUS}+ GPUs, not {size}"),
+                    format!("the Spectrum-X NCCL plugin is meant for jobs of about {}+ GPUs, not {size}", thousands(SPCX_MIN_GPUS)),
                 )
                 .at(plugin.origin, "")
                 .help("use `net-plugin=\"none\"` (NCCL's built-in IB verbs transport) unless the job really spans ~10,000 GPUs; size it with `job nodes=N`"),
@@ -286,25 +299,58 @@ fn int_syntax(key: &str, value: &str, origin: Origin, out: &mut Vec<Problem>) {
     let octal = value.len() > 1
         && value.starts_with('0')
         && value[1..].starts_with(|c: char| c.is_ascii_digit());
-    let message = if value.is_empty() {
-        Some(format!("{key} is empty: NCCL treats it as unset and keeps the default"))
+    let shown = value.escape_debug().to_string();
+    let (message, help) = if value.is_empty() {
+        (
+            format!("{key} is empty: NCCL treats it as unset and keeps the default"),
+            "give the number, or remove the knob to keep NCCL's default".to_string(),
+        )
     } else if !whole {
-        Some(format!("NCCL reads {key}={value} as {parsed} (it parses integers with strtoll and ignores what does not fit)"))
+        let lower = value.trim().to_ascii_lowercase();
+        let help = if ["true", "yes", "on", "y", "enable", "enabled"].contains(&lower.as_str()) {
+            "write `\"1\"` to enable (`\"0\"` to disable): NCCL knobs are numbers".to_string()
+        } else if ["false", "no", "off", "n", "disable", "disabled"].contains(&lower.as_str()) {
+            "write `\"0\"` to disable: NCCL knobs are numbers".to_string()
+        } else if let Some(n) = with_unit(value.trim()) {
+            format!("write the number in full, `\"{n}\"`: NCCL knows no unit suffixes")
+        } else {
+            "write the whole number, in decimal digits only".to_string()
+        };
+        (
+            format!(
+                "NCCL reads {key}={shown} as {parsed} (it parses integers with strtoll and ignores what does not fit)"
+            ),
+            help,
+        )
     } else if octal {
-        Some(format!("NCCL reads {key}={value} as octal: {parsed}"))
+        let decimal = value.trim_start_matches('0');
+        (
+            format!("NCCL reads {key}={value} as octal: {parsed}"),
+            format!(
+                "drop the leading zero: `\"{}\"` (or write `\"{parsed}\"` if octal {value} is what you meant)",
+                if decimal.is_empty() { "0" } else { decimal }
+            ),
+        )
     } else {
-        None
+        return;
     };
-    if let Some(message) = message {
-        out.push(
-            Problem::new(Code::IntSyntax, message)
-                .at(origin, "")
-                .help(format!(
-                    "write the decimal number you mean (e.g. `\"1\"` to enable, `\"0\"` to disable){}",
-                    if octal { format!(", e.g. `\"{}\"`", value.trim_start_matches('0')) } else { String::new() }
-                )),
-        );
-    }
+    out.push(
+        Problem::new(Code::IntSyntax, message)
+            .at(origin, "")
+            .help(help),
+    );
+}
+
+/// `512K` → 524288, `1M` → 1048576, `2G` → 2147483648 (binary units, as NCCL's sizes are bytes).
+fn with_unit(value: &str) -> Option<u64> {
+    let (digits, unit) = value.split_at(value.find(|c: char| !c.is_ascii_digit())?);
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return None,
+    };
+    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
 }
 
 fn common_prefix(devices: &[&str]) -> String {
@@ -313,7 +359,13 @@ fn common_prefix(devices: &[&str]) -> String {
     };
     let mut len = first.len();
     for d in devices {
-        len = len.min(first.bytes().zip(d.bytes()).take_while(|(a, b)| a == b).count());
+        len = len.min(
+            first
+                .bytes()
+                .zip(d.bytes())
+                .take_while(|(a, b)| a == b)
+                .count(),
+        );
     }
     first[..len].to_string()
 }
@@ -321,15 +373,37 @@ fn common_prefix(devices: &[&str]) -> String {
 fn summarize(names: &[&str]) -> String {
     match names {
         [] => "none".to_string(),
-        [one] => (*one).to_string(),
         _ if names.len() <= 4 => names.join(", "),
-        _ => format!("{}, {}, … {} ({} in all)", names[0], names[1], names[names.len() - 1], names.len()),
+        _ => format!("{}, {}, …, {}", names[0], names[1], names[names.len() - 1]),
     }
+}
+
+/// `10000` → `10,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
-    use super::strtoll;
+    use super::{strtoll, thousands, with_unit};
+
+    #[test]
+    fn units_and_thousands() {
+        assert_eq!(with_unit("512K"), Some(524_288));
+        assert_eq!(with_unit("1m"), Some(1_048_576));
+        assert_eq!(with_unit("3x"), None);
+        assert_eq!(with_unit("12"), None);
+        assert_eq!(thousands(10_000), "10,000");
+        assert_eq!(thousands(999), "999");
+    }
 
     #[test]
     fn strtoll_matches_c() {

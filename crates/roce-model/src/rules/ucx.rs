@@ -38,7 +38,9 @@ pub fn list_issue(env: &str, kind: &UcxIssueKind, origin: Origin) -> Problem {
             "UCX ignores entries past its limit; shorten the list".to_string(),
         ),
         UcxIssueKind::NegatedAll => (
-            format!("{env}: `^all` is read as `all`: UCX drops the negation and enables every transport"),
+            format!(
+                "{env}: `^all` is read as `all`: UCX drops the negation and enables every transport"
+            ),
             "list the transports to use, or to exclude, by name".to_string(),
         ),
         UcxIssueKind::Whitespace => (
@@ -46,7 +48,9 @@ pub fn list_issue(env: &str, kind: &UcxIssueKind, origin: Origin) -> Problem {
             "remove the spaces around commas".to_string(),
         ),
         UcxIssueKind::CaretInNetDevices => (
-            format!("{env}: UCX_NET_DEVICES has no `^` exclusion"),
+            format!(
+                "{env} has no `^` exclusion: the `^` becomes part of a device name that does not exist"
+            ),
             "list the devices to use, by exact name".to_string(),
         ),
         UcxIssueKind::BadPort { text } => (
@@ -111,13 +115,33 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         && !tls.contains("tcp")
     {
         out.push(
-            Problem::new(Code::UcxTls, format!("UCX is in TCP mode but UCX_TLS={} has no `tcp`", text.value))
-                .at(text.origin, "")
-                .help("use `tls=\"tcp\"` (or drop `tls`: TCP mode emits it)"),
+            Problem::new(
+                Code::UcxTls,
+                format!("UCX is in TCP mode but UCX_TLS={} has no `tcp`", text.value),
+            )
+            .at(text.origin, "")
+            .help("use `tls=\"tcp\"` (or drop `tls`: TCP mode emits it)"),
         );
     }
 
     if u.mode.value != UcxMode::Rdma {
+        let dead = [
+            ("gid-index", u.gid_index.as_ref().map(|g| g.origin)),
+            ("max-rma-rails", u.max_rma_rails.as_ref().map(|r| r.origin)),
+        ];
+        for (key, origin) in dead {
+            if let Some(origin) = origin {
+                out.push(
+                    Problem::new(
+                        Code::InvalidValue,
+                        format!("`ucx {key}` has no effect in {} mode", u.mode.value.as_str()),
+                    )
+                    .at(origin, "ignored")
+                    .at(u.mode.origin, "UCX mode")
+                    .help(format!("remove `{key}`, or set `mode=\"rdma\"` if UCX should use RDMA")),
+                );
+            }
+        }
         return;
     }
 
@@ -136,9 +160,15 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         }
         if !RDMA_TRANSPORTS.iter().any(|t| tls.contains(t)) {
             out.push(
-                Problem::new(Code::UcxTls, format!("UCX is in RDMA mode but UCX_TLS={} enables no RDMA transport", text.value))
-                    .at(text.origin, "")
-                    .help("add `rc_mlx5,ud_mlx5` (RC needs UD for wire-up)"),
+                Problem::new(
+                    Code::UcxTls,
+                    format!(
+                        "UCX is in RDMA mode but UCX_TLS={} enables no RDMA transport",
+                        text.value
+                    ),
+                )
+                .at(text.origin, "")
+                .help("add `rc_mlx5,ud_mlx5` (RC needs UD for wire-up)"),
             );
         }
         if !tls.contains("cuda_copy") {
@@ -155,7 +185,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         out.push(
             Problem::new(Code::UcxGidIndex, "UCX over RoCE needs an explicit GID index")
                 .at(u.mode.origin, "RDMA mode on RoCE")
-                .help("add `gid-index=N` to `ucx`: the RoCE v2 GID of the IPv6 global address (11 on CoreWeave GB300); `roce doctor` shows the right index on a node. UCX's automatic choice prefers IPv4 GIDs"),
+                .help("add `gid-index=N` to `ucx`, the RoCE v2 GID of the IPv6 global address: 11 on CoreWeave GB300 (`show_gids` or `ibv_devinfo -v` on a node lists the GIDs). UCX's automatic choice prefers IPv4 GIDs"),
         );
     }
 

@@ -20,6 +20,7 @@ const POSITIONAL: &[(&str, &str)] = &[
     ("fabric", "kind"),
     ("node-pool", "name"),
     ("multus", "mode"),
+    ("ucx", "mode"),
 ];
 
 /// Parse a KDL profile into a tree. Errors are coded problems with spans.
@@ -28,26 +29,7 @@ pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
     if let Some(at) = tree::bracket_depth(text, MAX_DEPTH, false) {
         return Err(vec![too_deep(Origin::new(source, at..at + 1))]);
     }
-    let doc = KdlDocument::parse(text).map_err(|err| {
-        err.diagnostics
-            .iter()
-            .map(|d| {
-                let start = d.span.offset().min(text.len());
-                let origin = Origin::new(source, start..(start + d.span.len()).min(text.len()));
-                let message = d
-                    .message
-                    .clone()
-                    .unwrap_or_else(|| "invalid KDL".to_string());
-                Problem::new(Code::Syntax, format!("invalid KDL: {message}"))
-                    .at(origin, d.label.clone().unwrap_or_default())
-                    .help(
-                        d.help
-                            .clone()
-                            .unwrap_or_else(|| "see docs/reference.md for the profile syntax".into()),
-                    )
-            })
-            .collect::<Vec<_>>()
-    })?;
+    let doc = KdlDocument::parse(text).map_err(|err| syntax_problems(text, source, &err))?;
     let walker = Walker { text, source };
     let nodes = doc.nodes();
     if nodes.is_empty() {
@@ -88,6 +70,70 @@ pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
     }
 }
 
+/// The KDL parser's diagnostics as coded problems, reworded where the parser's text is unclear.
+fn syntax_problems(text: &str, source: SourceId, err: &kdl::KdlError) -> Vec<Problem> {
+    const UNCLOSED_BLOCK: &str = "No closing '}' for child block";
+    const UNCLOSED_NODES: &str = "Closing '}' was not found after nodes";
+    const UNCLOSED_STRING: &str = "Unexpected newline in single-line quoted string";
+    let has_unclosed_block = err
+        .diagnostics
+        .iter()
+        .any(|d| d.message.as_deref() == Some(UNCLOSED_BLOCK));
+    let mut out = Vec::new();
+    for d in &err.diagnostics {
+        let start = d.span.offset().min(text.len());
+        let origin = Origin::new(source, start..(start + d.span.len()).min(text.len()));
+        let message = d.message.as_deref().unwrap_or("invalid KDL");
+        let (message, label, help) = match message {
+            // Both are reported for one unclosed block; keep the one that points at its `{`.
+            UNCLOSED_NODES if has_unclosed_block => continue,
+            UNCLOSED_BLOCK | UNCLOSED_NODES => (
+                "this block is never closed".to_string(),
+                "opened here".to_string(),
+                "add the `}` that closes it; if the file was cut off, the rest of the profile is missing too"
+                    .to_string(),
+            ),
+            UNCLOSED_STRING => (
+                "this string is not closed before the end of the line".to_string(),
+                "string not closed".to_string(),
+                "close it with `\"`: a KDL string ends on the line it starts (`\"\"\"` starts text that spans lines)"
+                    .to_string(),
+            ),
+            other => (
+                lower_first(other),
+                d.label.clone().unwrap_or_default(),
+                d.help
+                    .clone()
+                    .unwrap_or_else(|| "see docs/reference.md for the profile syntax".into()),
+            ),
+        };
+        out.push(
+            Problem::new(Code::Syntax, format!("invalid KDL: {message}"))
+                .at(origin, label)
+                .help(help),
+        );
+    }
+    if out.is_empty() {
+        out.push(
+            Problem::new(Code::Syntax, "invalid KDL")
+                .at(Origin::new(source, 0..text.len().min(1)), "")
+                .help("see docs/reference.md for the profile syntax"),
+        );
+    }
+    out
+}
+
+/// "No closing" → "no closing", leaving acronyms ("KDL …") alone.
+fn lower_first(s: &str) -> String {
+    let mut chars = s.chars();
+    match (chars.next(), chars.next()) {
+        (Some(a), Some(b)) if a.is_uppercase() && !b.is_uppercase() => {
+            a.to_lowercase().chain(s[a.len_utf8()..].chars()).collect()
+        }
+        _ => s.to_string(),
+    }
+}
+
 fn too_deep(origin: Origin) -> Problem {
     Problem::new(
         Code::TooDeep,
@@ -105,7 +151,10 @@ struct Walker<'t> {
 impl Walker<'_> {
     fn origin(&self, span: miette::SourceSpan) -> Origin {
         let start = span.offset().min(self.text.len());
-        Origin::new(self.source, start..(start + span.len()).min(self.text.len()))
+        Origin::new(
+            self.source,
+            start..(start + span.len()).min(self.text.len()),
+        )
     }
 
     /// The node's first line (up to `{` or the end of the line): what a problem about the node points at.
@@ -133,7 +182,10 @@ impl Walker<'_> {
             node.entries().iter().partition(|e| e.name().is_none());
         let children = node.children().map(|c| c.nodes()).unwrap_or_default();
 
-        if props.is_empty() && children.is_empty() {
+        let positional = POSITIONAL.iter().find(|(n, _)| *n == name).map(|(_, k)| *k);
+        // A node with a positional key takes one argument; more fall through to the map, which reports
+        // the extra ones (`fabric roce ipv6`).
+        if props.is_empty() && children.is_empty() && (positional.is_none() || args.len() <= 1) {
             return match args.as_slice() {
                 [one] => self.scalar(one),
                 many => Node::new(
@@ -151,7 +203,6 @@ impl Walker<'_> {
         }
 
         let mut entries = Vec::new();
-        let positional = POSITIONAL.iter().find(|(n, _)| *n == name).map(|(_, k)| *k);
         for (i, arg) in args.iter().enumerate() {
             match positional {
                 Some(key) if i == 0 => {
@@ -168,12 +219,22 @@ impl Walker<'_> {
                 _ => problems.push(
                     Problem::new(
                         Code::TypeMismatch,
-                        format!("`{name}` takes no argument here"),
+                        match positional {
+                            Some(key) => {
+                                format!("`{name}` takes one argument, its {key}; this is another")
+                            }
+                            None => format!("`{name}` takes no argument here"),
+                        },
                     )
                     .at(self.origin(arg.span()), "unexpected argument")
                     .help(match positional {
-                        Some(key) => format!("`{name}` takes one argument, its {key}; write other values as `key=value`"),
-                        None => format!("write it as a property, e.g. `{name} key=value`, or as a child node"),
+                        Some(_) => {
+                            "write other values as properties (`key=value`) or as child nodes"
+                                .to_string()
+                        }
+                        None => format!(
+                            "write it as a property, e.g. `{name} key=value`, or as a child node"
+                        ),
                     }),
                 ),
             }
@@ -281,8 +342,11 @@ mod tests {
 
     #[test]
     fn duplicate_children_are_reported_with_both_spans() {
-        let err = parse("profile \"x\" {\n nccl debug=\"WARN\"\n nccl debug=\"INFO\"\n}", SourceId(0))
-            .unwrap_err();
+        let err = parse(
+            "profile \"x\" {\n nccl debug=\"WARN\"\n nccl debug=\"INFO\"\n}",
+            SourceId(0),
+        )
+        .unwrap_err();
         assert_eq!(err[0].code, Code::DuplicateKey);
         assert_eq!(err[0].labels.len(), 2);
     }
@@ -303,7 +367,11 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_refused_before_parsing() {
-        let text = format!("profile \"x\" {}{}", "a { ".repeat(10_000), "}".repeat(10_000));
+        let text = format!(
+            "profile \"x\" {}{}",
+            "a { ".repeat(10_000),
+            "}".repeat(10_000)
+        );
         let err = parse(&text, SourceId(0)).unwrap_err();
         assert_eq!(err[0].code, Code::TooDeep);
     }

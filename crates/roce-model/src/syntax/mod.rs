@@ -17,12 +17,12 @@ pub fn parse(source: &Source, id: SourceId) -> Result<Node, Vec<Problem>> {
             Problem::new(
                 Code::TooLarge,
                 format!(
-                    "the profile is {} bytes; profiles are limited to {} bytes",
+                    "the file is {} bytes; a profile may be at most {MAX_PROFILE_BYTES} bytes ({} MiB)",
                     source.text.len(),
-                    MAX_PROFILE_BYTES
+                    MAX_PROFILE_BYTES >> 20
                 ),
             )
-            .at(Origin::new(id, 0..0), "")
+            .at(Origin::new(id, 0..0), "not read past the size check")
             .help("is this the right file? a profile is a few kilobytes of KDL or YAML"),
         ]);
     }

@@ -111,7 +111,11 @@ fn line_col_range(text: &str, l: &serde_saphyr::Location) -> Option<std::ops::Ra
         .take_while(|(_, c)| *c != '\n')
         .nth(column)
         .map_or_else(|| rest.find('\n').unwrap_or(rest.len()), |(i, _)| i);
-    let len = rest[at..].chars().next().filter(|c| *c != '\n').map_or(0, char::len_utf8);
+    let len = rest[at..]
+        .chars()
+        .next()
+        .filter(|c| *c != '\n')
+        .map_or(0, char::len_utf8);
     Some(start + at..start + at + len)
 }
 
@@ -149,7 +153,14 @@ fn convert(text: &str, source: SourceId, v: YSpanned<YVal>, problems: &mut Vec<P
                         continue;
                     }
                 };
-                let node = convert(text, source, val, problems);
+                let mut node = convert(text, source, val, problems);
+                // A map's place is its key, the YAML counterpart of a KDL node's head; so is a block
+                // list's, whose own span is empty (a flow list keeps its `[…]`).
+                if matches!(node.value, Value::Map(_))
+                    || matches!(node.value, Value::Seq(_)) && node.origin.len == 0
+                {
+                    node.origin = key_origin;
+                }
                 tree::push_entry(
                     &mut entries,
                     Entry {

@@ -1,0 +1,791 @@
+//! The kustomize target against the real consumer: every Component is built with `kubectl kustomize`
+//! next to real workloads, the output is read back and checked value by value, and the built
+//! manifests go through `kubernetes-validate --strict`.
+//!
+//! Tools come from `.ci/install-tools` (see `support/consumers.rs`): locally a missing tool skips
+//! loudly, under `CI=true` it fails. Reading the output back needs python3 with PyYAML, with the
+//! same rule.
+
+#[path = "support/consumers.rs"]
+mod consumers;
+
+use std::collections::BTreeSet;
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use roce_model::{BuiltinsOnly, builtin, load};
+use roce_render::kustomize::{self, DUPLICATE_ERROR, FIRST_CONTAINER, JSON_FORM_ERROR, Selector};
+use roce_render::plan::{MULTUS_ANNOTATION, Plan};
+use roce_render::pod::escape_dependent_vars;
+use roce_render::{PROFILE_ANNOTATION, RenderError, RenderOptions};
+use serde_json::{Value, json};
+
+fn plan_of(name: &str) -> Plan {
+    let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);
+    let profile = loaded
+        .profile
+        .unwrap_or_else(|| panic!("{name}: {:?}", loaded.problems));
+    roce_render::plan::lower(&profile)
+}
+
+/// The comma-form list the plan's networks must add, in rail order.
+fn our_networks(plan: &Plan) -> Option<String> {
+    let w = plan.wiring.as_ref()?;
+    let items: Vec<String> = w
+        .networks
+        .iter()
+        .map(|n| format!("{}/{}", n.namespace, n.name))
+        .collect();
+    (!items.is_empty()).then(|| items.join(","))
+}
+
+/// Every YAML document of `text` as JSON, via PyYAML; `None` (skipped) when python3 or PyYAML is
+/// missing outside CI.
+fn yaml_docs(text: &str) -> Option<Vec<Value>> {
+    const SCRIPT: &str = "import sys, yaml, json\n\
+        print(json.dumps([d for d in yaml.safe_load_all(sys.stdin) if d is not None]))";
+    let probe = Command::new("python3").args(["-c", "import yaml"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        assert!(
+            !consumers::tools_required(),
+            "python3 with PyYAML is needed to read kustomize output, and CI is set"
+        );
+        eprintln!("\n!!! SKIPPED: python3 with PyYAML is missing !!!\n");
+        return None;
+    }
+    let mut child = Command::new("python3")
+        .args(["-c", SCRIPT])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn python3");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "PyYAML rejected the YAML: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Writes the rendered Component to `<dir>/<name>/` and returns the file names.
+fn write_component(dir: &Path, name: &str, plan: &Plan, opts: &RenderOptions) -> Vec<String> {
+    let files = kustomize::render(plan, opts).expect("render");
+    let comp = dir.join(name);
+    std::fs::create_dir_all(&comp).unwrap();
+    for f in &files {
+        assert!(!f.path.contains('/'), "flat file names: {}", f.path);
+        std::fs::write(comp.join(&f.path), &f.contents).unwrap();
+    }
+    files.into_iter().map(|f| f.path).collect()
+}
+
+/// Builds `app/` (a kustomization over `base.yaml` using `components`) next to the components.
+/// `Ok(None)` when kubectl is missing (skipped); `Err` with kubectl's report when the build fails.
+fn build(dir: &Path, base: &str, components: &[&str]) -> Result<Option<String>, String> {
+    let app = dir.join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::write(app.join("base.yaml"), base).unwrap();
+    let comps: Vec<String> = components.iter().map(|c| format!("- ../{c}\n")).collect();
+    std::fs::write(
+        app.join("kustomization.yaml"),
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- base.yaml\ncomponents:\n{}",
+            comps.concat()
+        ),
+    )
+    .unwrap();
+    consumers::kubectl_kustomize(&app)
+}
+
+/// A Deployment whose `main` container is second, with an env var every profile sets (with another
+/// value), one of its own, a capability, a mount, a node selector and a volume of its own.
+fn deployment(name: &str, networks: Option<&str>) -> String {
+    let annotations = match networks {
+        Some(v) => format!(
+            "      annotations:\n        {MULTUS_ANNOTATION}: {}\n",
+            serde_json::to_string(v).unwrap()
+        ),
+        None => String::new(),
+    };
+    format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  selector:
+    matchLabels:
+      app: {name}
+  template:
+    metadata:
+      labels:
+        app: {name}
+{annotations}    spec:
+      nodeSelector:
+        topology.kubernetes.io/zone: zone-a
+      containers:
+      - name: sidecar
+        image: busybox:1.36
+        env:
+        - name: NCCL_IB_HCA
+          value: sidecar-value
+        resources:
+          limits:
+            cpu: "1"
+      - name: main
+        image: busybox:1.36
+        env:
+        - name: KEEP_ME
+          value: kept
+        - name: NCCL_IB_HCA
+          value: mlx5_0
+        resources:
+          limits:
+            cpu: "2"
+        securityContext:
+          capabilities:
+            add:
+            - SYS_PTRACE
+        volumeMounts:
+        - name: data
+          mountPath: /data
+      volumes:
+      - name: data
+        emptyDir: {{}}
+"#
+    )
+}
+
+const SERVICE: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  selector:\n    app: plain\n  ports:\n  - port: 80\n";
+
+fn find<'a>(docs: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    docs.iter()
+        .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind}/{name} in output"))
+}
+
+/// A quantity as Kubernetes reads it (kustomize may write `4` or `"4"`).
+fn quantity(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        other => panic!("not a quantity: {other}"),
+    }
+}
+
+/// Multus's comma-form parser (k8sclient.parsePodNetworkAnnotation): JSON when the value contains
+/// any of `[`, `{`, `"`; else comma-separated `namespace/name@ifname` items whose namespace and name
+/// are DNS labels. Returns the `namespace/name` items, or why Multus would reject the value.
+fn multus_items(value: &str) -> Result<Vec<String>, String> {
+    if value.is_empty() {
+        return Err("empty".into());
+    }
+    if value.contains(['[', '{', '"']) {
+        let list: Vec<Value> = serde_json::from_str(value).map_err(|e| format!("JSON: {e}"))?;
+        return Ok(list
+            .iter()
+            .map(|n| format!("{}/{}", n["namespace"].as_str().unwrap_or(""), n["name"]))
+            .collect());
+    }
+    let label = |s: &str| {
+        s.is_empty()
+            || (s.len() <= 63
+                && s.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !s.starts_with('-')
+                && !s.ends_with('-'))
+    };
+    let mut out = Vec::new();
+    for item in value.split(',') {
+        let item = item.trim();
+        let (ns, rest) = match item.split_once('/') {
+            Some((ns, rest)) if !rest.contains('/') => (ns.trim(), rest),
+            Some(_) => return Err(format!("{item:?}: more than one '/'")),
+            None => ("", item),
+        };
+        let name = rest.split('@').next().unwrap().trim();
+        if !label(ns) || !label(name) {
+            return Err(format!("{item:?}: not DNS labels"));
+        }
+        if name.is_empty() {
+            // Parses, then fails: "cannot find a network-attachment-definition ()".
+            return Err(format!("{item:?}: empty network name"));
+        }
+        out.push(format!("{ns}/{name}"));
+    }
+    Ok(out)
+}
+
+/// Checks one built workload against its base: the wired container carries the plan exactly, the
+/// rest of the pod template is the base's plus the plan's pod-level fields.
+fn check_wired(plan: &Plan, built: &Value, base: &Value, template: &[&str], index: usize) {
+    let at = |v: &Value| {
+        let mut v = v.clone();
+        for key in template {
+            v = v[*key].clone();
+        }
+        v
+    };
+    let (got, want) = (at(built), at(base));
+    let what = format!("{} {}", plan.profile, built["metadata"]["name"]);
+    let containers = got["spec"]["containers"].as_array().unwrap();
+    let base_containers = want["spec"]["containers"].as_array().unwrap();
+    let names = |cs: &[Value]| cs.iter().map(|c| c["name"].clone()).collect::<Vec<_>>();
+    assert_eq!(
+        names(containers),
+        names(base_containers),
+        "{what}: container order"
+    );
+    for (i, (c, b)) in containers.iter().zip(base_containers).enumerate() {
+        if i != index {
+            assert_eq!(c, b, "{what}: container {i} must be untouched");
+        }
+    }
+    let c = &containers[index];
+    let b = &base_containers[index];
+
+    // env: every plan variable exactly once with the exact string; the base's own kept.
+    let env = c["env"].as_array().unwrap();
+    let env_names: Vec<&str> = env.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    let unique: BTreeSet<&str> = env_names.iter().copied().collect();
+    assert_eq!(
+        unique.len(),
+        env_names.len(),
+        "{what}: duplicate env {env_names:?}"
+    );
+    for var in &plan.env {
+        let entry = env
+            .iter()
+            .find(|e| e["name"] == var.name.as_str())
+            .unwrap_or_else(|| panic!("{what}: {} missing", var.name));
+        assert_eq!(
+            entry,
+            &json!({"name": var.name, "value": escape_dependent_vars(&var.value)}),
+            "{what}: {} must be the profile's string",
+            var.name
+        );
+    }
+    for e in b["env"].as_array().unwrap() {
+        let name = e["name"].as_str().unwrap();
+        if plan.env_value(name).is_none() {
+            assert!(env.contains(e), "{what}: base env {name} lost");
+        }
+    }
+    let base_only = b["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| plan.env_value(e["name"].as_str().unwrap()).is_none())
+        .count();
+    assert_eq!(env.len(), plan.env.len() + base_only, "{what}: env count");
+
+    // requests and limits: the plan's quantities in both; the base's own kept.
+    for side in ["requests", "limits"] {
+        let got = c["resources"][side].as_object().unwrap();
+        let mut want: Vec<(String, String)> = plan.resources();
+        if let Some(own) = b["resources"][side].as_object() {
+            want.extend(own.iter().map(|(k, v)| (k.clone(), quantity(v))));
+        }
+        let got: BTreeSet<(String, String)> =
+            got.iter().map(|(k, v)| (k.clone(), quantity(v))).collect();
+        assert_eq!(
+            got,
+            want.into_iter().collect::<BTreeSet<_>>(),
+            "{what}: {side}"
+        );
+    }
+
+    // capabilities: the base's, then the plan's not already there.
+    let mut caps: Vec<Value> = b["securityContext"]["capabilities"]["add"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for cap in plan.wiring.iter().flat_map(|w| &w.capabilities) {
+        if !caps.contains(&json!(cap)) {
+            caps.push(json!(cap));
+        }
+    }
+    assert_eq!(
+        c["securityContext"]["capabilities"]["add"],
+        Value::Array(caps),
+        "{what}: capabilities"
+    );
+
+    // /dev/shm: one memory-backed volume mounted once; the base's mounts and volumes kept.
+    let mounts = c["volumeMounts"].as_array().unwrap();
+    let shm: Vec<&Value> = mounts
+        .iter()
+        .filter(|m| m["mountPath"] == "/dev/shm")
+        .collect();
+    assert_eq!(
+        shm,
+        [&json!({"name": "dshm", "mountPath": "/dev/shm"})],
+        "{what}: /dev/shm mount"
+    );
+    for m in b["volumeMounts"].as_array().into_iter().flatten() {
+        assert!(mounts.contains(m), "{what}: base mount lost");
+    }
+    let volumes = got["spec"]["volumes"].as_array().unwrap();
+    assert!(
+        volumes.contains(&json!({"name": "dshm", "emptyDir": {"medium": "Memory"}})),
+        "{what}: dshm volume"
+    );
+    for v in want["spec"]["volumes"].as_array().into_iter().flatten() {
+        assert!(volumes.contains(v), "{what}: base volume lost");
+    }
+    assert_eq!(
+        volumes.len(),
+        want["spec"]["volumes"].as_array().map_or(0, Vec::len) + 1,
+        "{what}: volumes"
+    );
+
+    // nodeSelector: the plan's labels (as strings) plus the base's.
+    let mut selector = want["spec"]["nodeSelector"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for (k, v) in &plan.node_selector {
+        selector.insert(k.clone(), json!(v));
+    }
+    assert_eq!(
+        got["spec"]["nodeSelector"],
+        Value::Object(selector),
+        "{what}: nodeSelector"
+    );
+
+    assert_eq!(
+        got["metadata"]["annotations"][PROFILE_ANNOTATION],
+        plan.profile.as_str(),
+        "{what}: profile annotation"
+    );
+    assert_eq!(
+        got["metadata"]["labels"], want["metadata"]["labels"],
+        "{what}: labels"
+    );
+}
+
+fn networks_of(doc: &Value, template: &[&str]) -> Option<String> {
+    let mut v = doc.clone();
+    for key in template {
+        v = v[*key].clone();
+    }
+    v["metadata"]["annotations"][MULTUS_ANNOTATION]
+        .as_str()
+        .map(str::to_string)
+}
+
+const TEMPLATE: &[&str] = &["spec", "template"];
+
+#[test]
+fn every_builtin_profile_wires_deployments_for_real() {
+    const EXISTING: &str = "default/storage@stor0, scratch";
+    for name in builtin::names() {
+        let plan = plan_of(name);
+        let dir = consumers::temp_dir("kustomize-profile");
+        write_component(&dir, "component", &plan, &RenderOptions::default());
+        let base = [
+            deployment("plain", None),
+            deployment("comma", Some(EXISTING)),
+            deployment("empty", Some("")),
+            SERVICE.to_string(),
+        ]
+        .join("---\n");
+        let built = match build(&dir, &base, &["component"]) {
+            Ok(Some(b)) => b,
+            Ok(None) => return,
+            Err(e) => panic!("{name}: {e}"),
+        };
+        let Some(docs) = yaml_docs(&built) else {
+            return;
+        };
+        let base_docs = yaml_docs(&base).unwrap();
+        assert_eq!(
+            docs.len(),
+            base_docs.len(),
+            "{name}: no object added or dropped"
+        );
+        assert!(
+            docs.iter().all(|d| d["apiVersion"] != "roce.dev/v1alpha1"),
+            "{name}: the local-config source must not reach the output"
+        );
+        assert_eq!(
+            find(&docs, "Service", "svc"),
+            find(&base_docs, "Service", "svc"),
+            "{name}: Service untouched"
+        );
+        for w in ["plain", "comma", "empty"] {
+            check_wired(
+                &plan,
+                find(&docs, "Deployment", w),
+                find(&base_docs, "Deployment", w),
+                TEMPLATE,
+                1,
+            );
+        }
+
+        let got = |w: &str| networks_of(find(&docs, "Deployment", w), TEMPLATE);
+        match our_networks(&plan) {
+            Some(ours) => {
+                assert_eq!(ours.split(',').count(), 16, "{name}: 16 rails");
+                assert_eq!(
+                    got("plain").as_deref(),
+                    Some(ours.as_str()),
+                    "{name}: no annotation"
+                );
+                assert_eq!(
+                    got("empty").as_deref(),
+                    Some(ours.as_str()),
+                    "{name}: empty annotation"
+                );
+                assert_eq!(
+                    got("comma"),
+                    Some(format!("{EXISTING},{ours}")),
+                    "{name}: appended to the comma form"
+                );
+                let items = multus_items(&got("comma").unwrap()).expect("Multus parses it");
+                assert_eq!(items.len(), 18, "{name}: 2 existing + 16 rails");
+                assert_eq!(&items[..2], ["default/storage", "/scratch"]);
+                assert_eq!(items[2..].join(","), ours);
+                assert_eq!(
+                    multus_items(&got("plain").unwrap()).unwrap().join(","),
+                    ours
+                );
+            }
+            None => {
+                assert_eq!(got("plain"), None, "{name}: nothing to attach");
+                assert_eq!(got("empty").as_deref(), Some(""), "{name}: left alone");
+                assert_eq!(
+                    got("comma").as_deref(),
+                    Some(EXISTING),
+                    "{name}: left alone"
+                );
+            }
+        }
+
+        consumers::kubernetes_validate_strict(&built, consumers::K8S_VERSIONS)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn unextendable_annotations_become_a_loud_error_value() {
+    let plan = plan_of("coreweave/gb300-roce");
+    let ours = our_networks(&plan).unwrap();
+    let dir = consumers::temp_dir("kustomize-json");
+    write_component(&dir, "component", &plan, &RenderOptions::default());
+    let json_form = r#"[{"name":"storage","namespace":"default"}]"#;
+    let pretty_json = "[\n  {\"name\": \"storage\",\n   \"namespace\": \"default\"}\n]";
+    let base = [
+        deployment("json", Some(json_form)),
+        deployment("pretty", Some(pretty_json)),
+        deployment(
+            "dup",
+            Some("default/storage, cw-multus/ibs1p2-macvlan@rail6 ,x"),
+        ),
+        deployment("dup-last", Some("cw-multus/ibs3p3-macvlan")),
+        deployment("near-miss", Some("cw-multus/ibs0p0-macvlan-extra")),
+    ]
+    .join("---\n");
+    let Some(built) = build(&dir, &base, &["component"]).unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let Some(docs) = yaml_docs(&built) else {
+        return;
+    };
+    let got = |w: &str| networks_of(find(&docs, "Deployment", w), TEMPLATE).unwrap();
+    assert_eq!(got("json"), JSON_FORM_ERROR);
+    assert_eq!(got("pretty"), JSON_FORM_ERROR);
+    assert_eq!(got("dup"), DUPLICATE_ERROR);
+    assert_eq!(got("dup-last"), DUPLICATE_ERROR);
+    assert_eq!(
+        got("near-miss"),
+        format!("cw-multus/ibs0p0-macvlan-extra,{ours}"),
+        "a different network that only shares a prefix is not a duplicate"
+    );
+    // What Multus does with them: the plain concatenation would be broken JSON, and the error
+    // values are rejected with the value in the message.
+    assert!(multus_items(&format!("{json_form},{ours}")).is_err());
+    for error in [JSON_FORM_ERROR, DUPLICATE_ERROR] {
+        let why = multus_items(error).unwrap_err();
+        assert!(why.contains("ROCE-ERROR"), "{why}");
+    }
+    consumers::kubernetes_validate_strict(&built, consumers::K8S_VERSIONS)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn applying_two_components_with_the_same_rails_is_caught() {
+    let roce = plan_of("coreweave/gb300-roce");
+    let nixl = plan_of("coreweave/gb300-roce-nixl");
+    let dir = consumers::temp_dir("kustomize-twice");
+    write_component(&dir, "roce", &roce, &RenderOptions::default());
+    write_component(&dir, "nixl", &nixl, &RenderOptions::default());
+    let Some(built) = build(&dir, &deployment("plain", None), &["roce", "nixl"])
+        .unwrap_or_else(|e| panic!("{e}"))
+    else {
+        return;
+    };
+    let Some(docs) = yaml_docs(&built) else {
+        return;
+    };
+    assert_eq!(
+        networks_of(find(&docs, "Deployment", "plain"), TEMPLATE).unwrap(),
+        DUPLICATE_ERROR
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn first_container_mode_patches_containers_0() {
+    let plan = plan_of("coreweave/gb300-roce");
+    let dir = consumers::temp_dir("kustomize-first");
+    let opts = RenderOptions {
+        container: FIRST_CONTAINER.to_string(),
+        ..RenderOptions::default()
+    };
+    write_component(&dir, "component", &plan, &opts);
+    // No container is called `main` here: the first one (`sidecar`) is patched.
+    let base = deployment("plain", None).replace("name: main", "name: trainer");
+    let Some(built) = build(&dir, &base, &["component"]).unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let Some(docs) = yaml_docs(&built) else {
+        return;
+    };
+    let base_docs = yaml_docs(&base).unwrap();
+    check_wired(
+        &plan,
+        find(&docs, "Deployment", "plain"),
+        find(&base_docs, "Deployment", "plain"),
+        TEMPLATE,
+        0,
+    );
+    consumers::kubernetes_validate_strict(&built, consumers::K8S_VERSIONS)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_selected_workload_without_the_container_fails_the_build() {
+    let plan = plan_of("coreweave/gb300-roce");
+    let dir = consumers::temp_dir("kustomize-missing");
+    write_component(&dir, "component", &plan, &RenderOptions::default());
+    let base = [
+        deployment("ok", None),
+        deployment("other", None).replace("name: main", "name: trainer"),
+    ]
+    .join("---\n");
+    match build(&dir, &base, &["component"]) {
+        Ok(None) => {}
+        Ok(Some(out)) => panic!("built although `other` has no container `main`:\n{out}"),
+        Err(e) => assert!(
+            e.contains("unable to find field") && e.contains("[name=main]"),
+            "unexpected failure: {e}"
+        ),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn selectors_pick_kinds_names_and_labels() {
+    let plan = plan_of("coreweave/gb300-roce");
+    let ours = our_networks(&plan).unwrap();
+    let dir = consumers::temp_dir("kustomize-select");
+    let opts = RenderOptions {
+        select: vec![
+            Selector {
+                kind: Some("Deployment".into()),
+                name: Some("picked".into()),
+                label_selector: None,
+            },
+            Selector {
+                kind: Some("CronJob".into()),
+                name: None,
+                label_selector: Some("role=train".into()),
+            },
+            Selector {
+                kind: Some("Pod".into()),
+                name: Some("solo".into()),
+                label_selector: None,
+            },
+        ],
+        ..RenderOptions::default()
+    };
+    write_component(&dir, "component", &plan, &opts);
+    let pod_of = |d: &str| -> String {
+        // The Deployment's pod template, re-indented as a Pod spec.
+        let spec = d.split_once("    spec:\n").unwrap().1;
+        spec.lines()
+            .map(|l| l.strip_prefix("    ").unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let cron = |name: &str, label: &str| -> String {
+        let spec = pod_of(&deployment(name, Some("default/storage")));
+        let nested: String = spec.lines().map(|l| format!("        {l}\n")).collect();
+        format!(
+            "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: {name}\n  labels:\n    role: {label}\nspec:\n  schedule: \"0 * * * *\"\n  jobTemplate:\n    spec:\n      template:\n        metadata:\n          annotations:\n            {MULTUS_ANNOTATION}: default/storage\n        spec:\n          restartPolicy: Never\n{nested}"
+        )
+    };
+    let solo = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: solo\nspec:\n{}\n",
+        pod_of(&deployment("solo", None))
+    );
+    let base = [
+        deployment("picked", None),
+        // Not selected, and it has no `main` container: the guard must not see it.
+        deployment("skipped", None).replace("name: main", "name: web"),
+        deployment("skipped-too", None)
+            .replace("kind: Deployment", "kind: StatefulSet")
+            .replace(
+                "spec:\n  selector:",
+                "spec:\n  serviceName: skipped-too\n  selector:",
+            ),
+        cron("train", "train"),
+        cron("backup", "backup"),
+        solo,
+    ]
+    .join("---\n");
+    let Some(built) = build(&dir, &base, &["component"]).unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let Some(docs) = yaml_docs(&built) else {
+        return;
+    };
+    let base_docs = yaml_docs(&base).unwrap();
+
+    check_wired(
+        &plan,
+        find(&docs, "Deployment", "picked"),
+        find(&base_docs, "Deployment", "picked"),
+        TEMPLATE,
+        1,
+    );
+    assert_eq!(
+        networks_of(find(&docs, "Deployment", "picked"), TEMPLATE),
+        Some(ours.clone())
+    );
+
+    const CRON: &[&str] = &["spec", "jobTemplate", "spec", "template"];
+    check_wired(
+        &plan,
+        find(&docs, "CronJob", "train"),
+        find(&base_docs, "CronJob", "train"),
+        CRON,
+        1,
+    );
+    assert_eq!(
+        networks_of(find(&docs, "CronJob", "train"), CRON),
+        Some(format!("default/storage,{ours}"))
+    );
+
+    check_wired(
+        &plan,
+        find(&docs, "Pod", "solo"),
+        find(&base_docs, "Pod", "solo"),
+        &[],
+        1,
+    );
+    assert_eq!(networks_of(find(&docs, "Pod", "solo"), &[]), Some(ours));
+
+    for (kind, name) in [
+        ("Deployment", "skipped"),
+        ("StatefulSet", "skipped-too"),
+        ("CronJob", "backup"),
+    ] {
+        assert_eq!(
+            find(&docs, kind, name),
+            find(&base_docs, kind, name),
+            "{kind}/{name} is not selected"
+        );
+    }
+    consumers::kubernetes_validate_strict(&built, consumers::K8S_VERSIONS)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn options_a_component_cannot_honour_are_errors() {
+    let plan = plan_of("coreweave/gb300-roce");
+    let err = |opts: RenderOptions| match kustomize::render(&plan, &opts) {
+        Err(RenderError::Option { option, .. }) => option,
+        other => panic!("expected an option error, got {other:?}"),
+    };
+    let select = |kind: &str| RenderOptions {
+        select: vec![Selector {
+            kind: Some(kind.into()),
+            ..Selector::default()
+        }],
+        ..RenderOptions::default()
+    };
+    assert_eq!(err(select("MPIJob")), "select");
+    assert_eq!(
+        err(RenderOptions {
+            container: "Main Container".into(),
+            ..RenderOptions::default()
+        }),
+        "container"
+    );
+    assert_eq!(
+        err(RenderOptions {
+            name: Some("Bad_Name".into()),
+            ..RenderOptions::default()
+        }),
+        "name"
+    );
+    assert!(kustomize::render(&plan, &select("statefulset")).is_ok());
+}
+
+#[test]
+fn the_component_layout_is_stable() {
+    let plan = plan_of("coreweave/gb300-roce");
+    let files = kustomize::render(&plan, &RenderOptions::default()).unwrap();
+    let names: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "kustomization.yaml",
+            "wiring.yaml",
+            "patch-deployment.yaml",
+            "patch-statefulset.yaml",
+            "patch-daemonset.yaml",
+            "patch-job.yaml",
+            "replacements.yaml",
+            "multus.yaml",
+        ]
+    );
+    assert_eq!(
+        files,
+        kustomize::render(&plan, &RenderOptions::default()).unwrap()
+    );
+    assert!(files[0].contents.contains("kind: Component"));
+    for f in &files {
+        assert!(
+            f.contents
+                .starts_with("# Generated by roce from profile coreweave/gb300-roce"),
+            "{}",
+            f.path
+        );
+    }
+
+    // No networks to attach: no Multus rewrites.
+    let sunk = plan_of("coreweave/gb300-roce-sunk");
+    let files = kustomize::render(&sunk, &RenderOptions::default()).unwrap();
+    assert!(files.iter().all(|f| f.path != "multus.yaml"));
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.contents.contains(MULTUS_ANNOTATION))
+    );
+}
