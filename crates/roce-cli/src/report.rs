@@ -50,14 +50,26 @@ impl Output {
     /// Print problems to stderr for people.
     pub fn problems(&self, problems: &[Problem]) {
         for p in problems {
-            eprint!("{}", self.render(p));
+            err(&self.render(p));
         }
     }
 
     /// Print a failure of the command itself.
     pub fn error(&self, err: &miette::Report) {
-        eprint!("{}", self.render(err.as_ref()));
+        self::err(&self.render(err.as_ref()));
     }
+}
+
+/// Write to stdout, ignoring a closed pipe (`roce … | head` must not panic).
+pub fn out(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// Write to stderr, ignoring a closed pipe.
+pub fn err(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// The JSON form of problems: `{"problems":[{code, severity, message, help, file, line, column}]}`.
@@ -79,3 +91,11 @@ pub fn json(problems: &[Problem]) -> serde_json::Value {
         .collect();
     serde_json::json!({ "problems": list })
 }
+
+/// `println!` that survives a closed stdout.
+macro_rules! outln { ($($t:tt)*) => { $crate::report::out(&format!("{}\n", format_args!($($t)*))) }; }
+/// `print!` that survives a closed stdout.
+macro_rules! outp { ($($t:tt)*) => { $crate::report::out(&format!($($t)*)) }; }
+/// `eprintln!` that survives a closed stderr.
+macro_rules! errln { ($($t:tt)*) => { $crate::report::err(&format!("{}\n", format_args!($($t)*))) }; }
+pub(crate) use {errln, outln, outp};

@@ -9,8 +9,22 @@ fn cli_cases() {
     trycmd::TestCases::new()
         .env("NO_COLOR", "1")
         .case("tests/cmd/*.trycmd")
-        .case("../../README.md");
+        .case(readme_sandbox());
+}
 
+/// The README's commands run from the repository root and use `examples/`: give trycmd a copy of the
+/// README whose `README.in/` working directory holds the examples (and receives `out/`).
+fn readme_sandbox() -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = temp("readme");
+    std::fs::copy(root.join("README.md"), dir.join("README.md")).unwrap();
+    let examples = dir.join("README.in/examples");
+    std::fs::create_dir_all(&examples).unwrap();
+    for entry in std::fs::read_dir(root.join("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, examples.join(path.file_name().unwrap())).unwrap();
+    }
+    dir.join("README.md")
 }
 
 fn roce() -> Command {
@@ -97,4 +111,18 @@ fn render_check_detects_stale_outputs() {
     assert_eq!(stale.status.code(), Some(1));
     let diff = String::from_utf8_lossy(&stale.stdout);
     assert!(diff.contains("-      value: \"mlx5\"") && diff.contains("+      value: \"ibp\""), "{diff}");
+}
+
+/// `roce … | head` closes the pipe early; roce must not panic (exit 101).
+#[test]
+fn closed_pipe_is_not_a_panic() {
+    let bin = env!("CARGO_BIN_EXE_roce");
+    for cmd in [
+        format!("{bin} render --target pod | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}"),
+        format!("{bin} check --profile nope-no-such 2>&1 | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}"),
+    ] {
+        let out = Command::new("bash").arg("-c").arg(&cmd).output().unwrap();
+        let status = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert!(status == "0" || status == "1", "{cmd}: exit {status}");
+    }
 }

@@ -595,7 +595,7 @@ fn replacements(
     let create = || Some(Yaml::map().with("create", true));
 
     let mut list = Vec::new();
-    if false {
+    if matches!(container, ContainerRef::Named(_)) {
         // The guard: no `create`, so a selected workload without the container fails the build
         // ("unable to find field ... in replacement target") before anything could add one.
         list.push(replacement(
@@ -667,7 +667,7 @@ fn replacements(
          # `create: true` adds what is missing; list entries are matched by env name, capability and\n\
          # mountPath, so nothing is duplicated and the container order is kept.{}\n",
         container.describe(),
-        if false {
+        if matches!(container, ContainerRef::Named(_)) {
             "\n# The first replacement has no `create`: it fails the build for a workload without that container."
         } else {
             ""

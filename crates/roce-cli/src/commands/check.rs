@@ -22,13 +22,13 @@ pub fn run(args: CheckArgs, out: &Output) -> miette::Result<Exit> {
     }
     let failed = problems.iter().any(Problem::is_error);
     match args.format {
-        Format::Json => println!("{}", json(&problems)),
+        Format::Json => crate::report::outln!("{}", json(&problems)),
         Format::Human => {
             out.problems(&problems);
             if !failed {
                 let warnings = problems.len();
                 let what = if specs.len() == 1 { specs[0].clone() } else { format!("{} profiles", specs.len()) };
-                eprintln!(
+                crate::report::errln!(
                     "ok: {what}{}",
                     if warnings > 0 { format!(" ({warnings} warning(s))") } else { String::new() }
                 );

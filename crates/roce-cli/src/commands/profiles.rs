@@ -9,13 +9,13 @@ pub fn run(args: ProfilesArgs) -> miette::Result<Exit> {
     match args.action {
         None => {
             for name in builtin::names() {
-                println!("{name}");
+                crate::report::outln!("{name}");
             }
             Ok(Exit::Ok)
         }
         Some(ProfilesAction::Show { name }) => match builtin::source(&name) {
             Some(source) => {
-                print!("{}", source.text);
+                crate::report::outp!("{}", source.text);
                 Ok(Exit::Ok)
             }
             None => {

@@ -25,7 +25,7 @@ pub fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
         return Ok(Exit::Problems);
     };
     if args.target.multi_file() && args.output.is_none() {
-        eprintln!(
+        crate::report::errln!(
             "error: the {} target writes several files; give an output directory with -o DIR",
             args.target
         );
@@ -51,7 +51,7 @@ pub fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
     match (&args.output, args.check) {
         (None, _) => {
             for (_, contents) in &files {
-                print!("{contents}");
+                crate::report::outp!("{contents}");
             }
             Ok(Exit::Ok)
         }
@@ -59,7 +59,7 @@ pub fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
         (Some(dir), false) => {
             write_all(dir, &files)?;
             for (name, _) in &files {
-                eprintln!("wrote {}", dir.join(name).display());
+                crate::report::errln!("wrote {}", dir.join(name).display());
             }
             Ok(Exit::Ok)
         }
@@ -111,11 +111,15 @@ fn check_stale(dir: &Path, files: &[(String, String)]) -> Exit {
     let mut stale = 0;
     for (name, want) in files {
         let path = dir.join(name);
-        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        let Ok(have) = std::fs::read_to_string(&path) else {
+            stale += 1;
+            crate::report::errln!("missing: {}", path.display());
+            continue;
+        };
         if &have != want {
             stale += 1;
             let diff = similar::TextDiff::from_lines(&have, want);
-            print!(
+            crate::report::outp!(
                 "{}",
                 diff.unified_diff()
                     .header(&path.display().to_string(), &format!("{} (rendered)", path.display()))
@@ -123,10 +127,10 @@ fn check_stale(dir: &Path, files: &[(String, String)]) -> Exit {
         }
     }
     if stale == 0 {
-        eprintln!("up to date: {} file(s) in {}", files.len(), dir.display());
+        crate::report::errln!("up to date: {} file(s) in {}", files.len(), dir.display());
         Exit::Ok
     } else {
-        eprintln!("stale: {stale} of {} file(s) in {} differ; re-run without --check to update", files.len(), dir.display());
+        crate::report::errln!("stale: {stale} of {} file(s) in {} differ; re-run without --check to update", files.len(), dir.display());
         Exit::Problems
     }
 }
