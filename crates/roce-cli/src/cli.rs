@@ -8,7 +8,7 @@ use roce_render::Target;
 /// Compile GPUDirect RDMA fabric profiles (InfiniBand, RoCE) into Kubernetes, Slurm and container
 /// artifacts, and check them.
 #[derive(Debug, Parser)]
-#[command(name = "roce", version, about, max_term_width = 100)]
+#[command(name = "roce", version, max_term_width = 100)]
 pub struct Cli {
     /// When to colour diagnostics (NO_COLOR is respected by `auto`).
     #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
@@ -46,6 +46,16 @@ pub enum Command {
     Check(CheckArgs),
     /// Compile a profile into a target's artifacts.
     Render(Box<RenderArgs>),
+    /// Wire a profile's fabric into existing workload manifests.
+    Apply(crate::commands::apply::ApplyArgs),
+    /// Check hand-written manifests against a profile.
+    Lint(crate::commands::lint::LintArgs),
+    /// Read NCCL/UCX logs: did the job really use GPUDirect RDMA, and if not, why?
+    Explain(crate::commands::explain::ExplainArgs),
+    /// Probe this pod or node and say what will and won't work with a profile.
+    Doctor(crate::commands::doctor::DoctorArgs),
+    /// Compare two profiles in fabric terms.
+    Diff(crate::commands::diff::DiffArgs),
 }
 
 /// `roce profiles`.

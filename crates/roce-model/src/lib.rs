@@ -16,6 +16,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod builtin;
+pub mod diff;
 pub mod load;
 pub mod model;
 pub mod nccl_list;
@@ -30,6 +31,6 @@ mod walk;
 
 pub use load::{BuiltinsOnly, Loaded, Resolve, load};
 pub use model::Profile;
-pub use problem::{Code, Problem, Severity};
+pub use problem::{Code, Domain, Problem, Severity};
 pub use source::{Format, Origin, Source, Spanned};
 pub use walk::{CAPABILITIES, DEFAULT_MIN_RDMA_CORE, is_env_key};

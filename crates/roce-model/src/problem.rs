@@ -131,6 +131,41 @@ codes! {
     EnvShadowsGenerated = "roce::env::shadows_generated", Error;
     /// An env value no target can carry safely (newline, NUL, control characters).
     Unrepresentable = "roce::env::unrepresentable", Error;
+
+    // ---- roce lint (manifests): codes `roce::lint::…` go here ----
+
+    // ---- roce explain (logs): codes `roce::explain::…` go here ----
+
+    // ---- roce doctor (hosts): codes `roce::doctor::…` go here ----
+}
+
+/// What a code is about, from its namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Domain {
+    /// A profile (`roce check`): tested by fixture profiles.
+    Profile,
+    /// A workload manifest (`roce lint`, `roce::lint::…`).
+    Manifest,
+    /// An NCCL/UCX log (`roce explain`, `roce::explain::…`).
+    Log,
+    /// A live host or pod (`roce doctor`, `roce::doctor::…`).
+    Host,
+}
+
+impl Code {
+    /// The domain this code belongs to.
+    pub fn domain(self) -> Domain {
+        let s = self.as_str();
+        if s.starts_with("roce::lint::") {
+            Domain::Manifest
+        } else if s.starts_with("roce::explain::") {
+            Domain::Log
+        } else if s.starts_with("roce::doctor::") {
+            Domain::Host
+        } else {
+            Domain::Profile
+        }
+    }
 }
 
 impl fmt::Display for Code {

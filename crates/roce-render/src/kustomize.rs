@@ -427,20 +427,39 @@ fn kustomization(
         .with("transformers", transformers);
     let kinds: Vec<&str> = kinds.iter().map(|k| k.name).collect();
     let mut out = crate::header("#", plan);
+    let mut edits = vec![
+        "env merged by name (the profile's value wins)",
+        "requests and limits",
+    ];
+    if plan
+        .wiring
+        .as_ref()
+        .is_some_and(|w| !w.capabilities.is_empty())
+    {
+        edits.push("capabilities");
+    }
+    if plan.shm {
+        edits.push("a memory-backed /dev/shm");
+    }
+    let mut pod_edits = Vec::new();
+    if !plan.node_selector.is_empty() {
+        pod_edits.push("nodeSelector");
+    }
+    if multus {
+        pod_edits.push("the Multus networks appended to k8s.v1.cni.cncf.io/networks (comma form)");
+    }
+    pod_edits.push("a roce.dev/profile annotation");
     out.push_str(&format!(
         "#\n\
          # A Kustomize Component: list this directory under `components:` in a kustomization.\n\
-         # It edits {} of every selected {} (wiring.yaml lists what it adds):\n\
-         # env merged by name (the profile's value wins), requests and limits, capabilities,\n\
-         # a memory-backed /dev/shm, nodeSelector{}.\n\
-         # See docs/targets.md (section kustomize) for the design and its limits.\n",
+         # For each workload picked under `patches:` ({}):\n\
+         # - {}: {};\n\
+         # - its pod template: {}.\n\
+         # wiring.yaml lists the values. Design and limits: docs/targets.md, section kustomize.\n",
+        kinds.join(", "),
         container.describe(),
-        kinds.join("/"),
-        if multus {
-            ", and the Multus networks appended to\n# the pod template's k8s.v1.cni.cncf.io/networks annotation (comma form)"
-        } else {
-            ""
-        }
+        edits.join(", "),
+        pod_edits.join(", "),
     ));
     out.push_str(&yaml::to_string(&doc));
     out

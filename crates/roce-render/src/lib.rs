@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod apply;
 pub mod dockerfile;
 pub mod dotenv;
 pub mod kustomize;

@@ -165,6 +165,19 @@ spec:
     )
 }
 
+/// [`deployment`] whose `main` container already mounts its own volume at `/dev/shm`.
+fn deployment_with_own_shm(name: &str) -> String {
+    deployment(name, None)
+        .replace(
+            "          mountPath: /data\n",
+            "          mountPath: /data\n        - name: myshm\n          mountPath: /dev/shm\n",
+        )
+        .replace(
+            "        emptyDir: {}\n",
+            "        emptyDir: {}\n      - name: myshm\n        emptyDir: {}\n",
+        )
+}
+
 const SERVICE: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  selector:\n    app: plain\n  ports:\n  - port: 80\n";
 
 fn find<'a>(docs: &'a [Value], kind: &str, name: &str) -> &'a Value {
@@ -332,7 +345,9 @@ fn check_wired(plan: &Plan, built: &Value, base: &Value, template: &[&str], inde
         "{what}: /dev/shm mount"
     );
     for m in b["volumeMounts"].as_array().into_iter().flatten() {
-        assert!(mounts.contains(m), "{what}: base mount lost");
+        if m["mountPath"] != "/dev/shm" {
+            assert!(mounts.contains(m), "{what}: base mount lost");
+        }
     }
     let volumes = got["spec"]["volumes"].as_array().unwrap();
     assert!(
@@ -396,6 +411,7 @@ fn every_builtin_profile_wires_deployments_for_real() {
             deployment("plain", None),
             deployment("comma", Some(EXISTING)),
             deployment("empty", Some("")),
+            deployment_with_own_shm("own-shm"),
             SERVICE.to_string(),
         ]
         .join("---\n");
@@ -422,7 +438,7 @@ fn every_builtin_profile_wires_deployments_for_real() {
             find(&base_docs, "Service", "svc"),
             "{name}: Service untouched"
         );
-        for w in ["plain", "comma", "empty"] {
+        for w in ["plain", "comma", "empty", "own-shm"] {
             check_wired(
                 &plan,
                 find(&docs, "Deployment", w),

@@ -1,6 +1,11 @@
 //! One module per subcommand; each returns how the process should exit.
 
+pub mod apply;
 mod check;
+pub mod diff;
+pub mod doctor;
+pub mod explain;
+pub mod lint;
 mod profiles;
 mod render;
 
@@ -36,5 +41,10 @@ pub fn run(command: Command, out: &Output) -> miette::Result<Exit> {
         Command::Profiles(args) => profiles::run(args),
         Command::Check(args) => check::run(args, out),
         Command::Render(args) => render::run(*args, out),
+        Command::Apply(args) => apply::run(args, out),
+        Command::Lint(args) => lint::run(args, out),
+        Command::Explain(args) => explain::run(args, out),
+        Command::Doctor(args) => doctor::run(args, out),
+        Command::Diff(args) => diff::run(args, out),
     }
 }

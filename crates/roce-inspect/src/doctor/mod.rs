@@ -1,0 +1,1 @@
+//! `roce doctor` (not implemented yet).

@@ -1,0 +1,1 @@
+//! `roce explain` (not implemented yet).

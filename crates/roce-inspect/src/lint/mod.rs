@@ -1,0 +1,1 @@
+//! `roce lint` (not implemented yet).

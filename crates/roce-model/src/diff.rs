@@ -1,0 +1,1 @@
+//! Compare two profiles in fabric terms (`roce diff`) (not implemented yet).

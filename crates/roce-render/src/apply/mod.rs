@@ -1,0 +1,1 @@
+//! Apply a plan to existing workload manifests (`roce apply`) (not implemented yet).
