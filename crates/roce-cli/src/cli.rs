@@ -106,9 +106,10 @@ pub struct RenderArgs {
     /// Do not write: exit 1 and show a diff when the files in --output are stale.
     #[arg(long, requires = "output")]
     pub check: bool,
-    /// Container that receives the wiring.
-    #[arg(long, default_value = "main")]
-    pub container: String,
+    /// Container that receives the wiring (pod: its name, default `main`; kustomize: the container
+    /// patched in each selected workload, default the first one).
+    #[arg(long)]
+    pub container: Option<String>,
     /// Container image for generated pods.
     #[arg(long, default_value = roce_render::DEFAULT_IMAGE)]
     pub image: String,
