@@ -1,1 +1,426 @@
-//! Compare two profiles in fabric terms (`roce diff`) (not implemented yet).
+//! Compare two profiles field by field, in fabric terms (`roce diff`).
+//!
+//! [`fields`] flattens a typed [`Profile`] into named fields (`fabric.kind`, `nccl.knobs.NCCL_IB_TC`, …),
+//! each with its value as text and the [`Origin`](crate::source::Origin) that set it. Because the model is typed and its
+//! equality ignores spans, two profiles that differ only in layout — fields reordered, KDL converted to
+//! YAML, `0x60` instead of `96` — flatten to the same values, and [`diff`] finds no change.
+//!
+//! `extends` is not compared: a profile that extends a base and a flattened copy of the merged result
+//! are the same profile. The origin of every value already names the layer that set it, so the diff
+//! still shows where each side came from ([`FieldChange::old_at`]).
+//!
+//! ```
+//! use roce_model::{builtin, diff, load, BuiltinsOnly, Source};
+//! let base = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly);
+//! let text = r#"profile "me/gb300" extends="coreweave/gb300-roce" { nccl debug="WARN" }"#;
+//! let mine = load(Source::new("me.kdl", text), &BuiltinsOnly);
+//! let d = diff::diff(base.profile.as_ref().unwrap(), mine.profile.as_ref().unwrap());
+//! let debug = d.get("nccl.debug").unwrap();
+//! assert_eq!(debug.old, None);
+//! assert_eq!(debug.new.as_ref().unwrap().value, "WARN");
+//! assert_eq!(debug.new_at(&mine.sources).as_deref(), Some("me.kdl:1:64"));
+//! // Everything else is inherited, so only the name and `nccl.debug` differ.
+//! assert_eq!(d.changes.len(), 2);
+//! ```
+
+use indexmap::IndexMap;
+
+use crate::model::{FabricKind, Multus, Profile, UcxMode};
+use crate::source::{Sources, Spanned};
+
+/// One named field of a flattened profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// Dotted path in the profile's own spelling (`node-pool.gpus-per-node`, `env.NAME`).
+    pub path: String,
+    /// The value as text (numbers in decimal, lists joined with `, `), with the place that set it.
+    /// A default that the profile does not write points at the enclosing node; `multus` left out
+    /// entirely has no origin.
+    pub value: Spanned<String>,
+    /// `false` for a value that comes from no text at all (the implicit `multus none`).
+    pub written: bool,
+}
+
+/// A field that differs between two profiles.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldChange {
+    /// Dotted path (see [`Field::path`]).
+    pub path: String,
+    /// The old value (profile A), or `None` when A does not set it.
+    pub old: Option<Spanned<String>>,
+    /// The new value (profile B), or `None` when B does not set it.
+    pub new: Option<Spanned<String>>,
+    /// Was the old value written somewhere (as opposed to the implicit `multus none`)?
+    pub old_written: bool,
+    /// Was the new value written somewhere?
+    pub new_written: bool,
+}
+
+impl FieldChange {
+    /// Where A set the old value, as `file:line:column` (resolved against A's sources), or `None` when A
+    /// does not set the field or sets it implicitly.
+    pub fn old_at(&self, sources: &Sources) -> Option<String> {
+        self.old
+            .as_ref()
+            .filter(|_| self.old_written)
+            .map(|v| sources.describe(v.origin))
+    }
+
+    /// Where B set the new value, as `file:line:column` (resolved against B's sources).
+    pub fn new_at(&self, sources: &Sources) -> Option<String> {
+        self.new
+            .as_ref()
+            .filter(|_| self.new_written)
+            .map(|v| sources.describe(v.origin))
+    }
+}
+
+/// The field-level difference between two profiles, in schema order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProfileDiff {
+    /// Every field whose value differs, was added or was removed.
+    pub changes: Vec<FieldChange>,
+}
+
+impl ProfileDiff {
+    /// No field differs.
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// The change of one field, by path.
+    pub fn get(&self, path: &str) -> Option<&FieldChange> {
+        self.changes.iter().find(|c| c.path == path)
+    }
+
+    fn old_new(&self, path: &str) -> Option<(Option<&str>, Option<&str>)> {
+        self.get(path).map(|c| {
+            (
+                c.old.as_ref().map(|v| v.value.as_str()),
+                c.new.as_ref().map(|v| v.value.as_str()),
+            )
+        })
+    }
+
+    /// Phrases for a one-paragraph summary of the model-level changes, in fabric terms ("switches the
+    /// fabric from RoCE to InfiniBand", "switches UCX from TCP to RDMA"). Changes to environment
+    /// variables, NADs, resources and capabilities are summarised from the plan instead, where their
+    /// effect is known.
+    pub fn summary(&self, a: &Profile, b: &Profile) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.get("fabric.kind").is_some() {
+            out.push(format!(
+                "switches the fabric from {} to {}",
+                fabric_name(a.fabric.kind.value),
+                fabric_name(b.fabric.kind.value)
+            ));
+        }
+        if self.get("ucx.mode").is_some() {
+            out.push(match (a.ucx.mode.value, b.ucx.mode.value) {
+                (UcxMode::Off, new) => format!("turns UCX on ({})", ucx_name(new)),
+                (_, UcxMode::Off) => format!("turns UCX off (was {})", ucx_name(a.ucx.mode.value)),
+                (old, new) => format!("switches UCX from {} to {}", ucx_name(old), ucx_name(new)),
+            });
+        }
+        if self.get("rails.nics").is_some() || self.get("rails.ports").is_some() {
+            out.push(format!("changes the rails from {} to {}", rails(a), rails(b)));
+        } else if self.get("rails.pod-device").is_some() {
+            out.push(format!(
+                "renames the pod's RDMA devices from `{}` to `{}`",
+                a.rails.pod_device.value, b.rails.pod_device.value
+            ));
+        }
+        if self.get("multus.mode").is_some() {
+            out.push(format!(
+                "changes Multus attachment from {} to {}",
+                multus_mode(&a.multus),
+                multus_mode(&b.multus)
+            ));
+        }
+        if let Some((Some(old), Some(new))) = self.old_new("node-pool.name") {
+            out.push(format!("moves to node pool `{new}` (was `{old}`)"));
+        }
+        if self.get("node-pool.gpus-per-node").is_some() {
+            out.push(format!(
+                "changes GPUs per node from {} to {}",
+                a.node_pool.gpus_per_node.value, b.node_pool.gpus_per_node.value
+            ));
+        }
+        if let Some((old, new)) = self.old_new("nccl.net-plugin") {
+            out.push(format!(
+                "changes the NCCL net plugin from {} to {}",
+                old.map_or("unset".to_string(), |v| format!("`{v}`")),
+                new.map_or("unset".to_string(), |v| format!("`{v}`"))
+            ));
+        }
+        if self.get("production").is_some() {
+            out.push(if b.production.value {
+                "marks the profile as production".to_string()
+            } else {
+                "marks the profile as not production".to_string()
+            });
+        }
+        out
+    }
+}
+
+fn fabric_name(k: FabricKind) -> &'static str {
+    match k {
+        FabricKind::Roce => "RoCE",
+        FabricKind::InfiniBand => "InfiniBand",
+    }
+}
+
+fn ucx_name(m: UcxMode) -> &'static str {
+    match m {
+        UcxMode::Off => "off",
+        UcxMode::Tcp => "TCP",
+        UcxMode::Rdma => "RDMA",
+    }
+}
+
+fn rails(p: &Profile) -> String {
+    let (n, ports) = (p.rails.nics.value, p.rails.ports.value);
+    let plural = |k: u32, one: &str, many: &str| if k == 1 { format!("{k} {one}") } else { format!("{k} {many}") };
+    format!(
+        "{} ({} × {})",
+        u64::from(n) * u64::from(ports),
+        plural(n, "NIC", "NICs"),
+        plural(ports, "port", "ports")
+    )
+}
+
+fn multus_mode(m: &Multus) -> &'static str {
+    match m {
+        Multus::PerPort { .. } => "per-port",
+        Multus::Backend { .. } => "backend",
+        Multus::None { .. } => "none",
+    }
+}
+
+/// Flatten a profile into named fields, in schema order (maps in author order). `extends` is left out:
+/// it is already applied, and each value's origin names the layer that set it.
+pub fn fields(p: &Profile) -> Vec<Field> {
+    let mut f = Fields(Vec::new());
+    f.str("name", Some(&p.name));
+    f.str("description", p.description.as_ref());
+    f.show("production", Some(&p.production));
+
+    let fab = &p.fabric;
+    f.text("fabric.kind", Some(fab.kind.as_ref().map(|k| k.as_str())));
+    f.text(
+        "fabric.addr-family",
+        fab.addr_family.map(|a| a.map(|a| if a.nccl() == "AF_INET6" { "ipv6" } else { "ipv4" })),
+    );
+    f.str("fabric.addr-range", fab.addr_range.as_ref());
+    f.show("fabric.traffic-class", fab.traffic_class.as_ref());
+    f.show("fabric.gid-index", fab.gid_index.as_ref());
+
+    let pool = &p.node_pool;
+    f.str("node-pool.name", Some(&pool.name));
+    f.str("node-pool.instance-type", pool.instance_type.as_ref());
+    f.show("node-pool.gpus-per-node", Some(&pool.gpus_per_node));
+    f.str("node-pool.rdma-resource", pool.rdma_resource.as_ref());
+    f.map("node-pool.node-labels", &pool.node_labels);
+    f.show("node-pool.sunk-nodeset", Some(&pool.sunk_nodeset));
+    f.str("node-pool.partition", pool.partition.as_ref());
+
+    let r = &p.rails;
+    f.show("rails.nics", Some(&r.nics));
+    f.show("rails.ports", Some(&r.ports));
+    f.str("rails.host-port", r.host_port.as_ref());
+    f.str("rails.pod-device", Some(&r.pod_device));
+    f.str("rails.pod-netdev", r.pod_netdev.as_ref());
+    f.show("rails.port-num", Some(&r.port_num));
+
+    match &p.multus {
+        Multus::PerPort {
+            namespace,
+            name,
+            nads,
+            at,
+        } => {
+            f.text("multus.mode", Some(at.map(|()| "per-port")));
+            f.str("multus.namespace", Some(namespace));
+            f.str("multus.name", Some(name));
+            if let Some(list) = nads {
+                let joined: Vec<&str> = list.value.iter().map(|n| n.value.as_str()).collect();
+                f.push("multus.nads", Spanned::new(joined.join(", "), list.origin), true);
+            }
+        }
+        Multus::Backend { namespace, name, at } => {
+            f.text("multus.mode", Some(at.map(|()| "backend")));
+            f.str("multus.namespace", Some(namespace));
+            f.str("multus.name", Some(name));
+        }
+        Multus::None { at: Some(at) } => f.text("multus.mode", Some(at.map(|()| "none"))),
+        Multus::None { at: None } => f.push(
+            "multus.mode",
+            Spanned::new("none".to_string(), p.name.origin),
+            false,
+        ),
+    }
+
+    let n = &p.nccl;
+    f.str("nccl.socket-ifname", n.socket_ifname.as_ref().map(|l| &l.text));
+    f.str("nccl.ib-hca", n.ib_hca.as_ref().map(|l| &l.text));
+    f.str("nccl.net-plugin", n.net_plugin.as_ref());
+    f.str("nccl.debug", n.debug.as_ref());
+    f.str("nccl.debug-subsys", n.debug_subsys.as_ref());
+    f.map("nccl.knobs", &n.knobs);
+
+    let u = &p.ucx;
+    f.text("ucx.mode", Some(u.mode.as_ref().map(|m| m.as_str())));
+    f.str("ucx.tls", u.tls.as_ref().map(|(t, _)| t));
+    f.str("ucx.net-devices", u.net_devices.as_ref().map(|(d, _)| d));
+    f.show("ucx.gid-index", u.gid_index.as_ref());
+    f.show("ucx.max-rma-rails", u.max_rma_rails.as_ref());
+    f.show("ucx.min-rdma-core", Some(&u.min_rdma_core));
+
+    f.show("image.rdma-core", p.image.rdma_core.as_ref());
+    f.show("job.nodes", p.job.nodes.as_ref());
+
+    if let Some(first) = p.capabilities.first() {
+        // A set: the order capabilities are listed in changes nothing.
+        let mut caps: Vec<&str> = p.capabilities.iter().map(|c| c.value.as_str()).collect();
+        caps.sort_unstable();
+        caps.dedup();
+        f.push("capabilities", Spanned::new(caps.join(", "), first.origin), true);
+    }
+    f.map("env", &p.env);
+    f.0
+}
+
+struct Fields(Vec<Field>);
+
+impl Fields {
+    fn push(&mut self, path: &str, value: Spanned<String>, written: bool) {
+        self.0.push(Field {
+            path: path.to_string(),
+            value,
+            written,
+        });
+    }
+
+    fn text(&mut self, path: &str, v: Option<Spanned<&str>>) {
+        if let Some(v) = v {
+            self.push(path, v.map(str::to_string), true);
+        }
+    }
+
+    fn str(&mut self, path: &str, v: Option<&Spanned<String>>) {
+        self.text(path, v.map(|v| v.as_ref().map(String::as_str)));
+    }
+
+    fn show<T: std::fmt::Display>(&mut self, path: &str, v: Option<&Spanned<T>>) {
+        if let Some(v) = v {
+            self.push(path, Spanned::new(v.value.to_string(), v.origin), true);
+        }
+    }
+
+    fn map(&mut self, prefix: &str, m: &IndexMap<String, Spanned<String>>) {
+        for (k, v) in m {
+            self.str(&format!("{prefix}.{k}"), Some(v));
+        }
+    }
+}
+
+/// Compare two profiles field by field. The result is in schema order: A's fields first in A's order,
+/// with fields only B sets placed after their neighbour in B.
+pub fn diff(a: &Profile, b: &Profile) -> ProfileDiff {
+    let fa = fields(a);
+    let fb = fields(b);
+    let index_a: IndexMap<&str, &Field> = fa.iter().map(|f| (f.path.as_str(), f)).collect();
+    let index_b: IndexMap<&str, &Field> = fb.iter().map(|f| (f.path.as_str(), f)).collect();
+
+    let mut order: Vec<&str> = fa.iter().map(|f| f.path.as_str()).collect();
+    let mut prev: Option<usize> = None;
+    for f in &fb {
+        match order.iter().position(|p| *p == f.path) {
+            Some(i) => prev = Some(i),
+            None => {
+                let at = prev.map_or(0, |i| i + 1);
+                order.insert(at, &f.path);
+                prev = Some(at);
+            }
+        }
+    }
+
+    let changes = order
+        .into_iter()
+        .filter_map(|path| {
+            let old = index_a.get(path);
+            let new = index_b.get(path);
+            if old.map(|f| &f.value) == new.map(|f| &f.value) {
+                return None;
+            }
+            Some(FieldChange {
+                path: path.to_string(),
+                old: old.map(|f| f.value.clone()),
+                new: new.map(|f| f.value.clone()),
+                old_written: old.is_some_and(|f| f.written),
+                new_written: new.is_some_and(|f| f.written),
+            })
+        })
+        .collect();
+    ProfileDiff { changes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BuiltinsOnly, Source, builtin, load};
+
+    fn builtin_profile(name: &str) -> Profile {
+        load(builtin::source(name).unwrap(), &BuiltinsOnly).profile.unwrap()
+    }
+
+    fn text(t: &str) -> Profile {
+        let l = load(Source::new("t.kdl", t), &BuiltinsOnly);
+        l.profile.unwrap_or_else(|| panic!("{:#?}", l.problems))
+    }
+
+    #[test]
+    fn a_profile_equals_itself() {
+        for name in builtin::names() {
+            let p = builtin_profile(name);
+            assert!(diff(&p, &p).is_empty(), "{name}");
+        }
+    }
+
+    #[test]
+    fn fields_only_b_sets_keep_their_place() {
+        let a = text(r#"profile "t/a" extends="coreweave/gb300-ib" {}"#);
+        let b = text(r#"profile "t/a" extends="coreweave/gb300-ib" { nccl debug="WARN" { knobs { NCCL_ALGO "Ring" } } }"#);
+        let d = diff(&a, &b);
+        let paths: Vec<&str> = d.changes.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["nccl.debug", "nccl.knobs.NCCL_ALGO"]);
+        let all: Vec<String> = fields(&b).into_iter().map(|f| f.path).collect();
+        let pos = |p: &str| all.iter().position(|x| x == p).unwrap();
+        assert!(pos("nccl.net-plugin") < pos("nccl.debug") && pos("nccl.debug") < pos("nccl.knobs.NCCL_ALGO"));
+    }
+
+    #[test]
+    fn numbers_compare_by_value_and_capabilities_as_a_set() {
+        let a = text(r#"profile "t/a" extends="coreweave/gb300-roce" { fabric { traffic-class 0x60 } }"#);
+        let b = text(r#"profile "t/a" extends="coreweave/gb300-roce" { capabilities "IPC_LOCK" }"#);
+        assert!(diff(&a, &b).is_empty(), "{:#?}", diff(&a, &b));
+        let c = text(r#"profile "t/a" extends="coreweave/gb300-roce" { capabilities "SYS_NICE" "IPC_LOCK" }"#);
+        let d = text(r#"profile "t/a" extends="coreweave/gb300-roce" { capabilities "IPC_LOCK" "SYS_NICE" }"#);
+        assert!(diff(&c, &d).is_empty());
+        let change = diff(&a, &c);
+        assert_eq!(change.changes.len(), 1);
+        assert_eq!(change.changes[0].new.as_ref().unwrap().value, "IPC_LOCK, SYS_NICE");
+    }
+
+    #[test]
+    fn implicit_multus_none_has_no_place() {
+        let a = builtin_profile("coreweave/gb300-roce");
+        let b = builtin_profile("coreweave/gb300-ib");
+        let d = diff(&a, &b);
+        let m = d.get("multus.mode").unwrap();
+        assert!(m.new_written == false && m.old_written);
+        let loaded = load(builtin::source("coreweave/gb300-ib").unwrap(), &BuiltinsOnly);
+        assert_eq!(m.new_at(&loaded.sources), None);
+    }
+}

@@ -19,6 +19,7 @@ pub mod dockerfile;
 pub mod dotenv;
 pub mod kustomize;
 pub mod plan;
+pub mod plan_diff;
 pub mod pod;
 pub mod quote;
 pub mod sbatch;

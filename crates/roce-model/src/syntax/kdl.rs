@@ -185,7 +185,9 @@ impl Walker<'_> {
         let positional = POSITIONAL.iter().find(|(n, _)| *n == name).map(|(_, k)| *k);
         // A node with a positional key takes one argument; more fall through to the map, which reports
         // the extra ones (`fabric roce ipv6`).
-        if props.is_empty() && children.is_empty() && (positional.is_none() || args.len() <= 1) {
+        // `name {}` is an empty map (in an `extends` layer it changes nothing), never an empty list.
+        let block = node.children().is_some();
+        if props.is_empty() && !block && (positional.is_none() || args.len() <= 1) {
             return match args.as_slice() {
                 [one] => self.scalar(one),
                 many => Node::new(
@@ -194,7 +196,11 @@ impl Walker<'_> {
                 ),
             };
         }
-        if props.is_empty() && args.is_empty() && children.iter().all(|c| c.name().value() == "-") {
+        if props.is_empty()
+            && args.is_empty()
+            && !children.is_empty()
+            && children.iter().all(|c| c.name().value() == "-")
+        {
             let items = children
                 .iter()
                 .map(|c| self.node(c, depth + 1, problems))

@@ -1,0 +1,487 @@
+//! Compare two [`Plan`]s: what a profile change does to the deployed artifacts (`roce diff`).
+//!
+//! The comparison is semantic. Environment variables are compared by name (their order carries no
+//! meaning: every target quotes values literally, so no variable refers to another); NADs are compared
+//! in rail order, because the attachment order decides which pod netdev (`net1`, `net2`, …) each rail
+//! gets. [`PlanDiff::target_effect`] says which of the changes each [`Target`] carries.
+//!
+//! ```
+//! use roce_model::{builtin, load, BuiltinsOnly};
+//! use roce_render::{plan, plan_diff, Target};
+//! let lower = |n| plan::lower(&load(builtin::source(n).unwrap(), &BuiltinsOnly).profile.unwrap());
+//! let d = plan_diff::diff(&lower("coreweave/gb300-roce"), &lower("coreweave/gb300-ib"));
+//! assert_eq!(d.networks_removed.len(), 16);
+//! assert!(d.env.iter().any(|e| e.name == "NCCL_IB_TC" && e.new.is_none()));
+//! assert!(d.target_effect(Target::Pod).contains(&plan_diff::Aspect::Networks));
+//! assert!(!d.target_effect(Target::Env).contains(&plan_diff::Aspect::Networks));
+//! ```
+
+use std::fmt;
+
+use indexmap::IndexMap;
+use roce_model::model::NadRef;
+use roce_model::source::Origin;
+
+use crate::PROFILE_ANNOTATION;
+use crate::plan::{Consumer, EnvVar, Plan};
+use crate::target::Target;
+
+/// One keyed value that differs (`None`: absent on that side).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// What changed (a resource name, a label key, `partition`, …).
+    pub key: String,
+    /// Value in plan A.
+    pub old: Option<String>,
+    /// Value in plan B.
+    pub new: Option<String>,
+}
+
+/// An environment variable that was added, removed or changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvChange {
+    /// Variable name.
+    pub name: String,
+    /// Who reads it (from the side that has it, B first).
+    pub consumer: Consumer,
+    /// Value in A.
+    pub old: Option<String>,
+    /// Value in B.
+    pub new: Option<String>,
+    /// Where A's profile sets it (an origin in A's sources).
+    pub old_origin: Option<Origin>,
+    /// Where B's profile sets it (an origin in B's sources).
+    pub new_origin: Option<Origin>,
+}
+
+impl EnvChange {
+    /// `added`, `removed` or `changed`.
+    pub fn kind(&self) -> &'static str {
+        match (&self.old, &self.new) {
+            (None, _) => "added",
+            (_, None) => "removed",
+            _ => "changed",
+        }
+    }
+}
+
+/// A part of a plan that targets render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Aspect {
+    /// Profile name, description, fabric: the header of every artifact and the `roce.dev/profile`
+    /// annotation.
+    Header,
+    /// Environment variables.
+    Env,
+    /// Multus networks (the `k8s.v1.cni.cncf.io/networks` annotation).
+    Networks,
+    /// Extended resources in requests and limits (GPUs, `rdma/ib`).
+    Resources,
+    /// Linux capabilities.
+    Capabilities,
+    /// Pod node selector.
+    NodeSelector,
+    /// Slurm `#SBATCH` defaults.
+    Slurm,
+    /// Image requirements (least rdma-core).
+    Image,
+    /// Whether pods attach the fabric themselves (direct pods) or a SUNK NodeSet does (env only).
+    Wiring,
+}
+
+impl Aspect {
+    /// Short name for tables (`env`, `networks`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Aspect::Header => "header",
+            Aspect::Env => "env",
+            Aspect::Networks => "networks",
+            Aspect::Resources => "resources",
+            Aspect::Capabilities => "capabilities",
+            Aspect::NodeSelector => "node-selector",
+            Aspect::Slurm => "slurm",
+            Aspect::Image => "image",
+            Aspect::Wiring => "wiring",
+        }
+    }
+
+    /// Does `target` render this aspect? Pods and Kustomize components carry everything but the Slurm
+    /// defaults; the sbatch script carries env, Slurm defaults and a comment naming the networks and
+    /// resources the nodes must provide; Dockerfile `ENV` lines add the rdma-core requirement; the dotenv
+    /// file carries env only. Every artifact starts with the header.
+    pub fn rendered_by(self, target: Target) -> bool {
+        use Aspect::*;
+        match target {
+            Target::Pod | Target::Kustomize => !matches!(self, Slurm | Image),
+            Target::Sbatch => matches!(self, Header | Env | Networks | Resources | Slurm | Wiring),
+            Target::Dockerfile => matches!(self, Header | Env | Image),
+            Target::Env => matches!(self, Header | Env),
+        }
+    }
+}
+
+impl fmt::Display for Aspect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Everything that differs between two plans.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanDiff {
+    /// Profile name (`roce.dev/profile` annotation), description and fabric.
+    pub header: Vec<Change>,
+    /// Environment variables added, removed or changed, in B's order then A's removed ones.
+    pub env: Vec<EnvChange>,
+    /// NADs only B attaches, in B's rail order.
+    pub networks_added: Vec<NadRef>,
+    /// NADs only A attaches, in A's rail order.
+    pub networks_removed: Vec<NadRef>,
+    /// Both attach the same NADs, but in a different rail order.
+    pub networks_reordered: bool,
+    /// Extended resources (`nvidia.com/gpu`, `rdma/ib`) in requests and limits.
+    pub resources: Vec<Change>,
+    /// Capabilities only B adds.
+    pub capabilities_added: Vec<String>,
+    /// Capabilities only A adds.
+    pub capabilities_removed: Vec<String>,
+    /// Node selector labels.
+    pub node_selector: Vec<Change>,
+    /// Slurm defaults (`partition`, `nodes`, `ntasks-per-node`, `gpus-per-node`).
+    pub slurm: Vec<Change>,
+    /// Image requirements (`min-rdma-core`).
+    pub image: Vec<Change>,
+    /// Direct pods vs SUNK NodeSet (`pods attach the fabric`: `yes`/`no`), and `/dev/shm`.
+    pub wiring: Vec<Change>,
+}
+
+impl PlanDiff {
+    /// The plans are the same (up to env order).
+    pub fn is_empty(&self) -> bool {
+        self.aspects().is_empty()
+    }
+
+    /// The aspects that changed, in [`Aspect`] order.
+    pub fn aspects(&self) -> Vec<Aspect> {
+        let mut out = Vec::new();
+        let mut add = |cond: bool, a: Aspect| {
+            if cond {
+                out.push(a);
+            }
+        };
+        add(!self.header.is_empty(), Aspect::Header);
+        add(!self.env.is_empty(), Aspect::Env);
+        add(
+            !self.networks_added.is_empty() || !self.networks_removed.is_empty() || self.networks_reordered,
+            Aspect::Networks,
+        );
+        add(!self.resources.is_empty(), Aspect::Resources);
+        add(
+            !self.capabilities_added.is_empty() || !self.capabilities_removed.is_empty(),
+            Aspect::Capabilities,
+        );
+        add(!self.node_selector.is_empty(), Aspect::NodeSelector);
+        add(!self.slurm.is_empty(), Aspect::Slurm);
+        add(!self.image.is_empty(), Aspect::Image);
+        add(!self.wiring.is_empty(), Aspect::Wiring);
+        out
+    }
+
+    /// The changed aspects `target` renders: empty when the change leaves that target's artifacts as
+    /// they were (with the same render options).
+    pub fn target_effect(&self, target: Target) -> Vec<Aspect> {
+        self.aspects()
+            .into_iter()
+            .filter(|a| a.rendered_by(target))
+            .collect()
+    }
+
+    /// Phrases for a one-paragraph summary, in fabric terms ("drops 16 Multus NADs", "adds 5 and
+    /// removes 8 environment variables").
+    pub fn summary(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(w) = self.wiring.iter().find(|c| c.key == WIRING_KEY) {
+            out.push(if w.new.as_deref() == Some("no") {
+                "stops pods attaching the fabric themselves (a SUNK NodeSet does: env only)".to_string()
+            } else {
+                "makes pods attach the fabric themselves (no longer a SUNK NodeSet)".to_string()
+            });
+        }
+        let (added, removed) = (self.networks_added.len(), self.networks_removed.len());
+        let nads = |n: usize| if n == 1 { "1 Multus NAD".to_string() } else { format!("{n} Multus NADs") };
+        match (added, removed) {
+            (0, 0) if self.networks_reordered => out.push("reorders the Multus NADs (rail → netdev mapping)".to_string()),
+            (0, 0) => {}
+            (0, r) => out.push(format!("drops {}", nads(r))),
+            (a, 0) => out.push(format!("adds {}", nads(a))),
+            (a, r) if a == r => out.push(format!("replaces {}", nads(a))),
+            (a, r) => out.push(format!("replaces {} with {a}", nads(r))),
+        }
+        let count = |k: &str| self.env.iter().filter(|e| e.kind() == k).count();
+        if !self.env.is_empty() && self.env.len() <= 3 {
+            for e in &self.env {
+                out.push(match (&e.old, &e.new) {
+                    (None, Some(v)) => format!("sets {}={v}", e.name),
+                    (Some(_), None) => format!("unsets {}", e.name),
+                    (Some(o), Some(n)) => format!("changes {} from {o} to {n}", e.name),
+                    (None, None) => continue,
+                });
+            }
+        } else if !self.env.is_empty() {
+            let mut parts = Vec::new();
+            for (k, verb) in [("added", "adds"), ("removed", "removes"), ("changed", "changes")] {
+                let n = count(k);
+                if n > 0 {
+                    parts.push(format!("{verb} {n}"));
+                }
+            }
+            out.push(format!("{} environment variables", join_and(&parts)));
+        }
+        for r in &self.resources {
+            out.push(match (&r.old, &r.new) {
+                (None, Some(v)) => format!("requests {}: {v}", r.key),
+                (Some(_), None) => format!("stops requesting {}", r.key),
+                (Some(o), Some(n)) => format!("changes {} from {o} to {n}", r.key),
+                (None, None) => continue,
+            });
+        }
+        for c in &self.capabilities_added {
+            out.push(format!("adds capability {c}"));
+        }
+        for c in &self.capabilities_removed {
+            out.push(format!("drops capability {c}"));
+        }
+        if !self.node_selector.is_empty() {
+            out.push("changes the node selector".to_string());
+        }
+        if let Some(i) = self.image.first() {
+            out.push(match &i.new {
+                Some(v) => format!("requires rdma-core ≥ {v} in the image"),
+                None => "no longer requires a minimum rdma-core".to_string(),
+            });
+        }
+        out
+    }
+}
+
+/// Join phrases as `a, b and c`.
+pub fn join_and(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// Key of the [`PlanDiff::wiring`] change that says whether pods attach the fabric themselves.
+pub const WIRING_KEY: &str = "pods attach the fabric";
+
+/// Compare two plans.
+pub fn diff(a: &Plan, b: &Plan) -> PlanDiff {
+    let mut d = PlanDiff {
+        header: changes(
+            &[
+                (PROFILE_ANNOTATION, Some(a.profile.clone())),
+                ("description", a.description.clone()),
+                ("fabric", Some(fabric(a))),
+            ],
+            &[
+                (PROFILE_ANNOTATION, Some(b.profile.clone())),
+                ("description", b.description.clone()),
+                ("fabric", Some(fabric(b))),
+            ],
+        ),
+        env: env(&a.env, &b.env),
+        ..PlanDiff::default()
+    };
+
+    let nets = |p: &Plan| p.wiring.as_ref().map(|w| w.networks.clone()).unwrap_or_default();
+    let (na, nb) = (nets(a), nets(b));
+    d.networks_added = nb.iter().filter(|n| !na.contains(n)).cloned().collect();
+    d.networks_removed = na.iter().filter(|n| !nb.contains(n)).cloned().collect();
+    d.networks_reordered = d.networks_added.is_empty() && d.networks_removed.is_empty() && na != nb;
+
+    let keyed = |v: Vec<(String, String)>| -> Vec<(String, Option<String>)> {
+        v.into_iter().map(|(k, v)| (k, Some(v))).collect()
+    };
+    d.resources = changes(&keyed(a.resources()), &keyed(b.resources()));
+    let caps = |p: &Plan| p.wiring.as_ref().map(|w| w.capabilities.clone()).unwrap_or_default();
+    let (ca, cb) = (caps(a), caps(b));
+    d.capabilities_added = cb.iter().filter(|c| !ca.contains(c)).cloned().collect();
+    d.capabilities_removed = ca.iter().filter(|c| !cb.contains(c)).cloned().collect();
+    d.node_selector = changes(&keyed(a.node_selector.clone()), &keyed(b.node_selector.clone()));
+
+    let slurm = |p: &Plan| {
+        vec![
+            ("partition".to_string(), Some(p.slurm.partition.clone())),
+            ("nodes".to_string(), Some(p.slurm.nodes.to_string())),
+            ("ntasks-per-node".to_string(), Some(p.slurm.ntasks_per_node.to_string())),
+            ("gpus-per-node".to_string(), Some(p.slurm.gpus_per_node.to_string())),
+        ]
+    };
+    d.slurm = changes(&slurm(a), &slurm(b));
+    d.image = changes(
+        &[("min-rdma-core", a.min_rdma_core.map(|v| v.to_string()))],
+        &[("min-rdma-core", b.min_rdma_core.map(|v| v.to_string()))],
+    );
+    let yes_no = |b: bool| Some(if b { "yes" } else { "no" }.to_string());
+    d.wiring = changes(
+        &[(WIRING_KEY, yes_no(a.wiring.is_some())), ("/dev/shm in memory", yes_no(a.shm))],
+        &[(WIRING_KEY, yes_no(b.wiring.is_some())), ("/dev/shm in memory", yes_no(b.shm))],
+    );
+    d
+}
+
+fn fabric(p: &Plan) -> String {
+    p.fabric.as_str().to_string()
+}
+
+/// Keyed comparison: keys in A's order, then keys only B has. A key whose value is `None` is absent.
+fn changes<K: AsRef<str>>(a: &[(K, Option<String>)], b: &[(K, Option<String>)]) -> Vec<Change> {
+    let ma: IndexMap<&str, &Option<String>> = a.iter().map(|(k, v)| (k.as_ref(), v)).collect();
+    let mb: IndexMap<&str, &Option<String>> = b.iter().map(|(k, v)| (k.as_ref(), v)).collect();
+    let mut keys: Vec<&str> = ma.keys().copied().collect();
+    keys.extend(mb.keys().copied().filter(|k| !ma.contains_key(k)));
+    keys.into_iter()
+        .filter_map(|k| {
+            let old = ma.get(k).and_then(|v| (*v).clone());
+            let new = mb.get(k).and_then(|v| (*v).clone());
+            (old != new).then(|| Change {
+                key: k.to_string(),
+                old,
+                new,
+            })
+        })
+        .collect()
+}
+
+fn env(a: &[EnvVar], b: &[EnvVar]) -> Vec<EnvChange> {
+    let find = |list: &[EnvVar], name: &str| list.iter().find(|e| e.name == name).cloned();
+    let mut out = Vec::new();
+    for nb in b {
+        let na = find(a, &nb.name);
+        if na.as_ref().map(|e| &e.value) != Some(&nb.value) {
+            out.push(EnvChange {
+                name: nb.name.clone(),
+                consumer: nb.consumer,
+                old: na.as_ref().map(|e| e.value.clone()),
+                new: Some(nb.value.clone()),
+                old_origin: na.and_then(|e| e.origin),
+                new_origin: nb.origin,
+            });
+        }
+    }
+    for na in a.iter().filter(|e| find(b, &e.name).is_none()) {
+        out.push(EnvChange {
+            name: na.name.clone(),
+            consumer: na.consumer,
+            old: Some(na.value.clone()),
+            new: None,
+            old_origin: na.origin,
+            new_origin: None,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RenderOptions, plan, render};
+    use roce_model::{BuiltinsOnly, Source, builtin, load};
+
+    fn lower_text(name: &str, text: &str) -> Plan {
+        let l = load(Source::new(name, text), &BuiltinsOnly);
+        plan::lower(&l.profile.unwrap_or_else(|| panic!("{:#?}", l.problems)))
+    }
+
+    fn lower(name: &str) -> Plan {
+        plan::lower(&load(builtin::source(name).unwrap(), &BuiltinsOnly).profile.unwrap())
+    }
+
+    fn rendered(p: &Plan, t: Target) -> Vec<crate::Artifact> {
+        render(p, t, &RenderOptions::default()).unwrap()
+    }
+
+    /// A target's artifacts change exactly when `target_effect` says they do: checked for one-field
+    /// overrides that each touch one aspect, and for every pair of built-in profiles.
+    #[test]
+    fn target_effect_matches_what_rendering_changes() {
+        let base = "coreweave/gb300-roce";
+        let overrides = [
+            "node-pool { partition \"other\" }",
+            "job nodes=8",
+            "capabilities \"IPC_LOCK\" \"SYS_NICE\"",
+            "node-pool { node-labels { \"extra\" \"x\" } }",
+            "image rdma-core=55",
+            "nccl debug=\"WARN\"",
+            "description \"other words\"",
+            "node-pool gpus-per-node=8",
+            "node-pool { sunk-nodeset #true }",
+            "multus per-port namespace=\"other\" name=\"{host-port}-macvlan\"",
+        ];
+        let a = lower(base);
+        let mut pairs: Vec<(String, Plan, Plan)> = overrides
+            .iter()
+            .map(|o| {
+                let text = format!("profile \"{base}\" extends=\"{base}\" {{ {o} }}");
+                (o.to_string(), a.clone(), lower_text("o.kdl", &text))
+            })
+            .collect();
+        for x in builtin::names() {
+            for y in builtin::names() {
+                pairs.push((format!("{x} vs {y}"), lower(x), lower(y)));
+            }
+        }
+        for (what, pa, pb) in &pairs {
+            let d = diff(pa, pb);
+            if what.contains(" vs ") {
+                assert_eq!(d.is_empty(), pa == pb, "{what}");
+            } else {
+                assert!(!d.is_empty(), "{what}: the override changes the plan");
+            }
+            for &t in Target::ALL {
+                let differs = rendered(pa, t) != rendered(pb, t);
+                assert_eq!(
+                    differs,
+                    !d.target_effect(t).is_empty(),
+                    "{what}: {t}: rendered differs = {differs}, effect = {:?}",
+                    d.target_effect(t)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn env_order_is_not_a_change_but_nad_order_is() {
+        let mut a = lower("coreweave/gb300-roce");
+        let mut b = a.clone();
+        b.env.reverse();
+        assert!(diff(&a, &b).is_empty());
+        b.wiring.as_mut().unwrap().networks.swap(0, 1);
+        let d = diff(&a, &b);
+        assert!(d.networks_reordered && d.networks_added.is_empty());
+        assert_eq!(d.aspects(), [Aspect::Networks]);
+        a.env[0].value.push('x');
+        assert_eq!(diff(&a, &b).aspects(), [Aspect::Env, Aspect::Networks]);
+    }
+
+    #[test]
+    fn roce_to_ib_summary() {
+        let d = diff(&lower("coreweave/gb300-roce"), &lower("coreweave/gb300-ib"));
+        let s = d.summary().join("; ");
+        assert!(s.contains("drops 16 Multus NADs"), "{s}");
+        assert!(s.contains("environment variables"), "{s}");
+        let removed: Vec<&str> = d.env.iter().filter(|e| e.kind() == "removed").map(|e| e.name.as_str()).collect();
+        assert!(removed.contains(&"NCCL_IB_TC") && removed.contains(&"NCCL_IB_ADDR_FAMILY"), "{removed:?}");
+        assert!(d.capabilities_added.is_empty() && d.capabilities_removed.is_empty());
+    }
+
+    #[test]
+    fn join_and_reads_like_english() {
+        let s = |v: &[&str]| join_and(&v.iter().map(|x| x.to_string()).collect::<Vec<_>>());
+        assert_eq!(s(&[]), "");
+        assert_eq!(s(&["a"]), "a");
+        assert_eq!(s(&["a", "b", "c"]), "a, b and c");
+    }
+}
