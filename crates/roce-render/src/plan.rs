@@ -100,6 +100,10 @@ pub struct Plan {
     pub min_rdma_core: Option<u32>,
     /// Mount a memory-backed `/dev/shm` (NCCL and UCX need more than the container default).
     pub shm: bool,
+    /// What UCX is for in this profile (validation jobs say when UCX is on TCP, and why).
+    pub ucx_mode: UcxMode,
+    /// The public nccl-tests image that matches this fabric, for validation jobs (`--image` overrides).
+    pub nccl_tests_image: String,
 }
 
 /// Lower a profile to a plan.
@@ -149,6 +153,12 @@ pub fn lower(p: &Profile) -> Plan {
         },
         min_rdma_core: (p.ucx.mode.value == UcxMode::Rdma).then_some(p.ucx.min_rdma_core.value),
         shm: true,
+        ucx_mode: p.ucx.mode.value,
+        nccl_tests_image: match p.fabric.kind.value {
+            FabricKind::Roce => crate::NCCL_TESTS_IMAGE_ROCE,
+            FabricKind::InfiniBand => crate::NCCL_TESTS_IMAGE_INFINIBAND,
+        }
+        .to_string(),
     }
 }
 

@@ -407,25 +407,25 @@ mod tests {
     /// overrides that each touch one aspect, and for every pair of built-in profiles.
     #[test]
     fn target_effect_matches_what_rendering_changes() {
-        let base = "coreweave/gb300-roce";
+        let roce = "coreweave/gb300-roce";
+        let nixl = "coreweave/gb300-roce-nixl";
         let overrides = [
-            "node-pool { partition \"other\" }",
-            "job nodes=8",
-            "capabilities \"IPC_LOCK\" \"SYS_NICE\"",
-            "node-pool { node-labels { \"extra\" \"x\" } }",
-            "image rdma-core=55",
-            "nccl debug=\"WARN\"",
-            "description \"other words\"",
-            "node-pool gpus-per-node=8",
-            "node-pool { sunk-nodeset #true }",
-            "multus per-port namespace=\"other\" name=\"{host-port}-macvlan\"",
+            (roce, "node-pool { partition \"other\" }"),
+            (roce, "job nodes=8"),
+            (roce, "capabilities \"IPC_LOCK\" \"SYS_NICE\""),
+            (roce, "node-pool { node-labels { \"extra\" \"x\" } }"),
+            (nixl, "ucx min-rdma-core=56; image rdma-core=56"),
+            (roce, "nccl debug=\"WARN\""),
+            (roce, "description \"other words\""),
+            (roce, "node-pool gpus-per-node=8"),
+            (roce, "node-pool { sunk-nodeset #true }"),
+            (roce, "multus per-port namespace=\"other\" name=\"{host-port}-macvlan\""),
         ];
-        let a = lower(base);
         let mut pairs: Vec<(String, Plan, Plan)> = overrides
             .iter()
-            .map(|o| {
+            .map(|(base, o)| {
                 let text = format!("profile \"{base}\" extends=\"{base}\" {{ {o} }}");
-                (o.to_string(), a.clone(), lower_text("o.kdl", &text))
+                (o.to_string(), lower(base), lower_text("o.kdl", &text))
             })
             .collect();
         for x in builtin::names() {

@@ -249,3 +249,16 @@ fn nixl_dockerfile_states_the_rdma_core_requirement() {
     let tcp = render_all(&plan::lower(&profile("coreweave/gb300-roce")), Target::Dockerfile);
     assert!(!tcp.contains("rdma-core"), "only UCX RDMA mode needs the comment");
 }
+
+#[test]
+fn no_target_grants_more_than_the_fabric_needs() {
+    for name in builtin::names() {
+        let plan = plan::lower(&profile(name));
+        for &target in Target::ALL {
+            let text = render_all(&plan, target);
+            for risky in ["privileged", "hostNetwork", "hostPID", "hostIPC", "SYS_ADMIN", "allowPrivilegeEscalation: true"] {
+                assert!(!text.contains(risky), "{name} {target}: `{risky}` in output");
+            }
+        }
+    }
+}
