@@ -125,6 +125,26 @@ pub struct RenderArgs {
     /// Slurm options.
     #[command(flatten)]
     pub slurm: SlurmArgs,
+    /// Validation job options.
+    #[command(flatten)]
+    pub validation: ValidationArgs,
+}
+
+/// Validation job overrides (`nccl-tests-mpijob`, `nccl-tests-sbatch`, `ucx-perftest`). `--image` and `--nodes`
+/// apply to them too: the image defaults to the nccl-tests image for the profile's fabric, the nodes to the
+/// profile's `job nodes`, at least 2.
+#[derive(Debug, Args)]
+pub struct ValidationArgs {
+    /// nccl-tests-*: the nccl-tests binary to run.
+    #[arg(long, default_value = roce_render::validation::NCCL_TEST_BIN)]
+    pub nccl_test: String,
+    /// nccl-tests-*: its arguments, e.g. "-b 1G -e 16G -f 2 -g 1".
+    #[arg(long, allow_hyphen_values = true, default_value = roce_render::validation::NCCL_TEST_ARGS)]
+    pub nccl_test_args: String,
+    /// ucx-perftest: the client's arguments (default "-t tag_bw -m cuda -s 16777216 -n 1000"; -m host when
+    /// the profile pins UCX to TCP).
+    #[arg(long, allow_hyphen_values = true)]
+    pub ucx_perftest_args: Option<String>,
 }
 
 /// sbatch overrides.
@@ -133,7 +153,7 @@ pub struct SlurmArgs {
     /// sbatch: --partition (default: the profile's).
     #[arg(long)]
     pub partition: Option<String>,
-    /// sbatch: --nodes (default: the profile's `job nodes`, else 1).
+    /// sbatch: --nodes (default: the profile's `job nodes`, else 1); validation jobs: nodes to run across.
     #[arg(long)]
     pub nodes: Option<u32>,
     /// sbatch: --job-name.
@@ -151,4 +171,7 @@ pub struct SlurmArgs {
     /// sbatch: the job step's command (default: the script's arguments).
     #[arg(long)]
     pub command: Option<String>,
+    /// sbatch: a file whose contents replace the default `srun` step (your own job body).
+    #[arg(long, value_name = "FILE", conflicts_with = "command")]
+    pub body: Option<PathBuf>,
 }

@@ -93,9 +93,15 @@ pub fn json(problems: &[Problem]) -> serde_json::Value {
 }
 
 /// `println!` that survives a closed stdout.
-macro_rules! outln { ($($t:tt)*) => { $crate::report::out(&format!("{}\n", format_args!($($t)*))) }; }
+macro_rules! outln {
+    () => { $crate::report::out("\n") };
+    ($($t:tt)*) => { $crate::report::out(&format!("{}\n", format_args!($($t)*))) };
+}
 /// `print!` that survives a closed stdout.
 macro_rules! outp { ($($t:tt)*) => { $crate::report::out(&format!($($t)*)) }; }
 /// `eprintln!` that survives a closed stderr.
-macro_rules! errln { ($($t:tt)*) => { $crate::report::err(&format!("{}\n", format_args!($($t)*))) }; }
+macro_rules! errln {
+    () => { $crate::report::err("\n") };
+    ($($t:tt)*) => { $crate::report::err(&format!("{}\n", format_args!($($t)*))) };
+}
 pub(crate) use {errln, outln, outp};

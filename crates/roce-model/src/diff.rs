@@ -123,14 +123,20 @@ impl ProfileDiff {
             });
         }
         if self.get("rails.nics").is_some() || self.get("rails.ports").is_some() {
-            out.push(format!("changes the rails from {} to {}", rails(a), rails(b)));
+            out.push(format!(
+                "changes the rails from {} to {}",
+                rails(a),
+                rails(b)
+            ));
         } else if self.get("rails.pod-device").is_some() {
             out.push(format!(
                 "renames the pod's RDMA devices from `{}` to `{}`",
                 a.rails.pod_device.value, b.rails.pod_device.value
             ));
         }
-        if self.get("multus.mode").is_some() {
+        // Attaching or dropping NADs altogether is summarised from the plan, which counts them.
+        let attaches = |m: &Multus| !matches!(m, Multus::None { .. });
+        if self.get("multus.mode").is_some() && attaches(&a.multus) && attaches(&b.multus) {
             out.push(format!(
                 "changes Multus attachment from {} to {}",
                 multus_mode(&a.multus),
@@ -181,7 +187,13 @@ fn ucx_name(m: UcxMode) -> &'static str {
 
 fn rails(p: &Profile) -> String {
     let (n, ports) = (p.rails.nics.value, p.rails.ports.value);
-    let plural = |k: u32, one: &str, many: &str| if k == 1 { format!("{k} {one}") } else { format!("{k} {many}") };
+    let plural = |k: u32, one: &str, many: &str| {
+        if k == 1 {
+            format!("{k} {one}")
+        } else {
+            format!("{k} {many}")
+        }
+    };
     format!(
         "{} ({} × {})",
         u64::from(n) * u64::from(ports),
@@ -210,7 +222,15 @@ pub fn fields(p: &Profile) -> Vec<Field> {
     f.text("fabric.kind", Some(fab.kind.as_ref().map(|k| k.as_str())));
     f.text(
         "fabric.addr-family",
-        fab.addr_family.map(|a| a.map(|a| if a.nccl() == "AF_INET6" { "ipv6" } else { "ipv4" })),
+        fab.addr_family.map(|a| {
+            a.map(|a| {
+                if a.nccl() == "AF_INET6" {
+                    "ipv6"
+                } else {
+                    "ipv4"
+                }
+            })
+        }),
     );
     f.str("fabric.addr-range", fab.addr_range.as_ref());
     f.show("fabric.traffic-class", fab.traffic_class.as_ref());
@@ -245,10 +265,18 @@ pub fn fields(p: &Profile) -> Vec<Field> {
             f.str("multus.name", Some(name));
             if let Some(list) = nads {
                 let joined: Vec<&str> = list.value.iter().map(|n| n.value.as_str()).collect();
-                f.push("multus.nads", Spanned::new(joined.join(", "), list.origin), true);
+                f.push(
+                    "multus.nads",
+                    Spanned::new(joined.join(", "), list.origin),
+                    true,
+                );
             }
         }
-        Multus::Backend { namespace, name, at } => {
+        Multus::Backend {
+            namespace,
+            name,
+            at,
+        } => {
             f.text("multus.mode", Some(at.map(|()| "backend")));
             f.str("multus.namespace", Some(namespace));
             f.str("multus.name", Some(name));
@@ -262,7 +290,10 @@ pub fn fields(p: &Profile) -> Vec<Field> {
     }
 
     let n = &p.nccl;
-    f.str("nccl.socket-ifname", n.socket_ifname.as_ref().map(|l| &l.text));
+    f.str(
+        "nccl.socket-ifname",
+        n.socket_ifname.as_ref().map(|l| &l.text),
+    );
     f.str("nccl.ib-hca", n.ib_hca.as_ref().map(|l| &l.text));
     f.str("nccl.net-plugin", n.net_plugin.as_ref());
     f.str("nccl.debug", n.debug.as_ref());
@@ -285,7 +316,11 @@ pub fn fields(p: &Profile) -> Vec<Field> {
         let mut caps: Vec<&str> = p.capabilities.iter().map(|c| c.value.as_str()).collect();
         caps.sort_unstable();
         caps.dedup();
-        f.push("capabilities", Spanned::new(caps.join(", "), first.origin), true);
+        f.push(
+            "capabilities",
+            Spanned::new(caps.join(", "), first.origin),
+            true,
+        );
     }
     f.map("env", &p.env);
     f.0
@@ -320,7 +355,12 @@ impl Fields {
 
     fn map(&mut self, prefix: &str, m: &IndexMap<String, Spanned<String>>) {
         for (k, v) in m {
-            self.str(&format!("{prefix}.{k}"), Some(v));
+            // Keys with dots or slashes (`backend.coreweave.cloud/flavor`) are quoted, as in KDL.
+            let plain = !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            let key = if plain { k.clone() } else { format!("{k:?}") };
+            self.str(&format!("{prefix}.{key}"), Some(v));
         }
     }
 }
@@ -372,7 +412,9 @@ mod tests {
     use crate::{BuiltinsOnly, Source, builtin, load};
 
     fn builtin_profile(name: &str) -> Profile {
-        load(builtin::source(name).unwrap(), &BuiltinsOnly).profile.unwrap()
+        load(builtin::source(name).unwrap(), &BuiltinsOnly)
+            .profile
+            .unwrap()
     }
 
     fn text(t: &str) -> Profile {
@@ -391,26 +433,40 @@ mod tests {
     #[test]
     fn fields_only_b_sets_keep_their_place() {
         let a = text(r#"profile "t/a" extends="coreweave/gb300-ib" {}"#);
-        let b = text(r#"profile "t/a" extends="coreweave/gb300-ib" { nccl debug="WARN" { knobs { NCCL_ALGO "Ring" } } }"#);
+        let b = text(
+            r#"profile "t/a" extends="coreweave/gb300-ib" { nccl debug="WARN" { knobs { NCCL_ALGO "Ring" } } }"#,
+        );
         let d = diff(&a, &b);
         let paths: Vec<&str> = d.changes.iter().map(|c| c.path.as_str()).collect();
         assert_eq!(paths, ["nccl.debug", "nccl.knobs.NCCL_ALGO"]);
         let all: Vec<String> = fields(&b).into_iter().map(|f| f.path).collect();
         let pos = |p: &str| all.iter().position(|x| x == p).unwrap();
-        assert!(pos("nccl.net-plugin") < pos("nccl.debug") && pos("nccl.debug") < pos("nccl.knobs.NCCL_ALGO"));
+        assert!(
+            pos("nccl.net-plugin") < pos("nccl.debug")
+                && pos("nccl.debug") < pos("nccl.knobs.NCCL_ALGO")
+        );
     }
 
     #[test]
     fn numbers_compare_by_value_and_capabilities_as_a_set() {
-        let a = text(r#"profile "t/a" extends="coreweave/gb300-roce" { fabric { traffic-class 0x60 } }"#);
+        let a = text(
+            r#"profile "t/a" extends="coreweave/gb300-roce" { fabric { traffic-class 0x60 } }"#,
+        );
         let b = text(r#"profile "t/a" extends="coreweave/gb300-roce" { capabilities "IPC_LOCK" }"#);
         assert!(diff(&a, &b).is_empty(), "{:#?}", diff(&a, &b));
-        let c = text(r#"profile "t/a" extends="coreweave/gb300-roce" { capabilities "SYS_NICE" "IPC_LOCK" }"#);
-        let d = text(r#"profile "t/a" extends="coreweave/gb300-roce" { capabilities "IPC_LOCK" "SYS_NICE" }"#);
+        let c = text(
+            r#"profile "t/a" extends="coreweave/gb300-roce" { capabilities "SYS_NICE" "IPC_LOCK" }"#,
+        );
+        let d = text(
+            r#"profile "t/a" extends="coreweave/gb300-roce" { capabilities "IPC_LOCK" "SYS_NICE" }"#,
+        );
         assert!(diff(&c, &d).is_empty());
         let change = diff(&a, &c);
         assert_eq!(change.changes.len(), 1);
-        assert_eq!(change.changes[0].new.as_ref().unwrap().value, "IPC_LOCK, SYS_NICE");
+        assert_eq!(
+            change.changes[0].new.as_ref().unwrap().value,
+            "IPC_LOCK, SYS_NICE"
+        );
     }
 
     #[test]
@@ -419,8 +475,11 @@ mod tests {
         let b = builtin_profile("coreweave/gb300-ib");
         let d = diff(&a, &b);
         let m = d.get("multus.mode").unwrap();
-        assert!(m.new_written == false && m.old_written);
-        let loaded = load(builtin::source("coreweave/gb300-ib").unwrap(), &BuiltinsOnly);
+        assert!(!m.new_written && m.old_written);
+        let loaded = load(
+            builtin::source("coreweave/gb300-ib").unwrap(),
+            &BuiltinsOnly,
+        );
         assert_eq!(m.new_at(&loaded.sources), None);
     }
 }

@@ -133,10 +133,133 @@ codes! {
     Unrepresentable = "roce::env::unrepresentable", Error;
 
     // ---- roce lint (manifests): codes `roce::lint::…` go here ----
+    /// A manifest that is not YAML text roce can read (invalid YAML, not UTF-8, duplicate keys).
+    LintSyntax = "roce::lint::syntax", Error;
+    /// A Kubernetes field with the wrong type where roce must read or write it (`containers` not a list…).
+    LintShape = "roce::lint::shape", Error;
+    /// A pod template without the container to check or wire (`--container NAME`), or with none at all.
+    LintNoContainer = "roce::lint::no_container", Error;
+    /// A Multus networks annotation that neither Multus form parses (JSON list, or `ns/name@if` comma list).
+    LintMultusMalformed = "roce::lint::multus_malformed", Error;
+    /// A pod template that does not attach every Multus network the profile's rails need.
+    LintMissingNad = "roce::lint::missing_nad", Error;
+    /// A Multus network that is almost one of the profile's: wrong namespace, a near-miss name, listed twice.
+    LintWrongNad = "roce::lint::wrong_nad", Error;
+    /// The RDMA scheduling resource (`rdma/ib`) missing from requests or limits, or not the profile's value.
+    LintRdmaResource = "roce::lint::rdma_resource", Error;
+    /// A container on an RDMA fabric without the `IPC_LOCK` capability.
+    LintIpcLock = "roce::lint::ipc_lock", Error;
+    /// A variable the profile sets is missing from the container's env.
+    LintEnvMissing = "roce::lint::env_missing", Error;
+    /// A variable with another value than the profile's, or not written as a string.
+    LintEnvDifferent = "roce::lint::env_different", Error;
+    /// A variable set twice in one container's env.
+    LintEnvDuplicate = "roce::lint::env_duplicate", Error;
+    /// `NCCL_IB_HCA` in a manifest matches none of the pod's RDMA devices.
+    LintHcaMatchesNothing = "roce::lint::hca_matches_nothing", Error;
+    /// `UCX_TLS` in a manifest with transports wrong for the fabric and the profile's UCX mode.
+    LintUcxTransport = "roce::lint::ucx_transport", Error;
+    /// `privileged: true`, which no profile needs (`IPC_LOCK` is enough) and which exposes every GPU.
+    LintPrivileged = "roce::lint::privileged", Warning;
+    /// `hostNetwork: true`: Multus attaches nothing, and `eth0` is the node's interface.
+    LintHostNetwork = "roce::lint::host_network", Error;
+    /// No memory-backed `/dev/shm` mounted in the container.
+    LintShm = "roce::lint::shm", Warning;
+    /// The profile's node labels missing from `nodeSelector`, or with other values.
+    LintNodeSelector = "roce::lint::node_selector", Warning;
 
     // ---- roce explain (logs): codes `roce::explain::…` go here ----
+    /// The log file is empty.
+    ExplainEmptyLog = "roce::explain::empty_log", Error;
+    /// The log file is binary (NUL bytes), not text.
+    ExplainBinaryLog = "roce::explain::binary_log", Error;
+    /// The text holds no NCCL or UCX line.
+    ExplainNotNcclLog = "roce::explain::not_nccl_log", Error;
+    /// NCCL lines but none at INFO level: the transport cannot be told.
+    ExplainNoInfoLines = "roce::explain::no_info_lines", Warning;
+    /// NCCL fell back to TCP sockets where RDMA was wanted.
+    ExplainSocketFallback = "roce::explain::socket_fallback", Error;
+    /// `NCCL_NET` forces a network that did not initialize.
+    ExplainNetNotFound = "roce::explain::net_not_found", Error;
+    /// No interface matches `NCCL_SOCKET_IFNAME` (bootstrap, NET/Socket or the IB out-of-band socket).
+    ExplainBootstrapNoInterface = "roce::explain::bootstrap_no_interface", Error;
+    /// RDMA devices exist but NCCL cannot open them (no `/dev/infiniband` in the container).
+    ExplainIbDeviceOpen = "roce::explain::ib_device_open", Error;
+    /// An RDMA network was used without GPUDirect RDMA: data is staged through host memory.
+    ExplainGdrDisabled = "roce::explain::gdr_disabled", Error;
+    /// `IBV_WC_RETRY_EXC_ERR` (status 12, vendor err 129): the peer did not answer over the fabric.
+    ExplainIbRetryExceeded = "roce::explain::ib_retry_exceeded", Error;
+    /// Another IB work-completion error (protection error, RNR retries, …).
+    ExplainIbCompletionError = "roce::explain::ib_completion_error", Error;
+    /// `ibv_modify_qp` failed while connecting a queue pair (GID, routing, rails).
+    ExplainQpConnectFailed = "roce::explain::qp_connect_failed", Error;
+    /// Memory registration failed for lack of locked memory (`IPC_LOCK`, `ulimit -l`).
+    ExplainMemlock = "roce::explain::memlock", Error;
+    /// Ranks run different NCCL versions.
+    ExplainVersionMismatch = "roce::explain::version_mismatch", Error;
+    /// Ranks chose different networks.
+    ExplainMixedNetwork = "roce::explain::mixed_network", Error;
+    /// The net plugin named by `NCCL_NET_PLUGIN` was not loaded.
+    ExplainPluginNotLoaded = "roce::explain::plugin_not_loaded", Warning;
+    /// A `NCCL_*_DISABLE` knob that NCCL read as 0 (`true` parses as 0).
+    ExplainDisableReadAsZero = "roce::explain::disable_read_as_zero", Warning;
+    /// NCCL rejected a knob's value and used its default.
+    ExplainInvalidValue = "roce::explain::invalid_value", Warning;
+    /// Ranks saw different values of one variable.
+    ExplainEnvDiffers = "roce::explain::env_differs", Warning;
+    /// Another NCCL `WARN` line.
+    ExplainNcclWarning = "roce::explain::nccl_warning", Warning;
+    /// UCX: transport retry count exceeded (RoCE/IB peer unreachable).
+    ExplainUcxRetryExceeded = "roce::explain::ucx_retry_exceeded", Error;
+    /// UCX: vendor error 0x89 or "Unexpected UCX error: Input/output error" (UCX built against old rdma-core).
+    ExplainUcxRdmaCore = "roce::explain::ucx_rdma_core", Error;
+    /// UCX: "Destination is unreachable".
+    ExplainUcxUnreachable = "roce::explain::ucx_unreachable", Error;
+    /// Another UCX error line.
+    ExplainUcxError = "roce::explain::ucx_error", Error;
+    /// The log's transport differs from what the profile's fabric needs.
+    ExplainProfileTransport = "roce::explain::profile_transport", Error;
+    /// NCCL saw a different value than the profile sets.
+    ExplainProfileEnvMismatch = "roce::explain::profile_env_mismatch", Error;
+    /// A variable the profile sets, that NCCL echoes when set, is absent from the log.
+    ExplainProfileEnvMissing = "roce::explain::profile_env_missing", Warning;
+    /// The RDMA devices in the log differ from the profile's rails.
+    ExplainProfileDevices = "roce::explain::profile_devices", Warning;
 
     // ---- roce doctor (hosts): codes `roce::doctor::…` go here ----
+    /// No RDMA devices: the pod lacks its Multus networks or RDMA resource, or the host its RDMA driver.
+    DoctorNoRdmaDevices = "roce::doctor::no_rdma_devices", Error;
+    /// RDMA ports whose link layer contradicts the profile's fabric (InfiniBand ports for a RoCE profile).
+    DoctorLinkLayer = "roce::doctor::link_layer", Error;
+    /// Rail devices or rail netdevs the profile names are missing here.
+    DoctorMissingRail = "roce::doctor::missing_rail", Error;
+    /// RDMA ports that are not ACTIVE: NCCL and UCX skip them.
+    DoctorPortDown = "roce::doctor::port_down", Warning;
+    /// A RoCE port with no GID of the wanted family and range on a netdev in this namespace.
+    DoctorNoUsableGid = "roce::doctor::no_usable_gid", Error;
+    /// A configured GID index that is empty, link-local, the wrong family, RoCE v1, out of range or bound to
+    /// a netdev outside the namespace.
+    DoctorGidIndex = "roce::doctor::gid_index", Error;
+    /// `NCCL_IB_HCA` matches none of the active RDMA ports here.
+    DoctorHcaMatchesNothing = "roce::doctor::hca_matches_nothing", Error;
+    /// `NCCL_SOCKET_IFNAME` matches no network interface here.
+    DoctorSocketIfname = "roce::doctor::socket_ifname", Error;
+    /// `UCX_NET_DEVICES` names a device or port that does not exist here.
+    DoctorUcxNetDevice = "roce::doctor::ucx_net_device", Error;
+    /// `libibverbs.so.1` (rdma-core userspace) is not installed.
+    DoctorNoLibibverbs = "roce::doctor::no_libibverbs", Error;
+    /// rdma-core older than UCX over RDMA needs.
+    DoctorRdmaCore = "roce::doctor::rdma_core", Error;
+    /// `CAP_IPC_LOCK` missing from the effective capabilities.
+    DoctorIpcLock = "roce::doctor::ipc_lock", Error;
+    /// Locked memory limited without `IPC_LOCK`: buffer registration fails.
+    DoctorMemlock = "roce::doctor::memlock", Error;
+    /// No GPUDirect peer-memory module loaded.
+    DoctorPeerMemory = "roce::doctor::peer_memory", Warning;
+    /// The number of visible GPUs differs from the profile's node pool.
+    DoctorGpus = "roce::doctor::gpus", Warning;
+    /// The environment lacks or overrides variables the profile sets.
+    DoctorEnvDrift = "roce::doctor::env_drift", Warning;
 }
 
 /// What a code is about, from its namespace.

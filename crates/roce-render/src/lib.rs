@@ -24,6 +24,7 @@ pub mod pod;
 pub mod quote;
 pub mod sbatch;
 pub mod target;
+pub mod validation;
 pub mod yaml;
 
 pub use plan::{Plan, lower};
@@ -33,6 +34,15 @@ pub use target::Target;
 /// ships NCCL, HPC-X UCX and rdma-core userspace (CoreWeave nccl-tests, pinned in its RoCE examples).
 pub const DEFAULT_IMAGE: &str =
     "ghcr.io/coreweave/nccl-tests:13.1.0-devel-ubuntu22.04-nccl2.29.2-1-0bf62c2";
+
+/// nccl-tests image for validation jobs on RoCE (Spectrum-X) fabrics: the image CoreWeave's GB300 RoCE
+/// nccl-tests examples pin. The same image as [`DEFAULT_IMAGE`].
+pub const NCCL_TESTS_IMAGE_ROCE: &str = DEFAULT_IMAGE;
+
+/// nccl-tests image for validation jobs on InfiniBand fabrics: the image CoreWeave's InfiniBand nccl-tests
+/// examples pin (CUDA 12.9, so it also runs on nodes whose driver predates CUDA 13).
+pub const NCCL_TESTS_IMAGE_INFINIBAND: &str =
+    "ghcr.io/coreweave/nccl-tests:12.9.1-devel-ubuntu22.04-nccl2.28.3-1-8b67957";
 
 /// Annotation recording which profile produced an object.
 pub const PROFILE_ANNOTATION: &str = "roce.dev/profile";
@@ -50,6 +60,8 @@ pub struct RenderOptions {
     pub slurm: SlurmOptions,
     /// Workloads a Kustomize component patches.
     pub select: Vec<kustomize::Selector>,
+    /// Validation jobs (`nccl-tests-mpijob`, `nccl-tests-sbatch`, `ucx-perftest`).
+    pub validation: validation::ValidationOptions,
 }
 
 impl Default for RenderOptions {
@@ -60,6 +72,7 @@ impl Default for RenderOptions {
             name: None,
             slurm: SlurmOptions::default(),
             select: Vec::new(),
+            validation: validation::ValidationOptions::default(),
         }
     }
 }
@@ -81,6 +94,9 @@ pub struct SlurmOptions {
     pub mpi_pmix: bool,
     /// The job step's command line (default: the script's arguments, `"$@"`).
     pub command: Option<String>,
+    /// The job body: shell text that replaces the default `srun` step, written after the exports
+    /// (from `--body FILE`). Exclusive with `command`; may not contain `#SBATCH` lines.
+    pub body: Option<String>,
 }
 
 /// One output file.
@@ -150,6 +166,9 @@ pub fn render(plan: &Plan, target: Target, opts: &RenderOptions) -> Result<Vec<A
         Target::Sbatch => one("job.sbatch", sbatch::render(plan, opts)?),
         Target::Dockerfile => one("Dockerfile.roce", dockerfile::render(plan, opts)?),
         Target::Env => one("roce.env", dotenv::render(plan, opts)?),
+        Target::NcclTestsMpijob => one("nccl-tests-mpijob.yaml", validation::mpijob::render(plan, opts)?),
+        Target::NcclTestsSbatch => one("nccl-tests.sbatch", validation::sbatch::render(plan, opts)?),
+        Target::UcxPerftest => one("ucx-perftest.yaml", validation::ucx_perftest::render(plan, opts)?),
     })
 }
 

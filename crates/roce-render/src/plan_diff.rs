@@ -3,7 +3,8 @@
 //! The comparison is semantic. Environment variables are compared by name (their order carries no
 //! meaning: every target quotes values literally, so no variable refers to another); NADs are compared
 //! in rail order, because the attachment order decides which pod netdev (`net1`, `net2`, …) each rail
-//! gets. [`PlanDiff::target_effect`] says which of the changes each [`Target`] carries.
+//! gets. [`PlanDiff::target_effect`] says which of the changes each [`Target`] carries; it finds out by
+//! rendering, not from a table, so a new target is covered the day it is added.
 //!
 //! ```
 //! use roce_model::{builtin, load, BuiltinsOnly};
@@ -12,8 +13,9 @@
 //! let d = plan_diff::diff(&lower("coreweave/gb300-roce"), &lower("coreweave/gb300-ib"));
 //! assert_eq!(d.networks_removed.len(), 16);
 //! assert!(d.env.iter().any(|e| e.name == "NCCL_IB_TC" && e.new.is_none()));
-//! assert!(d.target_effect(Target::Pod).contains(&plan_diff::Aspect::Networks));
-//! assert!(!d.target_effect(Target::Env).contains(&plan_diff::Aspect::Networks));
+//! let opts = roce_render::RenderOptions::default();
+//! assert!(d.target_effect(Target::Pod, &opts).contains(&plan_diff::Aspect::Networks));
+//! assert!(!d.target_effect(Target::Env, &opts).contains(&plan_diff::Aspect::Networks));
 //! ```
 
 use std::fmt;
@@ -22,9 +24,9 @@ use indexmap::IndexMap;
 use roce_model::model::NadRef;
 use roce_model::source::Origin;
 
-use crate::PROFILE_ANNOTATION;
 use crate::plan::{Consumer, EnvVar, Plan};
 use crate::target::Target;
+use crate::{PROFILE_ANNOTATION, RenderOptions, render};
 
 /// One keyed value that differs (`None`: absent on that side).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,8 +70,8 @@ impl EnvChange {
 /// A part of a plan that targets render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Aspect {
-    /// Profile name, description, fabric: the header of every artifact and the `roce.dev/profile`
-    /// annotation.
+    /// Profile name, description, fabric and UCX mode: the header of every artifact, the
+    /// `roce.dev/profile` annotation, and what validation jobs say and run.
     Header,
     /// Environment variables.
     Env,
@@ -87,6 +89,8 @@ pub enum Aspect {
     Image,
     /// Whether pods attach the fabric themselves (direct pods) or a SUNK NodeSet does (env only).
     Wiring,
+    /// Any other part of the plan (a field this comparison does not itemise).
+    Other,
 }
 
 impl Aspect {
@@ -102,21 +106,49 @@ impl Aspect {
             Aspect::Slurm => "slurm",
             Aspect::Image => "image",
             Aspect::Wiring => "wiring",
+            Aspect::Other => "other",
         }
     }
 
-    /// Does `target` render this aspect? Pods and Kustomize components carry everything but the Slurm
-    /// defaults; the sbatch script carries env, Slurm defaults and a comment naming the networks and
-    /// resources the nodes must provide; Dockerfile `ENV` lines add the rdma-core requirement; the dotenv
-    /// file carries env only. Every artifact starts with the header.
-    pub fn rendered_by(self, target: Target) -> bool {
-        use Aspect::*;
-        match target {
-            Target::Pod | Target::Kustomize => !matches!(self, Slurm | Image),
-            Target::Sbatch => matches!(self, Header | Env | Networks | Resources | Slurm | Wiring),
-            Target::Dockerfile => matches!(self, Header | Env | Image),
-            Target::Env => matches!(self, Header | Env),
+    /// Plan `a` with this aspect taken from plan `b`: rendering it shows what this aspect alone does to
+    /// a target.
+    fn apply(self, a: &Plan, b: &Plan) -> Plan {
+        let mut p = a.clone();
+        match self {
+            Aspect::Header => {
+                p.profile.clone_from(&b.profile);
+                p.description.clone_from(&b.description);
+                p.fabric = b.fabric;
+                p.nccl_tests_image.clone_from(&b.nccl_tests_image);
+                p.ucx_mode = b.ucx_mode;
+            }
+            Aspect::Env => p.env.clone_from(&b.env),
+            Aspect::Networks => {
+                if let (Some(w), Some(bw)) = (&mut p.wiring, &b.wiring) {
+                    w.networks.clone_from(&bw.networks);
+                }
+            }
+            Aspect::Resources => {
+                p.gpus_per_node = b.gpus_per_node;
+                if let (Some(w), Some(bw)) = (&mut p.wiring, &b.wiring) {
+                    w.resources.clone_from(&bw.resources);
+                }
+            }
+            Aspect::Capabilities => {
+                if let (Some(w), Some(bw)) = (&mut p.wiring, &b.wiring) {
+                    w.capabilities.clone_from(&bw.capabilities);
+                }
+            }
+            Aspect::NodeSelector => p.node_selector.clone_from(&b.node_selector),
+            Aspect::Slurm => p.slurm.clone_from(&b.slurm),
+            Aspect::Image => p.min_rdma_core = b.min_rdma_core,
+            Aspect::Wiring => {
+                p.wiring.clone_from(&b.wiring);
+                p.shm = b.shm;
+            }
+            Aspect::Other => p = b.clone(),
         }
+        p
     }
 }
 
@@ -127,9 +159,10 @@ impl fmt::Display for Aspect {
 }
 
 /// Everything that differs between two plans.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct PlanDiff {
-    /// Profile name (`roce.dev/profile` annotation), description and fabric.
+    /// Profile name (`roce.dev/profile` annotation), description, fabric, UCX mode and the nccl-tests
+    /// image validation jobs use.
     pub header: Vec<Change>,
     /// Environment variables added, removed or changed, in B's order then A's removed ones.
     pub env: Vec<EnvChange>,
@@ -153,6 +186,10 @@ pub struct PlanDiff {
     pub image: Vec<Change>,
     /// Direct pods vs SUNK NodeSet (`pods attach the fabric`: `yes`/`no`), and `/dev/shm`.
     pub wiring: Vec<Change>,
+    /// Some other part of the plan differs (one not itemised above).
+    pub other: bool,
+    /// The two plans, for [`PlanDiff::target_effect`].
+    plans: Option<Box<(Plan, Plan)>>,
 }
 
 impl PlanDiff {
@@ -172,7 +209,9 @@ impl PlanDiff {
         add(!self.header.is_empty(), Aspect::Header);
         add(!self.env.is_empty(), Aspect::Env);
         add(
-            !self.networks_added.is_empty() || !self.networks_removed.is_empty() || self.networks_reordered,
+            !self.networks_added.is_empty()
+                || !self.networks_removed.is_empty()
+                || self.networks_reordered,
             Aspect::Networks,
         );
         add(!self.resources.is_empty(), Aspect::Resources);
@@ -184,15 +223,22 @@ impl PlanDiff {
         add(!self.slurm.is_empty(), Aspect::Slurm);
         add(!self.image.is_empty(), Aspect::Image);
         add(!self.wiring.is_empty(), Aspect::Wiring);
+        add(self.other, Aspect::Other);
         out
     }
 
-    /// The changed aspects `target` renders: empty when the change leaves that target's artifacts as
-    /// they were (with the same render options).
-    pub fn target_effect(&self, target: Target) -> Vec<Aspect> {
+    /// The changed aspects that change `target`'s artifacts, rendered with `opts`: empty when the change
+    /// leaves that target as it was. Each aspect is tried alone (plan A with that aspect from plan B),
+    /// so the answer comes from the emitters themselves. A render error on one side counts as a change.
+    pub fn target_effect(&self, target: Target, opts: &RenderOptions) -> Vec<Aspect> {
+        let Some(plans) = &self.plans else {
+            return Vec::new();
+        };
+        let (a, b) = (&plans.0, &plans.1);
+        let base = render(a, target, opts);
         self.aspects()
             .into_iter()
-            .filter(|a| a.rendered_by(target))
+            .filter(|aspect| render(&aspect.apply(a, b), target, opts) != base)
             .collect()
     }
 
@@ -202,15 +248,24 @@ impl PlanDiff {
         let mut out = Vec::new();
         if let Some(w) = self.wiring.iter().find(|c| c.key == WIRING_KEY) {
             out.push(if w.new.as_deref() == Some("no") {
-                "stops pods attaching the fabric themselves (a SUNK NodeSet does: env only)".to_string()
+                "stops pods attaching the fabric themselves (a SUNK NodeSet does: env only)"
+                    .to_string()
             } else {
                 "makes pods attach the fabric themselves (no longer a SUNK NodeSet)".to_string()
             });
         }
         let (added, removed) = (self.networks_added.len(), self.networks_removed.len());
-        let nads = |n: usize| if n == 1 { "1 Multus NAD".to_string() } else { format!("{n} Multus NADs") };
+        let nads = |n: usize| {
+            if n == 1 {
+                "1 Multus NAD".to_string()
+            } else {
+                format!("{n} Multus NADs")
+            }
+        };
         match (added, removed) {
-            (0, 0) if self.networks_reordered => out.push("reorders the Multus NADs (rail → netdev mapping)".to_string()),
+            (0, 0) if self.networks_reordered => {
+                out.push("reorders the Multus NADs (rail → netdev mapping)".to_string())
+            }
             (0, 0) => {}
             (0, r) => out.push(format!("drops {}", nads(r))),
             (a, 0) => out.push(format!("adds {}", nads(a))),
@@ -228,14 +283,18 @@ impl PlanDiff {
                 });
             }
         } else if !self.env.is_empty() {
-            let mut parts = Vec::new();
-            for (k, verb) in [("added", "adds"), ("removed", "removes"), ("changed", "changes")] {
-                let n = count(k);
-                if n > 0 {
-                    parts.push(format!("{verb} {n}"));
-                }
-            }
-            out.push(format!("{} environment variables", join_and(&parts)));
+            let parts: Vec<String> = ["added", "removed", "changed"]
+                .into_iter()
+                .filter_map(|k| {
+                    let n = count(k);
+                    (n > 0).then(|| format!("{n} {k}"))
+                })
+                .collect();
+            out.push(format!(
+                "changes {} environment variables ({})",
+                self.env.len(),
+                parts.join(", ")
+            ));
         }
         for r in &self.resources {
             out.push(match (&r.old, &r.new) {
@@ -284,18 +343,27 @@ pub fn diff(a: &Plan, b: &Plan) -> PlanDiff {
                 (PROFILE_ANNOTATION, Some(a.profile.clone())),
                 ("description", a.description.clone()),
                 ("fabric", Some(fabric(a))),
+                ("ucx mode", Some(a.ucx_mode.as_str().to_string())),
+                ("nccl-tests image", Some(a.nccl_tests_image.clone())),
             ],
             &[
                 (PROFILE_ANNOTATION, Some(b.profile.clone())),
                 ("description", b.description.clone()),
                 ("fabric", Some(fabric(b))),
+                ("ucx mode", Some(b.ucx_mode.as_str().to_string())),
+                ("nccl-tests image", Some(b.nccl_tests_image.clone())),
             ],
         ),
         env: env(&a.env, &b.env),
         ..PlanDiff::default()
     };
 
-    let nets = |p: &Plan| p.wiring.as_ref().map(|w| w.networks.clone()).unwrap_or_default();
+    let nets = |p: &Plan| {
+        p.wiring
+            .as_ref()
+            .map(|w| w.networks.clone())
+            .unwrap_or_default()
+    };
     let (na, nb) = (nets(a), nets(b));
     d.networks_added = nb.iter().filter(|n| !na.contains(n)).cloned().collect();
     d.networks_removed = na.iter().filter(|n| !nb.contains(n)).cloned().collect();
@@ -305,18 +373,32 @@ pub fn diff(a: &Plan, b: &Plan) -> PlanDiff {
         v.into_iter().map(|(k, v)| (k, Some(v))).collect()
     };
     d.resources = changes(&keyed(a.resources()), &keyed(b.resources()));
-    let caps = |p: &Plan| p.wiring.as_ref().map(|w| w.capabilities.clone()).unwrap_or_default();
+    let caps = |p: &Plan| {
+        p.wiring
+            .as_ref()
+            .map(|w| w.capabilities.clone())
+            .unwrap_or_default()
+    };
     let (ca, cb) = (caps(a), caps(b));
     d.capabilities_added = cb.iter().filter(|c| !ca.contains(c)).cloned().collect();
     d.capabilities_removed = ca.iter().filter(|c| !cb.contains(c)).cloned().collect();
-    d.node_selector = changes(&keyed(a.node_selector.clone()), &keyed(b.node_selector.clone()));
+    d.node_selector = changes(
+        &keyed(a.node_selector.clone()),
+        &keyed(b.node_selector.clone()),
+    );
 
     let slurm = |p: &Plan| {
         vec![
             ("partition".to_string(), Some(p.slurm.partition.clone())),
             ("nodes".to_string(), Some(p.slurm.nodes.to_string())),
-            ("ntasks-per-node".to_string(), Some(p.slurm.ntasks_per_node.to_string())),
-            ("gpus-per-node".to_string(), Some(p.slurm.gpus_per_node.to_string())),
+            (
+                "ntasks-per-node".to_string(),
+                Some(p.slurm.ntasks_per_node.to_string()),
+            ),
+            (
+                "gpus-per-node".to_string(),
+                Some(p.slurm.gpus_per_node.to_string()),
+            ),
         ]
     };
     d.slurm = changes(&slurm(a), &slurm(b));
@@ -326,10 +408,40 @@ pub fn diff(a: &Plan, b: &Plan) -> PlanDiff {
     );
     let yes_no = |b: bool| Some(if b { "yes" } else { "no" }.to_string());
     d.wiring = changes(
-        &[(WIRING_KEY, yes_no(a.wiring.is_some())), ("/dev/shm in memory", yes_no(a.shm))],
-        &[(WIRING_KEY, yes_no(b.wiring.is_some())), ("/dev/shm in memory", yes_no(b.shm))],
+        &[
+            (WIRING_KEY, yes_no(a.wiring.is_some())),
+            ("/dev/shm in memory", yes_no(a.shm)),
+        ],
+        &[
+            (WIRING_KEY, yes_no(b.wiring.is_some())),
+            ("/dev/shm in memory", yes_no(b.shm)),
+        ],
     );
+    // Anything the comparison above does not itemise: plan B with every itemised aspect taken from A
+    // should be A (up to env order); if not, some other field differs.
+    let itemised = [
+        Aspect::Header,
+        Aspect::Env,
+        Aspect::Networks,
+        Aspect::Resources,
+        Aspect::Capabilities,
+        Aspect::NodeSelector,
+        Aspect::Slurm,
+        Aspect::Image,
+        Aspect::Wiring,
+    ];
+    let rest = itemised
+        .iter()
+        .fold(b.clone(), |p, aspect| aspect.apply(&p, a));
+    d.other = sorted_env(&rest) != sorted_env(a);
+    d.plans = Some(Box::new((a.clone(), b.clone())));
     d
+}
+
+fn sorted_env(p: &Plan) -> Plan {
+    let mut p = p.clone();
+    p.env.sort_by(|x, y| x.name.cmp(&y.name));
+    p
 }
 
 fn fabric(p: &Plan) -> String {
@@ -387,7 +499,7 @@ fn env(a: &[EnvVar], b: &[EnvVar]) -> Vec<EnvChange> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{RenderOptions, plan, render};
+    use crate::plan;
     use roce_model::{BuiltinsOnly, Source, builtin, load};
 
     fn lower_text(name: &str, text: &str) -> Plan {
@@ -396,7 +508,11 @@ mod tests {
     }
 
     fn lower(name: &str) -> Plan {
-        plan::lower(&load(builtin::source(name).unwrap(), &BuiltinsOnly).profile.unwrap())
+        plan::lower(
+            &load(builtin::source(name).unwrap(), &BuiltinsOnly)
+                .profile
+                .unwrap(),
+        )
     }
 
     fn rendered(p: &Plan, t: Target) -> Vec<crate::Artifact> {
@@ -419,7 +535,10 @@ mod tests {
             (roce, "description \"other words\""),
             (roce, "node-pool gpus-per-node=8"),
             (roce, "node-pool { sunk-nodeset #true }"),
-            (roce, "multus per-port namespace=\"other\" name=\"{host-port}-macvlan\""),
+            (
+                roce,
+                "multus per-port namespace=\"other\" name=\"{host-port}-macvlan\"",
+            ),
         ];
         let mut pairs: Vec<(String, Plan, Plan)> = overrides
             .iter()
@@ -444,11 +563,60 @@ mod tests {
                 let differs = rendered(pa, t) != rendered(pb, t);
                 assert_eq!(
                     differs,
-                    !d.target_effect(t).is_empty(),
+                    !d.target_effect(t, &RenderOptions::default()).is_empty(),
                     "{what}: {t}: rendered differs = {differs}, effect = {:?}",
-                    d.target_effect(t)
+                    d.target_effect(t, &RenderOptions::default())
                 );
             }
+        }
+    }
+
+    #[test]
+    fn each_override_reaches_the_targets_that_render_it() {
+        let roce = "coreweave/gb300-roce";
+        let opts = RenderOptions::default();
+        let effect = |o: &str, t: Target| {
+            let text = format!("profile \"{roce}\" extends=\"{roce}\" {{ {o} }}");
+            diff(&lower(roce), &lower_text("o.kdl", &text)).target_effect(t, &opts)
+        };
+        let partition = "node-pool { partition \"other\" }";
+        assert_eq!(effect(partition, Target::Sbatch), [Aspect::Slurm]);
+        assert_eq!(effect(partition, Target::Pod), []);
+        assert_eq!(effect(partition, Target::Env), []);
+        let nads = "multus per-port namespace=\"other\" name=\"{host-port}-macvlan\"";
+        assert_eq!(effect(nads, Target::Pod), [Aspect::Networks]);
+        assert_eq!(effect(nads, Target::Env), []);
+        assert_eq!(effect(nads, Target::Dockerfile), []);
+        let debug = "nccl debug=\"WARN\"";
+        for &t in Target::ALL {
+            assert_eq!(effect(debug, t), [Aspect::Env], "{t}");
+        }
+        let caps = "capabilities \"IPC_LOCK\" \"SYS_NICE\"";
+        assert_eq!(effect(caps, Target::Pod), [Aspect::Capabilities]);
+        assert_eq!(effect(caps, Target::Sbatch), []);
+    }
+
+    #[test]
+    fn every_plan_field_is_itemised() {
+        use roce_model::model::UcxMode;
+        let a = lower("coreweave/gb300-roce");
+        let mutations: Vec<(Aspect, Box<dyn Fn(&mut Plan)>)> = vec![
+            (Aspect::Wiring, Box::new(|p| p.shm = !p.shm)),
+            (
+                Aspect::Header,
+                Box::new(|p| p.nccl_tests_image.push_str("-other")),
+            ),
+            (Aspect::Header, Box::new(|p| p.ucx_mode = UcxMode::Rdma)),
+            (Aspect::Slurm, Box::new(|p| p.slurm.nodes += 1)),
+            (Aspect::Resources, Box::new(|p| p.gpus_per_node += 1)),
+            (Aspect::Image, Box::new(|p| p.min_rdma_core = Some(60))),
+        ];
+        for (want, mutate) in mutations {
+            let mut b = a.clone();
+            mutate(&mut b);
+            let d = diff(&a, &b);
+            assert_eq!(d.aspects(), [want]);
+            assert!(!d.other);
         }
     }
 
@@ -472,8 +640,16 @@ mod tests {
         let s = d.summary().join("; ");
         assert!(s.contains("drops 16 Multus NADs"), "{s}");
         assert!(s.contains("environment variables"), "{s}");
-        let removed: Vec<&str> = d.env.iter().filter(|e| e.kind() == "removed").map(|e| e.name.as_str()).collect();
-        assert!(removed.contains(&"NCCL_IB_TC") && removed.contains(&"NCCL_IB_ADDR_FAMILY"), "{removed:?}");
+        let removed: Vec<&str> = d
+            .env
+            .iter()
+            .filter(|e| e.kind() == "removed")
+            .map(|e| e.name.as_str())
+            .collect();
+        assert!(
+            removed.contains(&"NCCL_IB_TC") && removed.contains(&"NCCL_IB_ADDR_FAMILY"),
+            "{removed:?}"
+        );
         assert!(d.capabilities_added.is_empty() && d.capabilities_removed.is_empty());
     }
 

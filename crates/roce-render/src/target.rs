@@ -17,6 +17,12 @@ pub enum Target {
     Dockerfile,
     /// A dotenv / shell-sourceable file.
     Env,
+    /// Validation job: nccl-tests `all_reduce_perf` as a Kubeflow MPIJob (`kubeflow.org/v2beta1`).
+    NcclTestsMpijob,
+    /// Validation job: nccl-tests `all_reduce_perf` as a Slurm batch script (`srun --mpi=pmix`).
+    NcclTestsSbatch,
+    /// Validation job: `ucx_perftest` between two Pods on two different nodes.
+    UcxPerftest,
 }
 
 impl Target {
@@ -27,6 +33,9 @@ impl Target {
         Target::Sbatch,
         Target::Dockerfile,
         Target::Env,
+        Target::NcclTestsMpijob,
+        Target::NcclTestsSbatch,
+        Target::UcxPerftest,
     ];
 
     /// The target's name on the command line.
@@ -37,6 +46,9 @@ impl Target {
             Target::Sbatch => "sbatch",
             Target::Dockerfile => "dockerfile",
             Target::Env => "env",
+            Target::NcclTestsMpijob => "nccl-tests-mpijob",
+            Target::NcclTestsSbatch => "nccl-tests-sbatch",
+            Target::UcxPerftest => "ucx-perftest",
         }
     }
 

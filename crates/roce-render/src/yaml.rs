@@ -28,8 +28,17 @@ pub enum Yaml {
     Str(String),
     /// A string always written double-quoted (`"96"`), so readers see at a glance that it is text.
     Quoted(String),
-    /// A multi-line string written as a literal block (`|-`) when its lines allow it, else quoted.
+    /// A multi-line string written as a literal block when its lines allow it (`|-`, or `|` when the text
+    /// ends with one newline), else quoted.
     Block(String),
+    /// A string written plain and verbatim: text copied from a parsed document where it was a plain
+    /// scalar that read as this string, so the author's spelling survives (`roce apply`). The caller
+    /// vouches that it is one line and a valid plain scalar; [`Yaml::Str`] is the safe choice otherwise.
+    Plain(String),
+    /// A number, boolean or null written verbatim as a parsed document spelled it (`1.5`, `0x1F`, `~`,
+    /// `yes`), so re-emitting a document keeps both the spelling and the YAML type. Like [`Yaml::Plain`],
+    /// the caller vouches that the text is a valid one-line plain scalar.
+    Raw(String),
     /// An integer, written in decimal.
     Int(i64),
     /// A boolean, written `true` or `false`.
@@ -103,7 +112,7 @@ impl Yaml {
     /// The string when `self` is a [`Yaml::Str`].
     pub fn as_str(&self) -> Option<&str> {
         match self {
-            Yaml::Str(s) | Yaml::Quoted(s) | Yaml::Block(s) => Some(s),
+            Yaml::Str(s) | Yaml::Quoted(s) | Yaml::Block(s) | Yaml::Plain(s) => Some(s),
             _ => None,
         }
     }
@@ -251,10 +260,16 @@ fn write_value(out: &mut String, value: &Yaml, seq_indent: usize, map_indent: us
             write_seq(out, items, seq_indent, false);
         }
         Yaml::Block(text) if block_safe(text) => {
-            out.push_str(" |-\n");
-            for line in text.lines() {
-                pad(out, map_indent);
-                out.push_str(line);
+            let (body, header) = match text.strip_suffix('\n') {
+                Some(body) => (body, " |\n"),
+                None => (text.as_str(), " |-\n"),
+            };
+            out.push_str(header);
+            for line in body.split('\n') {
+                if !line.is_empty() {
+                    pad(out, map_indent);
+                    out.push_str(line);
+                }
                 out.push('\n');
             }
         }
@@ -271,6 +286,7 @@ fn leaf_text(node: &Yaml) -> Cow<'_, str> {
     match node {
         Yaml::Str(s) | Yaml::Block(s) => scalar(s),
         Yaml::Quoted(s) => Cow::Owned(double_quoted(s)),
+        Yaml::Plain(s) | Yaml::Raw(s) => Cow::Borrowed(s),
         Yaml::Int(n) => Cow::Owned(n.to_string()),
         Yaml::Bool(true) => Cow::Borrowed("true"),
         Yaml::Bool(false) => Cow::Borrowed("false"),
@@ -286,16 +302,17 @@ fn leaf_text(node: &Yaml) -> Cow<'_, str> {
     }
 }
 
-/// A literal block keeps text verbatim when every line is printable ASCII, has no trailing blank, the first
-/// line does not start with a space, and the text neither starts nor ends with a newline.
+/// A literal block keeps text verbatim when it has a newline, every line is printable ASCII with no
+/// trailing blank, the first line is not empty and does not start with a space, and the text ends with at
+/// most one newline (written `|`; none is `|-`). Empty lines inside are fine.
 fn block_safe(text: &str) -> bool {
+    let body = text.strip_suffix('\n').unwrap_or(text);
     text.contains('\n')
-        && !text.starts_with(['\n', ' '])
-        && !text.ends_with('\n')
-        && text.lines().all(|l| {
-            !l.is_empty()
-                && !l.ends_with([' ', '\t'])
-                && l.chars().all(|c| c.is_ascii_graphic() || c == ' ')
+        && !body.is_empty()
+        && !body.starts_with(['\n', ' '])
+        && !body.ends_with('\n')
+        && body.split('\n').all(|l| {
+            !l.ends_with([' ', '\t']) && l.chars().all(|c| c.is_ascii_graphic() || c == ' ')
         })
 }
 
@@ -843,7 +860,8 @@ print(json.dumps([t(d) for d in yaml.safe_load_all(sys.stdin.buffer.read().decod
             Yaml::Seq(items) => {
                 json!({"seq": items.iter().map(expected_typed).collect::<Vec<_>>()})
             }
-            Yaml::Str(s) | Yaml::Quoted(s) | Yaml::Block(s) => json!({"str": s}),
+            Yaml::Str(s) | Yaml::Quoted(s) | Yaml::Block(s) | Yaml::Plain(s) => json!({"str": s}),
+            Yaml::Raw(s) => json!({"raw": s}),
             Yaml::Int(n) => json!({"int": n}),
             Yaml::Bool(b) => json!({"bool": b}),
             Yaml::Null => json!({"null": null}),

@@ -1,14 +1,162 @@
-//! `roce doctor` (not implemented yet).
+//! `roce doctor`: probe this pod or node (read-only) and compare it with a profile.
+
+use std::path::PathBuf;
 
 use clap::Args;
+use roce_inspect::doctor::{self, Env, Report, Root, facts::Limit};
+use roce_model::{Problem, load};
 
 use super::Exit;
-use crate::report::Output;
+use crate::cli::Format;
+use crate::io::{FileResolver, read_profile};
+use crate::report::{Output, errln, outln};
 
 /// Arguments of `roce doctor`.
 #[derive(Debug, Args)]
-pub struct DoctorArgs {}
+pub struct DoctorArgs {
+    /// Compare with this profile (a built-in name or a file); without it only the host is checked.
+    #[arg(long, short)]
+    pub profile: Option<String>,
+    /// Read the host's files under DIR instead of `/` (and the environment from DIR/proc/self/environ).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
 
-pub fn run(_args: DoctorArgs, _out: &Output) -> miette::Result<Exit> {
-    miette::bail!("`roce doctor` is not implemented yet")
+pub fn run(args: DoctorArgs, out: &Output) -> miette::Result<Exit> {
+    let loaded = match &args.profile {
+        Some(spec) => match read_profile(spec, false)? {
+            Ok(source) => {
+                let loaded = load(source, &FileResolver);
+                if loaded.has_errors() {
+                    return Ok(profile_failed(&loaded.problems, args.format, out));
+                }
+                Some(loaded)
+            }
+            Err(problem) => return Ok(profile_failed(&[*problem], args.format, out)),
+        },
+        None => None,
+    };
+    let (root, env) = match &args.root {
+        Some(dir) => {
+            if !dir.is_dir() {
+                miette::bail!(help = "give the directory that stands for `/`", "--root {}: not a directory", dir.display());
+            }
+            (Root::new(dir), None)
+        }
+        None => (Root::new("/"), Some(Env::process())),
+    };
+    let profile = loaded.as_ref().and_then(|l| l.profile.as_ref());
+    let mut report = doctor::probe(&root, env, profile);
+    if let Some(l) = &loaded {
+        report.findings = report.findings.into_iter().map(|p| p.resolve(&l.sources)).collect();
+    }
+    match args.format {
+        Format::Json => outln!("{}", report.to_json()),
+        Format::Human => {
+            outln!("{}", human(&report));
+            out.problems(&report.findings);
+            errln!("{}", summary(&report.findings));
+        }
+    }
+    Ok(if report.has_errors() { Exit::Problems } else { Exit::Ok })
+}
+
+fn profile_failed(problems: &[Problem], format: Format, out: &Output) -> Exit {
+    match format {
+        Format::Json => outln!("{}", crate::report::json(problems)),
+        Format::Human => out.problems(problems),
+    }
+    Exit::Problems
+}
+
+fn summary(findings: &[Problem]) -> String {
+    let errors = findings.iter().filter(|p| p.is_error()).count();
+    let warnings = findings.len() - errors;
+    match (errors, warnings) {
+        (0, 0) => "ok: nothing wrong found".to_string(),
+        (0, w) => format!("ok: {w} warning(s)"),
+        (e, w) => format!("{e} error(s), {w} warning(s)"),
+    }
+}
+
+/// The facts, for people.
+fn human(r: &Report) -> String {
+    let f = &r.facts;
+    let mut s = String::new();
+    let place = if f.in_pod { "pod" } else { "host" };
+    s.push_str(&format!(
+        "roce doctor: {place}{}\n",
+        r.profile.as_ref().map(|p| format!(", profile {p}")).unwrap_or_default()
+    ));
+    if r.ports.is_empty() {
+        s.push_str("RDMA ports:   none\n");
+    } else {
+        let rows: Vec<[String; 6]> = r
+            .ports
+            .iter()
+            .map(|p| {
+                [
+                    p.device.clone(),
+                    p.port.to_string(),
+                    p.state.clone().unwrap_or_else(|| "?".into()),
+                    p.link_layer.clone().unwrap_or_else(|| "?".into()),
+                    p.netdev.clone().unwrap_or_else(|| "-".into()),
+                    p.suggested_gid_index.map_or_else(|| "-".into(), |i| i.to_string()),
+                ]
+            })
+            .collect();
+        let head = ["DEVICE", "PORT", "STATE", "LINK", "NETDEV", "GID"].map(String::from);
+        let mut width = head.clone().map(|h| h.len());
+        for row in &rows {
+            for (w, cell) in width.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        s.push_str(&format!("RDMA ports:   {}\n", r.ports.len()));
+        for row in std::iter::once(&head).chain(&rows) {
+            let cells: Vec<String> = row.iter().zip(width).map(|(c, w)| format!("{c:<w$}")).collect();
+            s.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
+        }
+    }
+    let or = |v: Option<String>| v.unwrap_or_else(|| "unknown".to_string());
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{:<14}{v}\n", format!("{k}:")));
+    line(
+        &mut s,
+        "netdevs",
+        or(f.netdevs.as_ref().map(|n| n.iter().cloned().collect::<Vec<_>>().join(", "))),
+    );
+    line(
+        &mut s,
+        "rdma-core",
+        match &f.libibverbs {
+            Some(l) => format!("{} ({})", l.version.as_deref().unwrap_or("version unknown"), l.path),
+            None => "not found".to_string(),
+        },
+    );
+    line(&mut s, "modules", or(f.modules.as_ref().map(|m| if m.is_empty() { "none of interest".to_string() } else { m.join(", ") })));
+    line(&mut s, "peer memory", or(f.peer_memory.map(|p| p.as_str().to_string())));
+    line(&mut s, "GPUs", or(f.gpus.map(|g| g.to_string())));
+    line(&mut s, "IPC_LOCK", or(f.ipc_lock().map(|b| if b { "yes".to_string() } else { "no".to_string() })));
+    line(
+        &mut s,
+        "memlock",
+        or(f.memlock.map(|m| match m {
+            Limit::Unlimited => "unlimited".to_string(),
+            Limit::Bytes(n) => format!("{n} bytes"),
+        })),
+    );
+    let fam = r.want.family.map_or("IPv4 or IPv6", |f| f.as_str());
+    let range = r.want.range.map(|c| format!(" in {c}")).unwrap_or_default();
+    line(&mut s, "GID wanted", format!("RoCE v2 {fam}{range}"));
+    let env = match r.env_has_profile_vars {
+        Some(true) => " (carries the profile's variables)",
+        Some(false) => " (none of the profile's variables: checked the profile's values)",
+        None => "",
+    };
+    line(&mut s, "environment", format!("{}, {} variables{env}", f.env.source.as_str(), f.env.len()));
+    s.pop();
+    s
 }

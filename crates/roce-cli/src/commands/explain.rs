@@ -1,14 +1,206 @@
-//! `roce explain` (not implemented yet).
+//! `roce explain`: read NCCL/UCX logs and say whether the job really used GPUDirect RDMA, and if not, why.
+
+use std::io::BufReader;
+use std::path::PathBuf;
 
 use clap::Args;
+use miette::{Context, IntoDiagnostic};
+use roce_inspect::explain::{Explainer, Explanation, Rendered, Transport};
+use roce_model::load;
 
 use super::Exit;
-use crate::report::Output;
+use crate::cli::Format;
+use crate::io::{FileResolver, read_profile};
+use crate::report::{Output, outln};
 
 /// Arguments of `roce explain`.
 #[derive(Debug, Args)]
-pub struct ExplainArgs {}
+pub struct ExplainArgs {
+    /// NCCL/UCX log files (`-` reads stdin); several files (one per node or rank) are read as one job.
+    #[arg(required = true, value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+    /// Also report every difference between what this profile expects and what the log shows
+    /// (a built-in name or a profile file).
+    #[arg(long, short)]
+    pub profile: Option<String>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
 
-pub fn run(_args: ExplainArgs, _out: &Output) -> miette::Result<Exit> {
-    miette::bail!("`roce explain` is not implemented yet")
+/// Read buffer: large reads keep the parser close to `grep` speed on multi-gigabyte logs.
+const BUF: usize = 1 << 20;
+
+pub fn run(args: ExplainArgs, out: &Output) -> miette::Result<Exit> {
+    // load the profile first: a bad profile is a usage problem, before reading gigabytes of log
+    let profile = match &args.profile {
+        None => None,
+        Some(spec) => {
+            let source = match read_profile(spec, false)? {
+                Ok(s) => s,
+                Err(problem) => {
+                    out.problems(&[*problem]);
+                    return Ok(Exit::Problems);
+                }
+            };
+            let loaded = load(source, &FileResolver);
+            if loaded.has_errors() || loaded.profile.is_none() {
+                out.problems(&loaded.problems);
+                crate::report::errln!("error: profile {spec} has errors; fix them before comparing a log with it");
+                return Ok(Exit::Problems);
+            }
+            loaded.profile
+        }
+    };
+
+    let mut x = Explainer::new();
+    let mut stdin_used = false;
+    for path in &args.logs {
+        if path.as_os_str() == "-" {
+            if stdin_used {
+                miette::bail!("`-` (stdin) can be given once");
+            }
+            stdin_used = true;
+            x.start_file("<stdin>");
+            let stdin = std::io::stdin();
+            x.read(BufReader::with_capacity(BUF, stdin.lock()))
+                .into_diagnostic()
+                .wrap_err("reading stdin")?;
+            continue;
+        }
+        let name = path.display().to_string();
+        let file = std::fs::File::open(path)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("opening {name}"))?;
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            miette::bail!("{name} is a directory; pass the log files in it");
+        }
+        x.start_file(&name);
+        x.read(BufReader::with_capacity(BUF, file))
+            .into_diagnostic()
+            .wrap_err_with(|| format!("reading {name}"))?;
+    }
+    let mut e = x.finish();
+    if let Some(p) = &profile {
+        e.compare_profile(p);
+    }
+    match args.format {
+        Format::Json => outln!("{}", e.to_json()),
+        Format::Human => human(&e, out),
+    }
+    Ok(if e.has_errors() { Exit::Problems } else { Exit::Ok })
+}
+
+/// The report for people: a verdict block, then each finding with its line.
+fn human(e: &Explanation, out: &Output) {
+    let lines: u64 = e.files.iter().map(|f| f.lines).sum();
+    let names: Vec<&str> = e.files.iter().map(|f| f.name.as_str()).collect();
+    let what = if names.len() == 1 { names[0].to_string() } else { format!("{} files", names.len()) };
+    let not_a_log = e.files.iter().all(|f| f.nccl_lines == 0 && f.ucx_lines == 0);
+    if not_a_log {
+        for f in &e.findings {
+            crate::report::out(&out.render(&Rendered::new(f)));
+        }
+        return;
+    }
+    outln!(
+        "{what}: {lines} lines, {} process{} on {} host{}",
+        e.processes.len(),
+        if e.processes.len() == 1 { "" } else { "es" },
+        e.hosts.len(),
+        if e.hosts.len() == 1 { "" } else { "s" }
+    );
+    let transport = match (e.transport, &e.network) {
+        (Transport::Unknown, Some(n)) => format!("unknown (network {n})"),
+        (t, Some(n)) if !n.eq_ignore_ascii_case(t.as_str()) => format!("{} (network {n})", t.as_str()),
+        (t, _) => t.as_str().to_string(),
+    };
+    outln!("  transport:       {transport}");
+    let gdr = match e.gpudirect_rdma {
+        Some(true) => "yes".to_string(),
+        Some(false) => "no".to_string(),
+        None if e.connections.net == 0 && e.connections.p2p + e.connections.shm > 0 => {
+            "not applicable (no network connection in this log)".to_string()
+        }
+        None => "unknown".to_string(),
+    };
+    outln!("  GPUDirect RDMA:  {gdr}");
+    outln!("  NCCL version:    {}", e.nccl_version.as_deref().unwrap_or("unknown"));
+    if !e.devices.is_empty() {
+        let list: Vec<String> = e
+            .devices
+            .iter()
+            .map(|d| {
+                let port = d.port.map(|p| format!(":{p}")).unwrap_or_default();
+                let gdr = match d.gdr {
+                    Some(true) => " GDR",
+                    Some(false) => " no-GDR",
+                    None => "",
+                };
+                format!("{}{port}/{}{gdr}", d.name, d.link_layer)
+            })
+            .collect();
+        outln!("  RDMA devices:    {}", list.join(" "));
+    }
+    if !e.socket_interfaces.is_empty() {
+        outln!("  socket ifaces:   {}", e.socket_interfaces.join(" "));
+    }
+    let c = e.connections;
+    if c.net + c.p2p + c.shm + c.other > 0 {
+        outln!(
+            "  connections:     {} network ({} with GPUDirect RDMA), {} P2P, {} SHM{}",
+            c.net,
+            c.net_gdr,
+            c.p2p,
+            c.shm,
+            if c.other > 0 { format!(", {} other", c.other) } else { String::new() }
+        );
+    }
+    if !e.env.is_empty() {
+        let env: Vec<String> = e.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        outln!("  env NCCL saw:    {}", env.join(" "));
+    }
+    const SHOWN: usize = 8;
+    for p in e.processes.iter().take(SHOWN) {
+        let rank = match (p.rank, p.nranks) {
+            (Some(r), Some(n)) => format!("rank {r}/{n}"),
+            (Some(r), None) => format!("rank {r}"),
+            _ => "rank ?".to_string(),
+        };
+        let dev = p.cuda_dev.map(|d| format!(" gpu {d}")).unwrap_or_default();
+        let net = p.network.as_deref().unwrap_or("-");
+        let pc = p.connections;
+        outln!(
+            "    {}:{} {rank}{dev}: network {net}, {} net ({} GDR), {} P2P, {} SHM",
+            p.host,
+            p.pid,
+            pc.net,
+            pc.net_gdr,
+            pc.p2p,
+            pc.shm
+        );
+    }
+    if e.processes.len() > SHOWN {
+        outln!("    … and {} more processes (--format json lists all)", e.processes.len() - SHOWN);
+    }
+    if let Some(p) = &e.profile {
+        outln!(
+            "  profile {}: compared {}{}",
+            p.name,
+            if p.checked.is_empty() { "nothing".to_string() } else { p.checked.join(" ") },
+            if p.unverified.is_empty() {
+                String::new()
+            } else {
+                format!("; not visible in this log: {}", p.unverified.join(" "))
+            }
+        );
+    }
+    if e.findings.is_empty() {
+        outln!("ok: no problem found");
+        return;
+    }
+    outln!();
+    for f in &e.findings {
+        crate::report::out(&out.render(&Rendered::new(f)));
+    }
 }

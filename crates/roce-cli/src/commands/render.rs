@@ -4,6 +4,7 @@ use std::path::Path;
 
 use roce_model::{Code, Problem, load};
 use roce_render::kustomize::Selector;
+use roce_render::validation::ValidationOptions;
 use roce_render::{RenderError, RenderOptions, SlurmOptions, Target, plan, render};
 
 use super::Exit;
@@ -105,6 +106,24 @@ fn options(args: &RenderArgs) -> miette::Result<RenderOptions> {
             segment: s.segment,
             mpi_pmix: s.mpi_pmix,
             command: s.command.clone(),
+            body: match &s.body {
+                Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+                    miette::miette!(
+                        help = "--body takes a text file of shell commands that replaces the srun step",
+                        "cannot read --body {}: {e}",
+                        path.display()
+                    )
+                })?),
+                None => None,
+            },
+        },
+        validation: ValidationOptions {
+            // `--image` keeps its Pod default unless given; validation jobs then pick the fabric's image.
+            image: (args.image != roce_render::DEFAULT_IMAGE).then(|| args.image.clone()),
+            nodes: s.nodes,
+            nccl_test: args.validation.nccl_test.clone(),
+            nccl_test_args: args.validation.nccl_test_args.clone(),
+            ucx_perftest_args: args.validation.ucx_perftest_args.clone(),
         },
     })
 }

@@ -1,1 +1,39 @@
-//! `roce doctor` (not implemented yet).
+//! `roce doctor`: probe a live pod or node and say what will and won't work.
+//!
+//! Reads, never writes: RDMA devices, ports and GID tables under `/sys/class/infiniband`, the netdevs of
+//! this network namespace (`/sys/class/net`), kernel modules and the peer-memory paths, the rdma-core
+//! release (from the file `libibverbs.so.1` resolves to), `CapEff` and the memlock limit of this
+//! process, the GPUs visible and the environment. Every path goes through a [`Root`], so a test (or a
+//! copy of a host's files) can stand in for `/`. The facts are then compared with a profile's
+//! [`Plan`](roce_render::Plan) and the environment ([`findings`]).
+//!
+//! ```
+//! use roce_inspect::doctor::{self, Env, Root};
+//! let dir = std::env::temp_dir().join("roce-doctor-doc-vm");
+//! std::fs::create_dir_all(&dir).unwrap();
+//! // A plain VM: nothing at all under the root.
+//! let report = doctor::probe(&Root::new(&dir), Some(Env::from_pairs([("HOME", "/root")])), None);
+//! assert!(report.facts.devices.is_empty());
+//! assert_eq!(report.findings[0].code.as_str(), "roce::doctor::no_rdma_devices");
+//! assert_eq!(report.to_json()["rdma_core_version"], serde_json::Value::Null);
+//! ```
+
+pub mod env;
+pub mod facts;
+pub mod findings;
+pub mod gid;
+mod json;
+pub mod root;
+
+pub use env::Env;
+pub use facts::HostFacts;
+pub use findings::{PortReport, Report};
+pub use root::Root;
+
+use roce_model::Profile;
+
+/// Read the host under `root` and compare it with `profile`. `env` is the workload's environment
+/// (`None`: read `<root>/proc/self/environ`).
+pub fn probe(root: &Root, env: Option<Env>, profile: Option<&Profile>) -> Report {
+    findings::diagnose(facts::collect(root, env), profile)
+}

@@ -1,1 +1,600 @@
-//! `roce explain` (not implemented yet).
+//! `roce explain`: read NCCL and UCX logs and say whether the job really used GPUDirect RDMA, and if not, why.
+//!
+//! The parser streams: it reads one line at a time, keeps per-process state (grouped by `host:pid`, the prefix
+//! NCCL puts on every line) and a bounded set of findings, so memory stays flat however long the log is. It knows
+//! the line formats of NCCL 2.18–2.28 (see `shared/reference/nccl-ucx-facts.md` §2) and the UCX error lines that
+//! matter for RDMA.
+//!
+//! ```
+//! use roce_inspect::explain::{explain_str, Transport};
+//! let log = "\
+//! node1:10:10 [0] NCCL INFO NCCL version 2.28.9+cuda13.0
+//! node1:10:10 [0] NCCL INFO NCCL_IB_HCA set to ibp
+//! node1:10:10 [0] NCCL INFO NET/IB : No device found.
+//! node1:10:10 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>
+//! node1:10:10 [0] NCCL INFO Using network Socket
+//! ";
+//! let e = explain_str("job.log", log);
+//! assert_eq!(e.transport, Transport::Socket);
+//! assert_eq!(e.nccl_version.as_deref(), Some("2.28.9"));
+//! assert_eq!(e.findings[0].code.as_str(), "roce::explain::socket_fallback");
+//! ```
+
+mod finding;
+mod json;
+mod line;
+mod nccl;
+mod profile;
+mod ucx;
+mod verdict;
+
+use std::collections::HashMap;
+use std::io::BufRead;
+
+use indexmap::{IndexMap, IndexSet};
+use memchr::memmem::Finder;
+use roce_model::{Code, Severity};
+
+pub use finding::{EXCERPT_MAX, Evidence, Finding, HOSTS_MAX, Rendered};
+
+/// Lines longer than this are cut (the rest is skipped) so a file without newlines cannot exhaust memory.
+pub const LINE_MAX: usize = 64 * 1024;
+/// At most this many processes are tracked one by one; lines of further processes are counted together.
+pub const PROCESSES_MAX: usize = 65_536;
+/// At most this many distinct findings are kept before merging (then later distinct ones are only counted).
+const FINDINGS_MAX: usize = 512;
+
+/// The network NCCL moved data over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Transport {
+    /// InfiniBand verbs over an InfiniBand link layer.
+    Ib,
+    /// InfiniBand verbs over Ethernet (RoCE).
+    Roce,
+    /// TCP sockets (`NET/Socket`).
+    Socket,
+    /// The log does not say (no INFO lines, a plugin of another kind, or an excerpt).
+    Unknown,
+}
+
+impl Transport {
+    /// `ib`, `roce`, `socket` or `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Ib => "ib",
+            Transport::Roce => "roce",
+            Transport::Socket => "socket",
+            Transport::Unknown => "unknown",
+        }
+    }
+}
+
+/// An RDMA device port NCCL listed (`NET/IB : Using [0]mlx5_0:1/RoCE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    /// Device name (`mlx5_0`, `ibp0p0`).
+    pub name: String,
+    /// Verbs port.
+    pub port: Option<u32>,
+    /// `IB`, `RoCE`, … as NCCL printed it (after the slash).
+    pub link_layer: String,
+    /// NCCL's per-HCA GPUDirect RDMA verdict, when the log has it.
+    pub gdr: Option<bool>,
+}
+
+/// How many connections of each kind the channel lines show.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Connections {
+    /// Over a network (`via NET/…`).
+    pub net: u64,
+    /// … of which with GPUDirect RDMA (`/GDRDMA`).
+    pub net_gdr: u64,
+    /// GPU peer-to-peer (NVLink/PCIe, `via P2P/…`).
+    pub p2p: u64,
+    /// Shared host memory (`via SHM/…`).
+    pub shm: u64,
+    /// Anything else (CollNet, NVLS, …).
+    pub other: u64,
+}
+
+impl Connections {
+    fn add(&mut self, o: &Connections) {
+        self.net += o.net;
+        self.net_gdr += o.net_gdr;
+        self.p2p += o.p2p;
+        self.shm += o.shm;
+        self.other += o.other;
+    }
+}
+
+/// One NCCL process (a rank), as its lines show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Process {
+    /// Host name (as NCCL prints it: cut at the first dot).
+    pub host: String,
+    /// Process id (as printed; may be redacted text).
+    pub pid: String,
+    /// Rank in the largest communicator it initialized.
+    pub rank: Option<u32>,
+    /// Size of that communicator.
+    pub nranks: Option<u32>,
+    /// CUDA device.
+    pub cuda_dev: Option<u32>,
+    /// NCCL version it printed.
+    pub nccl_version: Option<String>,
+    /// The network it chose (`IB`, `Socket`, `IBext_v8`, …).
+    pub network: Option<String>,
+    /// Its connections.
+    pub connections: Connections,
+    /// Lines it printed.
+    pub lines: u64,
+}
+
+/// Per-file statistics.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileStats {
+    /// Name (path or `<stdin>`).
+    pub name: String,
+    /// Lines read.
+    pub lines: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// NCCL lines (INFO, WARN, version).
+    pub nccl_lines: u64,
+    /// UCX lines.
+    pub ucx_lines: u64,
+    /// Lines that are not blank.
+    pub nonblank_lines: u64,
+    /// A NUL byte in the first 8 KiB.
+    pub binary: bool,
+}
+
+/// What a log says about a job's data path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    /// The transport NCCL used between ranks.
+    pub transport: Transport,
+    /// The network name NCCL chose (`IB`, `Socket`, `IBext_v8`, `AWS Libfabric`, …).
+    pub network: Option<String>,
+    /// Whether network traffic used GPUDirect RDMA: `None` when the log cannot tell (no network connection).
+    pub gpudirect_rdma: Option<bool>,
+    /// The NCCL version (the first one seen; others raise a finding).
+    pub nccl_version: Option<String>,
+    /// RDMA device ports NCCL listed, in order of appearance.
+    pub devices: Vec<Device>,
+    /// Socket interfaces NCCL used (`NET/Socket : Using`).
+    pub socket_interfaces: Vec<String>,
+    /// The environment NCCL (and UCX) echoed, as NCCL read it (integers without the trailing period).
+    pub env: IndexMap<String, String>,
+    /// The line that first echoed each variable.
+    pub env_lines: IndexMap<String, Evidence>,
+    /// NCCL's IB transport printed something (it looked for RDMA devices).
+    pub ib_probed: bool,
+    /// One entry per process.
+    pub processes: Vec<Process>,
+    /// Hosts, in order of appearance.
+    pub hosts: Vec<String>,
+    /// Connections of all processes.
+    pub connections: Connections,
+    /// The files read.
+    pub files: Vec<FileStats>,
+    /// Findings, errors first, then by line.
+    pub findings: Vec<Finding>,
+    /// What [`Explanation::compare_profile`] checked, once it ran.
+    pub profile: Option<ProfileCheck>,
+}
+
+/// What a profile comparison covered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileCheck {
+    /// The profile's name.
+    pub name: String,
+    /// Variables of the profile compared with the log.
+    pub checked: Vec<String>,
+    /// Variables of the profile the log cannot confirm (NCCL reads and echoes them only on paths this job
+    /// did not take, e.g. GID and traffic-class knobs when no IB connection was made).
+    pub unverified: Vec<String>,
+}
+
+impl Explanation {
+    /// Does any finding have error severity?
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(Finding::is_error)
+    }
+
+    /// The codes of the findings, in report order.
+    pub fn codes(&self) -> Vec<Code> {
+        self.findings.iter().map(|f| f.code).collect()
+    }
+
+    /// The JSON form: `{"transport", "gpudirect_rdma", "nccl_version", "devices", "env", "findings", …}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        json::to_json(self)
+    }
+
+    /// Compare what the log shows with what a profile expects, adding `roce::explain::profile_*` findings.
+    ///
+    /// ```
+    /// use roce_model::{builtin, load, BuiltinsOnly};
+    /// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+    /// let mut e = roce_inspect::explain::explain_str("job.log",
+    ///     "n1:1:1 [0] NCCL INFO NCCL_IB_HCA set to mlx5\nn1:1:1 [0] NCCL INFO Using network Socket\n");
+    /// e.compare_profile(&profile);
+    /// assert!(e.codes().iter().any(|c| c.as_str() == "roce::explain::profile_env_mismatch"));
+    /// ```
+    pub fn compare_profile(&mut self, profile: &roce_model::Profile) {
+        let more = profile::compare(self, profile);
+        self.findings.extend(more);
+        verdict::sort(&mut self.findings);
+    }
+}
+
+/// Explain one log held in memory.
+pub fn explain_str(name: &str, text: &str) -> Explanation {
+    let mut x = Explainer::new();
+    x.start_file(name);
+    // reading from a slice cannot fail
+    let _ = x.read(text.as_bytes());
+    x.finish()
+}
+
+/// Fast substring finders, built once.
+struct Finders {
+    nccl: Finder<'static>,
+    via: Finder<'static>,
+    set_by_env: Finder<'static>,
+    ucx: Finder<'static>,
+}
+
+impl Finders {
+    fn new() -> Self {
+        Finders {
+            nccl: Finder::new(b"NCCL "),
+            via: Finder::new(b" via "),
+            set_by_env: Finder::new(b" set by environment to "),
+            ucx: Finder::new(b"UCX"),
+        }
+    }
+}
+
+/// What one process showed.
+#[derive(Debug, Default)]
+struct Proc {
+    host: String,
+    pid: String,
+    rank: Option<u32>,
+    nranks: Option<u32>,
+    cuda_dev: Option<u32>,
+    version: Option<String>,
+    networks: Vec<String>,
+    network_ev: Option<Evidence>,
+    connections: Connections,
+    channel_nets: Vec<String>,
+    net_channel_ev: Option<Evidence>,
+    nongdr_channel_ev: Option<Evidence>,
+    lines: u64,
+}
+
+/// Evidence kept for verdicts made at the end.
+#[derive(Debug, Default)]
+struct Facts {
+    ib_probed: bool,
+    ib_no_device: Option<Evidence>,
+    ib_no_device_count: u64,
+    ib_init_failed: Option<Evidence>,
+    ib_using_empty: Option<Evidence>,
+    socket_using: Option<Evidence>,
+    using_socket: Option<Evidence>,
+    ib_open_failed: Option<(Evidence, String)>,
+    gdr_hca: IndexMap<String, (bool, Evidence)>,
+    gdr_pair_enabled: Option<Evidence>,
+    gdr_pair_distance: Option<(Evidence, String)>,
+    gdr_rings: Option<(bool, Evidence)>,
+    no_interface: Option<(Evidence, &'static str)>,
+    net_not_found: Option<(Evidence, String)>,
+    plugin_failures: Vec<(Evidence, String)>,
+    plugins_loaded: IndexSet<String>,
+    roce_gids: bool,
+    ucx_roce: bool,
+    ucx_ib: bool,
+    info_lines: u64,
+    warn_lines: u64,
+}
+
+/// A finding being accumulated while reading.
+#[derive(Debug)]
+struct Acc {
+    finding: Finding,
+    hosts: IndexSet<String>,
+}
+
+/// The streaming parser. Feed it files (or lines), then [`Explainer::finish`].
+///
+/// ```
+/// use roce_inspect::explain::Explainer;
+/// let mut x = Explainer::new();
+/// x.start_file("rank0.log");
+/// x.read(&b"h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA\n"[..]).unwrap();
+/// let e = x.finish();
+/// assert_eq!(e.gpudirect_rdma, Some(true));
+/// ```
+#[derive(Debug)]
+pub struct Explainer {
+    find: FindersDebug,
+    files: Vec<FileStats>,
+    line_no: u64,
+    procs: Vec<Proc>,
+    index: HashMap<Box<[u8]>, usize>,
+    last: Option<(Box<[u8]>, usize)>,
+    hosts: IndexSet<String>,
+    versions: IndexMap<String, Evidence>,
+    env: IndexMap<String, IndexMap<String, Evidence>>,
+    devices: IndexMap<(String, Option<u32>), Device>,
+    socket_ifs: IndexSet<String>,
+    facts: Facts,
+    found: IndexMap<(Code, String), Acc>,
+    ucx_retry_key: Option<(Code, String)>,
+}
+
+/// [`Finders`] with a `Debug` that prints nothing (memchr's finders are not `Debug`-friendly to read).
+struct FindersDebug(Finders);
+
+impl std::fmt::Debug for FindersDebug {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Finders")
+    }
+}
+
+impl Default for Explainer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Explainer {
+    /// A parser with nothing read.
+    pub fn new() -> Self {
+        Explainer {
+            find: FindersDebug(Finders::new()),
+            files: Vec::new(),
+            line_no: 0,
+            procs: Vec::new(),
+            index: HashMap::new(),
+            last: None,
+            hosts: IndexSet::new(),
+            versions: IndexMap::new(),
+            env: IndexMap::new(),
+            devices: IndexMap::new(),
+            socket_ifs: IndexSet::new(),
+            facts: Facts::default(),
+            found: IndexMap::new(),
+            ucx_retry_key: None,
+        }
+    }
+
+    /// Begin a new file: later lines are numbered from 1 and attributed to `name`.
+    pub fn start_file(&mut self, name: &str) {
+        self.files.push(FileStats {
+            name: name.to_string(),
+            ..FileStats::default()
+        });
+        self.line_no = 0;
+    }
+
+    /// Read a whole stream line by line (the current file; starts one named `<input>` if none was started).
+    /// Memory stays bounded: lines are handled in the reader's buffer, and only a line split across two
+    /// buffers is copied (cut at [`LINE_MAX`]).
+    pub fn read<R: BufRead>(&mut self, mut reader: R) -> std::io::Result<()> {
+        if self.files.is_empty() {
+            self.start_file("<input>");
+        }
+        let mut carry: Vec<u8> = Vec::new();
+        let mut carry_cut = false;
+        loop {
+            let buf = match reader.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if buf.is_empty() {
+                break;
+            }
+            let len = buf.len();
+            let mut start = 0;
+            for nl in memchr::memchr_iter(b'\n', buf) {
+                if carry.is_empty() && !carry_cut {
+                    let line = &buf[start..nl];
+                    self.line_bytes(line, nl - start + 1);
+                } else {
+                    push_capped(&mut carry, &mut carry_cut, &buf[start..nl]);
+                    let bytes = carry.len() + nl - start + 1;
+                    let line = std::mem::take(&mut carry);
+                    self.line_bytes(&line, bytes);
+                    carry = line;
+                    carry.clear();
+                    carry_cut = false;
+                }
+                start = nl + 1;
+            }
+            if start < len {
+                push_capped(&mut carry, &mut carry_cut, &buf[start..]);
+            }
+            reader.consume(len);
+        }
+        if !carry.is_empty() || carry_cut {
+            let bytes = carry.len();
+            self.line_bytes(&carry, bytes);
+        }
+        Ok(())
+    }
+
+    /// Feed one line (without its newline).
+    pub fn line(&mut self, line: &[u8]) {
+        if self.files.is_empty() {
+            self.start_file("<input>");
+        }
+        let line = &line[..line.len().min(LINE_MAX)];
+        self.line_bytes(line, line.len() + 1);
+    }
+
+    fn line_bytes(&mut self, line: &[u8], bytes: usize) {
+        self.line_no += 1;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = &line[..line.len().min(LINE_MAX)];
+        let file = self.files.last_mut().expect("a file is started before lines are read");
+        if file.bytes < 8192 && memchr::memchr(0, line).is_some() {
+            file.binary = true;
+        }
+        file.lines += 1;
+        file.bytes += bytes as u64;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        file.nonblank_lines += 1;
+        if let Some(l) = line::nccl(line, &self.find.0.nccl) {
+            if let Some(f) = self.files.last_mut() {
+                f.nccl_lines += 1;
+            }
+            self.nccl_line(l, line);
+            return;
+        }
+        if self.maybe_ucx(line) {
+            self.ucx_line(line);
+        } else {
+            self.ucx_retry_key = None;
+        }
+    }
+
+    /// Finish: decide the transport and GPUDirect RDMA, and compose the findings.
+    pub fn finish(self) -> Explanation {
+        verdict::finish(self)
+    }
+
+    // ---- helpers shared by the handlers ----
+
+    fn evidence(&self, line: &[u8]) -> Evidence {
+        let name = self.files.last().map_or("<input>", |f| f.name.as_str());
+        Evidence::new(name, self.line_no, line)
+    }
+
+    /// The process a prefix names, created on first sight.
+    fn proc_of(&mut self, key: &[u8], host: &[u8], dev: Option<u32>) -> usize {
+        if let Some((k, i)) = &self.last
+            && **k == *key
+        {
+            let i = *i;
+            self.touch(i, dev);
+            return i;
+        }
+        let i = match self.index.get(key) {
+            Some(&i) => i,
+            None => {
+                if self.procs.len() >= PROCESSES_MAX {
+                    return self.anon();
+                }
+                let host = String::from_utf8_lossy(host).into_owned();
+                let pid = String::from_utf8_lossy(key.get(host.len() + 1..).unwrap_or_default()).into_owned();
+                self.hosts.insert(host.clone());
+                self.procs.push(Proc {
+                    host,
+                    pid,
+                    ..Proc::default()
+                });
+                let i = self.procs.len() - 1;
+                self.index.insert(key.into(), i);
+                i
+            }
+        };
+        self.last = Some((key.into(), i));
+        self.touch(i, dev);
+        i
+    }
+
+    fn touch(&mut self, i: usize, dev: Option<u32>) {
+        let p = &mut self.procs[i];
+        p.lines += 1;
+        if p.cuda_dev.is_none() {
+            p.cuda_dev = dev;
+        }
+    }
+
+    /// The catch-all process for lines without a prefix (index 0 is reserved for it lazily).
+    fn anon(&mut self) -> usize {
+        if let Some(&i) = self.index.get(&b""[..]) {
+            return i;
+        }
+        self.procs.push(Proc {
+            host: String::new(),
+            pid: String::new(),
+            ..Proc::default()
+        });
+        let i = self.procs.len() - 1;
+        self.index.insert(Box::from(&b""[..]), i);
+        i
+    }
+
+    /// Record a finding (merged with an earlier one of the same code and key).
+    fn found(&mut self, code: Code, key: &str, host: Option<&str>, ev: Evidence, make: impl FnOnce() -> (String, String)) {
+        let k = (code, key.to_string());
+        if let Some(acc) = self.found.get_mut(&k) {
+            acc.finding.count += 1;
+            if let Some(h) = host
+                && acc.hosts.len() < HOSTS_MAX
+            {
+                acc.hosts.insert(h.to_string());
+            }
+            return;
+        }
+        if self.found.len() >= FINDINGS_MAX {
+            // too many distinct findings: count the rest against the first of the same code
+            if let Some(acc) = self.found.values_mut().find(|a| a.finding.code == code) {
+                acc.finding.count += 1;
+            }
+            return;
+        }
+        let (message, help) = make();
+        let mut hosts = IndexSet::new();
+        if let Some(h) = host {
+            hosts.insert(h.to_string());
+        }
+        self.found.insert(
+            k,
+            Acc {
+                finding: Finding::new(code, message, help).at(Some(ev)),
+                hosts,
+            },
+        );
+    }
+
+    fn host_of(&self, i: Option<usize>) -> Option<String> {
+        i.map(|i| self.procs[i].host.clone()).filter(|h| !h.is_empty())
+    }
+
+    fn maybe_ucx(&self, line: &[u8]) -> bool {
+        let f = &self.find.0;
+        f.ucx.find(line).is_some()
+            || memchr::memmem::find(line, b"ib_mlx5").is_some()
+            || memchr::memmem::find(line, b"unreachable").is_some()
+            || memchr::memmem::find(line, b"vendor_err").is_some()
+            || memchr::memmem::find(line, b"retry count exceeded").is_some()
+            || (self.ucx_retry_key.is_some() && memchr::memmem::find(line, b"QP 0x").is_some())
+    }
+}
+
+fn push_capped(carry: &mut Vec<u8>, cut: &mut bool, bytes: &[u8]) {
+    let room = LINE_MAX.saturating_sub(carry.len());
+    if bytes.len() > room {
+        carry.extend_from_slice(&bytes[..room]);
+        *cut = true;
+    } else {
+        carry.extend_from_slice(bytes);
+    }
+}
+
+/// `Severity` ordering for reports: errors first.
+fn severity_rank(s: Severity) -> u8 {
+    match s {
+        Severity::Error => 0,
+        Severity::Warning => 1,
+    }
+}

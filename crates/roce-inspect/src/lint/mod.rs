@@ -1,1 +1,870 @@
-//! `roce lint` (not implemented yet).
+//! `roce lint`: check hand-written workload manifests against a profile.
+//!
+//! A [`Linter`] is built once from a profile; [`Linter::lint`] reads one multi-document YAML file, finds
+//! every pod template in it (the same discovery as `roce apply`, `roce_render::apply::templates`), and
+//! compares each with the profile's plan. Every problem points at the line and column in the manifest and
+//! says how to fix it — usually with the `roce apply` command that does. [`walk`] lints many files on
+//! several threads and hands back the reports in file order as they complete.
+//!
+//! ```
+//! use roce_model::{builtin, load, BuiltinsOnly, Source};
+//! use roce_inspect::lint::{Linter, LintOptions};
+//! let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+//! let linter = Linter::new(&profile, LintOptions::default());
+//! let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x\n";
+//! let report = linter.lint(Source::new("pod.yaml", pod));
+//! assert!(report.problems.iter().any(|p| p.code.as_str() == "roce::lint::ipc_lock"));
+//! assert_eq!(report.problems[0].location().unwrap().line, 1);
+//! ```
+
+pub mod walk;
+
+use std::collections::BTreeSet;
+
+use roce_model::model::{FabricKind, NadRef, Profile, UcxMode};
+use roce_model::nccl_list::{self, ListKind};
+use roce_model::source::{Origin, Source, Sources};
+use roce_model::tree::{Entry, Node, Scalar, Value};
+use roce_model::ucx_list::{self, TlsList, TlsRole};
+use roce_model::{Code, Problem};
+use roce_render::Plan;
+use roce_render::apply::templates::{self, Form, Role, Template};
+use roce_render::apply::view::{self, PodView, entry, text};
+use roce_render::apply::{self, manifest, mpirun, multus};
+use roce_render::plan::MULTUS_ANNOTATION;
+use roce_render::pod::escape_dependent_vars;
+
+/// Options of a [`Linter`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LintOptions {
+    /// The container to check in each template (default: the first), as `roce apply --container`.
+    pub container: Option<String>,
+    /// How the user named the profile on the command line, for the `roce apply` hint (default: its name).
+    pub profile_arg: Option<String>,
+}
+
+/// The result of linting one file.
+#[derive(Debug, Clone, Default)]
+pub struct FileReport {
+    /// Every problem, resolved against the file and sorted by position.
+    pub problems: Vec<Problem>,
+    /// Documents in the file.
+    pub documents: usize,
+    /// Pod templates checked.
+    pub templates: usize,
+}
+
+impl FileReport {
+    /// Did any error (not a warning) turn up?
+    pub fn has_errors(&self) -> bool {
+        self.problems.iter().any(Problem::is_error)
+    }
+}
+
+/// What the profile expects of every pod template, computed once.
+#[derive(Debug, Clone)]
+pub struct Linter {
+    plan: Plan,
+    fabric: FabricKind,
+    /// (name, value as written in a manifest: `$(` escaped), in plan order.
+    env: Vec<(String, String)>,
+    nads: Vec<NadRef>,
+    /// RDMA devices and their verbs port, for `NCCL_IB_HCA`.
+    rail_ports: Vec<(String, u32)>,
+    plan_hca: BTreeSet<(String, u32)>,
+    ucx_mode: UcxMode,
+    plan_tls: Option<TlsList>,
+    opts: LintOptions,
+}
+
+impl Linter {
+    /// Prepare the checks for `profile`.
+    pub fn new(profile: &Profile, opts: LintOptions) -> Self {
+        let plan = roce_render::plan::lower(profile);
+        let port = profile.rails.port_num.value;
+        let rail_ports: Vec<(String, u32)> = profile
+            .rail_list()
+            .into_iter()
+            .map(|r| (r.pod_device, port))
+            .collect();
+        let env: Vec<(String, String)> = plan
+            .env
+            .iter()
+            .map(|e| (e.name.clone(), escape_dependent_vars(&e.value)))
+            .collect();
+        let mut linter = Linter {
+            fabric: profile.fabric.kind.value,
+            nads: plan.wiring.as_ref().map(|w| w.networks.clone()).unwrap_or_default(),
+            plan_hca: BTreeSet::new(),
+            ucx_mode: profile.ucx.mode.value,
+            plan_tls: plan.env_value("UCX_TLS").map(|t| ucx_list::parse_tls(t).0),
+            rail_ports,
+            env,
+            plan,
+            opts,
+        };
+        linter.plan_hca = match linter.plan.env_value("NCCL_IB_HCA") {
+            Some(v) => linter.hca_selects(v),
+            None => linter.rail_ports.iter().cloned().collect(),
+        };
+        linter
+    }
+
+    /// The plan the checks compare with.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    fn hca_selects(&self, value: &str) -> BTreeSet<(String, u32)> {
+        let (list, _) = nccl_list::parse(value, ListKind::IbHca);
+        let ports: Vec<(&str, u32)> = self.rail_ports.iter().map(|(d, p)| (d.as_str(), *p)).collect();
+        list.matching_ports(&ports)
+            .into_iter()
+            .map(|(d, p)| (d.to_string(), p))
+            .collect()
+    }
+
+    /// The `roce apply` command that fixes a file.
+    fn apply_hint(&self, file: &str) -> String {
+        let profile = self.opts.profile_arg.as_deref().unwrap_or(&self.plan.profile);
+        let container = self
+            .opts
+            .container
+            .as_ref()
+            .map(|c| format!(" --container {c}"))
+            .unwrap_or_default();
+        format!("roce apply --in-place {file} --profile {profile}{container}")
+    }
+
+    /// Lint one manifest file (every document in it).
+    pub fn lint(&self, source: Source) -> FileReport {
+        let mut sources = Sources::default();
+        let id = sources.add(source);
+        let src = sources.get(id);
+        let mut report = FileReport::default();
+        let mut problems = Vec::new();
+        match manifest::parse(&src.text, id) {
+            Err(p) => problems.push(p),
+            Ok(docs) => {
+                report.documents = docs.len();
+                let mut cx = Cx {
+                    linter: self,
+                    text: &src.text,
+                    hint: self.apply_hint(&src.name),
+                    problems: &mut problems,
+                    doc_at: Origin::new(id, 0..0),
+                };
+                for doc in &docs {
+                    report.templates += cx.document(doc);
+                }
+            }
+        }
+        let mut problems: Vec<Problem> = problems.into_iter().map(|p| p.resolve(&sources)).collect();
+        roce_model::problem::sort(&mut problems);
+        report.problems = problems;
+        report
+    }
+
+    /// Lint text that is not UTF-8: one `roce::lint::syntax` problem.
+    pub fn not_text(&self, name: &str) -> FileReport {
+        let mut sources = Sources::default();
+        let id = sources.add(Source::new(name, ""));
+        FileReport {
+            problems: vec![manifest::not_text(id).resolve(&sources)],
+            ..FileReport::default()
+        }
+    }
+}
+
+/// One file's checking context.
+struct Cx<'a> {
+    linter: &'a Linter,
+    text: &'a str,
+    hint: String,
+    problems: &'a mut Vec<Problem>,
+    /// The current document's place (its `kind`), for problems with no better place.
+    doc_at: Origin,
+}
+
+/// A variable the launcher forwards with `mpirun -x`.
+struct Forwarded {
+    name: String,
+    value: Option<String>,
+    /// Where the `NAME=VALUE` word is.
+    at: Origin,
+}
+
+impl<'a> Cx<'a> {
+    fn push(&mut self, p: Problem) {
+        self.problems.push(p);
+    }
+
+    /// Check one document; returns how many templates were checked.
+    fn document(&mut self, doc: &'a Node) -> usize {
+        let Some((found, missing)) = templates::discover(doc) else {
+            return 0;
+        };
+        self.doc_at = entry(doc, "kind").map_or(doc.origin, |e| e.node.origin);
+        for m in &missing {
+            self.push(apply::missing_problem(doc, m));
+        }
+        let mut views = Vec::new();
+        for t in &found {
+            match view::view(doc, t, self.linter.opts.container.as_deref()) {
+                Ok(v) => views.push((t, v)),
+                Err(p) => self.problems.extend(p),
+            }
+        }
+        let forwarded: Vec<Forwarded> = views
+            .iter()
+            .filter(|(t, _)| t.role == Role::Launcher)
+            .flat_map(|(_, v)| self.forwards(v))
+            .collect();
+        let pod_namespace = entry(doc, "metadata").and_then(|m| text(&m.node, "namespace"));
+        for (t, v) in &views {
+            match (t.role, t.form) {
+                (Role::Launcher, _) => self.launcher(t, v),
+                (Role::Worker, Form::Pod) => self.worker(t, v, &forwarded, pod_namespace),
+                (Role::Worker, Form::Trainer) => self.trainer(t, v),
+            }
+        }
+        for f in &forwarded {
+            if let Some(value) = &f.value {
+                self.value_check(&f.name, ValueAt::Text(value, f.at), "forwarded with `mpirun -x`");
+            }
+        }
+        views.len()
+    }
+
+    /// The `-x` forwards of a launcher's mpirun invocation, with their places.
+    fn forwards(&self, v: &PodView<'a>) -> Vec<Forwarded> {
+        let Some((_, c)) = v.container else { return Vec::new() };
+        let items: Vec<&'a Node> = ["command", "args"]
+            .iter()
+            .filter_map(|k| entry(c, k))
+            .flat_map(|e| match &e.node.value {
+                Value::Seq(items) => items.iter().collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let argv: Vec<&str> = items
+            .iter()
+            .map(|n| match &n.value {
+                Value::Scalar(Scalar::Str(s)) => s.as_str(),
+                _ => "",
+            })
+            .collect();
+        let Some(inv) = mpirun::find(&argv) else { return Vec::new() };
+        inv.forwards
+            .into_iter()
+            .map(|f| {
+                let at = match &f.at {
+                    mpirun::Place::Arg(j) => items[*j].content.unwrap_or(items[*j].origin),
+                    mpirun::Place::Script { item, range } => {
+                        find_in(self.text, items[*item], argv[*item].get(range.clone()).unwrap_or(""))
+                    }
+                };
+                Forwarded {
+                    name: f.name,
+                    value: f.value,
+                    at,
+                }
+            })
+            .collect()
+    }
+
+    /// Where to point for a container-level problem: the field if present, else the container's name.
+    fn container_at(&self, c: &Node, fields: &[&str]) -> Origin {
+        let mut node = c;
+        let mut at = entry(c, "name").map_or(c.origin, |e| e.node.origin);
+        for f in fields {
+            match entry(node, f) {
+                Some(e) => {
+                    at = e.key.origin;
+                    node = &e.node;
+                }
+                None => break,
+            }
+        }
+        at
+    }
+
+    fn worker(&mut self, t: &Template, v: &PodView<'a>, forwarded: &[Forwarded], pod_namespace: Option<&str>) {
+        let Some((_, c)) = v.container else { return };
+        let owner = owner(t, c);
+        if let Some(e) = v.spec.and_then(|s| entry(s, "hostNetwork"))
+            && matches!(e.node.value, Value::Scalar(Scalar::Bool(true)))
+        {
+            let why = if self.linter.nads.is_empty() {
+                "the pod's `eth0` becomes the node's interface, where NCCL's bootstrap (`NCCL_SOCKET_IFNAME`) may find nothing, and every port the job opens is on the host"
+            } else {
+                "Multus attaches no networks to a host-network pod, so the rail interfaces never reach it"
+            };
+            self.push(
+                Problem::new(Code::LintHostNetwork, format!("{owner} uses `hostNetwork: true`: {why}"))
+                    .at(e.node.origin, "not needed by the profile")
+                    .help("remove `hostNetwork`; the profile wires the fabric into the pod's own network namespace"),
+            );
+        }
+        let privileged = entry(c, "securityContext")
+            .and_then(|sc| entry(&sc.node, "privileged"))
+            .filter(|e| matches!(e.node.value, Value::Scalar(Scalar::Bool(true))));
+        if let Some(e) = privileged {
+            self.push(
+                Problem::new(
+                    Code::LintPrivileged,
+                    format!("{owner} is privileged: it sees every GPU and device of the node, and RDMA does not need it"),
+                )
+                .at(e.node.origin, "not needed by the profile")
+                .help(format!(
+                    "remove `privileged: true`; `IPC_LOCK` in `securityContext.capabilities.add` is what RDMA needs (`{}` adds it)",
+                    self.hint
+                )),
+            );
+        }
+        if self.linter.plan.wiring.is_some() {
+            self.multus(t, v, pod_namespace);
+            self.resources(c, &owner, "resources");
+            let has_ipc = entry(c, "securityContext")
+                .and_then(|sc| entry(&sc.node, "capabilities"))
+                .and_then(|caps| entry(&caps.node, "add"))
+                .is_some_and(|add| match &add.node.value {
+                    Value::Seq(items) => items.iter().any(|i| matches!(&i.value, Value::Scalar(Scalar::Str(s)) if s == "IPC_LOCK" || s == "CAP_IPC_LOCK")),
+                    _ => false,
+                });
+            let wants_ipc = self
+                .linter
+                .plan
+                .wiring
+                .as_ref()
+                .is_some_and(|w| w.capabilities.iter().any(|c| c == "IPC_LOCK"));
+            if wants_ipc && !has_ipc && privileged.is_none() {
+                self.push(
+                    Problem::new(
+                        Code::LintIpcLock,
+                        format!("{owner} lacks the IPC_LOCK capability: RDMA memory registration (`ibv_reg_mr`) fails past the memlock limit and NCCL falls back to sockets"),
+                    )
+                    .at(self.container_at(c, &["securityContext", "capabilities", "add"]), "IPC_LOCK missing")
+                    .help(format!("add `IPC_LOCK` to `securityContext.capabilities.add`, or run `{}`", self.hint)),
+                );
+            }
+        }
+        if self.linter.plan.shm {
+            let mounted = entry(c, "volumeMounts").is_some_and(|m| match &m.node.value {
+                Value::Seq(items) => items.iter().any(|i| text(i, "mountPath") == Some("/dev/shm")),
+                _ => false,
+            });
+            if !mounted {
+                self.push(
+                    Problem::new(
+                        Code::LintShm,
+                        format!("{owner} mounts nothing at /dev/shm: the container runtime's 64 MiB default is too small for NCCL's and UCX's shared-memory transports"),
+                    )
+                    .at(self.container_at(c, &["volumeMounts"]), "no /dev/shm")
+                    .help(format!("mount an `emptyDir: {{medium: Memory}}` volume at /dev/shm, or run `{}`", self.hint)),
+                );
+            }
+        }
+        self.node_selector(t, v);
+        let skip: BTreeSet<&str> = forwarded.iter().map(|f| f.name.as_str()).collect();
+        self.env(c, &owner, &skip, true);
+    }
+
+    fn launcher(&mut self, t: &Template, v: &PodView<'a>) {
+        if let Some((_, c)) = v.container {
+            self.env(c, &owner(t, c), &BTreeSet::new(), false);
+        }
+    }
+
+    fn trainer(&mut self, t: &Template, v: &PodView<'a>) {
+        let owner = format!("the {}", t.label);
+        match v.root {
+            Some(trainer) => {
+                if self.linter.plan.wiring.is_some() {
+                    self.resources(trainer, &owner, "resourcesPerNode");
+                }
+                self.env(trainer, &owner, &BTreeSet::new(), true);
+            }
+            None => {
+                let missing: Vec<&str> = self.linter.env.iter().map(|(n, _)| n.as_str()).collect();
+                if !missing.is_empty() {
+                    let p = self.env_missing(&owner, &missing, self.doc_at);
+                    self.push(p);
+                }
+            }
+        }
+    }
+
+    fn multus(&mut self, t: &Template, v: &PodView<'a>, pod_namespace: Option<&str>) {
+        let nads = &self.linter.nads;
+        if nads.is_empty() {
+            return;
+        }
+        let owner = format!("the {}", t.label);
+        let Some(e) = v.multus else {
+            let at = v.annotations.or(v.metadata).or(v.root).map_or(self.doc_at, |n| n.origin);
+            self.push(
+                Problem::new(
+                    Code::LintMissingNad,
+                    format!(
+                        "{owner} has no Multus networks annotation: the pod gets none of the {} rail networks and sees only eth0",
+                        nads.len()
+                    ),
+                )
+                .at(at, "no k8s.v1.cni.cncf.io/networks here")
+                .help(format!("add the `{MULTUS_ANNOTATION}` annotation with the profile's NADs, or run `{}`", self.hint)),
+            );
+            return;
+        };
+        let value = match &e.node.value {
+            Value::Scalar(Scalar::Str(s)) => s.as_str(),
+            _ => return,
+        };
+        let nets = match multus::parse(value) {
+            Ok(nets) => nets,
+            Err(bad) => {
+                self.push(apply::malformed_problem(e, value, &bad));
+                return;
+            }
+        };
+        let src = self.text;
+        let place = |n: &multus::Network| -> Origin {
+            match e.node.content.filter(|c| c.len == value.len()) {
+                Some(c) => c.sub(n.range.clone()),
+                None => find_in(src, &e.node, &n.name),
+            }
+        };
+        let mut missing: Vec<&NadRef> = nads.iter().filter(|nad| !nets.iter().any(|n| n.is(nad, pod_namespace))).collect();
+        let mut seen: Vec<&NadRef> = Vec::new();
+        for n in &nets {
+            if let Some(nad) = nads.iter().find(|nad| n.is(nad, pod_namespace)) {
+                if seen.contains(&nad) {
+                    self.push(
+                        Problem::new(
+                            Code::LintWrongNad,
+                            format!("{owner} lists {}/{} twice: Multus attaches it twice, and the netdev names no longer follow the rails", nad.namespace, nad.name),
+                        )
+                        .at(place(n), "listed again here")
+                        .help(format!("list each network once, or run `{}`", self.hint)),
+                    );
+                }
+                seen.push(nad);
+                continue;
+            }
+            // Not one of the profile's: is it a mistaken one?
+            let same_name = missing.iter().position(|nad| nad.name == n.name);
+            let near = || {
+                roce_model::suggest::closest(&n.name, missing.iter().map(|m| m.name.as_str()))
+                    .and_then(|c| missing.iter().position(|m| m.name == c))
+            };
+            let (i, why) = match same_name {
+                Some(i) => (
+                    i,
+                    format!(
+                        "is in namespace `{}`, but the profile's NAD is in `{}`",
+                        n.namespace.as_deref().or(pod_namespace).unwrap_or("(the pod's)"),
+                        missing[i].namespace
+                    ),
+                ),
+                None => match near() {
+                    Some(i) => (i, format!("is not one of the profile's networks; did you mean `{}`?", missing[i].name)),
+                    None => continue,
+                },
+            };
+            let nad = missing.remove(i);
+            self.push(
+                Problem::new(Code::LintWrongNad, format!("{owner}: network `{}` {why}", n.name))
+                    .at(place(n), "wrong network")
+                    .help(format!("attach `{}/{}` instead, or run `{}`", nad.namespace, nad.name, self.hint)),
+            );
+        }
+        if !missing.is_empty() {
+            let names: Vec<&str> = missing.iter().map(|n| n.name.as_str()).collect();
+            self.push(
+                Problem::new(
+                    Code::LintMissingNad,
+                    format!(
+                        "{owner} attaches {} of the profile's {} rail networks; missing: {}",
+                        nads.len() - missing.len(),
+                        nads.len(),
+                        names.join(", ")
+                    ),
+                )
+                .at(e.node.origin, "missing networks")
+                .help(format!(
+                    "a rail without its network has no netdev in the pod and NCCL loses it; add {}, or run `{}`",
+                    missing.iter().map(|n| format!("{}/{}", n.namespace, n.name)).collect::<Vec<_>>().join(", "),
+                    self.hint
+                )),
+            );
+        }
+    }
+
+    fn resources(&mut self, c: &Node, owner: &str, key: &str) {
+        let Some(w) = &self.linter.plan.wiring else { return };
+        for (name, want) in &w.resources {
+            let mut absent = Vec::new();
+            for side in ["requests", "limits"] {
+                let q = entry(c, key).and_then(|r| entry(&r.node, side)).and_then(|s| entry(&s.node, name));
+                match q {
+                    None => absent.push(side),
+                    Some(e) => {
+                        let have = self.text.get(e.node.origin.range()).unwrap_or("");
+                        let have_value = match &e.node.value {
+                            Value::Scalar(Scalar::Str(s)) => s.clone(),
+                            Value::Scalar(Scalar::Int(i)) => i.to_string(),
+                            _ => have.to_string(),
+                        };
+                        if &have_value != want {
+                            self.push(
+                                Problem::new(
+                                    Code::LintRdmaResource,
+                                    format!("{owner} asks for {name}: {have} in {side}; the profile asks for {want}"),
+                                )
+                                .at(e.node.origin, format!("should be {want}"))
+                                .help(format!("{name} is a scheduling gate, not a count: set it to \"{want}\" in requests and limits, or run `{}`", self.hint)),
+                            );
+                        }
+                    }
+                }
+            }
+            if !absent.is_empty() {
+                let sides = absent.join(" and ");
+                let why = if absent.contains(&"limits") {
+                    "the pod can land on a node without RDMA devices"
+                } else {
+                    "Kubernetes copies the limit into requests, but quota and review tools read requests; the profile sets both"
+                };
+                let fields: Vec<&str> = match absent.as_slice() {
+                    [side] => vec![key, side],
+                    _ => vec![key],
+                };
+                self.push(
+                    Problem::new(Code::LintRdmaResource, format!("{owner} does not ask for {name} in {sides}: {why}"))
+                        .at(self.container_at(c, &fields), format!("{name} missing"))
+                        .help(format!("set `{name}: \"{want}\"` in both requests and limits, or run `{}`", self.hint)),
+                );
+            }
+        }
+    }
+
+    fn node_selector(&mut self, t: &Template, v: &PodView<'a>) {
+        let labels = &self.linter.plan.node_selector;
+        if labels.is_empty() {
+            return;
+        }
+        let sel = v.spec.and_then(|s| entry(s, "nodeSelector"));
+        let affinity_covers = |key: &str| {
+            v.spec
+                .and_then(|s| entry(s, "affinity"))
+                .is_some_and(|a| mentions_key(&a.node, key))
+        };
+        for (k, want) in labels {
+            match sel.and_then(|s| entry(&s.node, k)) {
+                Some(e) => {
+                    let have = match &e.node.value {
+                        Value::Scalar(Scalar::Str(s)) => Some(s.as_str()),
+                        _ => None,
+                    };
+                    if have != Some(want.as_str()) {
+                        self.push(
+                            Problem::new(
+                                Code::LintNodeSelector,
+                                format!("the {} selects nodes with {k}={}, the profile's pool has {k}={want}", t.label, self.text.get(e.node.origin.range()).unwrap_or("?")),
+                            )
+                            .at(e.node.origin, format!("the profile says {want}"))
+                            .help(format!("set `{k}: {want}`, or run `{}`", self.hint)),
+                        );
+                    }
+                }
+                None if affinity_covers(k) => {}
+                None => {
+                    let at = sel
+                        .map(|s| s.key.origin)
+                        .or(v.spec.map(|s| s.origin))
+                        .or(v.root.map(|r| r.origin));
+                    let Some(at) = at else { continue };
+                    self.push(
+                        Problem::new(
+                            Code::LintNodeSelector,
+                            format!("the {} does not select the profile's nodes ({k}={want}): it can be scheduled where the fabric is not", t.label),
+                        )
+                        .at(at, "node label missing")
+                        .help(format!("add `{k}: {want}` to `nodeSelector` (or a node affinity on it), or run `{}`", self.hint)),
+                    );
+                }
+            }
+        }
+    }
+
+    fn env_missing(&self, owner: &str, missing: &[&str], at: Origin) -> Problem {
+        let shown: Vec<String> = missing.iter().take(6).map(|m| (*m).to_string()).collect();
+        let more = if missing.len() > shown.len() {
+            format!(" and {} more", missing.len() - shown.len())
+        } else {
+            String::new()
+        };
+        Problem::new(
+            Code::LintEnvMissing,
+            format!(
+                "{owner} lacks {} of the profile's {} env variables: {}{more}",
+                missing.len(),
+                self.linter.env.len(),
+                shown.join(", ")
+            ),
+        )
+        .at(at, "env incomplete")
+        .help(format!("add them with the profile's values (`roce render --target env` lists them), or run `{}`", self.hint))
+    }
+
+    /// Env checks of one container: duplicates, missing (`require`), values.
+    fn env(&mut self, c: &'a Node, owner: &str, skip: &BTreeSet<&str>, require: bool) {
+        let items: Vec<&Node> = match entry(c, "env").map(|e| &e.node.value) {
+            Some(Value::Seq(items)) => items.iter().collect(),
+            _ => Vec::new(),
+        };
+        let mut first: Vec<(&str, Origin)> = Vec::new();
+        for item in &items {
+            let Some(name_entry) = entry(item, "name") else { continue };
+            let Value::Scalar(Scalar::Str(name)) = &name_entry.node.value else { continue };
+            if let Some((_, at)) = first.iter().find(|(n, _)| n == name) {
+                let at = *at;
+                self.push(
+                    Problem::new(
+                        Code::LintEnvDuplicate,
+                        format!("{owner} sets {name} twice: Kubernetes keeps the last one, and tools that merge env by name keep either"),
+                    )
+                    .at(name_entry.node.origin, "set again here")
+                    .at(at, "first set here")
+                    .help(format!("keep one entry for {name}; `roce apply` merges env by name and never duplicates it")),
+                );
+            } else {
+                first.push((name, name_entry.node.origin));
+            }
+        }
+        let mut missing = Vec::new();
+        for (name, _) in &self.linter.env {
+            let item = items.iter().find(|i| text(i, "name") == Some(name));
+            match item {
+                None if require && !skip.contains(name.as_str()) => missing.push(name.as_str()),
+                None => {}
+                Some(item) => {
+                    if let Some(vf) = entry(item, "valueFrom") {
+                        let want = self.want(name);
+                        self.push(
+                            Problem::new(
+                                Code::LintEnvDifferent,
+                                format!("{owner} sets {name} from `valueFrom`, which roce cannot check; the profile sets it to {want:?}"),
+                            )
+                            .at(vf.key.origin, "not the profile's value")
+                            .help(format!("write `value: {want:?}`, or run `{}`", self.hint)),
+                        );
+                    } else {
+                        match entry(item, "value") {
+                            Some(v) => self.value_check(name, ValueAt::Node(v), "set"),
+                            None => {
+                                let at = entry(item, "name").map_or(item.origin, |e| e.node.origin);
+                                self.value_check(name, ValueAt::Text("", at), "set empty");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let at = self.container_at(c, &["env"]);
+            let p = self.env_missing(owner, &missing, at);
+            self.push(p);
+        }
+    }
+
+    fn want(&self, name: &str) -> &str {
+        self.linter
+            .env
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or("", |(_, v)| v.as_str())
+    }
+
+    /// Compare one value with the profile's.
+    fn value_check(&mut self, name: &str, value: ValueAt<'_>, how: &str) {
+        let Some(want) = self.linter.env.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()) else {
+            return;
+        };
+        let (have, at, content) = match value {
+            ValueAt::Text(t, at) => (t.to_string(), at, Some(at)),
+            ValueAt::Node(e) => match &e.node.value {
+                Value::Scalar(Scalar::Str(s)) => (s.clone(), e.node.origin, e.node.content),
+                Value::Scalar(Scalar::Null) => (String::new(), e.node.origin, None),
+                other => {
+                    let written = self.text.get(e.node.origin.range()).unwrap_or("?").to_string();
+                    self.push(
+                        Problem::new(
+                            Code::LintEnvDifferent,
+                            format!("{name} is written as {} ({written}): Kubernetes refuses a manifest whose env value is not a string", other.type_name()),
+                        )
+                        .at(e.node.origin, "quote it")
+                        .help(format!("write `value: {want:?}` with quotes, or run `{}`", self.hint)),
+                    );
+                    return;
+                }
+            },
+        };
+        if have == want {
+            return;
+        }
+        if name == "NCCL_IB_HCA" && !self.linter.rail_ports.is_empty() {
+            let selects = self.linter.hca_selects(&have);
+            if selects.is_empty() {
+                let devices: Vec<&str> = self.linter.rail_ports.iter().map(|(d, _)| d.as_str()).collect();
+                self.push(
+                    Problem::new(
+                        Code::LintHcaMatchesNothing,
+                        format!(
+                            "NCCL_IB_HCA={have} matches none of the pod's RDMA devices ({} … {}): NCCL finds no IB device and silently runs over sockets",
+                            devices.first().unwrap_or(&"?"),
+                            devices.last().unwrap_or(&"?")
+                        ),
+                    )
+                    .at(token_at(content, at), "matches nothing")
+                    .help(format!("use the profile's value {want:?}, or run `{}`", self.hint)),
+                );
+                return;
+            }
+            if selects == self.linter.plan_hca {
+                return;
+            }
+            self.push(
+                Problem::new(
+                    Code::LintEnvDifferent,
+                    format!(
+                        "NCCL_IB_HCA={have} selects {} of the {} rails the profile uses ({want})",
+                        selects.len(),
+                        self.linter.plan_hca.len()
+                    ),
+                )
+                .at(at, format!("the profile sets {want:?}"))
+                .help(format!("use {want:?}, or run `{}`", self.hint)),
+            );
+            return;
+        }
+        if name == "UCX_TLS"
+            && let Some(plan_tls) = &self.linter.plan_tls
+        {
+            if let Some(why) = self.ucx_wrong(&have) {
+                self.push(
+                    Problem::new(Code::LintUcxTransport, format!("UCX_TLS={have} {why}"))
+                        .at(at, "wrong transports for this fabric")
+                        .help(format!("use the profile's UCX_TLS={want:?}, or run `{}`", self.hint)),
+                );
+                return;
+            }
+            if ucx_list::parse_tls(&have).0.roles() == plan_tls.roles() {
+                return;
+            }
+        }
+        self.push(
+            Problem::new(
+                Code::LintEnvDifferent,
+                format!("{name} is {how} to {have:?}; the profile sets {want:?}"),
+            )
+            .at(at, format!("the profile sets {want:?}"))
+            .help(format!("use {want:?}, or run `{}`", self.hint)),
+        );
+    }
+
+    /// Why a `UCX_TLS` value is wrong for the fabric and the profile's UCX mode, if it is.
+    fn ucx_wrong(&self, have: &str) -> Option<String> {
+        let (tls, issues) = ucx_list::parse_tls(have);
+        if let Some(issue) = issues.iter().find(|i| i.kind.is_error()) {
+            return Some(format!("is malformed: {}", issue.kind));
+        }
+        let roles = tls.roles();
+        let rdma: Vec<&str> = roles
+            .iter()
+            .filter(|(tl, role)| **role == TlsRole::Primary && RDMA_TRANSPORTS.contains(tl))
+            .map(|(tl, _)| *tl)
+            .collect();
+        match self.linter.ucx_mode {
+            UcxMode::Off => None,
+            UcxMode::Tcp if !rdma.is_empty() => Some(format!(
+                "lets UCX use the RDMA devices ({}) in a profile that pins UCX to TCP: NCCL never uses UCX, and UCX over RDMA here only adds start-up failures (GID selection, memory registration) to MPI",
+                rdma.join(", ")
+            )),
+            UcxMode::Tcp => None,
+            UcxMode::Rdma if rdma.is_empty() => Some(
+                "enables no RDMA transport in a profile that runs UCX over RDMA: transfers fall back to TCP".to_string(),
+            ),
+            UcxMode::Rdma => {
+                let plan_verbs = self
+                    .linter
+                    .plan_tls
+                    .as_ref()
+                    .is_some_and(|p| VERBS.iter().any(|v| p.roles().get(v) == Some(&TlsRole::Primary)));
+                let verbs: Vec<&str> = rdma.iter().copied().filter(|t| VERBS.contains(t)).collect();
+                if !plan_verbs && !verbs.is_empty() && self.linter.fabric == FabricKind::Roce {
+                    return Some(format!(
+                        "uses the generic verbs transports ({}) where this fabric needs the mlx5 ones (rc_mlx5, ud_mlx5)",
+                        verbs.join(", ")
+                    ));
+                }
+                let plan_cuda = self.linter.plan_tls.as_ref().is_some_and(|p| p.contains("cuda_copy"));
+                (plan_cuda && !tls.contains("cuda_copy")).then(|| {
+                    "has no CUDA transport (cuda_copy): UCX cannot move GPU buffers".to_string()
+                })
+            }
+        }
+    }
+}
+
+/// A value to check: a YAML value node, or text with its place (an `mpirun -x NAME=VALUE` word).
+enum ValueAt<'n> {
+    Node(&'n Entry),
+    Text(&'n str, Origin),
+}
+
+/// UCX transports that use the RDMA devices.
+const RDMA_TRANSPORTS: &[&str] = &[
+    "rc_verbs", "rc_mlx5", "ud_verbs", "ud_mlx5", "dc_mlx5", "gga_mlx5", "srd", "rc_gda",
+];
+/// The generic verbs transports.
+const VERBS: &[&str] = &["rc_verbs", "ud_verbs"];
+
+/// The place of `needle` inside a scalar's source text (block scalars included), else the scalar.
+fn find_in(text: &str, node: &Node, needle: &str) -> Origin {
+    let range = node.origin.range();
+    let found = text
+        .get(range.clone())
+        .and_then(|s| (!needle.is_empty()).then(|| s.find(needle)).flatten());
+    match found {
+        Some(at) => Origin {
+            source: node.origin.source,
+            offset: range.start + at,
+            len: needle.len(),
+        },
+        None => node.origin,
+    }
+}
+
+fn token_at(content: Option<Origin>, at: Origin) -> Origin {
+    content.unwrap_or(at)
+}
+
+fn owner(t: &Template, c: &Node) -> String {
+    match text(c, "name") {
+        Some(n) => format!("container `{n}` of the {}", t.label),
+        None => format!("the {}", t.label),
+    }
+}
+
+/// Whether a node affinity (or anything under `affinity`) names the label `key`.
+fn mentions_key(node: &Node, key: &str) -> bool {
+    match &node.value {
+        Value::Map(entries) => entries.iter().any(|e| {
+            (e.key.value == "key" && matches!(&e.node.value, Value::Scalar(Scalar::Str(s)) if s == key))
+                || mentions_key(&e.node, key)
+        }),
+        Value::Seq(items) => items.iter().any(|i| mentions_key(i, key)),
+        Value::Scalar(_) => false,
+    }
+}

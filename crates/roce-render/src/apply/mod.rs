@@ -1,1 +1,652 @@
-//! Apply a plan to existing workload manifests (`roce apply`) (not implemented yet).
+//! `roce apply`: wire a [`Plan`] into workload manifests the user already has.
+//!
+//! [`apply`] reads a multi-document YAML file ([`manifest::parse`]), finds every pod template in it
+//! ([`templates::discover`]: Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, the Kubeflow
+//! jobs — MPIJob, PyTorchJob, TFJob… —, JobSet, Kubeflow Trainer's TrainingRuntime and TrainJob,
+//! LeaderWorkerSet, RayCluster and RayJob, and `List`s of them), checks the fields it will touch
+//! ([`view::view`]), and writes the plan into each template:
+//!
+//! * the Multus networks annotation, **merged**: existing networks stay first and in order, the profile's
+//!   are added in rail order unless present (by namespace and name), and the result is a JSON list;
+//! * env, **by name**: a profile variable replaces the entry of the same name in place (a second entry of
+//!   that name is dropped), a missing one is appended, the user's other variables keep their order;
+//! * the RDMA resource in requests **and** limits (and the GPU count, only where the container asks for
+//!   no GPU at all); other resources are not touched;
+//! * the profile's capabilities (`IPC_LOCK`) added to the existing ones;
+//! * a memory-backed `/dev/shm` when nothing is mounted there; the profile's node labels in `nodeSelector`.
+//!
+//! MPI launchers (MPIJob `Launcher`, a JobSet/TrainingRuntime replicated job named `launcher`) run
+//! `mpirun` and no rank. [`RoleChoice`] says where the env goes: the worker pods' env (default), the
+//! launcher's env forwarded with `mpirun -x NAME` ([`mpirun`]), or both. Either way a value the other side
+//! sets for a profile variable is corrected, since it would win at run time.
+//!
+//! Output is deterministic, and applying twice gives the same bytes as applying once.
+
+pub mod manifest;
+pub mod mpirun;
+pub mod multus;
+pub mod templates;
+pub mod view;
+
+use roce_model::source::{Source, Sources};
+use roce_model::tree::Node;
+use roce_model::{Code, Problem};
+
+use crate::plan::{GPU_RESOURCE, MULTUS_ANNOTATION, Plan};
+use crate::pod::{SHM_VOLUME, escape_dependent_vars};
+use crate::yaml::{self, Yaml};
+use templates::{Form, Role, Step, Template, at_mut};
+
+/// Where an MPI job's env goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum RoleChoice {
+    /// In the worker pods' env (every rank reads its own pod's env).
+    #[default]
+    Worker,
+    /// In the launcher's env, forwarded to the ranks with `mpirun -x NAME` (Open MPI).
+    Launcher,
+    /// Both.
+    All,
+}
+
+/// Options of [`apply`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApplyOptions {
+    /// The container to wire (default: each template's first container).
+    pub container: Option<String>,
+    /// Where an MPI job's env goes.
+    pub role: RoleChoice,
+}
+
+/// The result of a successful [`apply`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// The documents, re-emitted.
+    pub text: String,
+    /// How many pod templates were wired.
+    pub templates: usize,
+    /// Things the user should know (kinds left alone, env that could not be forwarded…).
+    pub notes: Vec<String>,
+}
+
+/// Apply `plan` to every pod template in a manifest file.
+///
+/// ```
+/// use roce_model::{builtin, load, BuiltinsOnly, Source};
+/// use roce_render::apply::{apply, ApplyOptions};
+/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+/// let plan = roce_render::plan::lower(&profile);
+/// let job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: t\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n        image: x\n      restartPolicy: Never\n";
+/// let once = apply(&Source::new("job.yaml", job), &plan, &ApplyOptions::default()).unwrap();
+/// assert!(once.text.contains("IPC_LOCK") && once.text.contains("ibs3p3-macvlan"));
+/// let twice = apply(&Source::new("job.yaml", once.text.clone()), &plan, &ApplyOptions::default()).unwrap();
+/// assert_eq!(once.text, twice.text);
+/// ```
+///
+/// # Errors
+///
+/// Every problem found (`roce::lint::syntax`, `shape`, `no_container`, `multus_malformed`), resolved
+/// against `source`; nothing is applied then.
+pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applied, Vec<Problem>> {
+    let mut sources = Sources::default();
+    let id = sources.add(source.clone());
+    let resolve = |problems: Vec<Problem>| -> Vec<Problem> {
+        let mut problems: Vec<Problem> = problems.into_iter().map(|p| p.resolve(&sources)).collect();
+        roce_model::problem::sort(&mut problems);
+        problems
+    };
+    let text = &source.text;
+    let nodes = manifest::parse(text, id).map_err(|p| resolve(vec![p]))?;
+    let mut problems = Vec::new();
+    let mut notes = Vec::new();
+    let mut docs = Vec::with_capacity(nodes.len());
+    let mut count = 0;
+    for (n, node) in nodes.iter().enumerate() {
+        let mut doc = manifest::to_yaml(node, text);
+        match plan_document(node, opts) {
+            Err(p) => problems.extend(p),
+            Ok(None) => notes.push(format!(
+                "{}: document {} ({}) has no pod template roce knows; left unchanged",
+                source.name,
+                n + 1,
+                kind_of(node)
+            )),
+            Ok(Some(work)) => {
+                count += work.templates.len();
+                apply_document(&mut doc, &work, plan, opts, &mut notes, &source.name);
+            }
+        }
+        docs.push(doc);
+    }
+    if !problems.is_empty() {
+        return Err(resolve(problems));
+    }
+    Ok(Applied {
+        text: yaml::to_multi_doc(&docs),
+        templates: count,
+        notes,
+    })
+}
+
+fn kind_of(node: &Node) -> String {
+    match view::text(node, "kind") {
+        Some(k) => format!("kind {k}"),
+        None => "no kind".to_string(),
+    }
+}
+
+/// The templates of one document, checked.
+struct Work {
+    templates: Vec<(Template, usize)>,
+    /// The Multus annotation's parsed networks, per template index (worker templates only).
+    multus: Vec<Option<Vec<multus::Network>>>,
+    pod_namespace: Option<String>,
+}
+
+/// Find and check the templates of one document. `Ok(None)` for a kind roce does not know.
+fn plan_document(node: &Node, opts: &ApplyOptions) -> Result<Option<Work>, Vec<Problem>> {
+    let Some((found, missing)) = templates::discover(node) else {
+        return Ok(None);
+    };
+    let mut problems: Vec<Problem> = missing.iter().map(|m| missing_problem(node, m)).collect();
+    let mut work = Work {
+        templates: Vec::new(),
+        multus: Vec::new(),
+        pod_namespace: view::entry(node, "metadata")
+            .and_then(|m| view::text(&m.node, "namespace"))
+            .map(str::to_string),
+    };
+    for t in found {
+        match view::view(node, &t, opts.container.as_deref()) {
+            Err(p) => problems.extend(p),
+            Ok(v) => {
+                let nets = match v.multus.and_then(|e| multus_text(e).map(|s| (e, s))) {
+                    Some((e, value)) => match multus::parse(value) {
+                        Ok(nets) => Some(nets),
+                        Err(bad) => {
+                            problems.push(malformed_problem(e, value, &bad));
+                            None
+                        }
+                    },
+                    None => None,
+                };
+                work.multus.push(nets);
+                work.templates.push((t, v.container.map_or(0, |(i, _)| i)));
+            }
+        }
+    }
+    if problems.is_empty() { Ok(Some(work)) } else { Err(problems) }
+}
+
+fn multus_text(e: &roce_model::tree::Entry) -> Option<&str> {
+    match &e.node.value {
+        roce_model::tree::Value::Scalar(roce_model::tree::Scalar::Str(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// A `roce::lint::multus_malformed` problem, pointing into the annotation where the text is verbatim.
+pub fn malformed_problem(e: &roce_model::tree::Entry, value: &str, bad: &multus::Malformed) -> Problem {
+    let at = e
+        .node
+        .content
+        .filter(|c| c.len == value.len())
+        .map_or(e.node.origin, |c| c.sub(bad.range.clone()));
+    Problem::new(
+        Code::LintMultusMalformed,
+        format!("the Multus networks annotation cannot be read: {}", bad.message),
+    )
+    .at(at, "here")
+    .help(
+        "write a JSON list (`[{\"name\":\"nad\",\"namespace\":\"ns\"}]`) or a comma list (`ns/nad@if, nad`); \
+         Multus rejects the pod until it parses",
+    )
+}
+
+/// A `roce::lint::shape` problem for a known kind whose template field is missing.
+pub fn missing_problem(doc: &Node, m: &templates::Missing) -> Problem {
+    let mut node = doc;
+    let mut at = doc.origin;
+    for step in &m.found {
+        let next = match step {
+            Step::Key(k) => view::entry(node, k).map(|e| {
+                at = e.key.origin;
+                &e.node
+            }),
+            Step::Index(i) => match &node.value {
+                roce_model::tree::Value::Seq(items) => items.get(*i).inspect(|n| at = n.origin),
+                _ => None,
+            },
+        };
+        match next {
+            Some(n) => node = n,
+            None => break,
+        }
+    }
+    let kind = view::text(doc, "kind").unwrap_or("object");
+    Problem::new(
+        Code::LintShape,
+        format!("this {kind} has no `{}` mapping, where its pod template must be", m.want),
+    )
+    .at(at, "expected here")
+    .help(format!("add `{}`; `kubectl explain` shows the field", m.want))
+}
+
+/// The env the plan sets, as (name, value as the container must see it in a manifest).
+fn plan_env(plan: &Plan) -> Vec<(String, String)> {
+    plan.env
+        .iter()
+        .map(|e| (e.name.clone(), escape_dependent_vars(&e.value)))
+        .collect()
+}
+
+/// Apply the plan to one document's templates.
+fn apply_document(
+    doc: &mut Yaml,
+    work: &Work,
+    plan: &Plan,
+    opts: &ApplyOptions,
+    notes: &mut Vec<String>,
+    file: &str,
+) {
+    let env = plan_env(plan);
+    let has_launcher = work.templates.iter().any(|(t, _)| t.role == Role::Launcher);
+    // Can every launcher forward the env? Only then may the workers go without it.
+    let launchers_forward = work
+        .templates
+        .iter()
+        .filter(|(t, _)| t.role == Role::Launcher)
+        .all(|(t, i)| {
+            container_argv(doc, t, *i).is_some_and(|argv| mpirun::find(&argv).is_some())
+        });
+    let env_on_launcher = has_launcher && opts.role != RoleChoice::Worker && launchers_forward;
+    let env_on_workers = !env_on_launcher || opts.role == RoleChoice::All;
+    if has_launcher && opts.role != RoleChoice::Worker && !launchers_forward {
+        notes.push(format!(
+            "{file}: the launcher's command is not an Open MPI `mpirun` invocation, so the env cannot be \
+             forwarded with `-x`; it goes into the worker pods' env instead"
+        ));
+    }
+    for ((t, container), nets) in work.templates.iter().zip(&work.multus) {
+        match (t.role, t.form) {
+            (Role::Worker, Form::Pod) => {
+                wire_pod(doc, t, *container, nets.as_deref(), plan, work.pod_namespace.as_deref());
+                if let Some(c) = container_mut(doc, t, *container) {
+                    merge_env(c, &env, !env_on_workers);
+                }
+            }
+            (Role::Worker, Form::Trainer) => {
+                let Some(trainer) = ensure_path(doc, &t.path) else { continue };
+                merge_env(trainer, &env, !env_on_workers);
+                merge_resources(trainer, "resourcesPerNode", plan);
+                if plan.wiring.is_some() {
+                    notes.push(format!(
+                        "{file}: a TrainJob carries env and resources only; the Multus networks, IPC_LOCK, \
+                         /dev/shm and node selector belong in its TrainingRuntime (run roce apply on that too)"
+                    ));
+                }
+            }
+            (Role::Launcher, _) => {
+                if let Some(c) = container_mut(doc, t, *container) {
+                    merge_env(c, &env, !env_on_launcher);
+                }
+                forward_env(doc, t, *container, &env, env_on_launcher);
+            }
+        }
+    }
+}
+
+fn container_path(t: &Template, index: usize) -> Vec<Step> {
+    match t.form {
+        Form::Trainer => t.path.clone(),
+        Form::Pod => {
+            let mut p = t.path.clone();
+            p.extend([
+                Step::Key("spec".into()),
+                Step::Key("containers".into()),
+                Step::Index(index),
+            ]);
+            p
+        }
+    }
+}
+
+fn container_mut<'a>(doc: &'a mut Yaml, t: &Template, index: usize) -> Option<&'a mut Yaml> {
+    at_mut(doc, &container_path(t, index))
+}
+
+/// `command` followed by `args`, the strings only (a non-string item becomes empty).
+fn container_argv(doc: &mut Yaml, t: &Template, index: usize) -> Option<Vec<String>> {
+    let c = container_mut(doc, t, index)?;
+    let list = |key: &str| -> Vec<String> {
+        match c.get(key) {
+            Some(Yaml::Seq(items)) => items.iter().map(|i| i.as_str().unwrap_or("").to_string()).collect(),
+            _ => Vec::new(),
+        }
+    };
+    let mut argv = list("command");
+    argv.extend(list("args"));
+    Some(argv)
+}
+
+/// The mapping under `key` of `map`, created (last, or first with `front`) when absent or null.
+fn ensure_map<'a>(map: &'a mut Yaml, key: &str, front: bool) -> Option<&'a mut Yaml> {
+    ensure(map, key, front, Yaml::map)
+}
+
+fn ensure_seq<'a>(map: &'a mut Yaml, key: &str) -> Option<&'a mut Yaml> {
+    ensure(map, key, false, Yaml::seq)
+}
+
+fn ensure<'a>(map: &'a mut Yaml, key: &str, front: bool, empty: fn() -> Yaml) -> Option<&'a mut Yaml> {
+    let Yaml::Map(entries) = map else { return None };
+    let i = match entries.iter().position(|(k, _)| k == key) {
+        Some(i) => {
+            if entries[i].1 == Yaml::Null || matches!(entries[i].1, Yaml::Raw(_)) {
+                entries[i].1 = empty();
+            }
+            i
+        }
+        None if front => {
+            entries.insert(0, (key.to_string(), empty()));
+            0
+        }
+        None => {
+            entries.push((key.to_string(), empty()));
+            entries.len() - 1
+        }
+    };
+    let value = &mut entries[i].1;
+    (std::mem::discriminant(value) == std::mem::discriminant(&empty())).then_some(value)
+}
+
+/// Follow `path`, creating mappings that are absent.
+fn ensure_path<'a>(doc: &'a mut Yaml, path: &[Step]) -> Option<&'a mut Yaml> {
+    path.iter().try_fold(doc, |node, step| match step {
+        Step::Key(k) => ensure_map(node, k, false),
+        Step::Index(i) => match node {
+            Yaml::Seq(items) => items.get_mut(*i),
+            _ => None,
+        },
+    })
+}
+
+/// The text a scalar reads as, for comparing quantities and strings (`1`, `"1"` and `'1'` alike).
+fn scalar_text(y: &Yaml) -> Option<String> {
+    match y {
+        Yaml::Raw(s) => Some(s.clone()),
+        Yaml::Int(n) => Some(n.to_string()),
+        other => other.as_str().map(str::to_string),
+    }
+}
+
+/// Everything a worker pod template gets besides env.
+fn wire_pod(
+    doc: &mut Yaml,
+    t: &Template,
+    index: usize,
+    nets: Option<&[multus::Network]>,
+    plan: &Plan,
+    pod_namespace: Option<&str>,
+) {
+    let Some(template) = at_mut(doc, &t.path) else { return };
+    if let Some(annotations) = ensure_map(template, "metadata", !t.path.is_empty())
+        .and_then(|m| ensure_map(m, "annotations", false))
+    {
+        set_str(annotations, crate::PROFILE_ANNOTATION, &plan.profile);
+        if let Some(w) = plan.wiring.as_ref().filter(|w| !w.networks.is_empty()) {
+            let merged = multus::merge(nets.unwrap_or(&[]), &w.networks, pod_namespace);
+            annotations.insert(MULTUS_ANNOTATION, Yaml::Block(multus::render(&merged)));
+        }
+    }
+    let Some(spec) = ensure_map(template, "spec", false) else { return };
+    if !plan.node_selector.is_empty()
+        && let Some(sel) = ensure_map(spec, "nodeSelector", false)
+    {
+        for (k, v) in &plan.node_selector {
+            set_str(sel, k, v);
+        }
+    }
+    let shm_name = if plan.shm { shm_volume(spec, index) } else { None };
+    let Some(Yaml::Seq(containers)) = spec.get_mut_key("containers") else { return };
+    let Some(c) = containers.get_mut(index) else { return };
+    merge_resources(c, "resources", plan);
+    if let Some(w) = &plan.wiring
+        && !w.capabilities.is_empty()
+        && let Some(add) = ensure_map(c, "securityContext", false)
+            .and_then(|sc| ensure_map(sc, "capabilities", false))
+            .and_then(|caps| ensure_seq(caps, "add"))
+        && let Yaml::Seq(items) = add
+    {
+        for cap in &w.capabilities {
+            if !items.iter().any(|i| i.as_str() == Some(cap)) {
+                items.push(Yaml::Str(cap.clone()));
+            }
+        }
+    }
+    if let Some(name) = shm_name
+        && let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
+    {
+        mounts.push(
+            Yaml::map()
+                .with("name", name.as_str())
+                .with("mountPath", "/dev/shm"),
+        );
+    }
+}
+
+/// Set a string entry unless it already reads as `value`.
+fn set_str(map: &mut Yaml, key: &str, value: &str) {
+    if map.get(key).and_then(scalar_text).as_deref() != Some(value) {
+        map.insert(key, Yaml::Str(value.to_string()));
+    }
+}
+
+/// Make sure `spec.volumes` has a memory-backed volume for `/dev/shm`, unless the container already mounts
+/// something there. Returns the volume name to mount, or `None` when nothing is to be mounted.
+fn shm_volume(spec: &mut Yaml, index: usize) -> Option<String> {
+    let mounted = match spec.get("containers") {
+        Some(Yaml::Seq(cs)) => cs.get(index).and_then(|c| c.get("volumeMounts")).is_some_and(|m| {
+            matches!(m, Yaml::Seq(ms) if ms.iter().any(|m| m.get("mountPath").and_then(Yaml::as_str) == Some("/dev/shm")))
+        }),
+        _ => false,
+    };
+    if mounted {
+        return None;
+    }
+    let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes") else { return None };
+    let is_memory = |v: &Yaml| {
+        v.get("emptyDir")
+            .and_then(|e| e.get("medium"))
+            .and_then(Yaml::as_str)
+            == Some("Memory")
+    };
+    for candidate in [SHM_VOLUME, "roce-dshm"] {
+        match volumes.iter().find(|v| v.get("name").and_then(Yaml::as_str) == Some(candidate)) {
+            Some(v) if is_memory(v) => return Some(candidate.to_string()),
+            Some(_) => continue,
+            None => {
+                volumes.push(
+                    Yaml::map()
+                        .with("name", candidate)
+                        .with("emptyDir", Yaml::map().with("medium", "Memory")),
+                );
+                return Some(candidate.to_string());
+            }
+        }
+    }
+    None
+}
+
+/// The wiring resources in requests and limits; the GPU count only where neither asks for GPUs.
+fn merge_resources(c: &mut Yaml, key: &str, plan: &Plan) {
+    let wiring: Vec<(String, String)> = plan
+        .wiring
+        .as_ref()
+        .map(|w| w.resources.clone())
+        .unwrap_or_default();
+    let Some(resources) = ensure_map(c, key, false) else { return };
+    let has_gpu = ["requests", "limits"]
+        .iter()
+        .any(|side| resources.get(side).and_then(|s| s.get(GPU_RESOURCE)).is_some());
+    for side in ["requests", "limits"] {
+        let Some(q) = ensure_map(resources, side, false) else { continue };
+        if !has_gpu {
+            set_str(q, GPU_RESOURCE, &plan.gpus_per_node.to_string());
+        }
+        for (name, amount) in &wiring {
+            set_str(q, name, amount);
+        }
+    }
+}
+
+/// Merge env by name. With `fix_only`, only entries that already exist are corrected (the other side of an
+/// MPI job carries the env, and these would override it).
+fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool) {
+    let present = |c: &Yaml, name: &str| {
+        matches!(c.get("env"), Some(Yaml::Seq(items)) if items.iter().any(|i| i.get("name").and_then(Yaml::as_str) == Some(name)))
+    };
+    if fix_only && !env.iter().any(|(n, _)| present(c, n)) {
+        return;
+    }
+    let Some(Yaml::Seq(items)) = ensure_seq(c, "env") else { return };
+    for (name, value) in env {
+        let same_name = |i: &Yaml| i.get("name").and_then(Yaml::as_str) == Some(name.as_str());
+        match items.iter().position(same_name) {
+            Some(at) => {
+                let item = &items[at];
+                let right = item.get("valueFrom").is_none()
+                    && item.get("value").and_then(Yaml::as_str) == Some(value.as_str());
+                if !right {
+                    items[at] = env_item(name, value);
+                }
+                let mut seen = 0;
+                items.retain(|i| {
+                    if same_name(i) {
+                        seen += 1;
+                        seen == 1
+                    } else {
+                        true
+                    }
+                });
+            }
+            None if fix_only => {}
+            None => items.push(env_item(name, value)),
+        }
+    }
+}
+
+fn env_item(name: &str, value: &str) -> Yaml {
+    Yaml::map()
+        .with("name", name)
+        .with("value", Yaml::Quoted(value.to_string()))
+}
+
+/// Forward the env from a launcher with `mpirun -x`: correct `-x NAME=VALUE` values that differ from the
+/// plan; with `add`, append `-x NAME` for every variable not forwarded yet.
+fn forward_env(doc: &mut Yaml, t: &Template, index: usize, env: &[(String, String)], add: bool) {
+    let Some(argv) = container_argv(doc, t, index) else { return };
+    let Some(inv) = mpirun::find(&argv) else { return };
+    let Some(c) = container_mut(doc, t, index) else { return };
+    let n_command = match c.get("command") {
+        Some(Yaml::Seq(items)) => items.len(),
+        _ => 0,
+    };
+    // Edits to a script, applied from the end so byte ranges stay valid.
+    let mut script_edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut new_args: Vec<String> = Vec::new();
+    for (name, value) in env {
+        match inv.forward(name) {
+            Some(f) => {
+                let Some(old) = &f.value else { continue };
+                if old == value {
+                    continue;
+                }
+                let word = format!("{name}={value}");
+                match &f.at {
+                    mpirun::Place::Arg(j) => set_argv(c, n_command, *j, Yaml::Str(word)),
+                    mpirun::Place::Script { range, .. } => {
+                        if let Ok(q) = crate::quote::shell_single(&word) {
+                            script_edits.push((range.clone(), q));
+                        }
+                    }
+                }
+            }
+            None if add => new_args.push(name.clone()),
+            None => {}
+        }
+    }
+    match inv.script_after {
+        Some(after) => {
+            if !new_args.is_empty() {
+                let flags: String = new_args.iter().map(|n| format!(" -x {n}")).collect();
+                script_edits.push((after..after, flags));
+            }
+            if script_edits.is_empty() {
+                return;
+            }
+            let Some(script) = argv_item(c, n_command, inv.item).and_then(|y| y.as_str().map(str::to_string))
+            else {
+                return;
+            };
+            let mut script = script;
+            script_edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+            for (range, text) in script_edits {
+                if range.end <= script.len() && script.is_char_boundary(range.start) && script.is_char_boundary(range.end) {
+                    script.replace_range(range, &text);
+                }
+            }
+            set_argv(c, n_command, inv.item, Yaml::Block(script));
+        }
+        None => {
+            if new_args.is_empty() {
+                return;
+            }
+            let flags: Vec<Yaml> = new_args
+                .iter()
+                .flat_map(|n| [Yaml::Str("-x".into()), Yaml::Str(n.clone())])
+                .collect();
+            // After the mpirun item: at the start of `args` when mpirun ends `command`.
+            let (key, at) = if inv.item + 1 == n_command && c.get("args").is_some() {
+                ("args", 0)
+            } else if inv.item < n_command {
+                ("command", inv.item + 1)
+            } else {
+                ("args", inv.item - n_command + 1)
+            };
+            if let Some(Yaml::Seq(items)) = c.get_mut_key(key) {
+                let at = at.min(items.len());
+                items.splice(at..at, flags);
+            }
+        }
+    }
+}
+
+fn argv_item(c: &mut Yaml, n_command: usize, j: usize) -> Option<&mut Yaml> {
+    let (key, i) = if j < n_command { ("command", j) } else { ("args", j - n_command) };
+    match c.get_mut_key(key) {
+        Some(Yaml::Seq(items)) => items.get_mut(i),
+        _ => None,
+    }
+}
+
+fn set_argv(c: &mut Yaml, n_command: usize, j: usize, value: Yaml) {
+    if let Some(slot) = argv_item(c, n_command, j) {
+        *slot = value;
+    }
+}
+
+/// Mutable access to a mapping's value.
+trait GetMut {
+    fn get_mut_key(&mut self, key: &str) -> Option<&mut Yaml>;
+}
+
+impl GetMut for Yaml {
+    fn get_mut_key(&mut self, key: &str) -> Option<&mut Yaml> {
+        match self {
+            Yaml::Map(entries) => entries.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}

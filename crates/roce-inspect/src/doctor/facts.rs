@@ -1,0 +1,500 @@
+//! What the host (or pod) looks like: RDMA devices and their GID tables, netdevs, kernel modules,
+//! rdma-core, capabilities, limits, GPUs and the environment. Collected once, read-only.
+
+use std::collections::BTreeSet;
+use std::net::Ipv6Addr;
+use std::path::{Path, PathBuf};
+
+use super::env::Env;
+use super::gid::{self, GidClass, RoceVersion};
+use super::root::Root;
+
+/// `CAP_IPC_LOCK` is bit 14 of the capability sets (`include/uapi/linux/capability.h`).
+pub const CAP_IPC_LOCK_BIT: u32 = 14;
+
+/// Kernel modules worth reporting, in this order.
+pub const MODULES: &[&str] = &[
+    "mlx5_core",
+    "mlx5_ib",
+    "ib_core",
+    "ib_uverbs",
+    "rdma_ucm",
+    "nvidia",
+    "nvidia_peermem",
+    "nv_peer_mem",
+];
+
+/// Library directories searched for `libibverbs.so.1`, after `LD_LIBRARY_PATH` and `/etc/ld.so.conf`.
+pub const LIB_DIRS: &[&str] = &[
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/lib64",
+    "/usr/lib",
+    "/lib",
+    "/usr/local/lib",
+];
+
+/// Everything `doctor` read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostFacts {
+    /// RDMA devices (`/sys/class/infiniband/*`), in natural order.
+    pub devices: Vec<RdmaDevice>,
+    /// Netdevs in this network namespace (`/sys/class/net`); `None` when unreadable.
+    pub netdevs: Option<BTreeSet<String>>,
+    /// Which of [`MODULES`] are loaded (`/sys/module/<name>`); `None` when `/sys/module` is unreadable.
+    pub modules: Option<Vec<String>>,
+    /// GPUDirect peer-memory module; `None` when `/sys/module` is unreadable.
+    pub peer_memory: Option<PeerMemory>,
+    /// `libibverbs.so.1`, resolved to its versioned file.
+    pub libibverbs: Option<SharedObject>,
+    /// `librdmacm.so.1`, resolved to its versioned file.
+    pub librdmacm: Option<SharedObject>,
+    /// `CapEff` from `/proc/self/status`.
+    pub cap_eff: Option<u64>,
+    /// Soft `Max locked memory` from `/proc/self/limits`.
+    pub memlock: Option<Limit>,
+    /// GPUs visible (`/dev/nvidiaN`, else `/proc/driver/nvidia/gpus/*`); `None` when neither is readable.
+    pub gpus: Option<u32>,
+    /// Running in a Kubernetes pod (`KUBERNETES_SERVICE_HOST` set, or a service-account mount).
+    pub in_pod: bool,
+    /// The workload's environment.
+    pub env: Env,
+    /// Directories searched for rdma-core libraries, in order.
+    pub lib_dirs: Vec<String>,
+}
+
+/// One RDMA device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RdmaDevice {
+    /// `mlx5_0`, `ibp0p0`, `rocep…`.
+    pub name: String,
+    /// Ports, in order.
+    pub ports: Vec<Port>,
+    /// Netdevs of the device's PCI function (`device/net/*`), in this namespace.
+    pub netdevs: Vec<String>,
+}
+
+/// One port of an RDMA device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Port {
+    /// Port number (1-based on Mellanox).
+    pub num: u32,
+    /// `state`: `4: ACTIVE` → `ACTIVE`.
+    pub state: Option<String>,
+    /// `link_layer`.
+    pub link_layer: LinkLayer,
+    /// The GID table, one entry per `gids/<i>` file (empty entries included).
+    pub gids: Vec<GidEntry>,
+}
+
+impl Port {
+    /// Is the port ACTIVE (the only state NCCL and UCX use)?
+    pub fn is_active(&self) -> bool {
+        self.state.as_deref() == Some("ACTIVE") || self.state.as_deref() == Some("ACTIVE_DEFER")
+    }
+
+    /// The entry at a GID index.
+    pub fn gid(&self, index: u32) -> Option<&GidEntry> {
+        self.gids.iter().find(|g| g.index == index)
+    }
+}
+
+/// A port's link layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkLayer {
+    /// InfiniBand: LID-addressed; GID index settings are ignored.
+    InfiniBand,
+    /// Ethernet: RoCE.
+    Ethernet,
+    /// Anything else, or unreadable (`None`).
+    Other(Option<String>),
+}
+
+impl LinkLayer {
+    fn parse(text: Option<String>) -> Self {
+        match text.as_deref() {
+            Some("InfiniBand") => LinkLayer::InfiniBand,
+            Some("Ethernet") => LinkLayer::Ethernet,
+            _ => LinkLayer::Other(text),
+        }
+    }
+
+    /// As sysfs spells it (`None` when unreadable).
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            LinkLayer::InfiniBand => Some("InfiniBand"),
+            LinkLayer::Ethernet => Some("Ethernet"),
+            LinkLayer::Other(t) => t.as_deref(),
+        }
+    }
+}
+
+/// One GID table entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GidEntry {
+    /// Index in the table.
+    pub index: u32,
+    /// The GID; `None` when unreadable or malformed.
+    pub gid: Option<Ipv6Addr>,
+    /// `gid_attrs/types/<i>`; `None` for empty entries or unreadable (`EINVAL`).
+    pub roce: Option<RoceVersion>,
+    /// `gid_attrs/ndevs/<i>`; `None` for empty entries or unreadable (`EINVAL`).
+    pub ndev: Option<String>,
+}
+
+impl GidEntry {
+    /// What kind of address the GID is.
+    pub fn class(&self) -> GidClass {
+        self.gid.map_or(GidClass::Empty, |g| gid::classify(&g))
+    }
+}
+
+/// Which GPUDirect peer-memory module is loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerMemory {
+    /// `nvidia_peermem` (`/sys/module/nvidia_peermem`).
+    NvidiaPeermem,
+    /// Legacy `nv_peer_mem` (`/sys/kernel/mm/memory_peers/nv_mem/version`).
+    NvPeerMem,
+    /// Neither.
+    None,
+}
+
+impl PeerMemory {
+    /// `nvidia_peermem`, `nv_peer_mem` or `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PeerMemory::NvidiaPeermem => "nvidia_peermem",
+            PeerMemory::NvPeerMem => "nv_peer_mem",
+            PeerMemory::None => "none",
+        }
+    }
+}
+
+/// A resource limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// `unlimited`.
+    Unlimited,
+    /// A number of bytes.
+    Bytes(u64),
+}
+
+/// An rdma-core shared object and the release its file name encodes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedObject {
+    /// Host path of the file the `.so.1` name resolves to.
+    pub path: String,
+    /// rdma-core release, e.g. `50.0` (from `libibverbs.so.1.14.50.0`); `None` when the name carries none.
+    pub version: Option<String>,
+    /// The release's major number (`50`).
+    pub major: Option<u32>,
+}
+
+/// Read every fact under `root`. `env` is the workload's environment; `None` reads
+/// `<root>/proc/self/environ`.
+///
+/// ```
+/// use roce_inspect::doctor::{facts, root::Root};
+/// let dir = std::env::temp_dir().join("roce-doctor-doc-empty");
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let f = facts::collect(&Root::new(&dir), None);
+/// assert!(f.devices.is_empty());
+/// assert_eq!(f.cap_eff, None);
+/// ```
+pub fn collect(root: &Root, env: Option<Env>) -> HostFacts {
+    let env = env.unwrap_or_else(|| Env::from_root(root));
+    let netdevs = root
+        .list("/sys/class/net")
+        .map(|names| names.into_iter().collect::<BTreeSet<_>>());
+    let devices = root
+        .list("/sys/class/infiniband")
+        .unwrap_or_default()
+        .into_iter()
+        .map(|name| device(root, name))
+        .collect();
+    let module_dir = root.list("/sys/module");
+    let modules = module_dir.as_ref().map(|present| {
+        MODULES
+            .iter()
+            .filter(|m| present.iter().any(|p| p == *m))
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+    });
+    let peer_memory = if root.exists("/sys/module/nvidia_peermem") {
+        Some(PeerMemory::NvidiaPeermem)
+    } else if root.exists("/sys/kernel/mm/memory_peers/nv_mem/version") || root.exists("/sys/module/nv_peer_mem") {
+        Some(PeerMemory::NvPeerMem)
+    } else {
+        module_dir.as_ref().map(|_| PeerMemory::None)
+    };
+    let lib_dirs = lib_dirs(root, &env);
+    let status = root.read("/proc/self/status");
+    let limits = root.read("/proc/self/limits");
+    let in_pod = env.get("KUBERNETES_SERVICE_HOST").is_some_and(|v| !v.is_empty())
+        || root.exists("/var/run/secrets/kubernetes.io/serviceaccount");
+    HostFacts {
+        devices,
+        netdevs,
+        modules,
+        peer_memory,
+        libibverbs: shared_object(root, &lib_dirs, "libibverbs.so.1"),
+        librdmacm: shared_object(root, &lib_dirs, "librdmacm.so.1"),
+        cap_eff: status.as_deref().and_then(parse_cap_eff),
+        memlock: limits.as_deref().and_then(parse_memlock),
+        gpus: gpus(root),
+        in_pod,
+        env,
+        lib_dirs,
+    }
+}
+
+impl HostFacts {
+    /// Does the process hold `CAP_IPC_LOCK`? `None` when `CapEff` was unreadable.
+    pub fn ipc_lock(&self) -> Option<bool> {
+        self.cap_eff.map(|c| c & (1 << CAP_IPC_LOCK_BIT) != 0)
+    }
+
+    /// Is a kernel module among [`MODULES`] loaded? `None` when `/sys/module` was unreadable.
+    pub fn module(&self, name: &str) -> Option<bool> {
+        self.modules.as_ref().map(|m| m.iter().any(|x| x == name))
+    }
+
+    /// Every `(device, port)`, in order.
+    pub fn ports(&self) -> impl Iterator<Item = (&RdmaDevice, &Port)> {
+        self.devices.iter().flat_map(|d| d.ports.iter().map(move |p| (d, p)))
+    }
+
+    /// A device by name.
+    pub fn device(&self, name: &str) -> Option<&RdmaDevice> {
+        self.devices.iter().find(|d| d.name == name)
+    }
+
+    /// Is a netdev in this namespace? `None` when `/sys/class/net` was unreadable.
+    pub fn has_netdev(&self, name: &str) -> Option<bool> {
+        self.netdevs.as_ref().map(|n| n.contains(name))
+    }
+}
+
+fn device(root: &Root, name: String) -> RdmaDevice {
+    let base = format!("/sys/class/infiniband/{name}");
+    let ports = root
+        .list(&format!("{base}/ports"))
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|p| p.parse::<u32>().ok())
+        .map(|num| port(root, &format!("{base}/ports/{num}"), num))
+        .collect();
+    let netdevs = root.list(&format!("{base}/device/net")).unwrap_or_default();
+    RdmaDevice { name, ports, netdevs }
+}
+
+fn port(root: &Root, dir: &str, num: u32) -> Port {
+    let state = root.read(&format!("{dir}/state")).map(|s| {
+        // `4: ACTIVE` → `ACTIVE`
+        s.split_once(':').map_or(s.as_str(), |(_, name)| name.trim()).to_string()
+    });
+    let link_layer = LinkLayer::parse(root.read(&format!("{dir}/link_layer")));
+    let gids = root
+        .list(&format!("{dir}/gids"))
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|i| i.parse::<u32>().ok())
+        .map(|index| {
+            let gid = root
+                .read(&format!("{dir}/gids/{index}"))
+                .and_then(|t| t.parse::<Ipv6Addr>().ok());
+            // Empty entries: the kernel answers EINVAL for their attributes (NCCL 2.26+ skips them too),
+            // so they are not read at all.
+            let filled = gid.is_some_and(|g| !g.is_unspecified());
+            let (roce, ndev) = if filled {
+                (
+                    root.read(&format!("{dir}/gid_attrs/types/{index}"))
+                        .and_then(|t| RoceVersion::parse(&t)),
+                    root.read(&format!("{dir}/gid_attrs/ndevs/{index}"))
+                        .filter(|n| !n.is_empty()),
+                )
+            } else {
+                (None, None)
+            };
+            GidEntry { index, gid, roce, ndev }
+        })
+        .collect();
+    Port {
+        num,
+        state,
+        link_layer,
+        gids,
+    }
+}
+
+/// `CapEff:\t0000003fffffffff` → the mask.
+pub fn parse_cap_eff(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+}
+
+/// The soft limit of the `Max locked memory` row of `/proc/self/limits`.
+pub fn parse_memlock(limits: &str) -> Option<Limit> {
+    let row = limits.lines().find_map(|l| l.strip_prefix("Max locked memory"))?;
+    let soft = row.split_whitespace().next()?;
+    if soft == "unlimited" {
+        Some(Limit::Unlimited)
+    } else {
+        soft.parse().ok().map(Limit::Bytes)
+    }
+}
+
+fn gpus(root: &Root) -> Option<u32> {
+    let dev = root.list("/dev");
+    let from_dev = dev.as_ref().map(|names| {
+        names
+            .iter()
+            .filter(|n| n.strip_prefix("nvidia").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())))
+            .count()
+    });
+    let from_proc = root.list("/proc/driver/nvidia/gpus").map(|g| g.len());
+    let n = match (from_dev, from_proc) {
+        (Some(d), _) if d > 0 => d,
+        (_, Some(p)) => p,
+        (Some(d), None) => d,
+        (None, None) => return None,
+    };
+    u32::try_from(n).ok()
+}
+
+/// `LD_LIBRARY_PATH`, then `/etc/ld.so.conf` (and its `include`d `ld.so.conf.d/*.conf`), then [`LIB_DIRS`].
+fn lib_dirs(root: &Root, env: &Env) -> Vec<String> {
+    let mut dirs: Vec<String> = Vec::new();
+    let mut push = |d: &str| {
+        let d = d.trim();
+        if d.starts_with('/') && !dirs.iter().any(|x| x == d) {
+            dirs.push(d.trim_end_matches('/').to_string());
+        }
+    };
+    for d in env.get("LD_LIBRARY_PATH").unwrap_or_default().split(':') {
+        push(d);
+    }
+    let mut confs = vec!["/etc/ld.so.conf".to_string()];
+    if let Some(names) = root.list("/etc/ld.so.conf.d") {
+        confs.extend(names.into_iter().filter(|n| n.ends_with(".conf")).map(|n| format!("/etc/ld.so.conf.d/{n}")));
+    }
+    for conf in confs {
+        for line in root.read(&conf).unwrap_or_default().lines() {
+            let line = line.split('#').next().unwrap_or_default().trim();
+            if !line.starts_with("include") {
+                push(line);
+            }
+        }
+    }
+    for d in LIB_DIRS {
+        push(d);
+    }
+    dirs
+}
+
+/// Find `name` (`libibverbs.so.1`) in `dirs` and read the rdma-core release from the file it resolves to
+/// (`libibverbs.so.1.<ABI>.<release>`, rdma-core `Documentation/versioning.md`).
+fn shared_object(root: &Root, dirs: &[String], name: &str) -> Option<SharedObject> {
+    for dir in dirs {
+        let host_path = format!("{dir}/{name}");
+        if root.read_link(&host_path).is_none() && !root.exists(&host_path) {
+            continue;
+        }
+        let resolved = resolve_links(root, Path::new(&host_path));
+        let mut file = resolved.file_name().map(|f| f.to_string_lossy().into_owned());
+        // A plain `libibverbs.so.1` (copied, not linked): look for a versioned sibling.
+        if file.as_deref().is_none_or(|f| parse_version(name, f).is_none())
+            && let Some(sibling) = root.list(dir).and_then(|names| {
+                names
+                    .into_iter()
+                    .filter(|n| parse_version(name, n).is_some())
+                    .max_by(|a, b| super::root::natural_key(a).cmp(&super::root::natural_key(b)))
+            })
+        {
+            file = Some(sibling);
+        }
+        let version = file.as_deref().and_then(|f| parse_version(name, f));
+        let path = match (&file, resolved.parent()) {
+            (Some(f), Some(parent)) => parent.join(f).display().to_string(),
+            _ => host_path.clone(),
+        };
+        return Some(SharedObject {
+            path,
+            major: version.as_deref().and_then(major_of),
+            version,
+        });
+    }
+    None
+}
+
+/// Follow symlinks as host paths (an absolute target is re-based onto the root), at most 8 hops.
+fn resolve_links(root: &Root, host_path: &Path) -> PathBuf {
+    let mut current = host_path.to_path_buf();
+    for _ in 0..8 {
+        let Some(target) = root.read_link(&current.display().to_string()) else {
+            break;
+        };
+        current = if target.is_absolute() {
+            target
+        } else {
+            current.parent().map_or(target.clone(), |p| p.join(&target))
+        };
+    }
+    current
+}
+
+/// `libibverbs.so.1.14.50.0` → `50.0` (the part after the ABI number).
+pub fn parse_version(soname: &str, file: &str) -> Option<String> {
+    let rest = file.strip_prefix(soname)?.strip_prefix('.')?;
+    let (abi, release) = rest.split_once('.')?;
+    (abi.bytes().all(|b| b.is_ascii_digit()) && !abi.is_empty() && release.starts_with(|c: char| c.is_ascii_digit()))
+        .then(|| release.to_string())
+}
+
+/// The major release of an rdma-core version: `50.0` → 50, `2410mlnx54.0` → 54 (MLNX_OFED spelling).
+pub fn major_of(version: &str) -> Option<u32> {
+    let digits = |s: &str| -> Option<u32> {
+        let d: String = s.chars().take_while(char::is_ascii_digit).collect();
+        d.parse().ok()
+    };
+    match version.split_once("mlnx") {
+        Some((_, after)) => digits(after),
+        None => digits(version),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_from_file_names() {
+        assert_eq!(parse_version("libibverbs.so.1", "libibverbs.so.1.14.50.0").as_deref(), Some("50.0"));
+        assert_eq!(parse_version("librdmacm.so.1", "librdmacm.so.1.3.54.0").as_deref(), Some("54.0"));
+        assert_eq!(parse_version("libibverbs.so.1", "libibverbs.so.1"), None);
+        assert_eq!(parse_version("libibverbs.so.1", "libibverbs.so.1.14"), None);
+        assert_eq!(major_of("50.0"), Some(50));
+        assert_eq!(major_of("2410mlnx54.1"), Some(54));
+        assert_eq!(major_of("x"), None);
+    }
+
+    #[test]
+    fn status_and_limits() {
+        assert_eq!(parse_cap_eff("Name:\tx\nCapEff:\t00000000a80425fb\n"), Some(0xa80425fb));
+        assert_eq!(parse_cap_eff("CapEff:\tzz\n"), None);
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max locked memory         8388608              8388608              bytes     \n";
+        assert_eq!(parse_memlock(limits), Some(Limit::Bytes(8_388_608)));
+        assert_eq!(
+            parse_memlock("Max locked memory         unlimited            unlimited            bytes\n"),
+            Some(Limit::Unlimited)
+        );
+        assert_eq!(parse_memlock("nothing"), None);
+    }
+}

@@ -1,0 +1,849 @@
+//! Findings: the host facts compared with what the profile's [`Plan`] and the environment ask for.
+//!
+//! Settings are looked up in the workload's environment first (that is what NCCL and UCX will read) and
+//! then in the profile's plan, so `roce doctor --profile P` on a node answers "would P work here" and the
+//! same command in a pod answers "does this pod work".
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use roce_model::model::{FabricKind, Profile, UcxMode};
+use roce_model::nccl_list::{self, ListKind};
+use roce_model::source::Origin;
+use roce_model::ucx_list::{self, NetDevices};
+use roce_model::{Code, DEFAULT_MIN_RDMA_CORE, Problem};
+use roce_render::plan::{self, Plan};
+
+use super::facts::{HostFacts, LinkLayer, Limit, PeerMemory, Port, RdmaDevice};
+use super::gid::{self, Cidr, Family, Unfit, Want};
+
+/// UCX transports that use the RDMA devices (and so need a recent rdma-core).
+pub const UCX_RDMA_TRANSPORTS: &[&str] = &[
+    "rc_verbs", "rc_mlx5", "ud_verbs", "ud_mlx5", "dc_mlx5", "gga_mlx5", "srd", "rc_gda",
+];
+
+/// One RDMA port as the report shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortReport {
+    /// RDMA device.
+    pub device: String,
+    /// Port number.
+    pub port: u32,
+    /// `ACTIVE`, `DOWN`…
+    pub state: Option<String>,
+    /// `Ethernet` (RoCE) or `InfiniBand`.
+    pub link_layer: Option<String>,
+    /// The port's netdev in this namespace (the one bound to the suggested GID, else the device's own).
+    pub netdev: Option<String>,
+    /// The GID index to use (RoCE ports only).
+    pub suggested_gid_index: Option<u32>,
+}
+
+/// What `doctor` found.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The facts read.
+    pub facts: HostFacts,
+    /// The profile compared against, by name.
+    pub profile: Option<String>,
+    /// What a usable GID must be (from the environment, else the profile).
+    pub want: Want,
+    /// One row per RDMA port.
+    pub ports: Vec<PortReport>,
+    /// Problems, root causes first. Labels point into the profile where a value came from it.
+    pub findings: Vec<Problem>,
+    /// Whether the environment carried any of the profile's variables (`None` without a profile).
+    pub env_has_profile_vars: Option<bool>,
+}
+
+impl Report {
+    /// Is any finding an error?
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(Problem::is_error)
+    }
+}
+
+/// A setting NCCL or UCX will read, and where it came from.
+#[derive(Debug, Clone)]
+struct Setting {
+    name: &'static str,
+    value: String,
+    /// The profile line, when the value came from the profile.
+    origin: Option<Origin>,
+    from_env: bool,
+}
+
+impl Setting {
+    fn show(&self) -> String {
+        let from = if self.from_env { "set in the environment" } else { "from the profile" };
+        format!("`{}={}` ({from})", self.name, self.value)
+    }
+
+    fn attach(&self, p: Problem) -> Problem {
+        match self.origin {
+            Some(o) => p.at(o, "set here"),
+            None => p,
+        }
+    }
+}
+
+struct Ctx<'a> {
+    facts: &'a HostFacts,
+    profile: Option<&'a Profile>,
+    plan: Option<Plan>,
+    want: Want,
+    out: Vec<Problem>,
+}
+
+/// Compare the facts with a profile (optional) and produce the report.
+pub fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
+    let plan = profile.map(plan::lower);
+    let mut ctx = Ctx {
+        facts: &facts,
+        profile,
+        plan,
+        want: Want::default(),
+        out: Vec::new(),
+    };
+    ctx.want = Want {
+        family: ctx.setting("NCCL_IB_ADDR_FAMILY").map(|s| Family::from_nccl(s.value.trim())),
+        range: ctx.setting("NCCL_IB_ADDR_RANGE").and_then(|s| Cidr::parse(&s.value)),
+    };
+    if facts.devices.is_empty() {
+        ctx.no_rdma_devices();
+    } else {
+        ctx.link_layer();
+        ctx.missing_rail();
+        ctx.port_down();
+        ctx.no_usable_gid();
+        ctx.gid_index("NCCL_IB_GID_INDEX");
+        ctx.gid_index("UCX_IB_GID_INDEX");
+        ctx.hca();
+    }
+    ctx.socket_ifname();
+    ctx.ucx_net_devices();
+    ctx.rdma_core();
+    ctx.ipc_lock_and_memlock();
+    ctx.peer_memory();
+    ctx.gpus();
+    let env_has_profile_vars = ctx.env_drift();
+    let ports = ctx.port_reports();
+    let Ctx { want, out, .. } = ctx;
+    Report {
+        profile: profile.map(|p| p.name.value.clone()),
+        want,
+        ports,
+        findings: out,
+        env_has_profile_vars,
+        facts,
+    }
+}
+
+/// `a, b, c` or `a, b, …, z (16)`.
+fn list(items: &[String]) -> String {
+    match items.len() {
+        0..=4 => items.join(", "),
+        n => format!("{}, {}, …, {} ({n})", items[0], items[1], items[n - 1]),
+    }
+}
+
+fn port_label(d: &RdmaDevice, p: &Port) -> String {
+    format!("{}:{}", d.name, p.num)
+}
+
+impl Ctx<'_> {
+    fn setting(&self, name: &'static str) -> Option<Setting> {
+        if let Some(v) = self.facts.env.get(name) {
+            return Some(Setting {
+                name,
+                value: v.to_string(),
+                origin: None,
+                from_env: true,
+            });
+        }
+        let var = self.plan.as_ref()?.env.iter().find(|e| e.name == name)?;
+        Some(Setting {
+            name,
+            value: var.value.clone(),
+            origin: var.origin,
+            from_env: false,
+        })
+    }
+
+    fn push(&mut self, p: Problem) {
+        self.out.push(p);
+    }
+
+    /// Is RDMA expected here: devices are present, or a profile says so?
+    fn rdma_expected(&self) -> bool {
+        !self.facts.devices.is_empty() || self.profile.is_some()
+    }
+
+    fn fabric(&self) -> Option<FabricKind> {
+        self.profile.map(|p| p.fabric.kind.value)
+    }
+
+    /// The ports a profile's rails name (when any of its devices is present), else every port.
+    fn relevant_ports(&self) -> Vec<(&RdmaDevice, &Port)> {
+        if let Some(p) = self.profile {
+            let rails: BTreeSet<String> = p.rail_list().into_iter().map(|r| r.pod_device).collect();
+            let mine: Vec<_> = self.facts.ports().filter(|(d, _)| rails.contains(&d.name)).collect();
+            if !mine.is_empty() {
+                return mine;
+            }
+        }
+        self.facts.ports().collect()
+    }
+
+    fn roce_active<'p>(ports: impl IntoIterator<Item = (&'p RdmaDevice, &'p Port)>) -> Vec<(&'p RdmaDevice, &'p Port)> {
+        ports
+            .into_iter()
+            .filter(|(_, p)| p.link_layer == LinkLayer::Ethernet && p.is_active())
+            .collect()
+    }
+
+    fn no_rdma_devices(&mut self) {
+        let f = self.facts;
+        let others: Vec<String> = f
+            .netdevs
+            .iter()
+            .flatten()
+            .filter(|n| *n != "lo")
+            .cloned()
+            .collect();
+        let seen = match others.as_slice() {
+            [] => String::new(),
+            [one] => format!(" (the only network interface is {one})"),
+            many => format!(" (network interfaces: {})", list(many)),
+        };
+        let hca = self
+            .setting("NCCL_IB_HCA")
+            .map(|s| format!("; {} matches nothing, so NCCL falls back to TCP sockets", s.show()))
+            .unwrap_or_else(|| "; NCCL falls back to TCP sockets".to_string());
+        let wiring = self.plan.as_ref().and_then(|p| p.wiring.clone());
+        let resource = wiring
+            .as_ref()
+            .and_then(|w| w.resources.first().map(|(r, _)| r.clone()))
+            .unwrap_or_else(|| "rdma/ib".to_string());
+        let (message, help) = if f.in_pod {
+            match (self.fabric(), &wiring) {
+                (Some(FabricKind::Roce), Some(w)) if !w.networks.is_empty() => (
+                    format!(
+                        "no RDMA devices in this pod{seen}: the Multus annotation `{}` ({} NADs in {}) or the `{resource}` resource request is missing{hca}",
+                        plan::MULTUS_ANNOTATION,
+                        w.networks.len(),
+                        w.networks[0].namespace,
+                    ),
+                    format!(
+                        "attach the profile's networks and request `{resource}: 1` in requests and limits: `roce render --target pod --profile {}` or `roce apply` wires both, and `roce lint` checks a hand-written manifest",
+                        self.profile.map_or("…", |p| p.name.value.as_str())
+                    ),
+                ),
+                (Some(FabricKind::InfiniBand), _) => (
+                    format!("no RDMA devices in this pod{seen}: the `{resource}` resource request is missing{hca}"),
+                    format!("request `{resource}: 1` in the container's requests and limits (InfiniBand needs no Multus)"),
+                ),
+                (Some(_), None) => (
+                    format!("no RDMA devices in this pod{seen}: the SUNK NodeSet did not attach the fabric{hca}"),
+                    "check the NodeSet's Multus annotation and RDMA resource; jobs on a NodeSet do not attach them".to_string(),
+                ),
+                _ => (
+                    format!("no RDMA devices in this pod{seen}: the Multus annotation or the `{resource}` resource request is missing{hca}"),
+                    format!("on RoCE attach the rail NADs with `{}` and request `{resource}: 1`; on InfiniBand request `{resource}: 1`", plan::MULTUS_ANNOTATION),
+                ),
+            }
+        } else {
+            let why = match (f.module("mlx5_core"), f.module("mlx5_ib")) {
+                (Some(true), Some(false)) => "mlx5_core is loaded but mlx5_ib is not, so the NICs register no RDMA device".to_string(),
+                (Some(true), _) => "mlx5_core and mlx5_ib are loaded but no NIC registered an RDMA device".to_string(),
+                (Some(false), _) => "no RDMA NIC driver (mlx5_core) is loaded".to_string(),
+                (None, _) => "/sys/module is unreadable".to_string(),
+            };
+            (
+                format!("no RDMA devices (/sys/class/infiniband is empty){seen}: {why}{hca}"),
+                match (f.module("mlx5_core"), f.module("mlx5_ib")) {
+                    (Some(true), Some(false)) => "load the RDMA driver (`modprobe mlx5_ib`), or run on a node with RDMA NICs".to_string(),
+                    _ => "run on a node with RDMA NICs (ConnectX) and their RDMA drivers, or inside a pod that has the fabric attached".to_string(),
+                },
+            )
+        };
+        self.push(Problem::new(Code::DoctorNoRdmaDevices, message).help(help));
+    }
+
+    fn link_layer(&mut self) {
+        let Some(p) = self.profile else { return };
+        let kind = p.fabric.kind.value;
+        let (wrong, name) = match kind {
+            FabricKind::Roce => (LinkLayer::InfiniBand, "InfiniBand"),
+            FabricKind::InfiniBand => (LinkLayer::Ethernet, "Ethernet (RoCE)"),
+        };
+        let bad: Vec<String> = self
+            .facts
+            .ports()
+            .filter(|(_, p)| p.link_layer == wrong)
+            .map(|(d, p)| port_label(d, p))
+            .collect();
+        if bad.is_empty() {
+            return;
+        }
+        let fix = match kind {
+            FabricKind::Roce => "use a profile with `fabric infiniband` on this node, or run on a RoCE node",
+            FabricKind::InfiniBand => "use a profile with `fabric roce` on this node, or run on an InfiniBand node",
+        };
+        self.push(
+            Problem::new(
+                Code::DoctorLinkLayer,
+                format!(
+                    "the profile's fabric is {} but {} {} {name}",
+                    kind.as_str(),
+                    list(&bad),
+                    if bad.len() == 1 { "is" } else { "are" }
+                ),
+            )
+            .help(fix)
+            .at(p.fabric.kind.origin, "the profile's fabric"),
+        );
+    }
+
+    fn missing_rail(&mut self) {
+        let Some(p) = self.profile else { return };
+        let rails = p.rail_list();
+        let missing_devices: Vec<String> = rails
+            .iter()
+            .filter(|r| self.facts.device(&r.pod_device).is_none())
+            .map(|r| r.pod_device.clone())
+            .collect();
+        let missing_netdevs: Vec<String> = if p.fabric.kind.value == FabricKind::Roce {
+            rails
+                .iter()
+                .filter_map(|r| r.pod_netdev.clone())
+                .filter(|n| self.facts.has_netdev(n) == Some(false))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if missing_devices.is_empty() && missing_netdevs.is_empty() {
+            return;
+        }
+        let mut parts = Vec::new();
+        if !missing_devices.is_empty() {
+            parts.push(format!(
+                "{} of the profile's {} rail devices are missing: {}",
+                missing_devices.len(),
+                rails.len(),
+                list(&missing_devices)
+            ));
+        }
+        if !missing_netdevs.is_empty() {
+            parts.push(format!("rail netdevs missing from this namespace: {}", list(&missing_netdevs)));
+        }
+        let present: Vec<String> = self.facts.devices.iter().map(|d| d.name.clone()).collect();
+        let help = match &p.multus {
+            roce_model::model::Multus::PerPort { .. } if self.facts.in_pod => format!(
+                "each rail needs its NAD in the pod's `{}` annotation; compare it with `roce render --target pod --profile {}` (devices here: {})",
+                plan::MULTUS_ANNOTATION,
+                p.name.value,
+                list(&present)
+            ),
+            _ => format!(
+                "run on the node pool the profile describes, or fix the profile's `rails` (devices here: {})",
+                list(&present)
+            ),
+        };
+        self.push(
+            Problem::new(Code::DoctorMissingRail, parts.join("; "))
+                .help(help)
+                .at(p.rails.pod_device.origin, "the rail devices"),
+        );
+    }
+
+    fn port_down(&mut self) {
+        let down: Vec<String> = self
+            .relevant_ports()
+            .into_iter()
+            .filter(|(_, p)| !p.is_active())
+            .map(|(d, p)| format!("{} ({})", port_label(d, p), p.state.as_deref().unwrap_or("state unreadable")))
+            .collect();
+        if down.is_empty() {
+            return;
+        }
+        self.push(
+            Problem::new(
+                Code::DoctorPortDown,
+                format!("RDMA ports not ACTIVE: {}; NCCL and UCX skip them, so the job runs on fewer rails", list(&down)),
+            )
+            .help("check the link (`ibstat`/`ibv_devinfo`, cabling, switch port) or the node's link-health labels before scheduling here"),
+        );
+    }
+
+    fn want_text(&self) -> String {
+        let fam = self.want.family.map_or("IPv4 or IPv6".to_string(), |f| f.as_str().to_string());
+        let range = self.want.range.map(|r| format!(" in {r}")).unwrap_or_default();
+        format!("a RoCE v2 {fam} GID{range} bound to a netdev in this namespace")
+    }
+
+    fn no_usable_gid(&mut self) {
+        let facts = self.facts;
+        let want = self.want.clone();
+        let ports = Self::roce_active(self.relevant_ports());
+        let mut bad = Vec::new();
+        let mut census: BTreeMap<String, usize> = BTreeMap::new();
+        for (d, p) in &ports {
+            if gid::suggest(p, &want, facts.netdevs.as_ref()).is_none() {
+                if bad.is_empty() {
+                    for e in &p.gids {
+                        if let Err(u) = gid::check(e, &want, facts.netdevs.as_ref()) {
+                            *census.entry(short_reason(&u)).or_default() += 1;
+                        }
+                    }
+                }
+                bad.push(port_label(d, p));
+            }
+        }
+        if bad.is_empty() {
+            return;
+        }
+        let table: Vec<String> = census.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        let help = match (self.want.family, self.want.range) {
+            (Some(Family::Ipv6), Some(r)) => format!(
+                "each rail netdev needs a global IPv6 address in {r} (from its NAD's IPAM); check the pod's Multus networks and `ip -6 addr`"
+            ),
+            (Some(f), _) => format!("each rail netdev needs an {} address; check the pod's Multus networks and `ip addr`", f.as_str()),
+            (None, _) => "each rail netdev needs a routable IP address; check the pod's Multus networks and `ip addr`".to_string(),
+        };
+        self.push(
+            Problem::new(
+                Code::DoctorNoUsableGid,
+                format!(
+                    "no usable GID on {}: none is {} (first port's table: {}); NCCL silently keeps GID index 0 and connections time out (status 12 / vendor err 129)",
+                    list(&bad),
+                    self.want_text(),
+                    table.join(", ")
+                ),
+            )
+            .help(help),
+        );
+    }
+
+    fn gid_index(&mut self, var: &'static str) {
+        let Some(s) = self.setting(var) else { return };
+        let value = s.value.trim();
+        let index: u32 = match value.parse::<i64>() {
+            Ok(i) if i < 0 => return, // NCCL: -1 = auto
+            Ok(i) => match u32::try_from(i) {
+                Ok(i) => i,
+                Err(_) => return,
+            },
+            Err(_) => return, // `auto` (UCX), or malformed: `roce check` reports those
+        };
+        let ports: Vec<(&RdmaDevice, &Port)> = Self::roce_active(self.facts.ports())
+            .into_iter()
+            .filter(|(d, p)| self.port_selected(var, d, p))
+            .collect();
+        let want = self.want.clone();
+        let netdevs = self.facts.netdevs.as_ref();
+        let mut groups: BTreeMap<String, Vec<(String, Option<u32>)>> = BTreeMap::new();
+        for (d, p) in &ports {
+            if let Err(u) = gid::check_index(p, index, &want, netdevs) {
+                groups
+                    .entry(u.reason())
+                    .or_default()
+                    .push((port_label(d, p), gid::suggest(p, &want, netdevs)));
+            }
+        }
+        for (reason, hits) in groups {
+            let labels: Vec<String> = hits.iter().map(|(l, _)| l.clone()).collect();
+            let suggestions: BTreeSet<Option<u32>> = hits.iter().map(|(_, s)| *s).collect();
+            let fix = match suggestions.iter().collect::<Vec<_>>().as_slice() {
+                [Some(n)] => format!("use index {n}, {} on every one of these ports", self.want_text()),
+                [None] => "no port has a usable GID (see roce::doctor::no_usable_gid)".to_string(),
+                _ => {
+                    let per: Vec<String> = hits
+                        .iter()
+                        .map(|(l, s)| format!("{l} → {}", s.map_or("none".to_string(), |n| n.to_string())))
+                        .collect();
+                    format!("no single index fits every port ({})", list(&per))
+                }
+            };
+            let auto = if var == "NCCL_IB_GID_INDEX" {
+                "; or leave NCCL_IB_GID_INDEX unset and let NCCL choose by NCCL_IB_ADDR_FAMILY and NCCL_IB_ADDR_RANGE"
+            } else {
+                ""
+            };
+            let p = Problem::new(
+                Code::DoctorGidIndex,
+                format!("{} is {reason} on {}", s.show(), list(&labels)),
+            )
+            .help(format!("{fix}{auto}"));
+            let p = s.attach(p);
+            self.push(p);
+        }
+    }
+
+    /// Would NCCL (`NCCL_IB_HCA`) or UCX (`UCX_NET_DEVICES`) use this port?
+    fn port_selected(&self, var: &str, d: &RdmaDevice, p: &Port) -> bool {
+        if var.starts_with("NCCL") {
+            match self.setting("NCCL_IB_HCA") {
+                Some(s) => nccl_list::parse(&s.value, ListKind::IbHca).0.matches(&d.name, Some(p.num)),
+                None => true,
+            }
+        } else {
+            match self.setting("UCX_NET_DEVICES") {
+                Some(s) => ucx_list::parse_net_devices(&s.value).0.selects(&port_label(d, p)),
+                None => true,
+            }
+        }
+    }
+
+    fn hca(&mut self) {
+        let Some(s) = self.setting("NCCL_IB_HCA") else { return };
+        let active: Vec<(&str, u32)> = self
+            .facts
+            .ports()
+            .filter(|(_, p)| p.is_active() && matches!(p.link_layer, LinkLayer::Ethernet | LinkLayer::InfiniBand))
+            .map(|(d, p)| (d.name.as_str(), p.num))
+            .collect();
+        if active.is_empty() {
+            return;
+        }
+        let (filter, _) = nccl_list::parse(&s.value, ListKind::IbHca);
+        if !filter.matching_ports(&active).is_empty() {
+            return;
+        }
+        let names: Vec<String> = active.iter().map(|(d, p)| format!("{d}:{p}")).collect();
+        let devices: Vec<&str> = active.iter().map(|(d, _)| *d).collect();
+        let prefix = common_prefix(&devices);
+        let fix = if prefix.is_empty() {
+            format!("name the devices: `NCCL_IB_HCA=={}`", devices.join(","))
+        } else {
+            format!("use a prefix of the devices here: `NCCL_IB_HCA={prefix}`")
+        };
+        let p = Problem::new(
+            Code::DoctorHcaMatchesNothing,
+            format!(
+                "{} matches none of the {} active RDMA ports ({}): NCCL logs `NET/IB : No device found.` and falls back to TCP sockets",
+                s.show(),
+                active.len(),
+                list(&names)
+            ),
+        )
+        .help(fix);
+        let p = s.attach(p);
+        self.push(p);
+    }
+
+    fn socket_ifname(&mut self) {
+        let Some(s) = self.setting("NCCL_SOCKET_IFNAME") else { return };
+        let Some(netdevs) = &self.facts.netdevs else { return };
+        let (filter, _) = nccl_list::parse(&s.value, ListKind::SocketIfname);
+        if filter.is_unrestricted() {
+            return;
+        }
+        let names: Vec<&str> = netdevs.iter().map(String::as_str).collect();
+        if !filter.matching(&names).is_empty() {
+            return;
+        }
+        let all: Vec<String> = netdevs.iter().cloned().collect();
+        let p = Problem::new(
+            Code::DoctorSocketIfname,
+            format!(
+                "{} matches no network interface here ({}): NCCL's bootstrap fails with `Bootstrap : no socket interface found`",
+                s.show(),
+                if all.is_empty() { "none".to_string() } else { list(&all) }
+            ),
+        )
+        .help("name the pod's primary interface (usually `eth0`), never an RDMA rail interface");
+        let p = s.attach(p);
+        self.push(p);
+    }
+
+    fn ucx_net_devices(&mut self) {
+        let Some(s) = self.setting("UCX_NET_DEVICES") else { return };
+        let (devices, _) = ucx_list::parse_net_devices(&s.value);
+        let NetDevices::List(items) = devices else { return };
+        let facts = self.facts;
+        let missing: Vec<String> = items
+            .iter()
+            .filter(|item| match item.port {
+                Some(port) => facts
+                    .device(&item.name)
+                    .is_none_or(|d| !d.ports.iter().any(|p| p.num == port)),
+                None => facts.device(&item.name).is_none() && facts.has_netdev(&item.name) == Some(false),
+            })
+            .map(ToString::to_string)
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        let ports: Vec<String> = facts.ports().map(|(d, p)| port_label(d, p)).collect();
+        let nets: Vec<String> = facts.netdevs.iter().flatten().cloned().collect();
+        let p = Problem::new(
+            Code::DoctorUcxNetDevice,
+            format!(
+                "{} names {} which {} not exist here: UCX warns `network device '…' is not available` and runs without {}",
+                s.show(),
+                list(&missing),
+                if missing.len() == 1 { "does" } else { "do" },
+                if missing.len() == 1 { "it" } else { "them" },
+            ),
+        )
+        .help(format!(
+            "UCX needs exact names (`<device>:<port>` for RDMA, the netdev for TCP); here: RDMA ports {}; netdevs {}",
+            if ports.is_empty() { "none".to_string() } else { list(&ports) },
+            if nets.is_empty() { "none".to_string() } else { list(&nets) },
+        ));
+        let p = s.attach(p);
+        self.push(p);
+    }
+
+    fn rdma_core(&mut self) {
+        let f = self.facts;
+        if f.libibverbs.is_none() {
+            if self.rdma_expected() {
+                self.push(
+                    Problem::new(
+                        Code::DoctorNoLibibverbs,
+                        format!(
+                            "libibverbs.so.1 (rdma-core) is not installed (searched {}): NCCL cannot open the RDMA devices and falls back to TCP sockets, and UCX has no RDMA transports",
+                            list(&f.lib_dirs)
+                        ),
+                    )
+                    .help("use an image with rdma-core userspace (Debian/Ubuntu: `libibverbs1 ibverbs-providers librdmacm1`), e.g. the NVIDIA HPC-X or CoreWeave nccl-tests images"),
+                );
+            }
+            return;
+        }
+        let from_profile = self.plan.as_ref().and_then(|p| p.min_rdma_core);
+        let tls = self.setting("UCX_TLS");
+        let tls_rdma = tls.as_ref().filter(|s| s.from_env).is_some_and(|s| {
+            let (list, _) = ucx_list::parse_tls(&s.value);
+            !list.is_all() && list.transports().iter().any(|t| UCX_RDMA_TRANSPORTS.contains(t))
+        });
+        if from_profile.is_none() && !tls_rdma {
+            return;
+        }
+        let min = from_profile.unwrap_or(DEFAULT_MIN_RDMA_CORE);
+        let Some(lib) = f.libibverbs.as_ref() else { return };
+        let (Some(major), Some(version)) = (lib.major, lib.version.as_deref()) else { return };
+        if major >= min {
+            return;
+        }
+        let mut p = Problem::new(
+            Code::DoctorRdmaCore,
+            format!(
+                "rdma-core {version} < {min} ({}) with UCX over RDMA: UCX initialises but GPUDirect RDMA transfers fail (`vendor_err 0x89`, `Unexpected UCX error: Input/output error`) while NCCL tests still pass",
+                lib.path
+            ),
+        )
+        .help(format!("use an image with rdma-core ≥ {min} and UCX built against it (CoreWeave's nccl-tests images ship one)"));
+        if let Some(profile) = self.profile.filter(|pr| pr.ucx.mode.value == UcxMode::Rdma) {
+            p = p.at(profile.ucx.mode.origin, "UCX over RDMA");
+        } else if let Some(s) = tls {
+            p = s.attach(p);
+        }
+        self.push(p);
+    }
+
+    fn ipc_lock_and_memlock(&mut self) {
+        if !self.rdma_expected() {
+            return;
+        }
+        let f = self.facts;
+        let limited = matches!(f.memlock, Some(Limit::Bytes(_)));
+        let cap = self
+            .profile
+            .and_then(|p| p.capabilities.iter().find(|c| c.value == "IPC_LOCK"));
+        if f.ipc_lock() == Some(false) && (cap.is_some() || limited) {
+            let mut p = Problem::new(
+                Code::DoctorIpcLock,
+                format!(
+                    "IPC_LOCK is not in the effective capabilities (CapEff {:016x}){}",
+                    f.cap_eff.unwrap_or_default(),
+                    if cap.is_some() { ": the profile requires it to pin RDMA buffers" } else { " and memlock is limited" }
+                ),
+            )
+            .help("add `securityContext.capabilities.add: [\"IPC_LOCK\"]` to the container (Docker: `--cap-add IPC_LOCK`)");
+            if let Some(c) = cap {
+                p = p.at(c.origin, "required here");
+            }
+            self.push(p);
+        }
+        if let Some(Limit::Bytes(n)) = f.memlock
+            && f.ipc_lock() != Some(true)
+        {
+            self.push(
+                Problem::new(
+                    Code::DoctorMemlock,
+                    format!(
+                        "locked memory is limited to {} (RLIMIT_MEMLOCK) without IPC_LOCK: registering buffers fails with `ibv_reg_mr … Cannot allocate memory`",
+                        bytes(n)
+                    ),
+                )
+                .help("grant IPC_LOCK (which lifts the limit for RDMA pinning) or raise the limit (`ulimit -l unlimited`, Docker `--ulimit memlock=-1`)"),
+            );
+        }
+    }
+
+    fn peer_memory(&mut self) {
+        let f = self.facts;
+        if !self.rdma_expected() || f.gpus.unwrap_or(0) == 0 || f.peer_memory != Some(PeerMemory::None) {
+            return;
+        }
+        self.push(
+            Problem::new(
+                Code::DoctorPeerMemory,
+                "neither nvidia_peermem nor nv_peer_mem is loaded: GPUDirect RDMA needs one unless NCCL uses DMA-BUF (NCCL ≥ 2.19 with the open GPU kernel module, kernel ≥ 5.12)",
+            )
+            .help("load it on the node (`modprobe nvidia_peermem`, or the GPU operator's `driver.rdma.enabled=true`)"),
+        );
+    }
+
+    fn gpus(&mut self) {
+        let (Some(p), Some(n)) = (self.profile, self.facts.gpus) else { return };
+        let want = p.node_pool.gpus_per_node.value;
+        if n == want {
+            return;
+        }
+        self.push(
+            Problem::new(
+                Code::DoctorGpus,
+                format!("{n} GPU(s) visible; the profile's node pool has {want} per node"),
+            )
+            .help(format!("request `nvidia.com/gpu: {want}` in requests and limits, or use a profile for this node type"))
+            .at(p.node_pool.gpus_per_node.origin, "GPUs per node"),
+        );
+    }
+
+    /// Variables the profile sets that the environment lacks or sets differently. Reports nothing when
+    /// the environment carries none of them (probing whether the profile *would* work).
+    fn env_drift(&mut self) -> Option<bool> {
+        let plan = self.plan.as_ref()?;
+        let env = &self.facts.env;
+        let any = plan.env.iter().any(|v| env.get(&v.name).is_some());
+        if !any {
+            return Some(false);
+        }
+        let mut differ = Vec::new();
+        let mut missing = Vec::new();
+        let mut first: Option<Origin> = None;
+        for v in &plan.env {
+            match env.get(&v.name) {
+                Some(have) if have == v.value => {}
+                Some(have) => {
+                    differ.push(format!("{}={have} (profile: {})", v.name, v.value));
+                    first = first.or(v.origin);
+                }
+                None => {
+                    missing.push(v.name.clone());
+                    first = first.or(v.origin);
+                }
+            }
+        }
+        if differ.is_empty() && missing.is_empty() {
+            return Some(true);
+        }
+        let mut parts = Vec::new();
+        if !differ.is_empty() {
+            parts.push(format!("differs: {}", list(&differ)));
+        }
+        if !missing.is_empty() {
+            parts.push(format!("missing: {}", list(&missing)));
+        }
+        let mut p = Problem::new(
+            Code::DoctorEnvDrift,
+            format!(
+                "the environment does not match profile {} ({}); NCCL and UCX read the environment, so doctor checked its values",
+                plan.profile,
+                parts.join("; ")
+            ),
+        )
+        .help("deploy the workload from the profile (`roce render`, `roce apply`) or fix the variables by hand");
+        if let Some(o) = first {
+            p = p.at(o, "the profile sets this");
+        }
+        self.push(p);
+        Some(true)
+    }
+
+    fn port_reports(&self) -> Vec<PortReport> {
+        let netdevs = self.facts.netdevs.as_ref();
+        self.facts
+            .ports()
+            .map(|(d, p)| {
+                let suggested = (p.link_layer == LinkLayer::Ethernet)
+                    .then(|| gid::suggest(p, &self.want, netdevs))
+                    .flatten();
+                let netdev = suggested
+                    .and_then(|i| p.gid(i))
+                    .and_then(|e| e.ndev.clone())
+                    .or_else(|| d.netdevs.first().cloned())
+                    .or_else(|| {
+                        p.gids
+                            .iter()
+                            .filter_map(|e| e.ndev.as_ref())
+                            .find(|n| netdevs.is_none_or(|set| set.contains(*n)))
+                            .cloned()
+                    });
+                PortReport {
+                    device: d.name.clone(),
+                    port: p.num,
+                    state: p.state.clone(),
+                    link_layer: p.link_layer.as_str().map(String::from),
+                    netdev,
+                    suggested_gid_index: suggested,
+                }
+            })
+            .collect()
+    }
+}
+
+fn short_reason(u: &Unfit) -> String {
+    match u {
+        Unfit::NoSuchIndex { .. } | Unfit::Empty => "empty".to_string(),
+        Unfit::LinkLocal => "link-local".to_string(),
+        Unfit::WrongFamily { have, .. } => have.as_str().to_string(),
+        Unfit::NotV2 => "RoCE v1".to_string(),
+        Unfit::OutOfRange(_) => "out of range".to_string(),
+        Unfit::NoNetdev => "without netdev".to_string(),
+        Unfit::NetdevAbsent(_) => "on a netdev outside this namespace".to_string(),
+    }
+}
+
+/// The longest common prefix of device names, without trailing digits (`ibp0p0…ibp3p3` → `ibp`).
+fn common_prefix(names: &[&str]) -> String {
+    let Some(first) = names.first() else { return String::new() };
+    let mut len = first.len();
+    for n in names {
+        len = len.min(first.bytes().zip(n.bytes()).take_while(|(a, b)| a == b).count());
+    }
+    first[..len].trim_end_matches(|c: char| c.is_ascii_digit()).to_string()
+}
+
+fn bytes(n: u64) -> String {
+    if n >= 1 << 30 && n % (1 << 30) == 0 {
+        format!("{} GiB", n >> 30)
+    } else if n >= 1 << 20 && n % (1 << 20) == 0 {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_and_sizes() {
+        assert_eq!(common_prefix(&["ibp0p0", "ibp3p3"]), "ibp");
+        assert_eq!(common_prefix(&["mlx5_0", "mlx5_7"]), "mlx5_");
+        assert_eq!(common_prefix(&["mlx5_0", "rocep1s0"]), "");
+        assert_eq!(bytes(8 << 20), "8 MiB");
+        assert_eq!(bytes(65536), "64 KiB");
+        assert_eq!(bytes(1000), "1000 bytes");
+        assert_eq!(list(&["a".into(), "b".into()]), "a, b");
+        let many: Vec<String> = (0..6).map(|i| i.to_string()).collect();
+        assert_eq!(list(&many), "0, 1, …, 5 (6)");
+    }
+}

@@ -1,0 +1,237 @@
+//! Recognising NCCL and UCX lines and their `host:pid:tid [dev]` prefixes, on bytes.
+//!
+//! NCCL prints `<host>:<pid>:<tid> [<cudaDev>] NCCL INFO <msg>` and, for warnings,
+//! `[<timestamp>] <host>:<pid>:<tid> [<cudaDev>] <file>:<line> NCCL WARN <msg>` (the timestamp since 2.26). Launchers
+//! add their own prefixes in front (`[1,0]<stdout>:` from `mpirun --tag-output`, `0: ` from `srun -l`, RFC 3339
+//! stamps from `kubectl logs --timestamps`), so the prefix is read backwards from the `NCCL` keyword. Versions
+//! 2.18–2.21 print the version as a bare `NCCL version 2.19.3+cuda12.3` line.
+
+use memchr::memmem::Finder;
+
+/// What kind of NCCL line this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Level {
+    /// `NCCL INFO`.
+    Info,
+    /// `NCCL WARN`.
+    Warn,
+    /// A bare `NCCL version …` line (no prefix).
+    Version,
+}
+
+/// An NCCL line split at its keyword.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NcclLine<'a> {
+    pub level: Level,
+    /// Everything before `NCCL`.
+    pub prefix: &'a [u8],
+    /// Everything after `NCCL INFO ` / `NCCL WARN ` / `NCCL version `.
+    pub msg: &'a [u8],
+}
+
+/// Find the NCCL keyword in a line.
+pub(crate) fn nccl<'a>(line: &'a [u8], finder: &Finder<'_>) -> Option<NcclLine<'a>> {
+    let mut from = 0;
+    while let Some(i) = finder.find(&line[from..]) {
+        let at = from + i;
+        let rest = &line[at + 5..];
+        let prefix = &line[..at];
+        if let Some(msg) = rest.strip_prefix(b"INFO ") {
+            return Some(NcclLine { level: Level::Info, prefix, msg });
+        }
+        if let Some(msg) = rest.strip_prefix(b"WARN ") {
+            return Some(NcclLine { level: Level::Warn, prefix, msg });
+        }
+        if rest == b"INFO" || rest == b"WARN" {
+            let level = if rest == b"INFO" { Level::Info } else { Level::Warn };
+            return Some(NcclLine { level, prefix, msg: b"" });
+        }
+        if let Some(msg) = rest.strip_prefix(b"version ")
+            && bare_prefix(prefix)
+        {
+            return Some(NcclLine { level: Level::Version, prefix, msg });
+        }
+        from = at + 5;
+    }
+    None
+}
+
+/// A bare version line has nothing before `NCCL` but a launcher tag (`0: `, `[1,0]<stdout>:`).
+fn bare_prefix(prefix: &[u8]) -> bool {
+    let t = prefix.trim_ascii();
+    t.is_empty() || (t.len() <= 40 && matches!(t.last(), Some(b':' | b'>')))
+}
+
+/// The process a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Who<'a> {
+    /// `host:pid`, the grouping key.
+    pub key: &'a [u8],
+    /// The host name.
+    pub host: &'a [u8],
+    /// The CUDA device in brackets, when there is one.
+    pub dev: Option<u32>,
+}
+
+/// Read `host:pid:tid [dev]` backwards from the end of an NCCL prefix. WARN lines carry `file:line` last.
+pub(crate) fn who(prefix: &[u8], warn: bool) -> Option<Who<'_>> {
+    let mut toks = prefix
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|t| !t.is_empty())
+        .rev();
+    let mut t = toks.next()?;
+    if warn && !t.starts_with(b"[") {
+        t = toks.next()?;
+    }
+    let dev = bracketed(t)?;
+    let t = toks.next()?;
+    host_pid(t).map(|(key, host)| Who { key, host, dev: parse_u32(dev) })
+}
+
+/// `[5]` → `5`.
+fn bracketed(t: &[u8]) -> Option<&[u8]> {
+    t.strip_prefix(b"[")?.strip_suffix(b"]")
+}
+
+/// `host:pid:tid` (or `host:pid`), possibly behind a launcher tag: the `host:pid` slice and the host.
+fn host_pid(t: &[u8]) -> Option<(&[u8], &[u8])> {
+    let last = memchr::memrchr(b':', t)?;
+    let tid = &t[last + 1..];
+    let (pid_end, sep) = match memchr::memrchr(b':', &t[..last]) {
+        // host:pid:tid → the pid ends at the last colon (a launcher tag may add colons further left)
+        Some(prev) if !tid.is_empty() && tid.iter().all(u8::is_ascii_digit) => (last, prev),
+        _ => (t.len(), last),
+    };
+    let host_start = t[..sep]
+        .iter()
+        .rposition(|&b| matches!(b, b':' | b'>' | b']' | b'[' | b'<'))
+        .map_or(0, |i| i + 1);
+    let host = &t[host_start..sep];
+    let pid = &t[sep + 1..pid_end];
+    if host.is_empty() || pid.is_empty() {
+        return None;
+    }
+    Some((&t[host_start..pid_end], host))
+}
+
+/// The process of a UCX line: `[1610610433.688325] [host:pid:idx]` or `[host:pid:idx:tid]` or `[host:pid]`.
+pub(crate) fn ucx_who(line: &[u8]) -> Option<Who<'_>> {
+    let mut rest = line;
+    for _ in 0..3 {
+        let open = memchr::memchr(b'[', rest)?;
+        let after = &rest[open + 1..];
+        let close = memchr::memchr(b']', after).unwrap_or(after.len());
+        let inner = &after[..close];
+        if let Some(c) = memchr::memchr(b':', inner) {
+            let host = inner[..c].trim_ascii();
+            let pid_part = &inner[c + 1..];
+            let pid_len = pid_part.iter().position(|b| !b.is_ascii_digit()).unwrap_or(pid_part.len());
+            if !host.is_empty() && pid_len > 0 && !host.contains(&b' ') {
+                let start = c - host.len();
+                return Some(Who {
+                    key: &inner[start..c + 1 + pid_len],
+                    host,
+                    dev: None,
+                });
+            }
+        }
+        rest = &after[close.min(after.len())..];
+    }
+    None
+}
+
+/// Parse an unsigned decimal.
+pub(crate) fn parse_u32(b: &[u8]) -> Option<u32> {
+    std::str::from_utf8(b).ok()?.trim().parse().ok()
+}
+
+/// The bytes after `needle` in `hay`, if it occurs.
+pub(crate) fn after<'a>(hay: &'a [u8], needle: &[u8]) -> Option<&'a [u8]> {
+    memchr::memmem::find(hay, needle).map(|i| &hay[i + needle.len()..])
+}
+
+/// Text of a message, decoded lossily.
+pub(crate) fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).trim().to_string()
+}
+
+/// The first whitespace-delimited word.
+pub(crate) fn word(b: &[u8]) -> &[u8] {
+    let b = b.trim_ascii_start();
+    let end = b.iter().position(u8::is_ascii_whitespace).unwrap_or(b.len());
+    &b[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(line: &str) -> Option<(Level, String, Option<(String, String, Option<u32>)>)> {
+        let f = Finder::new(b"NCCL ");
+        let l = nccl(line.as_bytes(), &f)?;
+        let w = who(l.prefix, l.level == Level::Warn).map(|w| {
+            (
+                String::from_utf8_lossy(w.key).into_owned(),
+                String::from_utf8_lossy(w.host).into_owned(),
+                w.dev,
+            )
+        });
+        Some((l.level, String::from_utf8_lossy(l.msg).into_owned(), w))
+    }
+
+    #[test]
+    fn plain_info_line() {
+        let (level, msg, who) = split("vm:641:641 [0] NCCL INFO NET/IB : No device found.").unwrap();
+        assert_eq!(level, Level::Info);
+        assert_eq!(msg, "NET/IB : No device found.");
+        assert_eq!(who, Some(("vm:641".into(), "vm".into(), Some(0))));
+    }
+
+    #[test]
+    fn timestamped_warn_line() {
+        let (level, msg, who) = split(
+            "[2026-11-30 02:24:58] vm:777:777 [0] bootstrap.cc:114 NCCL WARN Bootstrap : no socket interface found",
+        )
+        .unwrap();
+        assert_eq!(level, Level::Warn);
+        assert_eq!(msg, "Bootstrap : no socket interface found");
+        assert_eq!(who, Some(("vm:777".into(), "vm".into(), Some(0))));
+    }
+
+    #[test]
+    fn launcher_tags_and_redacted_pids() {
+        let (_, _, who) = split("[1,3]<stdout>:node7:1234:1250 [3] NCCL INFO Using network IB").unwrap();
+        assert_eq!(who, Some(("node7:1234".into(), "node7".into(), Some(3))));
+        let (_, _, who) = split("12: node7:1234:1250 [3] NCCL INFO Using network IB").unwrap();
+        assert_eq!(who, Some(("node7:1234".into(), "node7".into(), Some(3))));
+        let (_, _, who) = split(
+            "[2026-03-13 22:26:02] host-01.example.com:XXXXXX [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed",
+        )
+        .unwrap();
+        assert_eq!(who, Some(("host-01.example.com:XXXXXX".into(), "host-01.example.com".into(), Some(5))));
+    }
+
+    #[test]
+    fn bare_version_lines_and_lookalikes() {
+        assert_eq!(split("NCCL version 2.19.3+cuda12.3").unwrap().0, Level::Version);
+        assert_eq!(split("[1,0]<stdout>:NCCL version 2.19.3+cuda12.3").unwrap().0, Level::Version);
+        // torch's error text names the version too; it is not a version line
+        assert!(split("DistBackendError: NCCL error in: x.cpp:3135, invalid usage, NCCL version 2.28.9").is_none());
+        assert!(split("the NCCL library").is_none());
+        // a WARN line without a host prefix still parses, with no process
+        let (level, _, who) = split("ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed").unwrap();
+        assert_eq!(level, Level::Warn);
+        assert_eq!(who, None);
+    }
+
+    #[test]
+    fn ucx_prefixes() {
+        let w = ucx_who(b"[1610610433.688325] [DN-10:623133:0]    ib_mlx5_log.c:143  UCX  ERROR Remote access").unwrap();
+        assert_eq!((w.key, w.host), (&b"DN-10:623133"[..], &b"DN-10"[..]));
+        let w = ucx_who(b"[compute001:31180:0:31180] ib_mlx5_log.c:143  Transport retry count exceeded").unwrap();
+        assert_eq!(w.key, b"compute001:31180");
+        let w = ucx_who(b"[1750835683.514002] [TENCENT64:1392 :0]          select.c:649  UCX  ERROR").unwrap();
+        assert_eq!(w.key, b"TENCENT64:1392");
+        assert!(ucx_who(b"error handling callback was invoked with status -6 (Destination is unreachable)").is_none());
+    }
+}

@@ -1,0 +1,206 @@
+//! `--profile`: what a profile expects (its lowered [`Plan`](roce_render::plan::Plan)) against what the log shows.
+
+use roce_model::Code;
+use roce_model::model::FabricKind;
+use roce_render::plan::{Consumer, lower};
+
+use super::{Explanation, Finding, ProfileCheck, Transport, verdict};
+
+/// Variables NCCL echoes whenever they are set and NCCL_DEBUG_SUBSYS includes ENV, so their absence from a log
+/// with env echoes means the process never had them. (Other knobs are read, and echoed, only when the code
+/// path that needs them runs — GID and TC knobs only when an IB connection is made.)
+fn echoed_when_set(name: &str, e: &Explanation) -> bool {
+    match name {
+        "NCCL_SOCKET_IFNAME" => true,
+        "NCCL_IB_HCA" => e.ib_probed,
+        "NCCL_NET_PLUGIN" => e.nccl_version.as_deref().is_some_and(|v| !verdict::version_lt(v, 2, 28)),
+        _ => false,
+    }
+}
+
+pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec<Finding> {
+    let plan = lower(profile);
+    let name = plan.profile.clone();
+    let mut out = Vec::new();
+    let mut check = ProfileCheck {
+        name: name.clone(),
+        checked: Vec::new(),
+        unverified: Vec::new(),
+    };
+
+    // the transport the fabric needs
+    let (want, fabric) = match profile.fabric.kind.value {
+        FabricKind::Roce => (Transport::Roce, "RoCE"),
+        FabricKind::InfiniBand => (Transport::Ib, "InfiniBand"),
+    };
+    if e.transport != Transport::Unknown && e.transport != want {
+        let ev = e
+            .findings
+            .iter()
+            .find(|f| f.code == Code::ExplainSocketFallback)
+            .and_then(|f| f.evidence.clone());
+        let help = if e.transport == Transport::Socket {
+            "the RDMA devices did not reach the job: see the socket_fallback finding; `roce lint` checks the manifest and `roce doctor` the pod".to_string()
+        } else {
+            format!("the job ran on a {} fabric, not the profile's {fabric}: use the profile that describes this cluster", e.transport.as_str())
+        };
+        out.push(
+            Finding::new(
+                Code::ExplainProfileTransport,
+                format!(
+                    "profile {name} expects GPUDirect RDMA over {fabric}, but the log shows transport {}",
+                    e.transport.as_str()
+                ),
+                help,
+            )
+            .at(ev),
+        );
+    }
+
+    // the environment NCCL (and UCX) saw
+    let any_echo = e.env.keys().any(|k| k.starts_with("NCCL_"));
+    for var in plan.env.iter().filter(|v| matches!(v.consumer, Consumer::Nccl | Consumer::Ucx)) {
+        match e.env.get(&var.name) {
+            Some(seen) => {
+                check.checked.push(var.name.clone());
+                if !same_value(&var.value, seen) {
+                    out.push(
+                        Finding::new(
+                            Code::ExplainProfileEnvMismatch,
+                            format!("profile {name} sets {}={}, but the job saw {}={seen}", var.name, var.value, var.name),
+                            format!(
+                                "render the job's environment from the profile (`roce render --profile {name}`) instead of setting {} by hand, and check nothing overrides it (an image ENV, ~/.nccl.conf, /etc/nccl.conf)",
+                                var.name
+                            ),
+                        )
+                        .at(e.env_lines.get(&var.name).cloned()),
+                    );
+                }
+            }
+            None if any_echo && echoed_when_set(&var.name, e) => {
+                check.checked.push(var.name.clone());
+                out.push(Finding::new(
+                    Code::ExplainProfileEnvMissing,
+                    format!(
+                        "profile {name} sets {}={}, but NCCL never saw it (NCCL echoes it when set)",
+                        var.name, var.value
+                    ),
+                    "the rendered environment did not reach this process: check the pod spec or the sbatch script the job ran with",
+                ));
+            }
+            None => check.unverified.push(var.name.clone()),
+        }
+    }
+
+    // the rails
+    if !e.devices.is_empty() {
+        let rails = profile.rail_list();
+        let port = profile.rails.port_num.value;
+        let expected: Vec<&str> = rails.iter().map(|r| r.pod_device.as_str()).collect();
+        let foreign: Vec<String> = e
+            .devices
+            .iter()
+            .filter(|d| !expected.contains(&d.name.as_str()))
+            .map(|d| d.name.clone())
+            .collect();
+        let missing: Vec<&str> = expected
+            .iter()
+            .filter(|n| !e.devices.iter().any(|d| d.name == **n && d.port.is_none_or(|p| p == port)))
+            .copied()
+            .collect();
+        if !foreign.is_empty() {
+            out.push(Finding::new(
+                Code::ExplainProfileDevices,
+                format!(
+                    "NCCL used RDMA devices that are not the profile's rails: {} (profile {name} expects {})",
+                    foreign.join(", "),
+                    summary(&expected)
+                ),
+                "the job ran where the device names differ from the profile's `rails pod-device` pattern: fix the pattern or use the profile for this cluster",
+            ));
+        } else if !missing.is_empty() {
+            out.push(Finding::new(
+                Code::ExplainProfileDevices,
+                format!(
+                    "NCCL used {} of the profile's {} rails; missing: {}",
+                    expected.len() - missing.len(),
+                    expected.len(),
+                    summary(&missing)
+                ),
+                "a rail without its device loses bandwidth: check that every rail's NAD is attached (Multus annotation) and its port is ACTIVE",
+            ));
+        }
+    }
+    e.profile = Some(check);
+    out
+}
+
+fn summary(names: &[&str]) -> String {
+    if names.len() <= 6 {
+        names.join(", ")
+    } else {
+        format!("{}, … ({} in all)", names[..4].join(", "), names.len())
+    }
+}
+
+/// Does the value NCCL echoed equal the profile's? Integer echoes are compared as NCCL parses the profile's text.
+fn same_value(expected: &str, seen: &str) -> bool {
+    if expected == seen {
+        return true;
+    }
+    match seen.parse::<i64>() {
+        Ok(n) => strtoll(expected) == Some(n),
+        Err(_) => false,
+    }
+}
+
+/// C `strtoll(s, NULL, 0)`: leading blanks, a sign, `0x` hex, leading-`0` octal, stop at the first non-digit;
+/// `None` on overflow (NCCL then keeps its default).
+fn strtoll(s: &str) -> Option<i64> {
+    let s = s.trim_start();
+    let (neg, s) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (radix, digits) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        (16, h)
+    } else if s.starts_with('0') {
+        (8, s)
+    } else {
+        (10, s)
+    };
+    let mut n: i64 = 0;
+    for c in digits.chars() {
+        let Some(d) = c.to_digit(radix) else { break };
+        n = n.checked_mul(i64::from(radix))?.checked_add(i64::from(d))?;
+    }
+    Some(if neg { -n } else { n })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strtoll_reads_like_nccl() {
+        assert_eq!(strtoll("96"), Some(96));
+        assert_eq!(strtoll("0x1A"), Some(26));
+        assert_eq!(strtoll("010"), Some(8));
+        assert_eq!(strtoll("08"), Some(0));
+        assert_eq!(strtoll("3abc"), Some(3));
+        assert_eq!(strtoll("true"), Some(0));
+        assert_eq!(strtoll("-1"), Some(-1));
+        assert_eq!(strtoll("99999999999999999999"), None);
+    }
+
+    #[test]
+    fn values_compare_as_nccl_reads_them() {
+        assert!(same_value("96", "96"));
+        assert!(same_value("true", "0"));
+        assert!(same_value("010", "8"));
+        assert!(!same_value("96", "106"));
+        assert!(!same_value("ibp", "mlx5"));
+        assert!(same_value("ibp", "ibp"));
+    }
+}

@@ -1,0 +1,430 @@
+//! The end of a read: decide the transport and GPUDirect RDMA, and compose the findings that need the whole log.
+
+use indexmap::{IndexMap, IndexSet};
+use roce_model::Code;
+
+use super::{
+    Connections, Device, Evidence, Explainer, Explanation, Finding, Process, Transport, severity_rank,
+};
+
+pub(super) fn finish(mut x: Explainer) -> Explanation {
+    let mut findings = Vec::new();
+
+    // ---- inputs that are not NCCL logs ----
+    for f in &x.files {
+        let name = &f.name;
+        if f.nonblank_lines == 0 {
+            findings.push(Finding::new(
+                Code::ExplainEmptyLog,
+                format!("{name} is empty"),
+                "NCCL logs nothing unless NCCL_DEBUG is set: run the job with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV and pass its output (NCCL_DEBUG_FILE=/tmp/nccl.%h.%p writes one file per process)",
+            ));
+        } else if f.nccl_lines == 0 && f.ucx_lines == 0 {
+            if f.binary {
+                findings.push(Finding::new(
+                    Code::ExplainBinaryLog,
+                    format!("{name} is a binary file (it holds NUL bytes), not a text log"),
+                    "pass the text output of the job; decompress archives first (`zcat job.log.gz | roce explain -`)",
+                ));
+            } else {
+                findings.push(Finding::new(
+                    Code::ExplainNotNcclLog,
+                    format!("{name} is not an NCCL or UCX log: none of its {} lines is an NCCL INFO/WARN line or a UCX error", f.nonblank_lines),
+                    "run the job with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV and pass that output (stdout and stderr of every rank, or the NCCL_DEBUG_FILE files)",
+                ));
+            }
+        }
+    }
+    let total_nccl: u64 = x.files.iter().map(|f| f.nccl_lines).sum();
+    if total_nccl > 0 && x.facts.info_lines == 0 {
+        findings.push(Finding::new(
+            Code::ExplainNoInfoLines,
+            "the log has NCCL warnings but no INFO lines, so the transport and GPUDirect RDMA cannot be told",
+            "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV (NCCL_DEBUG=WARN prints only failures)",
+        ));
+    }
+
+    // ---- environment ----
+    let mut env: IndexMap<String, String> = IndexMap::new();
+    for (name, values) in &x.env {
+        if let Some((first, _)) = values.first() {
+            env.insert(name.clone(), first.clone());
+        }
+        if values.len() > 1 {
+            let list: Vec<&str> = values.keys().map(String::as_str).collect();
+            let ev = values.get_index(1).map(|(_, e)| e.clone());
+            findings.push(
+                Finding::new(
+                    Code::ExplainEnvDiffers,
+                    format!("ranks saw different values of {name}: {}", list.join(", ")),
+                    format!("set {name} the same way for every rank (one env source: the rendered profile), or NCCL ranks disagree on devices and settings"),
+                )
+                .at(ev),
+            );
+        }
+    }
+    for (name, value) in &env {
+        if name.starts_with("NCCL_") && name.ends_with("_DISABLE") && value == "0" {
+            let ev = x.env.get(name).and_then(|v| v.first()).map(|(_, e)| e.clone());
+            findings.push(
+                Finding::new(
+                    Code::ExplainDisableReadAsZero,
+                    format!("{name} is set but NCCL read it as 0, so nothing is disabled"),
+                    format!("NCCL parses {name} with strtoll: `true`, `yes` and `on` read as 0; set it to 1 to disable, or remove it (0 is the default)"),
+                )
+                .at(ev),
+            );
+        }
+    }
+
+    // ---- processes, networks, devices ----
+    let procs: Vec<&super::Proc> = x.procs.iter().filter(|p| !p.host.is_empty() || p.lines > 0).collect();
+    let mut connections = Connections::default();
+    let mut channel_nets: IndexSet<String> = IndexSet::new();
+    let mut chosen: IndexSet<String> = IndexSet::new();
+    for p in &procs {
+        connections.add(&p.connections);
+        channel_nets.extend(p.channel_nets.iter().cloned());
+        chosen.extend(p.networks.iter().cloned());
+    }
+    let mut nets: IndexSet<String> = if channel_nets.is_empty() { chosen.clone() } else { channel_nets.clone() };
+    if nets.is_empty() {
+        if x.facts.socket_using.is_some() && x.facts.ib_no_device.is_some() {
+            nets.insert("Socket".into());
+        } else if !x.devices.is_empty() {
+            nets.insert("IB".into());
+        }
+    }
+    let network = nets.first().cloned();
+    let mut devices: Vec<Device> = x.devices.values().cloned().collect();
+    for d in &mut devices {
+        if let Some((on, _)) = x.facts.gdr_hca.get(&d.name) {
+            d.gdr = Some(*on);
+        }
+    }
+    let transport = classify(network.as_deref(), &devices, &x);
+
+    if nets.len() > 1 {
+        let list: Vec<&str> = nets.iter().map(String::as_str).collect();
+        let ev = procs.iter().find_map(|p| p.network_ev.clone().or(p.net_channel_ev.clone()));
+        findings.push(
+            Finding::new(
+                Code::ExplainMixedNetwork,
+                format!("ranks used different networks: {}", list.join(", ")),
+                "some ranks found RDMA devices and others did not: compare the pods' RDMA attachment (Multus annotation, `rdma/ib` request) across nodes",
+            )
+            .at(ev),
+        );
+    }
+
+    // ---- GPUDirect RDMA ----
+    let ib_like = matches!(transport, Transport::Ib | Transport::Roce);
+    let disabled_hcas: Vec<&str> =
+        x.facts.gdr_hca.iter().filter(|(_, (on, _))| !on).map(|(n, _)| n.as_str()).collect();
+    let gpudirect_rdma = if connections.net > 0 {
+        if transport == Transport::Socket { Some(false) } else { Some(connections.net_gdr == connections.net) }
+    } else if ib_like {
+        if !disabled_hcas.is_empty() || x.facts.gdr_pair_distance.is_some() {
+            Some(false)
+        } else if x.facts.gdr_pair_enabled.is_some() {
+            Some(true)
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    if ib_like && gpudirect_rdma == Some(false) {
+        findings.push(gdr_finding(&x, &procs, connections, network.as_deref(), &disabled_hcas));
+    }
+
+    // ---- socket fallback ----
+    let socket_channels = channel_nets.iter().any(|n| n.eq_ignore_ascii_case("Socket"));
+    let ib_disable = env.get("NCCL_IB_DISABLE").filter(|v| v.parse::<i64>().is_ok_and(|n| n != 0));
+    let ib_intent = env.keys().any(|k| k.starts_with("NCCL_IB_") && k != "NCCL_IB_DISABLE");
+    if transport == Transport::Socket
+        && (socket_channels || ib_intent || ib_disable.is_some() || x.facts.ib_open_failed.is_some())
+    {
+        let hca = env.get("NCCL_IB_HCA");
+        let cause = if let Some(v) = ib_disable {
+            format!("IB is disabled by NCCL_IB_DISABLE={v}")
+        } else if let Some((_, dev)) = &x.facts.ib_open_failed {
+            format!("RDMA device {dev} exists but could not be opened")
+        } else if x.facts.ib_no_device.is_some() {
+            match hca {
+                Some(h) => format!("NCCL_IB_HCA={h} matched no active RDMA port (`NET/IB : No device found.`)"),
+                None => "NCCL found no active RDMA port (`NET/IB : No device found.`)".to_string(),
+            }
+        } else if x.facts.ib_init_failed.is_some() {
+            "the IB network failed to initialize".to_string()
+        } else {
+            "NCCL chose the Socket network".to_string()
+        };
+        let scope = if socket_channels {
+            let n: u64 = procs
+                .iter()
+                .filter(|p| p.channel_nets.iter().any(|n| n.eq_ignore_ascii_case("Socket")))
+                .map(|p| p.connections.net - p.connections.net_gdr)
+                .sum();
+            format!("{n} connections between ranks went over TCP")
+        } else {
+            "this log shows no network connection (all peers were on one node), but between nodes this job runs over TCP".to_string()
+        };
+        let help = if ib_disable.is_some() {
+            "remove NCCL_IB_DISABLE (or set it to 0) so NCCL uses RDMA".to_string()
+        } else if x.facts.ib_open_failed.is_some() {
+            "mount /dev/infiniband into the container (the RDMA device plugin does when `rdma/ib` is requested) and grant IPC_LOCK".to_string()
+        } else if let Some(h) = hca {
+            format!("the pod has no RDMA device matching `{h}` (missing Multus annotation or `rdma/ib` request?): check the k8s.v1.cni.cncf.io/networks annotation and that `rdma/ib` is in both requests and limits; `ls /sys/class/infiniband` in the pod lists what NCCL can see")
+        } else {
+            "give the pod an RDMA device: request `rdma/ib` (requests and limits) and attach the RDMA networks (Multus on RoCE); `ls /sys/class/infiniband` must list a device with an ACTIVE port".to_string()
+        };
+        let ev = x
+            .facts
+            .ib_no_device
+            .clone()
+            .or(x.facts.ib_init_failed.clone())
+            .or(x.facts.using_socket.clone());
+        let mut f = Finding::new(Code::ExplainSocketFallback, format!("NCCL fell back to TCP sockets: {cause}; {scope}"), help).at(ev);
+        f.hosts = procs
+            .iter()
+            .filter(|p| p.networks.iter().chain(&p.channel_nets).any(|n| n.eq_ignore_ascii_case("Socket")))
+            .map(|p| p.host.clone())
+            .collect::<IndexSet<_>>()
+            .into_iter()
+            .take(super::HOSTS_MAX)
+            .collect();
+        findings.push(f);
+    }
+
+    // ---- plugin requested but not loaded ----
+    if let Some(req) = env.get("NCCL_NET_PLUGIN")
+        && !req.eq_ignore_ascii_case("none")
+        && !req.is_empty()
+    {
+        let stem = req.trim_start_matches("libnccl-net-").trim_end_matches(".so");
+        let failed = x.facts.plugin_failures.iter().find(|(_, t)| t.contains(stem));
+        let loaded = x.facts.plugins_loaded.iter().any(|p| p.contains(stem));
+        if let Some((ev, t)) = failed
+            && !loaded
+        {
+            findings.push(
+                Finding::new(
+                    Code::ExplainPluginNotLoaded,
+                    format!("NCCL_NET_PLUGIN={req} was not loaded ({t}); NCCL used its internal networks"),
+                    "install the plugin library in the image and put its directory on LD_LIBRARY_PATH, or set NCCL_NET_PLUGIN=none to state that the internal IB transport is meant",
+                )
+                .at(Some(ev.clone())),
+            );
+        }
+    }
+
+    // ---- accumulated findings (compose the ones that need the environment) ----
+    let ifname = env.get("NCCL_SOCKET_IFNAME").cloned();
+    let nccl_net = env.get("NCCL_NET").cloned();
+    let other_completion = x
+        .found
+        .keys()
+        .any(|(c, k)| *c == Code::ExplainIbRetryExceeded || (*c == Code::ExplainIbCompletionError && k != "5"));
+    let ucx_hosts = x
+        .found
+        .values()
+        .filter(|a| a.finding.code == Code::ExplainUcxUnreachable)
+        .map(|a| a.hosts.len())
+        .sum::<usize>();
+    for ((code, key), acc) in std::mem::take(&mut x.found) {
+        let mut f = acc.finding;
+        f.hosts = acc.hosts.into_iter().collect();
+        match code {
+            Code::ExplainIbCompletionError if key == "5" && other_completion => continue,
+            Code::ExplainBootstrapNoInterface => {
+                let what = x.facts.no_interface.as_ref().map_or("bootstrap", |(_, w)| *w);
+                f.message = match &ifname {
+                    Some(v) => format!("{what}: no network interface matches NCCL_SOCKET_IFNAME={v}; NCCL cannot connect the ranks"),
+                    None => format!("{what}: NCCL found no usable network interface (only loopback or docker interfaces?)"),
+                };
+                f.help = "set NCCL_SOCKET_IFNAME to an interface that exists in the container and has an IP address (usually eth0 in a Kubernetes pod; `ip -o addr` or `ls /sys/class/net` lists them); `^lo,docker` excludes by prefix, `=eth0` matches exactly, and a one-character value is ignored".into();
+            }
+            Code::ExplainNetNotFound => {
+                let net = x.facts.net_not_found.as_ref().map(|(_, n)| n.clone()).filter(|n| !n.is_empty()).or(nccl_net.clone());
+                let why = if x.facts.ib_no_device.is_some() { " (`NET/IB : No device found.`)" } else { "" };
+                f.message = match net {
+                    Some(n) => format!("NCCL_NET={n} forces a network that could not initialize{why}"),
+                    None => format!("no NCCL network could initialize{why}"),
+                };
+                f.help = "unset NCCL_NET to let NCCL choose, or make the forced network work: for IB the pod needs an RDMA device (`rdma/ib` request, Multus networks on RoCE) and a matching NCCL_IB_HCA".into();
+            }
+            Code::ExplainUcxUnreachable => {
+                let n = ucx_hosts;
+                if n > 1 {
+                    f.message = format!("UCX: Destination is unreachable on {n} hosts at once");
+                    f.help = "several pods failing together points at a fabric event, not the job: check whether other jobs on the fabric fail too (and the nodes' backend link-health labels) before changing the job".into();
+                } else {
+                    f.message = "UCX: Destination is unreachable".into();
+                    f.help = "UCX found no transport that reaches the peer: check UCX_TLS and UCX_NET_DEVICES against `ucx_info -d` on both sides and the RoCE GID (UCX_IB_GID_INDEX); UCX_IB_ROCE_REACHABILITY_MODE=all relaxes the subnet check; if it hits many pods at once that worked before, suspect a fabric event and check other jobs first".into();
+                }
+            }
+            _ => {}
+        }
+        findings.push(f);
+    }
+
+    // ---- versions ----
+    let versions: Vec<&String> = x.versions.keys().collect();
+    if versions.len() > 1 {
+        let ev = x.versions.get_index(1).map(|(_, e)| e.clone());
+        findings.push(
+            Finding::new(
+                Code::ExplainVersionMismatch,
+                format!("ranks run different NCCL versions: {}", versions.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")),
+                "use one image (one NCCL build) for every rank; NCCL does not interoperate across versions",
+            )
+            .at(ev),
+        );
+    }
+    sort(&mut findings);
+    dedupe(&mut findings);
+
+    let processes: Vec<Process> = procs
+        .iter()
+        .filter(|p| !p.host.is_empty())
+        .map(|p| Process {
+            host: p.host.clone(),
+            pid: p.pid.clone(),
+            rank: p.rank,
+            nranks: p.nranks,
+            cuda_dev: p.cuda_dev,
+            nccl_version: p.version.clone(),
+            network: p.channel_nets.first().or(p.networks.first()).cloned(),
+            connections: p.connections,
+            lines: p.lines,
+        })
+        .collect();
+    Explanation {
+        transport,
+        network,
+        gpudirect_rdma,
+        nccl_version: x.versions.keys().next().cloned(),
+        devices,
+        socket_interfaces: x.socket_ifs.iter().cloned().collect(),
+        env,
+        env_lines: x
+            .env
+            .iter()
+            .filter_map(|(k, v)| v.first().map(|(_, e)| (k.clone(), e.clone())))
+            .collect(),
+        ib_probed: x.facts.ib_probed,
+        processes,
+        hosts: x.hosts.iter().cloned().collect(),
+        connections,
+        files: x.files,
+        findings,
+        profile: None,
+    }
+}
+
+/// Decide the transport from the network name and the devices' link layers.
+fn classify(network: Option<&str>, devices: &[Device], x: &Explainer) -> Transport {
+    let rdma = |x: &Explainer| {
+        let roce = devices.iter().filter(|d| d.link_layer.starts_with("RoCE")).count();
+        let ib = devices.iter().filter(|d| d.link_layer.starts_with("IB")).count();
+        if roce > ib || (roce == 0 && ib == 0 && (x.facts.roce_gids || x.facts.ucx_roce)) {
+            Transport::Roce
+        } else {
+            Transport::Ib
+        }
+    };
+    match network {
+        Some(n) if n.eq_ignore_ascii_case("Socket") => Transport::Socket,
+        Some(n) if n.to_ascii_uppercase().starts_with("IB") => rdma(x),
+        Some(_) => Transport::Unknown,
+        None if x.facts.ucx_roce => Transport::Roce,
+        None if x.facts.ucx_ib => Transport::Ib,
+        None => Transport::Unknown,
+    }
+}
+
+fn gdr_finding(
+    x: &Explainer,
+    procs: &[&super::Proc],
+    c: Connections,
+    network: Option<&str>,
+    disabled: &[&str],
+) -> Finding {
+    let version = x.versions.keys().next().cloned();
+    let old = version.as_deref().is_some_and(|v| version_lt(v, 2, 23));
+    let (message, ev) = if c.net > 0 {
+        let ev = procs.iter().find_map(|p| p.nongdr_channel_ev.clone());
+        (
+            format!(
+                "GPUDirect RDMA not used: {} of {} network connections over {} are staged through host memory (no /GDRDMA)",
+                c.net - c.net_gdr,
+                c.net,
+                network.unwrap_or("IB")
+            ),
+            ev,
+        )
+    } else if !disabled.is_empty() {
+        let ev = x.facts.gdr_hca.values().find(|(on, _)| !on).map(|(_, e)| e.clone());
+        (format!("GPUDirect RDMA disabled for HCA {}: nvidia-peermem (or DMA-BUF) not detected", disabled.join(", ")), ev)
+    } else {
+        let (ev, d) = x.facts.gdr_pair_distance.clone().unwrap_or((
+            Evidence { file: String::new(), line: 0, text: String::new() },
+            String::new(),
+        ));
+        (format!("GPUDirect RDMA disabled: GPU and NIC are too far apart (distance {d})"), Some(ev))
+    };
+    let per_hca = !disabled.is_empty();
+    let help = if !per_hca && x.facts.gdr_pair_distance.is_some() && c.net == 0 {
+        "check the PCIe topology (`nvidia-smi topo -m`): the NIC should share a PCIe switch with the GPU; NCCL_NET_GDR_LEVEL (e.g. PHB or SYS) raises the allowed distance".to_string()
+    } else if old {
+        format!(
+            "NCCL {} only detects nvidia-peermem through /sys/kernel/mm/memory_peers, which the inbox nvidia_peermem module of newer kernels does not create (NVIDIA/nccl#1676): upgrade to NCCL ≥ 2.23, which also checks /sys/module/nvidia_peermem, or use DMA-BUF",
+            version.unwrap_or_default()
+        )
+    } else {
+        "load nvidia-peermem on the node (`modprobe nvidia_peermem`; /sys/module/nvidia_peermem must exist) or use DMA-BUF (NCCL_DMABUF_ENABLE=1 with the open GPU kernel module, kernel ≥ 5.12, rdma-core ≥ 34); check NCCL_NET_GDR_LEVEL is not set to LOC".to_string()
+    };
+    Finding::new(Code::ExplainGdrDisabled, message, help).at(ev.filter(|e| e.line > 0))
+}
+
+/// `v` (like `2.21.5`) is older than `major.minor`.
+pub(super) fn version_lt(v: &str, major: u32, minor: u32) -> bool {
+    let mut it = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let (a, b) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+    (a, b) < (major, minor)
+}
+
+/// Errors first, then by file and line.
+pub(super) fn sort(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        let key = |f: &Finding| {
+            (
+                severity_rank(f.severity),
+                f.evidence.as_ref().map(|e| e.file.clone()),
+                f.evidence.as_ref().map_or(0, |e| e.line),
+                f.code,
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+}
+
+/// The same message twice (e.g. a profile check repeating a log finding) is reported once.
+fn dedupe(findings: &mut Vec<Finding>) {
+    let mut seen = IndexSet::new();
+    findings.retain(|f| seen.insert((f.code, f.message.clone())));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_compare() {
+        assert!(version_lt("2.21.5", 2, 23));
+        assert!(!version_lt("2.23.4", 2, 23));
+        assert!(!version_lt("2.28.9", 2, 23));
+        assert!(version_lt("2.9.9", 2, 23));
+    }
+}

@@ -1,0 +1,121 @@
+//! Lint many files: walk directories, lint on several threads, hand reports back in order as they finish.
+//!
+//! Threads come from `std::thread::scope` (no thread-pool dependency): each worker takes the next file
+//! index from an atomic counter, reads and lints that file, and sends the report down a channel. The
+//! caller's callback receives reports strictly in file order — a report waits only for the files before
+//! it — so output is deterministic and starts before the last file is read.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+use roce_model::Source;
+
+use super::{FileReport, Linter};
+
+/// The manifest files under `paths`: each file given as is, each directory searched recursively for
+/// `*.yaml` and `*.yml` (hidden entries skipped), in sorted order.
+///
+/// # Errors
+///
+/// The first path that cannot be read.
+pub fn files(paths: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            collect(path, &mut out)?;
+        } else {
+            std::fs::metadata(path)?;
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<io::Result<_>>()?;
+    entries.sort();
+    for path in entries {
+        let hidden = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with('.'));
+        if hidden {
+            continue;
+        }
+        if path.is_dir() {
+            collect(&path, out)?;
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Read and lint one file.
+///
+/// # Errors
+///
+/// When the file cannot be read.
+pub fn lint_file(linter: &Linter, path: &Path) -> io::Result<FileReport> {
+    let bytes = std::fs::read(path)?;
+    let name = path.display().to_string();
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => linter.lint(Source::new(name, text)),
+        Err(_) => linter.not_text(&name),
+    })
+}
+
+/// Lint `files` on `jobs` threads (0: one per CPU), calling `sink` with each file's index, path and report
+/// in file order.
+pub fn lint_files<F>(linter: &Linter, files: &[PathBuf], jobs: usize, mut sink: F)
+where
+    F: FnMut(usize, &Path, io::Result<FileReport>),
+{
+    let jobs = match jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .min(files.len().max(1));
+    if jobs <= 1 {
+        for (i, path) in files.iter().enumerate() {
+            sink(i, path, lint_file(linter, path));
+        }
+        return;
+    }
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, io::Result<FileReport>)>();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = files.get(i) else { break };
+                    if tx.send((i, lint_file(linter, path))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting = BTreeMap::new();
+        let mut due = 0;
+        for (i, report) in rx {
+            waiting.insert(i, report);
+            while let Some(report) = waiting.remove(&due) {
+                sink(due, &files[due], report);
+                due += 1;
+            }
+        }
+    });
+}

@@ -1,0 +1,848 @@
+//! `roce doctor` on fixture trees that the tests build (a fake `/sys`, `/proc`, `/dev`, `/usr/lib` under
+//! a temporary directory — nothing is copied from a host), plus the committed output of one real run.
+
+use std::collections::BTreeMap;
+use std::net::Ipv6Addr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use roce_inspect::doctor::{self, Env, Report, Root};
+use roce_model::{BuiltinsOnly, Profile, builtin, load};
+
+// ---------------------------------------------------------------------------------------------------
+// Tree builder
+
+struct Tree {
+    dir: tempfile::TempDir,
+}
+
+impl Tree {
+    fn new() -> Self {
+        Tree {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.dir.path().join(p.trim_start_matches('/'))
+    }
+
+    fn root(&self) -> Root {
+        Root::new(self.dir.path())
+    }
+
+    fn file(&self, p: &str, contents: &str) -> &Self {
+        let path = self.path(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+        self
+    }
+
+    fn mkdir(&self, p: &str) -> &Self {
+        std::fs::create_dir_all(self.path(p)).unwrap();
+        self
+    }
+
+    fn remove(&self, p: &str) -> &Self {
+        let path = self.path(p);
+        if path.is_dir() {
+            std::fs::remove_dir_all(path).unwrap();
+        } else {
+            std::fs::remove_file(path).unwrap();
+        }
+        self
+    }
+
+    fn link(&self, p: &str, target: &str) -> &Self {
+        let path = self.path(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&path);
+        std::os::unix::fs::symlink(target, path).unwrap();
+        self
+    }
+
+    fn environ(&self, vars: &[(String, String)]) -> &Self {
+        let mut bytes = Vec::new();
+        for (k, v) in vars {
+            bytes.extend_from_slice(format!("{k}={v}").as_bytes());
+            bytes.push(0);
+        }
+        let path = self.path("/proc/self/environ");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+        self
+    }
+
+    fn netdevs(&self, names: &[String]) -> &Self {
+        self.mkdir("/sys/class/net");
+        for n in names {
+            self.file(&format!("/sys/class/net/{n}/operstate"), "up\n");
+        }
+        self
+    }
+
+    fn status(&self, cap_eff: u64) -> &Self {
+        self.file(
+            "/proc/self/status",
+            &format!("Name:\troce\nUmask:\t0022\nState:\tR (running)\nCapInh:\t0000000000000000\nCapPrm:\t{cap_eff:016x}\nCapEff:\t{cap_eff:016x}\nCapBnd:\t{cap_eff:016x}\n"),
+        )
+    }
+
+    fn memlock(&self, soft: &str) -> &Self {
+        self.file(
+            "/proc/self/limits",
+            &format!(
+                "Limit                     Soft Limit           Hard Limit           Units     \n\
+                 Max cpu time              unlimited            unlimited            seconds   \n\
+                 Max locked memory         {soft:<20} {soft:<20} bytes     \n\
+                 Max open files            1048576              1048576              files     \n"
+            ),
+        )
+    }
+
+    fn rdma_core(&self, version: &str) -> &Self {
+        let dir = "/usr/lib/x86_64-linux-gnu";
+        self.file(&format!("{dir}/libibverbs.so.1.14.{version}"), "ELF")
+            .link(&format!("{dir}/libibverbs.so.1"), &format!("libibverbs.so.1.14.{version}"))
+            .file(&format!("{dir}/librdmacm.so.1.3.{version}"), "ELF")
+            .link(&format!("{dir}/librdmacm.so.1"), &format!("librdmacm.so.1.3.{version}"))
+    }
+
+    fn modules(&self, names: &[&str]) -> &Self {
+        self.mkdir("/sys/module");
+        for m in names {
+            self.file(&format!("/sys/module/{m}/refcnt"), "1\n");
+        }
+        self
+    }
+
+    fn gpus(&self, n: u32) -> &Self {
+        self.file("/dev/nvidiactl", "").file("/dev/nvidia-uvm", "");
+        for i in 0..n {
+            self.file(&format!("/dev/nvidia{i}"), "");
+        }
+        self
+    }
+
+    fn port(&self, dev: &str, num: u32, state: &str, link_layer: &str, table_len: u32, gids: &[Gid]) -> &Self {
+        let base = format!("/sys/class/infiniband/{dev}/ports/{num}");
+        self.file(&format!("{base}/state"), &format!("{state}\n"))
+            .file(&format!("{base}/phys_state"), "5: LinkUp\n")
+            .file(&format!("{base}/link_layer"), &format!("{link_layer}\n"))
+            .file(&format!("{base}/rate"), "400 Gb/sec (4X NDR)\n");
+        self.mkdir(&format!("{base}/gid_attrs/types")).mkdir(&format!("{base}/gid_attrs/ndevs"));
+        for i in 0..table_len {
+            let entry = gids.iter().find(|g| g.index == i);
+            let text = entry.map_or_else(|| sysfs_gid(&Ipv6Addr::UNSPECIFIED), |g| sysfs_gid(&g.gid));
+            self.file(&format!("{base}/gids/{i}"), &format!("{text}\n"));
+            // Empty entries answer EINVAL for their attributes; here they simply have no attribute files.
+            if let Some(g) = entry {
+                self.file(&format!("{base}/gid_attrs/types/{i}"), &format!("{}\n", g.kind));
+                if let Some(n) = &g.ndev {
+                    self.file(&format!("{base}/gid_attrs/ndevs/{i}"), &format!("{n}\n"));
+                }
+            }
+        }
+        self
+    }
+}
+
+/// A GID table entry to write.
+#[derive(Clone)]
+struct Gid {
+    index: u32,
+    gid: Ipv6Addr,
+    kind: &'static str,
+    ndev: Option<String>,
+}
+
+fn g(index: u32, gid: Ipv6Addr, kind: &'static str, ndev: &str) -> Gid {
+    Gid {
+        index,
+        gid,
+        kind,
+        ndev: Some(ndev.to_string()),
+    }
+}
+
+/// sysfs prints GIDs as eight 4-digit groups (`%pI6`, no compression).
+fn sysfs_gid(ip: &Ipv6Addr) -> String {
+    ip.segments().iter().map(|s| format!("{s:04x}")).collect::<Vec<_>>().join(":")
+}
+
+const V1: &str = "IB/RoCE v1";
+const V2: &str = "RoCE v2";
+
+// ---------------------------------------------------------------------------------------------------
+// Fixtures
+
+/// How a GB300 pod's GID tables look.
+#[derive(Clone, Copy, PartialEq)]
+enum Layout {
+    /// 0/1 host fe80, 2/3 host IPv4 (host netdev ibsNpP, not in the pod), 6/7 pod fe80, 8/9 pod IPv4,
+    /// 10/11 pod fd02:: global (net<k>): the global RoCE v2 GID at index 11.
+    Healthy,
+    /// Only link-local entries (0/1 on the host netdev, 6/7 on the pod's).
+    LinkLocalOnly,
+    /// 10/11: a global fd02:: GID bound to the host netdev ibsNpP (not in the pod); the pod's own global
+    /// GID is at 12/13.
+    GlobalOnAbsentNetdev,
+}
+
+fn gb300_gids(nic: u32, port: u32, layout: Layout) -> Vec<Gid> {
+    let k = nic * 4 + port;
+    let host = format!("ibs{nic}p{port}");
+    let pod = format!("net{}", k + 1);
+    let host_ll = Ipv6Addr::new(0xfe80, 0, 0, 0, 0x5e00, 0x00ff, 0xfe10, k as u16);
+    let pod_ll = Ipv6Addr::new(0xfe80, 0, 0, 0, 0x7a1c, 0x2aff, 0xfe20, k as u16);
+    let host_v4 = Ipv6Addr::new(0, 0, 0, 0, 0, 0xffff, 0x0a00 | nic as u16, (port << 8 | 1) as u16);
+    let pod_v4 = Ipv6Addr::new(0, 0, 0, 0, 0, 0xffff, 0x0a64 | nic as u16, (port << 8 | 7) as u16);
+    // fd02:00PP:RRDD:SSHH::peer — plane, rail, pod/SU, host.
+    let global = |host_id: u16| Ipv6Addr::new(0xfd02, port as u16, 0x0100 | nic as u16, 0x0101, 0, 0, 0, host_id);
+    let mut v = vec![g(0, host_ll, V1, &host), g(1, host_ll, V2, &host)];
+    match layout {
+        Layout::Healthy => v.extend([
+            g(2, host_v4, V1, &host),
+            g(3, host_v4, V2, &host),
+            g(6, pod_ll, V1, &pod),
+            g(7, pod_ll, V2, &pod),
+            g(8, pod_v4, V1, &pod),
+            g(9, pod_v4, V2, &pod),
+            g(10, global(7), V1, &pod),
+            g(11, global(7), V2, &pod),
+        ]),
+        Layout::LinkLocalOnly => v.extend([g(6, pod_ll, V1, &pod), g(7, pod_ll, V2, &pod)]),
+        Layout::GlobalOnAbsentNetdev => v.extend([
+            g(6, pod_ll, V1, &pod),
+            g(7, pod_ll, V2, &pod),
+            g(10, global(1), V1, &host),
+            g(11, global(1), V2, &host),
+            g(12, global(7), V1, &pod),
+            g(13, global(7), V2, &pod),
+        ]),
+    }
+    v
+}
+
+fn profile(name: &str) -> Profile {
+    let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);
+    assert!(!loaded.has_errors(), "{name}: {:?}", loaded.problems);
+    loaded.profile.unwrap()
+}
+
+/// The environment a pod rendered from `profile` has.
+fn pod_env(profile_name: Option<&str>) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("PATH".to_string(), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string()),
+        ("HOSTNAME".to_string(), "nccl-test-0".to_string()),
+        ("KUBERNETES_SERVICE_HOST".to_string(), "10.96.0.1".to_string()),
+        ("KUBERNETES_SERVICE_PORT".to_string(), "443".to_string()),
+    ];
+    if let Some(name) = profile_name {
+        let plan = roce_render::plan::lower(&profile(name));
+        env.extend(plan.env.into_iter().map(|v| (v.name, v.value)));
+    }
+    env
+}
+
+fn with(mut env: Vec<(String, String)>, name: &str, value: &str) -> Vec<(String, String)> {
+    env.retain(|(k, _)| k != name);
+    env.push((name.to_string(), value.to_string()));
+    env
+}
+
+fn without(mut env: Vec<(String, String)>, name: &str) -> Vec<(String, String)> {
+    env.retain(|(k, _)| k != name);
+    env
+}
+
+const CAP_DOCKER_DEFAULT: u64 = 0x00000000a80425fb; // no IPC_LOCK
+const CAP_IPC_LOCK: u64 = 1 << 14;
+
+/// What every healthy pod has besides the fabric: rdma-core 54, IPC_LOCK, unlimited memlock, 4 GPUs,
+/// nvidia_peermem.
+fn pod_basics(t: &Tree, env: &[(String, String)]) {
+    t.environ(env)
+        .status(CAP_DOCKER_DEFAULT | CAP_IPC_LOCK)
+        .memlock("unlimited")
+        .rdma_core("54.0")
+        .modules(&["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_ucm", "nvidia", "nvidia_peermem"])
+        .gpus(4)
+        .file("/var/run/secrets/kubernetes.io/serviceaccount/namespace", "default");
+}
+
+/// A GB300 RoCE pod with all 16 Multus networks: RDMA devices ibp0p0..ibp3p3 (port 1), netdevs
+/// eth0, lo, net1..net16.
+fn gb300_pod(layout: Layout, table_len: u32, env: &[(String, String)]) -> Tree {
+    let t = Tree::new();
+    pod_basics(&t, env);
+    let mut nets = vec!["lo".to_string(), "eth0".to_string()];
+    nets.extend((1..=16).map(|i| format!("net{i}")));
+    t.netdevs(&nets);
+    for nic in 0..4 {
+        for port in 0..4 {
+            let dev = format!("ibp{nic}p{port}");
+            t.port(&dev, 1, "4: ACTIVE", "Ethernet", table_len, &gb300_gids(nic, port, layout));
+            t.file(&format!("/sys/class/infiniband/{dev}/node_type"), "1: CA\n")
+                .file(&format!("/sys/class/infiniband/{dev}/fw_ver"), "40.44.1036\n");
+        }
+    }
+    t
+}
+
+fn healthy(profile: Option<&str>) -> Tree {
+    gb300_pod(Layout::Healthy, 32, &pod_env(profile))
+}
+
+/// A pod without the Multus annotation: only lo and eth0, no RDMA devices.
+fn no_multus_pod(profile: Option<&str>) -> Tree {
+    let t = Tree::new();
+    pod_basics(&t, &pod_env(profile));
+    t.netdevs(&["lo".into(), "eth0".into()]);
+    t
+}
+
+/// An HGX H100 InfiniBand node (not a pod): ibp0..ibp7, link layer InfiniBand, IPoIB netdevs ib0..ib7.
+fn ib_node() -> Tree {
+    let t = Tree::new();
+    t.environ(&[("PATH".into(), "/usr/bin:/bin".into()), ("HOME".into(), "/root".into())])
+        .status(0x000001ffffffffff)
+        .memlock("unlimited")
+        .rdma_core("50.0")
+        .modules(&["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "ib_ipoib", "nvidia", "nvidia_peermem"])
+        .gpus(8);
+    let mut nets = vec!["lo".to_string(), "eth0".to_string()];
+    nets.extend((0..8).map(|i| format!("ib{i}")));
+    t.netdevs(&nets);
+    for i in 0..8u16 {
+        let dev = format!("ibp{i}");
+        let gid = Ipv6Addr::new(0xfe80, 0, 0, 0, 0xa088, 0xc203, 0x00b1, 0x1000 + i);
+        // InfiniBand GIDs: subnet prefix + port GUID; the attributes report `IB/RoCE v1` and no netdev.
+        let gids = [Gid {
+            index: 0,
+            gid,
+            kind: V1,
+            ndev: None,
+        }];
+        t.port(&dev, 1, "4: ACTIVE", "InfiniBand", 8, &gids);
+        t.file(&format!("/sys/class/infiniband/{dev}/device/net/ib{i}/ifindex"), "5\n");
+    }
+    t
+}
+
+fn codes(r: &Report) -> Vec<&'static str> {
+    r.findings.iter().map(|p| p.code.as_str()).collect()
+}
+
+fn run(t: &Tree, profile_name: Option<&str>) -> Report {
+    let p = profile_name.map(profile);
+    doctor::probe(&t.root(), None, p.as_ref())
+}
+
+fn finding<'a>(r: &'a Report, code: &str) -> &'a roce_model::Problem {
+    r.findings
+        .iter()
+        .find(|p| p.code.as_str() == code)
+        .unwrap_or_else(|| panic!("no {code} in {:#?}", r.findings))
+}
+
+fn suggested(r: &Report) -> Vec<Option<u32>> {
+    r.ports.iter().map(|p| p.suggested_gid_index).collect()
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The six trees
+
+#[test]
+fn healthy_gb300_pod_has_no_findings_and_suggests_index_11() {
+    for name in ["coreweave/gb300-roce", "coreweave/gb300-roce-nixl"] {
+        let t = healthy(Some(name));
+        let r = run(&t, Some(name));
+        assert_eq!(codes(&r), Vec::<&str>::new(), "{name}: {:#?}", r.findings);
+        assert_eq!(r.ports.len(), 16);
+        assert_eq!(suggested(&r), vec![Some(11); 16], "{name}");
+        let names: Vec<String> = r.ports.iter().map(|p| p.device.clone()).collect();
+        assert_eq!(names[0], "ibp0p0");
+        assert_eq!(names[15], "ibp3p3");
+        let netdevs: Vec<String> = r.ports.iter().map(|p| p.netdev.clone().unwrap()).collect();
+        assert_eq!(netdevs, (1..=16).map(|i| format!("net{i}")).collect::<Vec<_>>());
+        assert!(r.ports.iter().all(|p| p.state.as_deref() == Some("ACTIVE") && p.link_layer.as_deref() == Some("Ethernet")));
+        assert_eq!(r.env_has_profile_vars, Some(true));
+        assert!(r.facts.in_pod);
+    }
+}
+
+#[test]
+fn healthy_gb300_pod_without_a_profile_prefers_ipv4() {
+    // No family anywhere: IPv4-mapped first (UCX's order); 3 is the host's netdev, so the pod's 9.
+    let t = healthy(None);
+    let r = run(&t, None);
+    assert_eq!(codes(&r), Vec::<&str>::new(), "{:#?}", r.findings);
+    assert_eq!(suggested(&r), vec![Some(9); 16]);
+    // The environment's family wins over nothing.
+    let t = gb300_pod(Layout::Healthy, 32, &with(pod_env(None), "NCCL_IB_ADDR_FAMILY", "AF_INET6"));
+    assert_eq!(suggested(&run(&t, None)), vec![Some(11); 16]);
+}
+
+#[test]
+fn pod_without_multus_says_the_annotation_or_resource_is_missing() {
+    let t = no_multus_pod(Some("coreweave/gb300-roce"));
+    let r = run(&t, Some("coreweave/gb300-roce"));
+    assert_eq!(codes(&r), ["roce::doctor::no_rdma_devices"], "{:#?}", r.findings);
+    let p = &r.findings[0];
+    assert!(p.message.contains("the only network interface is eth0"), "{}", p.message);
+    assert!(p.message.contains("k8s.v1.cni.cncf.io/networks` (16 NADs in cw-multus)"), "{}", p.message);
+    assert!(p.message.contains("`rdma/ib` resource request"), "{}", p.message);
+    assert!(p.message.contains("`NCCL_IB_HCA=ibp` (set in the environment) matches nothing"), "{}", p.message);
+    assert!(r.ports.is_empty());
+
+    // UCX over RDMA also names the missing devices.
+    let t = no_multus_pod(Some("coreweave/gb300-roce-nixl"));
+    let r = run(&t, Some("coreweave/gb300-roce-nixl"));
+    assert_eq!(codes(&r), ["roce::doctor::no_rdma_devices", "roce::doctor::ucx_net_device"]);
+    assert!(r.findings[1].message.contains("ibp0p0:1, ibp0p1:1, ibp0p2:1, ibp0p3:1"), "{}", r.findings[1].message);
+
+    // Without a profile: the issue's wording.
+    let t = no_multus_pod(None);
+    let r = run(&t, None);
+    assert_eq!(codes(&r), ["roce::doctor::no_rdma_devices"]);
+    assert!(r.findings[0].message.contains("the Multus annotation or the `rdma/ib` resource request is missing"));
+
+    // An InfiniBand profile needs no Multus: only the resource.
+    let t = no_multus_pod(Some("coreweave/h100-ib"));
+    let r = run(&t, Some("coreweave/h100-ib"));
+    assert!(codes(&r).contains(&"roce::doctor::no_rdma_devices"));
+    assert!(r.findings[0].message.contains("the `rdma/ib` resource request is missing"), "{}", r.findings[0].message);
+    assert!(!r.findings[0].message.contains("Multus"));
+}
+
+#[test]
+fn link_local_only_gids_leave_no_usable_index() {
+    let name = "coreweave/gb300-roce";
+    let t = gb300_pod(Layout::LinkLocalOnly, 32, &pod_env(Some(name)));
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), ["roce::doctor::no_usable_gid"], "{:#?}", r.findings);
+    let p = &r.findings[0];
+    assert!(p.message.starts_with("no usable GID on ibp0p0:1, ibp0p1:1, …, ibp3p3:1 (16)"), "{}", p.message);
+    assert!(p.message.contains("RoCE v2 IPv6 GID in fd02::/16"), "{}", p.message);
+    assert!(p.message.contains("4 link-local"), "{}", p.message);
+    assert!(p.help.as_deref().unwrap().contains("fd02::/16"));
+    assert_eq!(suggested(&r), vec![None; 16]);
+    // Without a profile too: link-local never qualifies.
+    let t = gb300_pod(Layout::LinkLocalOnly, 32, &pod_env(None));
+    let r = run(&t, None);
+    assert_eq!(codes(&r), ["roce::doctor::no_usable_gid"]);
+}
+
+#[test]
+fn gid_on_a_netdev_outside_the_namespace_is_not_suggested() {
+    // The NIXL profile pins UCX_IB_GID_INDEX=11; here 11 belongs to the host's ibsNpP.
+    let name = "coreweave/gb300-roce-nixl";
+    let t = gb300_pod(Layout::GlobalOnAbsentNetdev, 32, &pod_env(Some(name)));
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), ["roce::doctor::gid_index"], "{:#?}", r.findings);
+    let p = &r.findings[0];
+    assert!(p.message.starts_with("`UCX_IB_GID_INDEX=11` (set in the environment) is bound to netdev ibs0p0, which is not in this network namespace on ibp0p0:1"), "{}", p.message);
+    assert_eq!(p.help.as_deref().unwrap(), "use index 13, a RoCE v2 IPv6 GID in fd02::/16 bound to a netdev in this namespace on every one of these ports");
+    // UCX uses only the four devices in UCX_NET_DEVICES: four findings (one netdev each), none for the rest.
+    assert_eq!(r.findings.len(), 1, "one netdev per port, but the reason names it: {:#?}", r.findings);
+    assert_eq!(suggested(&r), vec![Some(13); 16]);
+
+    // Without a fixed index NCCL/UCX pick by family and range; the suggestion is still 13.
+    let name = "coreweave/gb300-roce";
+    let t = gb300_pod(Layout::GlobalOnAbsentNetdev, 32, &pod_env(Some(name)));
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), Vec::<&str>::new(), "{:#?}", r.findings);
+    assert_eq!(suggested(&r), vec![Some(13); 16]);
+}
+
+#[test]
+fn infiniband_node() {
+    let t = ib_node();
+    let r = run(&t, Some("coreweave/h100-ib"));
+    assert_eq!(codes(&r), Vec::<&str>::new(), "{:#?}", r.findings);
+    assert_eq!(r.ports.len(), 8);
+    assert!(r.ports.iter().all(|p| p.link_layer.as_deref() == Some("InfiniBand")));
+    assert_eq!(suggested(&r), vec![None; 8], "GID index is ignored on InfiniBand");
+    assert_eq!(r.ports[3].netdev.as_deref(), Some("ib3"));
+    assert!(!r.facts.in_pod);
+    assert_eq!(r.env_has_profile_vars, Some(false));
+
+    // The RoCE profile on this node: wrong fabric, missing rails, GPU count.
+    let r = run(&t, Some("coreweave/gb300-roce"));
+    assert_eq!(
+        codes(&r),
+        ["roce::doctor::link_layer", "roce::doctor::missing_rail", "roce::doctor::gpus"],
+        "{:#?}",
+        r.findings
+    );
+    assert!(r.findings[0].message.contains("the profile's fabric is roce but ibp0:1, ibp1:1, …, ibp7:1 (8) are InfiniBand"));
+    assert!(r.findings[1].message.contains("16 of the profile's 16 rail devices are missing"));
+    // The profile line is the label.
+    assert!(!r.findings[0].labels.is_empty());
+}
+
+#[test]
+fn plain_vm() {
+    let t = Tree::new();
+    let r = run(&t, None);
+    assert_eq!(codes(&r), ["roce::doctor::no_rdma_devices"]);
+    assert!(r.findings[0].message.contains("/sys/module is unreadable"), "{}", r.findings[0].message);
+    assert!(r.ports.is_empty());
+    let f = &r.facts;
+    assert_eq!((f.cap_eff, f.memlock, f.gpus, &f.netdevs, &f.libibverbs), (None, None, None, &None, &None));
+    let j = r.to_json();
+    for key in ["rdma_core_version", "ipc_lock", "memlock"] {
+        assert!(j[key].is_null(), "{key}");
+    }
+    // With a profile the missing rdma-core userspace matters too.
+    let r = run(&t, Some("coreweave/gb300-roce"));
+    assert_eq!(codes(&r), ["roce::doctor::no_rdma_devices", "roce::doctor::no_libibverbs"]);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Each finding fires, and does not
+
+fn healthy_with(env: Vec<(String, String)>) -> Tree {
+    gb300_pod(Layout::Healthy, 32, &env)
+}
+
+#[test]
+fn configured_gid_index_reasons_and_suggestion() {
+    let name = "coreweave/gb300-roce";
+    let cases = [
+        ("3", Some("is bound to netdev ibs0p0, which is not in this network namespace")),
+        ("7", Some("is a link-local (fe80::/64) GID, which is not routable")),
+        ("9", Some("is an IPv4 GID where IPv6 is wanted")),
+        ("10", Some("is a RoCE v1 GID (RoCE v2 is needed)")),
+        ("4", Some("is an empty GID entry")),
+        ("300", Some("is past the end of the GID table (32 entries)")),
+        ("11", None),
+        ("-1", None),
+        ("auto", None),
+    ];
+    for (index, want) in cases {
+        let t = healthy_with(with(pod_env(Some(name)), "NCCL_IB_GID_INDEX", index));
+        let r = run(&t, Some(name));
+        let gid: Vec<_> = r.findings.iter().filter(|p| p.code.as_str() == "roce::doctor::gid_index").collect();
+        match want {
+            Some(reason) => {
+                assert_eq!(gid.len(), 1, "{index}: {:#?}", r.findings);
+                assert!(gid[0].message.starts_with(&format!("`NCCL_IB_GID_INDEX={index}` (set in the environment) {reason}")), "{index}: {}", gid[0].message);
+                let help = gid[0].help.as_deref().unwrap();
+                assert!(help.starts_with("use index 11, "), "{help}");
+                assert!(help.ends_with("let NCCL choose by NCCL_IB_ADDR_FAMILY and NCCL_IB_ADDR_RANGE"), "{help}");
+            }
+            None => assert!(gid.is_empty(), "{index}: {:#?}", gid),
+        }
+    }
+}
+
+#[test]
+fn gid_index_from_the_profile_points_at_the_profile() {
+    // No environment at all: the profile's UCX_IB_GID_INDEX=11 is checked, and the finding carries its line.
+    let t = gb300_pod(Layout::GlobalOnAbsentNetdev, 32, &[]);
+    let r = run(&t, Some("coreweave/gb300-roce-nixl"));
+    let p = finding(&r, "roce::doctor::gid_index");
+    assert!(p.message.starts_with("`UCX_IB_GID_INDEX=11` (from the profile)"), "{}", p.message);
+    assert_eq!(p.labels.len(), 1);
+    assert_eq!(r.env_has_profile_vars, Some(false));
+    assert!(!codes(&r).contains(&"roce::doctor::env_drift"));
+}
+
+#[test]
+fn hca_matches_nothing() {
+    let name = "coreweave/gb300-roce";
+    let env = with(pod_env(Some(name)), "NCCL_IB_HCA", "mlx5");
+    let r = run(&healthy_with(env), Some(name));
+    let p = finding(&r, "roce::doctor::hca_matches_nothing");
+    assert!(p.message.contains("`NCCL_IB_HCA=mlx5` (set in the environment) matches none of the 16 active RDMA ports"), "{}", p.message);
+    assert_eq!(p.help.as_deref(), Some("use a prefix of the devices here: `NCCL_IB_HCA=ibp`"));
+    // The profile's `ibp` matches.
+    let r = run(&healthy(Some(name)), Some(name));
+    assert!(!codes(&r).contains(&"roce::doctor::hca_matches_nothing"));
+    // IB node with mlx5-style names.
+    let r = run(&ib_node(), Some("coreweave/h100-ib"));
+    assert!(!codes(&r).contains(&"roce::doctor::hca_matches_nothing"));
+}
+
+#[test]
+fn socket_ifname_matches_nothing() {
+    let name = "coreweave/gb300-roce";
+    let r = run(&healthy_with(with(pod_env(Some(name)), "NCCL_SOCKET_IFNAME", "ens")), Some(name));
+    let p = finding(&r, "roce::doctor::socket_ifname");
+    assert!(p.message.contains("matches no network interface here (eth0, lo, …, net9 (18))"), "{}", p.message);
+    let r = run(&healthy(Some(name)), Some(name));
+    assert!(!codes(&r).contains(&"roce::doctor::socket_ifname"));
+}
+
+#[test]
+fn ucx_net_devices_must_exist() {
+    let name = "coreweave/gb300-roce-nixl";
+    let env = with(pod_env(Some(name)), "UCX_NET_DEVICES", "ibp0p0:1,ibp2p1:2,ibp9p9:1,eth0,eth7");
+    let r = run(&healthy_with(env), Some(name));
+    let p = finding(&r, "roce::doctor::ucx_net_device");
+    assert!(p.message.contains("names ibp2p1:2, ibp9p9:1, eth7 which do not exist here"), "{}", p.message);
+    assert!(p.help.as_deref().unwrap().contains("RDMA ports ibp0p0:1, ibp0p1:1, …, ibp3p3:1 (16)"));
+    let env = with(pod_env(Some(name)), "UCX_NET_DEVICES", "ibp2p1:1,eth0");
+    let r = run(&healthy_with(env), Some(name));
+    assert!(!codes(&r).contains(&"roce::doctor::ucx_net_device"), "{:#?}", r.findings);
+    let env = with(pod_env(Some(name)), "UCX_NET_DEVICES", "all");
+    assert!(!codes(&run(&healthy_with(env), Some(name))).contains(&"roce::doctor::ucx_net_device"));
+}
+
+#[test]
+fn rdma_core_older_than_54_with_ucx_over_rdma() {
+    let nixl = "coreweave/gb300-roce-nixl";
+    let t = healthy(Some(nixl));
+    t.rdma_core("50.0");
+    let r = run(&t, Some(nixl));
+    assert_eq!(codes(&r), ["roce::doctor::rdma_core"]);
+    let p = &r.findings[0];
+    assert!(p.message.starts_with("rdma-core 50.0 < 54 (/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0)"), "{}", p.message);
+    assert!(p.message.contains("vendor_err 0x89"));
+    assert_eq!(r.to_json()["rdma_core_version"], "50.0");
+    // NCCL-only (UCX pinned to TCP): rdma-core 50 is fine.
+    let tcp = "coreweave/gb300-roce";
+    let t = healthy(Some(tcp));
+    t.rdma_core("50.0");
+    assert_eq!(codes(&run(&t, Some(tcp))), Vec::<&str>::new());
+    // No profile, but the environment asks UCX for mlx5 transports.
+    let t = healthy_with(with(pod_env(None), "UCX_TLS", "rc_mlx5,ud_mlx5,cuda_copy"));
+    t.rdma_core("50.0");
+    assert_eq!(codes(&run(&t, None)), ["roce::doctor::rdma_core"]);
+    let t = healthy_with(with(pod_env(None), "UCX_TLS", "rc_mlx5,ud_mlx5,cuda_copy"));
+    assert_eq!(codes(&run(&t, None)), Vec::<&str>::new());
+    // MLNX_OFED spelling of the release.
+    let t = healthy(Some(nixl));
+    t.remove("/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.54.0").rdma_core("2410mlnx54.0");
+    let r = run(&t, Some(nixl));
+    assert_eq!(codes(&r), Vec::<&str>::new(), "{:#?}", r.findings);
+    assert_eq!(r.facts.libibverbs.as_ref().unwrap().major, Some(54));
+}
+
+#[test]
+fn libibverbs_missing() {
+    let name = "coreweave/gb300-roce";
+    let t = healthy(Some(name));
+    t.remove("/usr/lib/x86_64-linux-gnu");
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), ["roce::doctor::no_libibverbs"]);
+    // Found through LD_LIBRARY_PATH in a non-standard place.
+    let t = healthy_with(with(pod_env(Some(name)), "LD_LIBRARY_PATH", "/opt/rdma/lib"));
+    t.remove("/usr/lib/x86_64-linux-gnu");
+    t.file("/opt/rdma/lib/libibverbs.so.1.14.56.0", "ELF").link("/opt/rdma/lib/libibverbs.so.1", "libibverbs.so.1.14.56.0");
+    let r = run(&t, Some(name));
+    assert!(!codes(&r).contains(&"roce::doctor::no_libibverbs"), "{:#?}", r.findings);
+    assert_eq!(r.facts.libibverbs.as_ref().unwrap().version.as_deref(), Some("56.0"));
+    // And through /etc/ld.so.conf.d.
+    let t = healthy(Some(name));
+    t.remove("/usr/lib/x86_64-linux-gnu");
+    t.file("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n")
+        .file("/etc/ld.so.conf.d/mlnx.conf", "# rdma\n/usr/lib/mlnx\n")
+        .file("/usr/lib/mlnx/libibverbs.so.1.14.58.0", "ELF")
+        .link("/usr/lib/mlnx/libibverbs.so.1", "/usr/lib/mlnx/libibverbs.so.1.14.58.0");
+    let r = run(&t, Some(name));
+    assert_eq!(r.facts.libibverbs.as_ref().unwrap().version.as_deref(), Some("58.0"));
+}
+
+#[test]
+fn ipc_lock_and_memlock() {
+    let name = "coreweave/gb300-roce";
+    // No IPC_LOCK, unlimited memlock: the profile requires the capability.
+    let t = healthy(Some(name));
+    t.status(CAP_DOCKER_DEFAULT);
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), ["roce::doctor::ipc_lock"]);
+    assert!(r.findings[0].message.contains("CapEff 00000000a80425fb"), "{}", r.findings[0].message);
+    assert_eq!(r.to_json()["ipc_lock"], false);
+    // No IPC_LOCK and 8 MiB memlock: both.
+    t.memlock("8388608");
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), ["roce::doctor::ipc_lock", "roce::doctor::memlock"]);
+    assert!(r.findings[1].message.contains("limited to 8 MiB"));
+    assert_eq!(r.to_json()["memlock"], 8388608);
+    // IPC_LOCK lifts the limit for RDMA pinning: nothing.
+    t.status(CAP_DOCKER_DEFAULT | CAP_IPC_LOCK);
+    assert_eq!(codes(&run(&t, Some(name))), Vec::<&str>::new());
+    // Without a profile the capability alone is not required when memlock is unlimited.
+    let t = healthy(None);
+    t.status(CAP_DOCKER_DEFAULT);
+    assert_eq!(codes(&run(&t, None)), Vec::<&str>::new());
+    t.memlock("65536");
+    assert_eq!(codes(&run(&t, None)), ["roce::doctor::ipc_lock", "roce::doctor::memlock"]);
+}
+
+#[test]
+fn peer_memory() {
+    let name = "coreweave/gb300-roce";
+    let t = healthy(Some(name));
+    t.remove("/sys/module/nvidia_peermem");
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), ["roce::doctor::peer_memory"]);
+    // The legacy module counts.
+    t.file("/sys/kernel/mm/memory_peers/nv_mem/version", "1.3-0\n");
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), Vec::<&str>::new());
+    assert_eq!(r.to_json()["peer_memory"], "nv_peer_mem");
+}
+
+#[test]
+fn gpu_count() {
+    let name = "coreweave/gb300-roce";
+    let t = healthy(Some(name));
+    t.remove("/dev/nvidia3").remove("/dev/nvidia2");
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), ["roce::doctor::gpus"]);
+    assert_eq!(r.findings[0].message, "2 GPU(s) visible; the profile's node pool has 4 per node");
+    // /proc/driver/nvidia/gpus is the fallback when /dev has no GPU nodes.
+    let t = healthy(Some(name));
+    for i in 0..4 {
+        t.remove(&format!("/dev/nvidia{i}"));
+        t.file(&format!("/proc/driver/nvidia/gpus/0000:0{i}:00.0/information"), "Model: GB300\n");
+    }
+    let r = run(&t, Some(name));
+    assert_eq!(r.facts.gpus, Some(4));
+    assert_eq!(codes(&r), Vec::<&str>::new());
+}
+
+#[test]
+fn port_down() {
+    let name = "coreweave/gb300-roce";
+    let t = healthy(Some(name));
+    t.file("/sys/class/infiniband/ibp1p2/ports/1/state", "1: DOWN\n");
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), ["roce::doctor::port_down"], "{:#?}", r.findings);
+    assert!(r.findings[0].message.starts_with("RDMA ports not ACTIVE: ibp1p2:1 (DOWN)"));
+    assert_eq!(r.ports[6].state.as_deref(), Some("DOWN"));
+}
+
+#[test]
+fn missing_rails() {
+    let name = "coreweave/gb300-roce";
+    let t = healthy(Some(name));
+    t.remove("/sys/class/infiniband/ibp3p3").remove("/sys/class/net/net16");
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), ["roce::doctor::missing_rail"], "{:#?}", r.findings);
+    assert_eq!(
+        r.findings[0].message,
+        "1 of the profile's 16 rail devices are missing: ibp3p3; rail netdevs missing from this namespace: net16"
+    );
+    assert!(r.findings[0].help.as_deref().unwrap().contains("k8s.v1.cni.cncf.io/networks"));
+}
+
+#[test]
+fn environment_drift() {
+    let name = "coreweave/gb300-roce";
+    let env = without(with(pod_env(Some(name)), "NCCL_IB_TC", "41"), "NCCL_IB_ADDR_RANGE");
+    let r = run(&healthy_with(env), Some(name));
+    assert_eq!(codes(&r), ["roce::doctor::env_drift"], "{:#?}", r.findings);
+    assert!(r.findings[0].message.contains("differs: NCCL_IB_TC=41 (profile: 96); missing: NCCL_IB_ADDR_RANGE"), "{}", r.findings[0].message);
+    // An environment with none of the profile's variables is a "would it work here" probe: no drift.
+    let r = run(&healthy_with(pod_env(None)), Some(name));
+    assert_eq!(codes(&r), Vec::<&str>::new());
+    assert_eq!(r.env_has_profile_vars, Some(false));
+}
+
+#[test]
+fn no_rdma_devices_on_a_host_names_the_driver() {
+    let t = Tree::new();
+    t.modules(&["mlx5_core", "nvidia"]).netdevs(&["lo".into(), "enp1s0f0np0".into()]);
+    let r = run(&t, None);
+    let p = finding(&r, "roce::doctor::no_rdma_devices");
+    assert!(p.message.contains("mlx5_core is loaded but mlx5_ib is not"), "{}", p.message);
+    assert!(p.message.contains("(the only network interface is enp1s0f0np0)"), "{}", p.message);
+    assert!(p.help.as_deref().unwrap().contains("modprobe mlx5_ib"));
+    t.modules(&["mlx5_ib"]);
+    let r = run(&t, None);
+    assert!(r.findings[0].message.contains("mlx5_core and mlx5_ib are loaded but no NIC registered an RDMA device"));
+    // With devices there is no such finding.
+    assert!(!codes(&run(&healthy(None), None)).contains(&"roce::doctor::no_rdma_devices"));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Environment, JSON, read-only, speed
+
+#[test]
+fn environment_comes_from_the_root_or_the_caller() {
+    let t = healthy_with(with(pod_env(None), "NCCL_IB_HCA", "mlx5"));
+    let from_root = doctor::probe(&t.root(), None, None);
+    assert_eq!(from_root.facts.env.get("NCCL_IB_HCA"), Some("mlx5"));
+    assert_eq!(from_root.to_json()["env_source"], "environ");
+    assert!(codes(&from_root).contains(&"roce::doctor::hca_matches_nothing"));
+    // A given environment replaces environ entirely.
+    let given = doctor::probe(&t.root(), Some(Env::from_pairs([("NCCL_IB_HCA", "ibp")])), None);
+    assert_eq!(codes(&given), Vec::<&str>::new());
+    assert!(!given.facts.in_pod || t.path("/var/run/secrets/kubernetes.io/serviceaccount").exists());
+}
+
+#[test]
+fn json_shape() {
+    let name = "coreweave/gb300-roce";
+    let t = healthy(Some(name));
+    t.status(CAP_DOCKER_DEFAULT);
+    let j = run(&t, Some(name)).to_json();
+    assert_eq!(j["devices"].as_array().unwrap().len(), 16);
+    assert_eq!(
+        j["devices"][0],
+        serde_json::json!({"name": "ibp0p0", "port": 1, "state": "ACTIVE", "link_layer": "Ethernet", "netdev": "net1", "suggested_gid_index": 11})
+    );
+    assert_eq!(j["rdma_core_version"], "54.0");
+    assert_eq!(j["ipc_lock"], false);
+    assert_eq!(j["memlock"], "unlimited");
+    assert_eq!(j["gpus"], 4);
+    assert_eq!(j["peer_memory"], "nvidia_peermem");
+    assert_eq!(j["pod"], true);
+    assert_eq!(j["gid_family"], "IPv6");
+    assert_eq!(j["gid_range"], "fd02::/16");
+    let f = &j["findings"][0];
+    assert_eq!(f["code"], "roce::doctor::ipc_lock");
+    assert_eq!(f["severity"], "error");
+    assert!(f["message"].as_str().unwrap().starts_with("IPC_LOCK is not in the effective capabilities"));
+    assert!(f["help"].as_str().unwrap().contains("IPC_LOCK"));
+}
+
+/// Every file's path, size, mode and modification time.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (u64, u32, std::time::SystemTime)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let m = std::fs::symlink_metadata(e.path()).unwrap();
+            out.insert(e.path(), (m.len(), m.mode(), m.modified().unwrap()));
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn probing_never_writes() {
+    let t = healthy(Some("coreweave/gb300-roce"));
+    let before = snapshot(t.dir.path());
+    let _ = run(&t, Some("coreweave/gb300-roce"));
+    let _ = run(&t, None);
+    assert_eq!(before, snapshot(t.dir.path()));
+}
+
+#[test]
+fn sixteen_ports_with_full_gid_tables_probe_under_100ms() {
+    // 16 ports × 255 GID entries (mlx5's RoCE table size), as on a GB300 node.
+    let name = "coreweave/gb300-roce";
+    let t = gb300_pod(Layout::Healthy, 255, &pod_env(Some(name)));
+    let p = profile(name);
+    let mut best = Duration::MAX;
+    for _ in 0..5 {
+        let start = Instant::now();
+        let r = doctor::probe(&t.root(), None, Some(&p));
+        best = best.min(start.elapsed());
+        assert_eq!(r.ports.len(), 16);
+        assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    }
+    eprintln!("doctor on 16 ports x 255 GIDs: best of 5 = {best:?}");
+    assert!(best < Duration::from_millis(100), "{best:?}");
+}

@@ -1,0 +1,318 @@
+//! Reading workload manifests: multi-document YAML → one spanned [`Node`] tree per document, and a tree
+//! back to an ordered [`Yaml`] value that re-emits with the author's spellings.
+//!
+//! The same reader serves `roce apply` (which re-emits the documents) and `roce lint` (which points
+//! problems at lines of the user's file), so both see a manifest the same way. It uses serde-saphyr like
+//! the profile front end, with settings for Kubernetes manifests rather than profiles:
+//!
+//! * several documents per file (`---`); empty and null-only documents are skipped;
+//! * YAML 1.1-style booleans (`yes`, `on`) are booleans, as go-yaml v2 (which Kubernetes' `sigs.k8s.io/yaml`
+//!   builds on) reads them; a re-emitted document writes every non-string scalar exactly as the author
+//!   did, so its type does not change either way;
+//! * duplicate keys are a syntax error (strict Kubernetes decoders refuse them);
+//! * nesting is limited to [`MAX_DEPTH`] levels, and serde-saphyr's alias budget stops alias bombs.
+
+use std::fmt;
+
+use roce_model::source::{Origin, SourceId, Spanned};
+use roce_model::tree::{self, Entry, Node, Scalar, Value};
+use roce_model::{Code, Problem};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::Spanned as YSpanned;
+
+use crate::yaml::Yaml;
+
+/// Deepest nesting a manifest may have. A JobSet container's `env[].valueFrom.fieldRef` sits about 16
+/// levels deep; 128 leaves room for anything real and keeps hostile input off the stack.
+pub const MAX_DEPTH: usize = 128;
+
+/// Parse every document of a manifest file.
+///
+/// Each document becomes a [`Node`] tree whose origins point into `text` (in `source`). A map's origin is
+/// the key that holds it (the document root's: its first key); a scalar's is the literal, quotes included.
+///
+/// # Errors
+///
+/// The first YAML error, as a `roce::lint::syntax` problem at the place the parser stopped.
+///
+/// ```
+/// use roce_model::source::{Source, Sources};
+/// use roce_model::tree::Value;
+/// let mut sources = Sources::default();
+/// let id = sources.add(Source::new("job.yaml", "kind: Pod\n---\nkind: Job\n"));
+/// let docs = roce_render::apply::manifest::parse(&sources.get(id).text, id).unwrap();
+/// assert_eq!(docs.len(), 2);
+/// assert!(matches!(docs[1].value, Value::Map(_)));
+/// ```
+pub fn parse(text: &str, source: SourceId) -> Result<Vec<Node>, Problem> {
+    let mut options = serde_saphyr::Options::default();
+    options.with_snippet = false;
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
+    if let Some(budget) = options.budget.as_mut() {
+        budget.max_depth = MAX_DEPTH;
+    }
+    let docs: Vec<YSpanned<YVal>> = serde_saphyr::from_multiple_with_options(text, options)
+        .map_err(|e| syntax_problem(text, source, &e))?;
+    Ok(docs
+        .into_iter()
+        .map(|d| convert(text, source, d))
+        .collect())
+}
+
+/// The problem for a file that is not UTF-8 text.
+pub fn not_text(source: SourceId) -> Problem {
+    Problem::new(
+        Code::LintSyntax,
+        "the file is not UTF-8 text, so it cannot be a YAML manifest",
+    )
+    .at(Origin::new(source, 0..0), "not text")
+    .help("is this the right file? manifests are YAML text")
+}
+
+fn syntax_problem(text: &str, source: SourceId, err: &serde_saphyr::Error) -> Problem {
+    let origin = err
+        .location()
+        .and_then(|l| byte_range(text, l.span()).or_else(|| line_col_range(text, &l)))
+        .map(|r| Origin::new(source, r))
+        .unwrap_or_else(|| Origin::new(source, 0..text.len().min(1)));
+    let message = err.to_string();
+    let first = message.lines().next().unwrap_or("invalid YAML").trim();
+    let first = first.rfind(" at line ").map_or(first, |i| &first[..i]);
+    let deep = first.contains("budget breached") && first.contains("Depth")
+        || first.contains("recursion");
+    if deep {
+        return Problem::new(
+            Code::LintSyntax,
+            format!("the manifest nests deeper than {MAX_DEPTH} levels"),
+        )
+        .at(origin, "too deep here")
+        .help("a Kubernetes object nests about 16 levels at most; is this the right file?");
+    }
+    Problem::new(Code::LintSyntax, format!("invalid YAML: {first}"))
+        .at(origin, "here")
+        .help("fix the YAML syntax; roce reads the file only when `kubectl` could")
+}
+
+fn byte_range(text: &str, span: serde_saphyr::Span) -> Option<std::ops::Range<usize>> {
+    let start = usize::try_from(span.byte_offset()?).ok()?.min(text.len());
+    let len = usize::try_from(span.byte_len().unwrap_or(0)).ok()?;
+    Some(start..(start + len).min(text.len()))
+}
+
+/// A byte range from a 1-based line and column (in characters), for errors without a byte offset.
+fn line_col_range(text: &str, l: &serde_saphyr::Location) -> Option<std::ops::Range<usize>> {
+    let line = usize::try_from(l.line()).ok()?.checked_sub(1)?;
+    let column = usize::try_from(l.column()).ok()?.saturating_sub(1);
+    let start = if line == 0 {
+        0
+    } else {
+        text.match_indices('\n').nth(line - 1).map(|(i, _)| i + 1)?
+    };
+    let rest = &text[start..];
+    let at = rest
+        .char_indices()
+        .take_while(|(_, c)| *c != '\n')
+        .nth(column)
+        .map_or_else(|| rest.find('\n').unwrap_or(rest.len()), |(i, _)| i);
+    Some(start + at..start + at)
+}
+
+fn origin_of(text: &str, source: SourceId, loc: &serde_saphyr::Location) -> Origin {
+    Origin::new(source, byte_range(text, loc.span()).unwrap_or(0..0))
+}
+
+fn convert(text: &str, source: SourceId, v: YSpanned<YVal>) -> Node {
+    let origin = origin_of(text, source, &v.referenced);
+    match v.value {
+        YVal::Map(pairs) => {
+            let mut entries = Vec::with_capacity(pairs.len());
+            for (k, val) in pairs {
+                let key_origin = origin_of(text, source, &k.referenced);
+                let key = match k.value {
+                    YVal::Scalar(Scalar::Str(s)) => s,
+                    YVal::Scalar(Scalar::Int(i)) => i.to_string(),
+                    YVal::Scalar(Scalar::Bool(b)) => b.to_string(),
+                    YVal::Scalar(Scalar::Float(f)) => f.to_string(),
+                    YVal::Scalar(Scalar::Null) => String::new(),
+                    // A complex key never occurs in a Kubernetes object; keep its place in the file.
+                    _ => text.get(key_origin.range()).unwrap_or("?").to_string(),
+                };
+                let mut node = convert(text, source, val);
+                if matches!(node.value, Value::Map(_))
+                    || matches!(node.value, Value::Seq(_)) && node.origin.len == 0
+                {
+                    node.origin = key_origin;
+                }
+                entries.push(Entry {
+                    key: Spanned::new(key, key_origin),
+                    node,
+                });
+            }
+            let origin = entries.first().map_or(origin, |e| e.key.origin);
+            Node::new(Value::Map(entries), origin)
+        }
+        YVal::Seq(items) => Node::new(
+            Value::Seq(
+                items
+                    .into_iter()
+                    .map(|i| convert(text, source, i))
+                    .collect(),
+            ),
+            origin,
+        ),
+        YVal::Scalar(s) => {
+            let content = match &s {
+                Scalar::Str(v) => tree::content_origin(text, origin, v),
+                _ => None,
+            };
+            Node {
+                value: Value::Scalar(s),
+                origin,
+                content,
+            }
+        }
+    }
+}
+
+/// The ordered [`Yaml`] value of a parsed document, for re-emitting.
+///
+/// Spellings survive where that is safe: numbers, booleans and nulls are written exactly as in `text`
+/// ([`Yaml::Raw`]); strings written plain stay plain and verbatim ([`Yaml::Plain`]); quoted strings are
+/// double-quoted ([`Yaml::Quoted`]); multi-line strings become literal blocks ([`Yaml::Block`]). Comments,
+/// anchors and flow style are not kept.
+pub fn to_yaml(node: &Node, text: &str) -> Yaml {
+    match &node.value {
+        Value::Map(entries) => Yaml::Map(
+            entries
+                .iter()
+                .map(|e| (e.key.value.clone(), to_yaml(&e.node, text)))
+                .collect(),
+        ),
+        Value::Seq(items) => Yaml::Seq(items.iter().map(|i| to_yaml(i, text)).collect()),
+        Value::Scalar(scalar) => {
+            let raw = text.get(node.origin.range()).unwrap_or("");
+            let before = text.get(..node.origin.offset).unwrap_or("");
+            // A scalar that starts its own line may be the content of a `|` or `>` block, whose text
+            // would read differently written plain (`yes`, `1`): never keep such a string verbatim.
+            let starts_line = before.trim_end_matches(' ').ends_with('\n') || before.is_empty();
+            scalar_to_yaml(scalar, raw, starts_line)
+        }
+    }
+}
+
+fn scalar_to_yaml(scalar: &Scalar, raw: &str, starts_line: bool) -> Yaml {
+    if let Scalar::Str(s) = scalar {
+        return if s.contains('\n') {
+            Yaml::Block(s.clone())
+        } else if raw == s && !starts_line && is_verbatim_plain(raw) {
+            Yaml::Plain(s.clone())
+        } else if raw.starts_with(['"', '\'']) {
+            Yaml::Quoted(s.clone())
+        } else {
+            Yaml::Str(s.clone())
+        };
+    }
+    if is_verbatim_plain(raw) {
+        return Yaml::Raw(raw.to_string());
+    }
+    match scalar {
+        Scalar::Int(i) => i64::try_from(*i).map_or_else(|_| Yaml::Raw(i.to_string()), Yaml::Int),
+        Scalar::Float(f) if f.is_finite() => Yaml::Raw(format!("{f:?}")),
+        Scalar::Float(f) if f.is_nan() => Yaml::Raw(".nan".into()),
+        Scalar::Float(f) => Yaml::Raw(if *f > 0.0 { ".inf" } else { "-.inf" }.into()),
+        Scalar::Bool(b) => Yaml::Bool(*b),
+        Scalar::Null | Scalar::Str(_) => Yaml::Null,
+    }
+}
+
+/// A raw literal that can be written back as a plain scalar on one line: the text the parser read as
+/// this value, with no quote, block indicator, comment, tag, anchor or line break in it.
+fn is_verbatim_plain(raw: &str) -> bool {
+    // `-`, `?` and `:` start a plain scalar when a non-space follows (`-np`, `:8080`).
+    let indicator_start = raw.starts_with(['-', '?', ':'])
+        && !raw[1..].starts_with([' ', '\t'])
+        && raw.len() > 1;
+    !raw.is_empty()
+        && (indicator_start
+            || !raw.starts_with([
+                '"', '\'', '|', '>', '!', '&', '*', '#', '[', ']', '{', '}', ' ', '-', '?', ':', ',',
+                '%', '@', '`',
+            ]))
+        && !raw.contains(['\n', '\r', '\t'])
+        && !raw.contains(" #")
+        && !raw.contains(": ")
+        && !raw.ends_with([' ', ':'])
+}
+
+/// serde-facing mirror of the tree, before source ids are attached.
+enum YVal {
+    Map(Vec<(YSpanned<YVal>, YSpanned<YVal>)>),
+    Seq(Vec<YSpanned<YVal>>),
+    Scalar(Scalar),
+}
+
+impl<'de> Deserialize<'de> for YVal {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(YVisitor)
+    }
+}
+
+struct YVisitor;
+
+impl<'de> Visitor<'de> for YVisitor {
+    type Value = YVal;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a YAML value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Bool(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Int(v.into())))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Int(v.into())))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Int(v)))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<YVal, E> {
+        Ok(YVal::Scalar(
+            i128::try_from(v).map_or(Scalar::Str(v.to_string()), Scalar::Int),
+        ))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Float(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Str(v.to_string())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Str(v)))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Null))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<YVal, E> {
+        Ok(YVal::Scalar(Scalar::Null))
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<YVal, D::Error> {
+        YVal::deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<YVal, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<YSpanned<YVal>>()? {
+            items.push(item);
+        }
+        Ok(YVal::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<YVal, A::Error> {
+        let mut pairs = Vec::new();
+        while let Some(key) = map.next_key::<YSpanned<YVal>>()? {
+            let value = map.next_value::<YSpanned<YVal>>()?;
+            pairs.push((key, value));
+        }
+        Ok(YVal::Map(pairs))
+    }
+}

@@ -1,0 +1,265 @@
+//! Open MPI's `mpirun -x NAME[=VALUE]` in an MPI launcher's command: find what it forwards, add names.
+//!
+//! Open MPI passes an environment variable to the ranks only when `mpirun` is told to with `-x NAME`
+//! (the launcher's value) or `-x NAME=VALUE`; the worker pods' own env is the other way in. Two command
+//! shapes are understood:
+//!
+//! * argv form: `command`/`args` lists where one item is the `mpirun` (or `mpiexec`) program;
+//! * script form: `command: [sh|bash, -c, SCRIPT]` (or the script in `args`) whose first `mpirun` word
+//!   starts the invocation; the words up to the end of that command (`;`, `&&`, `|`, or a line end not
+//!   escaped with `\`) are read with shell quoting rules.
+
+use std::ops::Range;
+
+/// One `-x` of an mpirun invocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forward {
+    /// The variable.
+    pub name: String,
+    /// `-x NAME=VALUE`'s value; `None` forwards the launcher's own value.
+    pub value: Option<String>,
+    /// Where the `NAME[=VALUE]` word is: the argv item, or bytes of the script.
+    pub at: Place,
+}
+
+/// Where a word of the command is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// Index into the argv list (`command` then `args`, concatenated).
+    Arg(usize),
+    /// Byte range in the script (which is argv item `item`).
+    Script {
+        /// The argv index of the script.
+        item: usize,
+        /// The word's bytes in the script.
+        range: Range<usize>,
+    },
+}
+
+/// The mpirun invocation of a launcher's argv.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    /// The argv index of the `mpirun` item, or of the script holding it.
+    pub item: usize,
+    /// Script form: byte offset just after the `mpirun` word.
+    pub script_after: Option<usize>,
+    /// Every `-x` found.
+    pub forwards: Vec<Forward>,
+}
+
+impl Invocation {
+    /// The forward of `name`, if any.
+    pub fn forward(&self, name: &str) -> Option<&Forward> {
+        self.forwards.iter().find(|f| f.name == name)
+    }
+}
+
+fn is_mpirun(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
+    matches!(base, "mpirun" | "mpiexec" | "mpirun.openmpi" | "mpiexec.openmpi" | "orterun" | "prterun")
+}
+
+/// Find the mpirun invocation in `argv` (the container's `command` followed by its `args`).
+///
+/// ```
+/// use roce_render::apply::mpirun::find;
+/// let argv = ["mpirun", "-np", "8", "-x", "NCCL_DEBUG=INFO", "./all_reduce_perf"];
+/// let inv = find(&argv).unwrap();
+/// assert_eq!(inv.forward("NCCL_DEBUG").unwrap().value.as_deref(), Some("INFO"));
+/// let script = ["/bin/bash", "-c", "set -e\nmpirun -x NCCL_IB_HCA \\\n  ./run"];
+/// assert!(find(&script).unwrap().forward("NCCL_IB_HCA").is_some());
+/// ```
+pub fn find<S: AsRef<str>>(argv: &[S]) -> Option<Invocation> {
+    if let Some(i) = argv.iter().position(|a| is_mpirun(a.as_ref())) {
+        let mut forwards = Vec::new();
+        let mut j = i + 1;
+        while j < argv.len() {
+            let arg = argv[j].as_ref();
+            if matches!(arg, "-x" | "--x") && j + 1 < argv.len() {
+                forwards.extend(forward(argv[j + 1].as_ref(), Place::Arg(j + 1)));
+                j += 2;
+                continue;
+            }
+            j += 1;
+        }
+        return Some(Invocation {
+            item: i,
+            script_after: None,
+            forwards,
+        });
+    }
+    // Script form: a shell with `-c` (or `-lc`, `-ec`…) and a script.
+    let shell = argv.first().map(AsRef::as_ref)?;
+    let base = shell.rsplit('/').next().unwrap_or(shell);
+    if !matches!(base, "sh" | "bash" | "dash" | "zsh") {
+        return None;
+    }
+    let flag = argv
+        .iter()
+        .position(|a| a.as_ref().starts_with('-') && a.as_ref().ends_with('c'))?;
+    let item = flag + 1;
+    let script = argv.get(item)?.as_ref();
+    find_in_script(script, item)
+}
+
+fn forward(word: &str, at: Place) -> Option<Forward> {
+    let (name, value) = match word.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (word, None),
+    };
+    crate::quote::is_env_key(name).then(|| Forward {
+        name: name.to_string(),
+        value,
+        at,
+    })
+}
+
+fn find_in_script(script: &str, item: usize) -> Option<Invocation> {
+    let words = shell_words(script);
+    let start = words.iter().position(|w| is_mpirun(&w.text))?;
+    let script_after = Some(words[start].range.end);
+    let mut forwards = Vec::new();
+    let mut j = start + 1;
+    while j < words.len() && !words[j].ends_command {
+        if matches!(words[j].text.as_str(), "-x" | "--x") && j + 1 < words.len() {
+            let w = &words[j + 1];
+            forwards.extend(forward(
+                &w.text,
+                Place::Script {
+                    item,
+                    range: w.range.clone(),
+                },
+            ));
+            j += 2;
+            continue;
+        }
+        j += 1;
+    }
+    Some(Invocation {
+        item,
+        script_after,
+        forwards,
+    })
+}
+
+/// A shell word: its unquoted text and its bytes; operators (`;`, `&&`, `|`, a line end) are
+/// words with `ends_command` set.
+#[derive(Debug)]
+struct Word {
+    text: String,
+    range: Range<usize>,
+    ends_command: bool,
+}
+
+/// Split a script into words the way `sh` does for simple commands: single and double quotes, `\`
+/// escapes and line continuations, `#` comments. Expansions are kept as text.
+fn shell_words(script: &str) -> Vec<Word> {
+    let bytes = script.as_bytes();
+    let mut words = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b' ' | b'\t' => i += 1,
+            b'\\' if bytes.get(i + 1) == Some(&b'\n') => i += 2,
+            b'\n' | b';' | b'&' | b'|' | b'(' | b')' => {
+                words.push(Word {
+                    text: (c as char).to_string(),
+                    range: i..i + 1,
+                    ends_command: true,
+                });
+                i += 1;
+            }
+            b'#' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            _ => {
+                let start = i;
+                let mut text = String::new();
+                while i < bytes.len() {
+                    match bytes[i] {
+                        b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' => break,
+                        b'\\' if i + 1 < bytes.len() => {
+                            if bytes[i + 1] != b'\n' {
+                                let ch = next_char(script, i + 1);
+                                text.push_str(ch);
+                                i += 1 + ch.len();
+                            } else {
+                                i += 2;
+                            }
+                        }
+                        b'\'' => {
+                            let end = script[i + 1..].find('\'').map_or(bytes.len(), |e| i + 1 + e);
+                            text.push_str(&script[i + 1..end]);
+                            i = (end + 1).min(bytes.len());
+                        }
+                        b'"' => {
+                            i += 1;
+                            while i < bytes.len() && bytes[i] != b'"' {
+                                if bytes[i] == b'\\'
+                                    && matches!(bytes.get(i + 1), Some(b'"' | b'\\' | b'$' | b'`'))
+                                {
+                                    i += 1;
+                                }
+                                let ch = next_char(script, i);
+                                text.push_str(ch);
+                                i += ch.len();
+                            }
+                            i = (i + 1).min(bytes.len());
+                        }
+                        _ => {
+                            let ch = next_char(script, i);
+                            text.push_str(ch);
+                            i += ch.len();
+                        }
+                    }
+                }
+                words.push(Word {
+                    text,
+                    range: start..i,
+                    ends_command: false,
+                });
+            }
+        }
+    }
+    words
+}
+
+/// The character starting at byte `i` (which is on a boundary), as a string slice.
+fn next_char(s: &str, i: usize) -> &str {
+    let len = s[i..].chars().next().map_or(1, char::len_utf8);
+    &s[i..(i + len).min(s.len())]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argv_form() {
+        let argv = ["/usr/bin/mpirun", "-x", "A", "-x", "B=1", "-np", "2", "-x", "not-a-name", "prog"];
+        let inv = find(&argv).unwrap();
+        assert_eq!(inv.item, 0);
+        let names: Vec<_> = inv.forwards.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["A", "B"]);
+        assert_eq!(inv.forward("B").unwrap().at, Place::Arg(4));
+        assert!(find(&["python", "train.py"]).is_none());
+    }
+
+    #[test]
+    fn script_form_reads_quotes_and_continuations() {
+        let script = "echo start; mpirun --allow-run-as-root \\\n  -x 'NCCL_IB_HCA=ibp' -x \"UCX_TLS=tcp\" \\\n  -x OMPI_X ./run && -x LATER\n";
+        let inv = find(&["bash", "-c", script]).unwrap();
+        assert_eq!(inv.item, 2);
+        let names: Vec<_> = inv.forwards.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["NCCL_IB_HCA", "UCX_TLS", "OMPI_X"]);
+        let Place::Script { range, .. } = &inv.forward("UCX_TLS").unwrap().at else {
+            panic!("script place")
+        };
+        assert_eq!(&script[range.clone()], "\"UCX_TLS=tcp\"");
+        assert_eq!(&script[..inv.script_after.unwrap()], "echo start; mpirun");
+        assert!(find(&["sh", "-c", "python train.py"]).is_none());
+    }
+}

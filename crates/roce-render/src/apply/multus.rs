@@ -1,0 +1,278 @@
+//! The Multus networks annotation (`k8s.v1.cni.cncf.io/networks`): read in either form Multus accepts,
+//! merge, write as a JSON list.
+//!
+//! Multus (`pkg/k8sclient/k8sclient.go`, `parsePodNetworkAnnotation`) reads the value as a JSON list when
+//! it starts with `[`, else as a comma list of `namespace/name@interface` items whose namespace and name
+//! are DNS-1123 labels. [`parse`] follows those rules and says where a malformed value goes wrong.
+
+use std::ops::Range;
+
+use roce_model::model::NadRef;
+use serde_json::{Map, Value};
+
+/// One network of the annotation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Network {
+    /// `namespace`, when given (otherwise Multus uses the pod's namespace).
+    pub namespace: Option<String>,
+    /// The NetworkAttachmentDefinition name.
+    pub name: String,
+    /// The JSON object this entry is written as (every field the author gave, in order).
+    pub object: Map<String, Value>,
+    /// Where the entry is in the annotation text (its name, for the comma form).
+    pub range: Range<usize>,
+}
+
+impl Network {
+    /// Is this `nad`, for a pod in `pod_namespace`?
+    pub fn is(&self, nad: &NadRef, pod_namespace: Option<&str>) -> bool {
+        self.name == nad.name && self.namespace.as_deref().or(pod_namespace) == Some(&nad.namespace)
+    }
+}
+
+/// Why an annotation value is not one Multus can read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    /// What is wrong.
+    pub message: String,
+    /// Where, in the annotation text.
+    pub range: Range<usize>,
+}
+
+/// Parse an annotation value.
+///
+/// ```
+/// use roce_render::apply::multus::parse;
+/// let nets = parse("cw-multus/ibs0p0-macvlan@net1, other").unwrap();
+/// assert_eq!(nets[0].namespace.as_deref(), Some("cw-multus"));
+/// assert_eq!(nets[1].name, "other");
+/// assert!(parse("[{\"name\": ").is_err());
+/// ```
+///
+/// # Errors
+///
+/// [`Malformed`] with the place of the first problem.
+pub fn parse(value: &str) -> Result<Vec<Network>, Malformed> {
+    let trimmed = value.trim_start();
+    if trimmed.starts_with('[') {
+        parse_json(value)
+    } else {
+        parse_comma(value)
+    }
+}
+
+fn parse_json(value: &str) -> Result<Vec<Network>, Malformed> {
+    let list: Vec<Value> = serde_json::from_str(value).map_err(|e| Malformed {
+        message: format!("not valid JSON: {e}"),
+        range: json_error_range(value, e.line(), e.column()),
+    })?;
+    let mut out = Vec::with_capacity(list.len());
+    let mut search_from = 0;
+    for (i, item) in list.into_iter().enumerate() {
+        let Value::Object(object) = item else {
+            return Err(Malformed {
+                message: format!("item {} is not an object with a \"name\"", i + 1),
+                range: 0..value.len(),
+            });
+        };
+        let name = match object.get("name") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            _ => {
+                return Err(Malformed {
+                    message: format!("item {} has no \"name\"", i + 1),
+                    range: 0..value.len(),
+                });
+            }
+        };
+        let namespace = match object.get("namespace") {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()).filter(|s| !s.is_empty()),
+            Some(_) => {
+                return Err(Malformed {
+                    message: format!("item {} has a \"namespace\" that is not a string", i + 1),
+                    range: 0..value.len(),
+                });
+            }
+        };
+        let quoted = format!("\"{name}\"");
+        let range = value[search_from..]
+            .find(&quoted)
+            .map_or(0..0, |at| search_from + at + 1..search_from + at + 1 + name.len());
+        search_from = range.end.max(search_from);
+        out.push(Network {
+            namespace,
+            name,
+            object,
+            range,
+        });
+    }
+    Ok(out)
+}
+
+/// The byte range of a serde_json error position (1-based line and column).
+fn json_error_range(value: &str, line: usize, column: usize) -> Range<usize> {
+    let start = value
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum::<usize>();
+    let at = (start + column.saturating_sub(1)).min(value.len());
+    let at = (0..=at).rev().find(|i| value.is_char_boundary(*i)).unwrap_or(0);
+    let end = value[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+    at..end
+}
+
+fn parse_comma(value: &str) -> Result<Vec<Network>, Malformed> {
+    let mut out = Vec::new();
+    if value.trim().is_empty() {
+        return Ok(out);
+    }
+    let mut offset = 0;
+    for item in value.split(',') {
+        let range = offset..offset + item.len();
+        offset += item.len() + 1;
+        let bad = |message: String| Malformed {
+            message,
+            range: range.clone(),
+        };
+        let trimmed = item.trim();
+        let (namespace, rest) = match trimmed.split('/').collect::<Vec<_>>()[..] {
+            [name] => (None, name),
+            [ns, name] => (Some(ns.trim()), name),
+            _ => return Err(bad(format!("`{trimmed}` has more than one `/`"))),
+        };
+        let (name, interface) = match rest.split('@').collect::<Vec<_>>()[..] {
+            [name] => (name.trim(), None),
+            [name, interface] => (name.trim(), Some(interface.trim())),
+            _ => return Err(bad(format!("`{trimmed}` has more than one `@`"))),
+        };
+        if name.is_empty() {
+            return Err(bad(if trimmed.is_empty() {
+                "an empty entry (a stray comma?)".to_string()
+            } else {
+                format!("`{trimmed}` has no network name")
+            }));
+        }
+        for part in [namespace.unwrap_or(""), name] {
+            if !part.is_empty() && !is_dns_label(part) {
+                return Err(bad(format!(
+                    "`{part}` is not a valid name (lowercase letters, digits and `-`, at most 63)"
+                )));
+            }
+        }
+        let mut object = Map::new();
+        object.insert("name".into(), Value::String(name.to_string()));
+        if let Some(ns) = namespace.filter(|n| !n.is_empty()) {
+            object.insert("namespace".into(), Value::String(ns.to_string()));
+        }
+        if let Some(interface) = interface.filter(|i| !i.is_empty()) {
+            object.insert("interface".into(), Value::String(interface.to_string()));
+        }
+        let lead = item.len() - item.trim_start().len();
+        let name_at = range.start + lead + trimmed.rfind(name).unwrap_or(0);
+        out.push(Network {
+            namespace: namespace.filter(|n| !n.is_empty()).map(str::to_string),
+            name: name.to_string(),
+            object,
+            range: name_at..name_at + name.len(),
+        });
+    }
+    Ok(out)
+}
+
+fn is_dns_label(s: &str) -> bool {
+    s.len() <= 63
+        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+/// The JSON object for a profile network (`{"name":…,"namespace":…}`, the layout of
+/// [`crate::plan::PodWiring::multus_annotation`]).
+pub fn nad_object(nad: &NadRef) -> Map<String, Value> {
+    let mut object = Map::new();
+    object.insert("name".into(), Value::String(nad.name.clone()));
+    object.insert("namespace".into(), Value::String(nad.namespace.clone()));
+    object
+}
+
+/// Merge the profile's networks into an annotation's: every existing entry first, in its order, less any
+/// second copy of a profile network; then the profile networks it lacks, in rail order.
+pub fn merge(existing: &[Network], nads: &[NadRef], pod_namespace: Option<&str>) -> Vec<Map<String, Value>> {
+    let mut out = Vec::with_capacity(existing.len() + nads.len());
+    let mut seen = vec![false; nads.len()];
+    for net in existing {
+        match nads.iter().position(|n| net.is(n, pod_namespace)) {
+            Some(i) if seen[i] => continue,
+            Some(i) => seen[i] = true,
+            None => {}
+        }
+        out.push(net.object.clone());
+    }
+    for (nad, seen) in nads.iter().zip(seen) {
+        if !seen {
+            out.push(nad_object(nad));
+        }
+    }
+    out
+}
+
+/// The annotation value: a JSON list, one object per line.
+pub fn render(objects: &[Map<String, Value>]) -> String {
+    let items: Vec<String> = objects
+        .iter()
+        .map(|o| Value::Object(o.clone()).to_string())
+        .collect();
+    format!("[{}]", items.join(",\n "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nad(ns: &str, name: &str) -> NadRef {
+        NadRef {
+            namespace: ns.into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn comma_form_follows_multus() {
+        let nets = parse(" a/b@net1 ,c , d@x").unwrap();
+        assert_eq!(nets.len(), 3);
+        assert_eq!(nets[0].namespace.as_deref(), Some("a"));
+        assert_eq!(nets[0].object.get("interface").and_then(Value::as_str), Some("net1"));
+        assert_eq!(&" a/b@net1 ,c , d@x"[nets[0].range.clone()], "b");
+        assert_eq!(&" a/b@net1 ,c , d@x"[nets[2].range.clone()], "d");
+        assert!(nets[1].namespace.is_none());
+        for bad in ["a/b/c", "a@b@c", "a,,b", "A", "a/", "x_y"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+        assert!(parse("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn json_form_keeps_objects_and_places() {
+        let text = "[{\"name\":\"x\",\"ips\":[\"10.0.0.1\"]},\n {\"name\":\"y\",\"namespace\":\"n\"}]";
+        let nets = parse(text).unwrap();
+        assert_eq!(&text[nets[1].range.clone()], "y");
+        assert!(nets[0].object.contains_key("ips"));
+        let err = parse("[{\"name\":\"x\"},\n {\"name\" \"y\"}]").unwrap_err();
+        assert_eq!(err.range.start, "[{\"name\":\"x\"},\n {\"name\" ".len());
+        assert!(parse("[1]").is_err());
+        assert!(parse("[{\"namespace\":\"a\"}]").is_err());
+    }
+
+    #[test]
+    fn merge_keeps_existing_first_and_dedupes_profile_networks() {
+        let existing = parse("other, cw/b, cw/a, cw/b").unwrap();
+        let merged = merge(&existing, &[nad("cw", "a"), nad("cw", "b"), nad("cw", "c")], None);
+        let names: Vec<_> = merged.iter().map(|o| o["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["other", "b", "a", "c"]);
+        // A namespace-less entry is the pod's namespace.
+        let existing = parse("a").unwrap();
+        assert_eq!(merge(&existing, &[nad("cw", "a")], Some("cw")).len(), 1);
+        assert_eq!(merge(&existing, &[nad("cw", "a")], Some("x")).len(), 2);
+    }
+}

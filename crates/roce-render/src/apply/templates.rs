@@ -1,0 +1,436 @@
+//! Where the pod templates of a workload are: one table of kinds and the paths to their templates.
+//!
+//! Discovery works on any tree that implements [`Tree`] — the spanned [`Node`] that `roce lint` reads and
+//! the [`Yaml`] value `roce apply` rewrites — so both commands find exactly the same templates.
+
+use roce_model::tree::{Node, Scalar, Value};
+
+use crate::yaml::Yaml;
+
+/// Read access to a YAML tree, enough to find pod templates.
+pub trait Tree: Sized {
+    /// The value under `key` of a mapping.
+    fn get(&self, key: &str) -> Option<&Self>;
+    /// The keys of a mapping, in order (empty for anything else).
+    fn keys(&self) -> Vec<&str>;
+    /// The items of a sequence.
+    fn items(&self) -> Option<&[Self]>;
+    /// The text of a string scalar.
+    fn text(&self) -> Option<&str>;
+    /// Is this a mapping?
+    fn is_map(&self) -> bool;
+}
+
+impl Tree for Node {
+    fn get(&self, key: &str) -> Option<&Node> {
+        match &self.value {
+            Value::Map(entries) => entries
+                .iter()
+                .find(|e| e.key.value == key)
+                .map(|e| &e.node),
+            _ => None,
+        }
+    }
+    fn keys(&self) -> Vec<&str> {
+        match &self.value {
+            Value::Map(entries) => entries.iter().map(|e| e.key.value.as_str()).collect(),
+            _ => Vec::new(),
+        }
+    }
+    fn items(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(items) => Some(items),
+            _ => None,
+        }
+    }
+    fn text(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar(Scalar::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
+    fn is_map(&self) -> bool {
+        matches!(self.value, Value::Map(_))
+    }
+}
+
+impl Tree for Yaml {
+    fn get(&self, key: &str) -> Option<&Yaml> {
+        Yaml::get(self, key)
+    }
+    fn keys(&self) -> Vec<&str> {
+        match self {
+            Yaml::Map(entries) => entries.iter().map(|(k, _)| k.as_str()).collect(),
+            _ => Vec::new(),
+        }
+    }
+    fn items(&self) -> Option<&[Yaml]> {
+        match self {
+            Yaml::Seq(items) => Some(items),
+            _ => None,
+        }
+    }
+    fn text(&self) -> Option<&str> {
+        self.as_str()
+    }
+    fn is_map(&self) -> bool {
+        matches!(self, Yaml::Map(_))
+    }
+}
+
+/// One step of a path into a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// A mapping key.
+    Key(String),
+    /// A sequence index.
+    Index(usize),
+}
+
+/// Follow `path` from `root`.
+pub fn at<'a, T: Tree>(root: &'a T, path: &[Step]) -> Option<&'a T> {
+    path.iter().try_fold(root, |node, step| match step {
+        Step::Key(k) => node.get(k),
+        Step::Index(i) => node.items()?.get(*i),
+    })
+}
+
+/// Follow `path` from `root`, mutably.
+pub fn at_mut<'a>(root: &'a mut Yaml, path: &[Step]) -> Option<&'a mut Yaml> {
+    path.iter().try_fold(root, |node, step| match (step, node) {
+        (Step::Key(k), Yaml::Map(entries)) => {
+            entries.iter_mut().find(|(key, _)| key == k).map(|(_, v)| v)
+        }
+        (Step::Index(i), Yaml::Seq(items)) => items.get_mut(*i),
+        _ => None,
+    })
+}
+
+/// What a pod template is for, which decides what `roce apply` adds to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// A pod that runs ranks: it gets the whole wiring.
+    Worker,
+    /// An MPI launcher: it runs `mpirun` and no rank, so it gets env (and `mpirun -x`) only.
+    Launcher,
+}
+
+/// The shape of the object at a template's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// A Pod or a PodTemplateSpec: `metadata` and `spec` (with `containers`).
+    Pod,
+    /// A Kubeflow Trainer `TrainJob`'s `spec.trainer`: `env` and `resourcesPerNode` only; pod-level
+    /// settings belong to its TrainingRuntime.
+    Trainer,
+}
+
+/// One pod template found in a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    /// Path from the document root to the template (empty for a Pod).
+    pub path: Vec<Step>,
+    /// Its shape.
+    pub form: Form,
+    /// What it is for.
+    pub role: Role,
+    /// How to name it in messages: `MPIJob launcher`, `JobSet replicatedJob workers`, …
+    pub label: String,
+}
+
+/// Why a document of a known kind has no template where one must be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    /// The deepest path that exists.
+    pub found: Vec<Step>,
+    /// The field that is missing or not a mapping, as a dotted path (`spec.template`).
+    pub want: String,
+}
+
+/// Kubeflow v1 jobs (and MPIJob v2beta1) keep their templates under `spec.<x>ReplicaSpecs.<Type>`.
+const REPLICA_SPEC_KINDS: &[&str] = &[
+    "MPIJob",
+    "PyTorchJob",
+    "TFJob",
+    "XGBoostJob",
+    "PaddleJob",
+    "JAXJob",
+];
+
+/// Kinds whose pod template sits at `spec.template`.
+const SPEC_TEMPLATE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"];
+
+/// JobSet replicated jobs that only download data or models: no rank runs there (Kubeflow Trainer's
+/// initializers), so they get no wiring.
+const INITIALIZER_JOBS: &[&str] = &["dataset-initializer", "model-initializer"];
+
+/// Every kind `roce apply` and `roce lint` know, for messages and docs.
+pub const KINDS: &[&str] = &[
+    "Pod",
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicaSet",
+    "Job",
+    "CronJob",
+    "MPIJob",
+    "PyTorchJob",
+    "TFJob",
+    "XGBoostJob",
+    "PaddleJob",
+    "JAXJob",
+    "JobSet",
+    "TrainingRuntime",
+    "ClusterTrainingRuntime",
+    "TrainJob",
+    "LeaderWorkerSet",
+    "RayCluster",
+    "RayJob",
+    "List",
+];
+
+/// The pod templates of one document, or `None` for a kind roce does not know (left alone).
+///
+/// ```
+/// use roce_render::apply::templates::{discover, Role};
+/// use roce_render::yaml::Yaml;
+/// let pod_spec = || Yaml::map().with("spec", Yaml::map().with("containers", Yaml::seq()));
+/// let job = Yaml::map().with("kind", "MPIJob").with("spec", Yaml::map().with(
+///     "mpiReplicaSpecs",
+///     Yaml::map()
+///         .with("Launcher", Yaml::map().with("template", pod_spec()))
+///         .with("Worker", Yaml::map().with("template", pod_spec())),
+/// ));
+/// let (found, missing) = discover(&job).unwrap();
+/// assert!(missing.is_empty());
+/// assert_eq!(found.iter().map(|t| t.role).collect::<Vec<_>>(), [Role::Launcher, Role::Worker]);
+/// ```
+pub fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
+    let kind = doc.get("kind")?.text()?;
+    let mut out = Found::default();
+    match kind {
+        "Pod" => out.template(doc, Vec::new(), Role::Worker, "Pod".into()),
+        "List" => {
+            for (i, item) in doc.get("items").and_then(Tree::items).unwrap_or(&[]).iter().enumerate() {
+                if let Some((found, missing)) = discover(item) {
+                    let prefix = vec![Step::Key("items".into()), Step::Index(i)];
+                    out.templates.extend(found.into_iter().map(|mut t| {
+                        t.path.splice(0..0, prefix.iter().cloned());
+                        t
+                    }));
+                    out.missing.extend(missing.into_iter().map(|mut m| {
+                        m.found.splice(0..0, prefix.iter().cloned());
+                        m
+                    }));
+                }
+            }
+        }
+        k if SPEC_TEMPLATE_KINDS.contains(&k) => {
+            out.require(doc, &[], &["spec", "template"], Role::Worker, k.to_string());
+        }
+        "CronJob" => out.require(
+            doc,
+            &[],
+            &["spec", "jobTemplate", "spec", "template"],
+            Role::Worker,
+            "CronJob".into(),
+        ),
+        k if REPLICA_SPEC_KINDS.contains(&k) => {
+            let Some(spec) = out.map_at(doc, &[], &["spec"]) else {
+                return Some(out.done());
+            };
+            let lists: Vec<&str> = spec
+                .keys()
+                .into_iter()
+                .filter(|key| key.ends_with("ReplicaSpecs"))
+                .collect();
+            if lists.is_empty() {
+                let want = if k == "MPIJob" { "mpiReplicaSpecs" } else { "…ReplicaSpecs" };
+                out.missing.push(Missing {
+                    found: vec![Step::Key("spec".into())],
+                    want: format!("spec.{want}"),
+                });
+            }
+            for list in lists {
+                let base = vec![Step::Key("spec".into()), Step::Key(list.into())];
+                let Some(specs) = spec.get(list).filter(|s| s.is_map()) else {
+                    continue;
+                };
+                for replica in specs.keys() {
+                    let role = if replica == "Launcher" { Role::Launcher } else { Role::Worker };
+                    let label = format!("{k} {}", replica.to_ascii_lowercase());
+                    let mut path = base.clone();
+                    path.push(Step::Key(replica.to_string()));
+                    out.require(doc, &path, &["template"], role, label);
+                }
+            }
+        }
+        "JobSet" => out.jobset(doc, &["spec"], "JobSet"),
+        "TrainingRuntime" | "ClusterTrainingRuntime" => {
+            out.jobset(doc, &["spec", "template", "spec"], kind)
+        }
+        "TrainJob" => {
+            let path = vec![Step::Key("spec".into()), Step::Key("trainer".into())];
+            match at(doc, &path) {
+                Some(t) if !t.is_map() => out.missing.push(Missing {
+                    found: path,
+                    want: "spec.trainer".into(),
+                }),
+                _ => out.templates.push(Template {
+                    path,
+                    form: Form::Trainer,
+                    role: Role::Worker,
+                    label: "TrainJob trainer".into(),
+                }),
+            }
+        }
+        "LeaderWorkerSet" => {
+            let base = ["spec", "leaderWorkerTemplate"];
+            if let Some(lwt) = out.map_at(doc, &[], &base) {
+                let base: Vec<Step> = base.iter().map(|k| Step::Key((*k).into())).collect();
+                if lwt.get("leaderTemplate").is_some() {
+                    out.require(doc, &base, &["leaderTemplate"], Role::Worker, "LeaderWorkerSet leader".into());
+                }
+                out.require(doc, &base, &["workerTemplate"], Role::Worker, "LeaderWorkerSet worker".into());
+            }
+        }
+        "RayCluster" => out.ray(doc, &["spec"]),
+        "RayJob" => out.ray(doc, &["spec", "rayClusterSpec"]),
+        _ => return None,
+    }
+    Some(out.done())
+}
+
+#[derive(Default)]
+struct Found {
+    templates: Vec<Template>,
+    missing: Vec<Missing>,
+}
+
+impl Found {
+    fn done(self) -> (Vec<Template>, Vec<Missing>) {
+        (self.templates, self.missing)
+    }
+
+    fn template<T: Tree>(&mut self, doc: &T, path: Vec<Step>, role: Role, label: String) {
+        match at(doc, &path) {
+            Some(t) if t.is_map() => self.templates.push(Template {
+                path,
+                form: Form::Pod,
+                role,
+                label,
+            }),
+            _ => self.missing.push(Missing {
+                want: dotted(&path),
+                found: path,
+            }),
+        }
+    }
+
+    /// The mapping at `base` + `rest`, or a [`Missing`] for the first step that is absent.
+    fn map_at<'a, T: Tree>(&mut self, doc: &'a T, base: &[Step], rest: &[&str]) -> Option<&'a T> {
+        let mut path = base.to_vec();
+        let mut node = at(doc, base)?;
+        for key in rest {
+            path.push(Step::Key((*key).to_string()));
+            match node.get(key) {
+                Some(next) if next.is_map() => node = next,
+                _ => {
+                    self.missing.push(Missing {
+                        want: dotted(&path),
+                        found: path,
+                    });
+                    return None;
+                }
+            }
+        }
+        Some(node)
+    }
+
+    fn require<T: Tree>(&mut self, doc: &T, base: &[Step], rest: &[&str], role: Role, label: String) {
+        if self.map_at(doc, base, rest).is_some() {
+            let mut path = base.to_vec();
+            path.extend(rest.iter().map(|k| Step::Key((*k).to_string())));
+            self.templates.push(Template {
+                path,
+                form: Form::Pod,
+                role,
+                label,
+            });
+        }
+    }
+
+    /// `<spec>.replicatedJobs[].template.spec.template` (JobSet, and TrainingRuntime's JobSet template).
+    fn jobset<T: Tree>(&mut self, doc: &T, spec: &[&str], kind: &str) {
+        let Some(spec_node) = self.map_at(doc, &[], spec) else {
+            return;
+        };
+        let mut base: Vec<Step> = spec.iter().map(|k| Step::Key((*k).into())).collect();
+        base.push(Step::Key("replicatedJobs".into()));
+        let Some(jobs) = spec_node.get("replicatedJobs").and_then(Tree::items) else {
+            self.missing.push(Missing {
+                want: dotted(&base),
+                found: base,
+            });
+            return;
+        };
+        for (i, job) in jobs.iter().enumerate() {
+            let name = job.get("name").and_then(Tree::text).unwrap_or("");
+            if INITIALIZER_JOBS.contains(&name) {
+                continue;
+            }
+            let role = if name == "launcher" { Role::Launcher } else { Role::Worker };
+            let mut path = base.clone();
+            path.push(Step::Index(i));
+            let label = if name.is_empty() {
+                format!("{kind} replicatedJob {i}")
+            } else {
+                format!("{kind} replicatedJob {name}")
+            };
+            self.require(doc, &path, &["template", "spec", "template"], role, label);
+        }
+    }
+
+    /// `headGroupSpec.template` and `workerGroupSpecs[].template`.
+    fn ray<T: Tree>(&mut self, doc: &T, spec: &[&str]) {
+        let Some(spec_node) = self.map_at(doc, &[], spec) else {
+            return;
+        };
+        let base: Vec<Step> = spec.iter().map(|k| Step::Key((*k).into())).collect();
+        if spec_node.get("headGroupSpec").is_some() {
+            let mut path = base.clone();
+            path.push(Step::Key("headGroupSpec".into()));
+            self.require(doc, &path, &["template"], Role::Worker, "Ray head group".into());
+        }
+        let groups = spec_node.get("workerGroupSpecs").and_then(Tree::items).unwrap_or(&[]);
+        for (i, group) in groups.iter().enumerate() {
+            let mut path = base.clone();
+            path.push(Step::Key("workerGroupSpecs".into()));
+            path.push(Step::Index(i));
+            let name = group.get("groupName").and_then(Tree::text).unwrap_or("");
+            let label = if name.is_empty() {
+                format!("Ray worker group {i}")
+            } else {
+                format!("Ray worker group {name}")
+            };
+            self.require(doc, &path, &["template"], Role::Worker, label);
+        }
+    }
+}
+
+/// `spec.replicatedJobs[0].template`.
+pub fn dotted(path: &[Step]) -> String {
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}

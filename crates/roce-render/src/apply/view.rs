@@ -1,0 +1,279 @@
+//! A checked view of one pod template in a spanned document: the fields `roce apply` writes and `roce lint`
+//! reads, each verified to have the type Kubernetes gives it, and the container that gets the wiring.
+
+use roce_model::source::Origin;
+use roce_model::tree::{Entry, Node, Scalar, Value};
+use roce_model::{Code, Problem};
+
+use super::templates::{Form, Role, Template, at};
+use crate::plan::MULTUS_ANNOTATION;
+
+/// The fields of one pod template that roce reads or writes.
+#[derive(Debug, Clone, Copy)]
+pub struct PodView<'a> {
+    /// The template (a Pod, a PodTemplateSpec, or a TrainJob's `spec.trainer`); `None` when a TrainJob
+    /// has no `trainer` yet.
+    pub root: Option<&'a Node>,
+    /// Its shape.
+    pub form: Form,
+    /// What it is for.
+    pub role: Role,
+    /// `metadata`.
+    pub metadata: Option<&'a Node>,
+    /// `metadata.annotations`.
+    pub annotations: Option<&'a Node>,
+    /// The Multus annotation's entry (key and value).
+    pub multus: Option<&'a Entry>,
+    /// `spec`.
+    pub spec: Option<&'a Node>,
+    /// The selected container: its index in `spec.containers` and its node (for a trainer: the trainer).
+    pub container: Option<(usize, &'a Node)>,
+    /// The `containers` key (where to point when the container is missing).
+    pub containers_at: Option<Origin>,
+}
+
+/// A field's entry in a mapping node.
+pub fn entry<'a>(parent: &'a Node, key: &str) -> Option<&'a Entry> {
+    match &parent.value {
+        Value::Map(entries) => entries.iter().find(|e| e.key.value == key),
+        _ => None,
+    }
+}
+
+/// The string value of a field.
+pub fn text<'a>(parent: &'a Node, key: &str) -> Option<&'a str> {
+    match &entry(parent, key)?.node.value {
+        Value::Scalar(Scalar::Str(s)) => Some(s),
+        _ => None,
+    }
+}
+
+fn is_null(node: &Node) -> bool {
+    matches!(node.value, Value::Scalar(Scalar::Null))
+}
+
+/// Checks field types and collects shape problems.
+#[derive(Debug)]
+pub struct Shapes<'p> {
+    /// Where problems go.
+    pub problems: &'p mut Vec<Problem>,
+    /// What the fields belong to (`the MPIJob worker`), for messages.
+    pub owner: String,
+}
+
+impl Shapes<'_> {
+    fn wrong(&mut self, e: &Entry, want: &str) {
+        let at = if matches!(e.node.value, Value::Scalar(_)) {
+            e.node.origin
+        } else {
+            e.key.origin
+        };
+        self.problems.push(
+            Problem::new(
+                Code::LintShape,
+                format!(
+                    "`{}` of {} is {}, but Kubernetes expects {want}",
+                    e.key.value,
+                    self.owner,
+                    e.node.value.type_name()
+                ),
+            )
+            .at(at, format!("should be {want}"))
+            .help(format!("write `{}` as {want}; `kubectl explain` shows the field", e.key.value)),
+        );
+    }
+
+    /// A mapping field: `None` when absent or null (or wrong, which is reported).
+    pub fn map<'a>(&mut self, parent: Option<&'a Node>, key: &str) -> Option<&'a Node> {
+        let e = entry(parent?, key)?;
+        match &e.node.value {
+            Value::Map(_) => Some(&e.node),
+            _ if is_null(&e.node) => None,
+            _ => {
+                self.wrong(e, "a mapping");
+                None
+            }
+        }
+    }
+
+    /// A sequence field's items.
+    pub fn seq<'a>(&mut self, parent: Option<&'a Node>, key: &str) -> Option<&'a [Node]> {
+        let e = entry(parent?, key)?;
+        match &e.node.value {
+            Value::Seq(items) => Some(items),
+            _ if is_null(&e.node) => None,
+            _ => {
+                self.wrong(e, "a list");
+                None
+            }
+        }
+    }
+
+    /// A string field.
+    pub fn string<'a>(&mut self, parent: Option<&'a Node>, key: &str) -> Option<&'a Entry> {
+        let e = entry(parent?, key)?;
+        match &e.node.value {
+            Value::Scalar(Scalar::Str(_)) => Some(e),
+            _ if is_null(&e.node) => None,
+            _ => {
+                self.wrong(e, "a string");
+                None
+            }
+        }
+    }
+
+    /// Items of a list that must be mappings (reported otherwise, and skipped).
+    pub fn maps<'a>(&mut self, items: Option<&'a [Node]>, what: &str) -> Vec<&'a Node> {
+        let mut out = Vec::new();
+        for item in items.unwrap_or(&[]) {
+            if matches!(item.value, Value::Map(_)) {
+                out.push(item);
+            } else {
+                self.problems.push(
+                    Problem::new(
+                        Code::LintShape,
+                        format!("an item of `{what}` in {} is {}, not a mapping", self.owner, item.value.type_name()),
+                    )
+                    .at(item.origin, "should be a mapping")
+                    .help(format!("each item of `{what}` is a mapping; `kubectl explain` shows its fields")),
+                );
+            }
+        }
+        out
+    }
+}
+
+/// Check every field roce reads or writes in `template` and select its container: the one named
+/// `container`, else the first. A launcher without the named container uses its first.
+///
+/// # Errors
+///
+/// Every `roce::lint::shape` problem, and `roce::lint::no_container` when there is no container to use.
+pub fn view<'a>(doc: &'a Node, template: &Template, container: Option<&str>) -> Result<PodView<'a>, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let root = at(doc, &template.path);
+    let mut s = Shapes {
+        problems: &mut problems,
+        owner: format!("the {}", template.label),
+    };
+    let mut v = PodView {
+        root,
+        form: template.form,
+        role: template.role,
+        metadata: None,
+        annotations: None,
+        multus: None,
+        spec: None,
+        container: None,
+        containers_at: None,
+    };
+    if template.form == Form::Trainer {
+        check_container(&mut s, root, true);
+        v.container = root.map(|r| (0, r));
+        return if problems.is_empty() { Ok(v) } else { Err(problems) };
+    }
+    v.metadata = s.map(root, "metadata");
+    v.annotations = s.map(v.metadata, "annotations");
+    v.multus = s.string(v.annotations, MULTUS_ANNOTATION);
+    v.spec = s.map(root, "spec");
+    s.map(v.spec, "nodeSelector");
+    let volumes = s.seq(v.spec, "volumes");
+    s.maps(volumes, "volumes");
+    s.seq(v.spec, "containers");
+    v.containers_at = v.spec.and_then(|sp| entry(sp, "containers")).map(|e| e.key.origin);
+    let containers = v.spec.and_then(|sp| entry(sp, "containers")).and_then(|e| match &e.node.value {
+        Value::Seq(items) => Some(items.as_slice()),
+        _ => None,
+    });
+    let list = s.maps(containers, "containers");
+    let named = |want: &str| {
+        containers
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+            .find(|(_, c)| text(c, "name") == Some(want))
+    };
+    let chosen = match container {
+        Some(want) => named(want).or_else(|| {
+            (template.role == Role::Launcher)
+                .then(|| containers.unwrap_or(&[]).iter().enumerate().find(|(_, c)| matches!(c.value, Value::Map(_))))
+                .flatten()
+        }),
+        None => containers
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+            .find(|(_, c)| matches!(c.value, Value::Map(_))),
+    };
+    let containers_wrong = v
+        .spec
+        .and_then(|sp| entry(sp, "containers"))
+        .is_some_and(|e| !matches!(e.node.value, Value::Seq(_) | Value::Scalar(Scalar::Null)));
+    match chosen {
+        _ if containers_wrong => {}
+        Some((i, c)) => {
+            check_container(&mut s, Some(c), false);
+            v.container = Some((i, c));
+        }
+        None => {
+            let names: Vec<String> = list
+                .iter()
+                .filter_map(|c| text(c, "name"))
+                .map(|n| format!("`{n}`"))
+                .collect();
+            let at = v
+                .containers_at
+                .or(v.spec.map(|sp| sp.origin))
+                .or(root.map(|r| r.origin))
+                .unwrap_or(doc.origin);
+            let (message, help) = match container {
+                Some(want) if !names.is_empty() => (
+                    format!("the {} has no container `{want}` (it has {})", template.label, names.join(", ")),
+                    format!(
+                        "pass the container that runs the job with --container{}",
+                        roce_model::suggest::closest(want, list.iter().filter_map(|c| text(c, "name")))
+                            .map(|c| format!(" (did you mean `{c}`?)"))
+                            .unwrap_or_default()
+                    ),
+                ),
+                _ => (
+                    format!("the {} has no containers", template.label),
+                    "a pod template needs `spec.containers` with at least one container".to_string(),
+                ),
+            };
+            s.problems.push(
+                Problem::new(Code::LintNoContainer, message)
+                    .at(at, "no container to wire")
+                    .help(help),
+            );
+        }
+    }
+    if problems.is_empty() { Ok(v) } else { Err(problems) }
+}
+
+/// The fields of a container (or a TrainJob trainer) roce reads or writes.
+fn check_container(s: &mut Shapes<'_>, c: Option<&Node>, trainer: bool) {
+    let Some(c) = c else { return };
+    let owner = std::mem::take(&mut s.owner);
+    s.owner = match text(c, "name") {
+        Some(n) if !trainer => format!("container `{n}` of {owner}"),
+        _ => owner.clone(),
+    };
+    let env = s.seq(Some(c), "env");
+    for item in s.maps(env, "env") {
+        s.string(Some(item), "name");
+    }
+    let resources = s.map(Some(c), if trainer { "resourcesPerNode" } else { "resources" });
+    s.map(resources, "requests");
+    s.map(resources, "limits");
+    if !trainer {
+        let sc = s.map(Some(c), "securityContext");
+        let caps = s.map(sc, "capabilities");
+        s.seq(caps, "add");
+        let mounts = s.seq(Some(c), "volumeMounts");
+        s.maps(mounts, "volumeMounts");
+        s.seq(Some(c), "command");
+        s.seq(Some(c), "args");
+    }
+    s.owner = owner;
+}

@@ -1,0 +1,148 @@
+//! `nccl-tests-mpijob`: nccl-tests `all_reduce_perf` across N nodes as a Kubeflow MPIJob (`kubeflow.org/v2beta1`).
+//!
+//! The workers get the fabric wiring (Multus networks, RDMA resource, capabilities, `/dev/shm`) exactly as a
+//! `pod` target would; the launcher runs `mpirun`, which hands every variable of the job's env to each rank
+//! with `-x NAME` (MPI ranks start under the workers' sshd and do not see the worker container's env).
+
+use super::{comment, image, nccl_env, nccl_test_command, nodes, object_name, with_command, with_env};
+use crate::plan::{MULTUS_ANNOTATION, Plan};
+use crate::pod::{self, SHM_VOLUME};
+use crate::yaml::{self, Yaml};
+use crate::{RenderError, RenderOptions};
+
+/// Name of the launcher container.
+pub const LAUNCHER_CONTAINER: &str = "launcher";
+
+/// Render the MPIJob.
+pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
+    let name = object_name(plan, opts, "nccl-tests")?;
+    let nodes = nodes(plan, opts)?;
+    let env = nccl_env(plan);
+    let job_plan = with_env(plan, env);
+    let image = image(plan, opts);
+    let ranks = u64::from(nodes) * u64::from(plan.gpus_per_node);
+
+    let mut mpirun: Vec<String> = vec!["-np".into(), ranks.to_string(), "--bind-to".into(), "none".into()];
+    for e in &job_plan.env {
+        mpirun.push("-x".into());
+        mpirun.push(e.name.clone());
+    }
+    mpirun.extend(nccl_test_command(opts)?);
+
+    let mut launcher_env = vec![
+        Yaml::map()
+            .with("name", "OMPI_ALLOW_RUN_AS_ROOT")
+            .with("value", Yaml::Quoted("1".into())),
+        Yaml::map()
+            .with("name", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
+            .with("value", Yaml::Quoted("1".into())),
+    ];
+    launcher_env.extend(pod::env_list(&job_plan));
+    let launcher = Yaml::map()
+        .with("name", LAUNCHER_CONTAINER)
+        .with("image", image)
+        .with("env", launcher_env)
+        .with(
+            "resources",
+            Yaml::map().with("requests", Yaml::map().with("cpu", Yaml::Quoted("2".into())).with("memory", "128Mi")),
+        );
+    // Kubernetes expands `$(VAR)` in args too: keep user arguments verbatim.
+    let args = mpirun.iter().map(|a| Yaml::from(pod::escape_dependent_vars(a))).collect();
+    let launcher = with_command(launcher, &["mpirun"], args);
+
+    let worker_opts = RenderOptions {
+        image: image.to_string(),
+        ..opts.clone()
+    };
+    let mut worker_annotations = Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str());
+    if let Some(value) = plan.wiring.as_ref().and_then(|w| w.multus_annotation()) {
+        worker_annotations.insert(MULTUS_ANNOTATION, Yaml::Block(value));
+    }
+    let mut worker_spec = Yaml::map();
+    if !plan.node_selector.is_empty() {
+        let mut sel = Yaml::map();
+        for (k, v) in &plan.node_selector {
+            sel.insert(k, v.as_str());
+        }
+        worker_spec.insert("nodeSelector", sel);
+    }
+    worker_spec.insert("containers", vec![pod::container(&job_plan, &worker_opts)]);
+    if plan.shm {
+        worker_spec.insert(
+            "volumes",
+            vec![
+                Yaml::map()
+                    .with("name", SHM_VOLUME)
+                    .with("emptyDir", Yaml::map().with("medium", "Memory")),
+            ],
+        );
+    }
+
+    let replica = |replicas: u32, metadata: Yaml, spec: Yaml| {
+        Yaml::map()
+            .with("replicas", i64::from(replicas))
+            .with("template", Yaml::map().with("metadata", metadata).with("spec", spec))
+    };
+    let job = Yaml::map()
+        .with("apiVersion", "kubeflow.org/v2beta1")
+        .with("kind", "MPIJob")
+        .with(
+            "metadata",
+            Yaml::map()
+                .with("name", name.as_str())
+                .with("annotations", Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str())),
+        )
+        .with(
+            "spec",
+            Yaml::map()
+                .with("slotsPerWorker", i64::from(plan.gpus_per_node))
+                .with("runPolicy", Yaml::map().with("cleanPodPolicy", "Running"))
+                .with(
+                    "mpiReplicaSpecs",
+                    Yaml::map()
+                        .with(
+                            "Launcher",
+                            replica(
+                                1,
+                                Yaml::map().with(
+                                    "annotations",
+                                    Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str()),
+                                ),
+                                Yaml::map().with("containers", vec![launcher]),
+                            ),
+                        )
+                        .with(
+                            "Worker",
+                            replica(nodes, Yaml::map().with("annotations", worker_annotations), worker_spec),
+                        ),
+                ),
+        );
+
+    let mut notes = vec![
+        format!(
+            "Validation job: nccl-tests {} across {nodes} node(s) x {} GPU(s) = {ranks} ranks, through the MPI \
+             Operator (kubeflow.org/v2beta1).",
+            opts.validation.nccl_test.rsplit('/').next().unwrap_or_default(),
+            plan.gpus_per_node
+        ),
+        "The launcher hands the env below to every rank with `mpirun -x` (ranks start under the workers' sshd \
+         and do not see a container's env); the workers carry the same env for `kubectl exec` and `roce lint`."
+            .to_string(),
+        "NCCL_DEBUG=INFO so the log shows the transport NCCL chose, its devices and GDRDMA per channel."
+            .to_string(),
+    ];
+    if plan.wiring.is_none() {
+        notes.push("This profile's nodes attach the fabric themselves (SUNK NodeSet): the workers carry env only.".into());
+    }
+    if nodes < 2 {
+        notes.push("One node: NCCL stays on NVLink and shared memory, so the fabric is not tested.".into());
+    }
+    notes.extend([
+        String::new(),
+        "Run it and read the result:".into(),
+        "  kubectl apply -f nccl-tests-mpijob.yaml".into(),
+        format!("  kubectl logs -f job/{name}-launcher > nccl-tests.log"),
+        format!("  roce explain nccl-tests.log --profile {}", plan.profile),
+    ]);
+    Ok(format!("{}{}{}", crate::header("#", plan), comment(&notes), yaml::to_string(&job)))
+}

@@ -1,0 +1,264 @@
+//! `ucx-perftest`: `ucx_perftest` between a server Pod and a client Pod kept on two different nodes.
+//!
+//! Three objects in one file: a headless Service that gives the server a DNS name (`server.NAME`), the
+//! server Pod and the client Pod. Both carry the fabric wiring and the profile's UCX env; a required
+//! `podAntiAffinity` on `kubernetes.io/hostname` keeps them apart, so the traffic crosses the fabric. An init
+//! container prints `ucx_info -d` (the devices and transports the Pod really has) before each side starts.
+
+use roce_model::model::UcxMode;
+
+use super::{comment, env_summary, image, object_name, ucx_env, with_command, with_env};
+use crate::plan::{Consumer, MULTUS_ANNOTATION, Plan};
+use crate::pod::{self, SHM_VOLUME};
+use crate::yaml::{self, Yaml};
+use crate::{RenderError, RenderOptions};
+
+/// TCP port the server listens on (`ucx_perftest`'s own default).
+pub const PORT: u16 = 13337;
+
+/// Name of the init container that prints `ucx_info -d`.
+pub const INFO_CONTAINER: &str = "ucx-info";
+
+/// Name of the client's init container that waits until the server listens.
+pub const WAIT_CONTAINER: &str = "wait-for-server";
+
+/// Both Pods give up after this long (the server would otherwise wait for a client forever).
+pub const DEADLINE_SECONDS: i64 = 1800;
+
+/// Label that ties the Service and the two Pods together (its value is the object name).
+pub const TEST_LABEL: &str = "roce.dev/ucx-perftest";
+
+/// Label that tells the server from the client.
+pub const ROLE_LABEL: &str = "roce.dev/role";
+
+/// The client's default arguments: tagged-message bandwidth with 16 MiB messages. GPU memory (`-m cuda`)
+/// unless UCX is pinned to TCP, which is not set up to carry GPU buffers (`-m host`).
+pub fn default_args(mode: UcxMode) -> String {
+    let memory = if mode == UcxMode::Tcp { "host" } else { "cuda" };
+    format!("-t tag_bw -m {memory} -s 16777216 -n 1000")
+}
+
+/// Render the Service and the two Pods.
+pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
+    let name = object_name(plan, opts, "ucx-perftest")?;
+    let test_plan = with_env(plan, ucx_env(plan));
+    let container_opts = RenderOptions {
+        image: image(plan, opts).to_string(),
+        ..opts.clone()
+    };
+    let server_host = format!("server.{name}");
+    let args_text = opts
+        .validation
+        .ucx_perftest_args
+        .clone()
+        .unwrap_or_else(|| default_args(plan.ucx_mode));
+    let mut client_args: Vec<Yaml> = vec![server_host.as_str().into(), "-p".into(), PORT.to_string().into()];
+    for word in super::words("ucx-perftest-args", &args_text)? {
+        // Kubernetes expands `$(VAR)` in args: keep user arguments verbatim.
+        client_args.push(pod::escape_dependent_vars(&word).into());
+    }
+
+    let service = Yaml::map()
+        .with("apiVersion", "v1")
+        .with("kind", "Service")
+        .with(
+            "metadata",
+            Yaml::map()
+                .with("name", name.as_str())
+                .with("annotations", Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str())),
+        )
+        .with(
+            "spec",
+            Yaml::map()
+                .with("clusterIP", "None")
+                .with("selector", labels(&name, "server"))
+                .with(
+                    "ports",
+                    vec![
+                        Yaml::map()
+                            .with("name", "perftest")
+                            .with("port", i64::from(PORT))
+                            .with("protocol", "TCP"),
+                    ],
+                ),
+        );
+
+    let main = |command: &[&str], args: Vec<Yaml>| {
+        with_command(pod::container(&test_plan, &container_opts), command, args)
+    };
+    let info = with_command(
+        pod::container(
+            &test_plan,
+            &RenderOptions {
+                container: INFO_CONTAINER.to_string(),
+                ..container_opts.clone()
+            },
+        ),
+        &["ucx_info", "-d"],
+        Vec::new(),
+    );
+    // Ready once ucx_perftest listens (it opens its port before anything else), so the headless Service
+    // publishes `server.NAME` only then: a LISTEN (0A) socket on the port in /proc/net/tcp{,6}.
+    let listening = format!("^ *[0-9]+: [0-9A-F]+:{PORT:04X} [0-9A-F]+:0000 0A ");
+    let mut server_main = main(&["ucx_perftest", "-p", &PORT.to_string()], Vec::new());
+    server_main.insert(
+        "readinessProbe",
+        Yaml::map()
+            .with(
+                "exec",
+                Yaml::map().with(
+                    "command",
+                    vec![
+                        Yaml::from("grep"),
+                        "-qsE".into(),
+                        listening.into(),
+                        "/proc/net/tcp".into(),
+                        "/proc/net/tcp6".into(),
+                    ],
+                ),
+            )
+            .with("periodSeconds", 2_i64),
+    );
+    let wait = Yaml::map()
+        .with("name", WAIT_CONTAINER)
+        .with("image", image(plan, opts))
+        .with("command", vec![Yaml::from("/bin/sh"), "-c".into()])
+        .with(
+            "args",
+            vec![Yaml::from(format!(
+                "until getent hosts {server_host} >/dev/null; do echo waiting for {server_host}; sleep 5; done"
+            ))],
+        );
+    let server = test_pod(plan, &name, "server", vec![info.clone()], server_main);
+    let client = test_pod(
+        plan,
+        &name,
+        "client",
+        vec![info, wait],
+        main(&["ucx_perftest"], client_args),
+    );
+
+    let mut notes = vec![
+        "Validation job: ucx_perftest between two nodes. The server and client Pods keep apart (required \
+         podAntiAffinity on kubernetes.io/hostname), so the traffic crosses the fabric. Each Pod's init \
+         container `ucx-info` prints `ucx_info -d`: the UCX devices and transports the Pod really has. The \
+         client starts once the server listens (its readiness probe publishes `server.NAME`)."
+            .to_string(),
+    ];
+    let ucx = env_summary(&plan.env, Consumer::Ucx);
+    match plan.ucx_mode {
+        UcxMode::Rdma => {
+            notes.push(format!("UCX over RDMA, as the profile sets it: {ucx}."));
+            notes.push(
+                "UCX_LOG_LEVEL=info: each endpoint's line (ep_cfg) names the transports and devices UCX \
+                 chose; a tcp lane there means UCX fell back off RDMA."
+                    .to_string(),
+            );
+            if let Some(min) = plan.min_rdma_core {
+                notes.push(format!("The image must ship rdma-core >= {min}, with UCX built against it."));
+            }
+        }
+        UcxMode::Tcp => {
+            notes.push(format!(
+                "UCX is on TCP here: this profile pins it ({ucx}). NCCL never uses UCX, so an NCCL-only \
+                 profile keeps UCX off the RDMA devices, where an accidental UCX start (e.g. Open MPI's UCX \
+                 layer) could crash the job. So this job measures UCX over TCP with host memory (-m host: a \
+                 TCP-pinned UCX is not set up to carry GPU buffers), not RDMA."
+            ));
+            notes.push(
+                "To validate UCX over RDMA (NIXL, vLLM disaggregated serving, UCX-based MPI), render this \
+                 target from a profile with ucx mode=\"rdma\", such as the built-in coreweave/gb300-roce-nixl."
+                    .to_string(),
+            );
+        }
+        UcxMode::Off => notes.push(
+            "The profile leaves UCX unconfigured (ucx mode=\"off\"): UCX picks its own transports; \
+             `ucx_info -d` and the endpoint lines (UCX_LOG_LEVEL=info) in the log show which."
+                .to_string(),
+        ),
+    }
+    if plan.wiring.is_none() {
+        notes.push("This profile's nodes attach the fabric themselves (SUNK NodeSet): the Pods carry env only.".into());
+    }
+    notes.extend([
+        String::new(),
+        "Run it and read the result:".into(),
+        "  kubectl apply -f ucx-perftest.yaml".into(),
+        format!("  kubectl wait --for=jsonpath='{{.status.phase}}'=Succeeded pod/{name}-client --timeout=30m"),
+        format!("  kubectl logs pod/{name}-client --all-containers > ucx-perftest.log"),
+        format!("  roce explain ucx-perftest.log --profile {}", plan.profile),
+        "  kubectl delete -f ucx-perftest.yaml".into(),
+    ]);
+    Ok(format!(
+        "{}{}{}",
+        crate::header("#", plan),
+        comment(&notes),
+        yaml::to_multi_doc(&[service, server, client])
+    ))
+}
+
+fn labels(name: &str, role: &str) -> Yaml {
+    Yaml::map().with(TEST_LABEL, name).with(ROLE_LABEL, role)
+}
+
+fn test_pod(plan: &Plan, name: &str, role: &str, init: Vec<Yaml>, main: Yaml) -> Yaml {
+    let mut annotations = Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str());
+    if let Some(value) = plan.wiring.as_ref().and_then(|w| w.multus_annotation()) {
+        annotations.insert(MULTUS_ANNOTATION, Yaml::Block(value));
+    }
+    let mut spec = Yaml::map()
+        .with("restartPolicy", "Never")
+        .with("activeDeadlineSeconds", DEADLINE_SECONDS);
+    if role == "server" {
+        // hostname + subdomain = the headless Service's name: DNS `server.NAME`.
+        spec.insert("hostname", "server");
+        spec.insert("subdomain", name);
+    }
+    if !plan.node_selector.is_empty() {
+        let mut sel = Yaml::map();
+        for (k, v) in &plan.node_selector {
+            sel.insert(k, v.as_str());
+        }
+        spec.insert("nodeSelector", sel);
+    }
+    spec.insert(
+        "affinity",
+        Yaml::map().with(
+            "podAntiAffinity",
+            Yaml::map().with(
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                vec![
+                    Yaml::map()
+                        .with(
+                            "labelSelector",
+                            Yaml::map().with("matchLabels", Yaml::map().with(TEST_LABEL, name)),
+                        )
+                        .with("topologyKey", "kubernetes.io/hostname"),
+                ],
+            ),
+        ),
+    );
+    spec.insert("initContainers", init);
+    spec.insert("containers", vec![main]);
+    if plan.shm {
+        spec.insert(
+            "volumes",
+            vec![
+                Yaml::map()
+                    .with("name", SHM_VOLUME)
+                    .with("emptyDir", Yaml::map().with("medium", "Memory")),
+            ],
+        );
+    }
+    Yaml::map()
+        .with("apiVersion", "v1")
+        .with("kind", "Pod")
+        .with(
+            "metadata",
+            Yaml::map()
+                .with("name", format!("{name}-{role}"))
+                .with("labels", labels(name, role))
+                .with("annotations", annotations),
+        )
+        .with("spec", spec)
+}

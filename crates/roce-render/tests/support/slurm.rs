@@ -1,0 +1,925 @@
+//! A real single-node Slurm for tests: `munged`, `slurmctld` and `slurmd` on 127.0.0.1, with every
+//! file (config, munge key and socket, state, spool, logs, fake GPUs) in one temp dir. std only.
+//!
+//! ```ignore
+//! #[path = "support/slurm.rs"]
+//! mod slurm;
+//!
+//! let Some(cluster) = slurm::shared(|| slurm::Config::new(["gb300"], 4, 4)) else { return }; // skipped
+//! let job = cluster.sbatch_wait("#!/bin/bash\nsrun env\n", &[], slurm::JOB_TIMEOUT).unwrap();
+//! assert!(job.status.success(), "{}", job.report(&cluster));
+//! ```
+//!
+//! # What it starts
+//!
+//! * `munged -F` with a fresh 1 KiB key, its socket in the temp dir (`AuthInfo=socket=…`).
+//! * `slurmctld -D` and `slurmd -D -N roce` (foreground, our children) on two free high ports of
+//!   127.0.0.1, `SlurmUser=root`. No cgroups anywhere (`ProctrackType=proctrack/linuxproc`,
+//!   `TaskPlugin=task/none`, `JobAcctGatherType=jobacct_gather/none`): containers may not allow them.
+//! * One node `roce` in every partition of [`Config::partitions`] (profiles name theirs: gb300,
+//!   gb200, h100, b200), with `Gres=gpu:N` backed by `gres.conf` `Name=gpu File=<dir>/dev/gpu[0-N]`.
+//!   slurmd refuses a GRES file that is not a character or block device ("is not a valid character
+//!   or block device, fix your gres.conf", and the job gets no GPUs), and `mknod` needs
+//!   `CAP_MKNOD`, so each `gpuK` is a symlink to `/dev/null`: slurmd `stat()`s through it and sees a
+//!   character device, and the paths are distinct, so it counts N GPUs and sets
+//!   `CUDA_VISIBLE_DEVICES=0,…,N-1` in the step.
+//! * The node claims [`Config::cpus`] CPUs whatever the machine has (`SlurmdParameters=config_overrides`),
+//!   so `--ntasks-per-node=8` fits on a 2-core machine.
+//! * `MinJobAge=6`: `sbatch --wait` polls every 2 s while `2 < MinJobAge / 3` is false, instead of
+//!   2, 8, 32 s with the default 300; a finished job still stays visible for those polls.
+//! * On Slurm ≥ 24.11 only, `TopologyPlugin=topology/block` with one block holding the node, so
+//!   `--segment` can be scheduled. Older Slurm (Debian bookworm ships 22.05) has neither the plugin
+//!   nor the option.
+//!
+//! # Skipping and CI
+//!
+//! When `slurmctld`, `slurmd`, `munged` or the client commands are missing, [`start`] prints a loud
+//! SKIPPED banner and returns `None`, unless `CI` (or `ROCE_REQUIRE_TOOLS`) is set to anything but
+//! empty/`0`/`false`: then it panics. Once the tools are there, a cluster that does not come up is
+//! always a failure, with the daemons' logs in the message. `.ci/install-tools` installs them.
+//!
+//! # Teardown
+//!
+//! Dropping a [`Slurm`] (also while a failing test unwinds) stops what it started, and nothing else:
+//! SIGTERM to its `slurmctld` and `slurmd` (SIGKILL after 5 s), then SIGKILL to every process whose
+//! environment carries this cluster's marker `ROCE_SLURM_HARNESS=<dir>` (the daemons pass it on to
+//! the `slurmstepd`s they fork, and [`Slurm::command`] gives it to `sbatch`, whose jobs inherit it),
+//! then munged. Processes are found by pid and by that marker only, never by name. Drop panics (unless
+//! already panicking) when a marked process survives. The temp dir is removed unless
+//! `ROCE_SLURM_KEEP=1` or the thread is panicking, and its path is printed.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The node's name.
+pub const NODE: &str = "roce";
+/// Environment variable that marks every process of one cluster.
+pub const MARKER: &str = "ROCE_SLURM_HARNESS";
+/// How long a test job may take before it is cancelled and the test fails.
+pub const JOB_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long startup may take (the issue's budget).
+pub const STARTUP_BUDGET: Duration = Duration::from_secs(60);
+
+/// What the single node offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Partitions, all holding the one node; the first is the default.
+    pub partitions: Vec<String>,
+    /// GPUs (fake GRES devices) on the node.
+    pub gpus: u32,
+    /// CPUs the node claims (one task per CPU).
+    pub cpus: u32,
+}
+
+impl Config {
+    /// A node with `gpus` fake GPUs and `cpus` CPUs in the given partitions.
+    pub fn new<S: Into<String>>(
+        partitions: impl IntoIterator<Item = S>,
+        gpus: u32,
+        cpus: u32,
+    ) -> Self {
+        let mut seen = BTreeSet::new();
+        let partitions = partitions
+            .into_iter()
+            .map(Into::into)
+            .filter(|p| seen.insert(p.clone()))
+            .collect();
+        Config {
+            partitions,
+            gpus,
+            cpus,
+        }
+    }
+}
+
+/// Paths of the Slurm and munge programs.
+#[derive(Debug, Clone)]
+pub struct Bins {
+    pub munged: PathBuf,
+    pub slurmctld: PathBuf,
+    pub slurmd: PathBuf,
+    pub sbatch: PathBuf,
+    pub srun: PathBuf,
+    pub scontrol: PathBuf,
+    pub squeue: PathBuf,
+    pub scancel: PathBuf,
+}
+
+/// A running cluster. Dropping it tears it down.
+pub struct Slurm {
+    dir: PathBuf,
+    conf: PathBuf,
+    bins: Bins,
+    daemons: Vec<(&'static str, Child)>,
+    config: Config,
+    /// Wall time from the first file written to the node reporting `State=IDLE`.
+    pub startup: Duration,
+    /// `slurmd -V`, e.g. `slurm-wlm 22.05.8`.
+    pub version_text: String,
+    /// Major and minor version, e.g. `(22, 5)`.
+    pub version: (u32, u32),
+    jobs: AtomicU64,
+    stopped: bool,
+}
+
+/// One finished `sbatch --wait`.
+#[derive(Debug)]
+pub struct Job {
+    /// The job's working directory (`--chdir`), where its `slurm-%j.out` and anything the job
+    /// writes with relative paths land.
+    pub dir: PathBuf,
+    /// `sbatch --wait`'s exit status: the job's, or sbatch's own when it refused the script.
+    pub status: ExitStatus,
+    /// The job id, when sbatch got that far.
+    pub id: Option<u32>,
+    /// sbatch's stdout and stderr.
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Job {
+    /// The batch step's output file (`slurm-<id>.out`), empty when there is none.
+    pub fn output(&self) -> String {
+        self.id
+            .and_then(|id| std::fs::read_to_string(self.dir.join(format!("slurm-{id}.out"))).ok())
+            .unwrap_or_default()
+    }
+
+    /// Everything about the job, for a failure message.
+    pub fn report(&self, cluster: &Slurm) -> String {
+        let mut r = String::new();
+        let _ = writeln!(r, "job dir: {}", self.dir.display());
+        let _ = writeln!(r, "sbatch --wait: {} (job id {:?})", self.status, self.id);
+        let _ = writeln!(r, "--- sbatch stdout ---\n{}", self.stdout);
+        let _ = writeln!(r, "--- sbatch stderr ---\n{}", self.stderr);
+        let _ = writeln!(r, "--- job output ---\n{}", self.output());
+        if let Ok(script) = std::fs::read_to_string(self.dir.join("job.sbatch")) {
+            let _ = writeln!(r, "--- job.sbatch ---\n{script}");
+        }
+        r.push_str(&cluster.diagnostics());
+        r
+    }
+}
+
+/// True when a missing Slurm must be a failure: `CI` or `ROCE_REQUIRE_TOOLS` set to anything but
+/// empty/`0`/`false`.
+pub fn required() -> bool {
+    let on = |var: &str| {
+        std::env::var(var).is_ok_and(|v| {
+            let v = v.trim();
+            !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false")
+        })
+    };
+    on("CI") || on("ROCE_REQUIRE_TOOLS")
+}
+
+/// Skip loudly, or panic under CI.
+pub fn skip(what: &str) {
+    if required() {
+        panic!(
+            "{what} (CI/ROCE_REQUIRE_TOOLS is set, so this is a failure; run .ci/install-tools)"
+        );
+    }
+    eprintln!(
+        "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
+         !!! SKIPPED: {what}\n\
+         !!! run .ci/install-tools (apt-get install slurm-wlm munge libpmix-dev);\n\
+         !!! set CI=true or ROCE_REQUIRE_TOOLS=1 to make this a failure\n\
+         !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+    );
+}
+
+/// Finds the programs on `PATH` and in the sbin directories (root's `PATH` may lack them).
+pub fn find_bins() -> Result<Bins, String> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    dirs.extend(["/usr/sbin", "/usr/bin", "/sbin", "/bin"].map(PathBuf::from));
+    let mut missing = Vec::new();
+    let mut find = |name: &str| {
+        let found = dirs.iter().map(|d| d.join(name)).find(|p| is_executable(p));
+        if found.is_none() {
+            missing.push(name.to_string());
+        }
+        found.unwrap_or_default()
+    };
+    let bins = Bins {
+        munged: find("munged"),
+        slurmctld: find("slurmctld"),
+        slurmd: find("slurmd"),
+        sbatch: find("sbatch"),
+        srun: find("srun"),
+        scontrol: find("scontrol"),
+        squeue: find("squeue"),
+        scancel: find("scancel"),
+    };
+    if missing.is_empty() {
+        Ok(bins)
+    } else {
+        Err(format!(
+            "the real-Slurm tests need {}, not found on PATH nor in /usr/sbin",
+            missing.join(", ")
+        ))
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The cluster shared by the tests of one test binary: started by the first caller, torn down when
+/// the last test holding it drops its `Arc` (a later caller starts a fresh one). `None`: skipped.
+pub fn shared(config: impl FnOnce() -> Config) -> Option<Arc<Slurm>> {
+    static SHARED: Mutex<Weak<Slurm>> = Mutex::new(Weak::new());
+    let mut slot = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(running) = slot.upgrade() {
+        return Some(running);
+    }
+    let cluster = Arc::new(start(&config())?);
+    *slot = Arc::downgrade(&cluster);
+    Some(cluster)
+}
+
+/// Starts a private cluster. `None` when Slurm is not installed and not under CI (after a loud
+/// banner); panics with the daemons' logs when it is installed but does not come up.
+pub fn start(config: &Config) -> Option<Slurm> {
+    let bins = match find_bins() {
+        Ok(b) => b,
+        Err(why) => {
+            skip(&why);
+            return None;
+        }
+    };
+    match Slurm::start(bins, config) {
+        Ok(s) => Some(s),
+        Err(why) => panic!("the real-Slurm harness could not start a cluster:\n{why}"),
+    }
+}
+
+fn unique_dir() -> PathBuf {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    // Short: the munge socket path must fit in sun_path (108 bytes).
+    std::env::temp_dir().join(format!(
+        "roce-slurm-{}-{}-{}",
+        std::process::id(),
+        nanos % 1_000_000_000,
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+fn free_port() -> Result<u16, String> {
+    let l =
+        TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot bind 127.0.0.1:0: {e}"))?;
+    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+}
+
+fn short_hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| {
+            Command::new("hostname")
+                .output()
+                .ok()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        })
+        .map(|h| h.trim().split('.').next().unwrap_or_default().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+/// `(major, minor)` from `slurm-wlm 22.05.8` / `slurm 24.11.1`.
+pub fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let v = text
+        .split_whitespace()
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))?;
+    let mut parts = v.split(['.', '-']);
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+fn write(path: &Path, contents: impl AsRef<[u8]>) -> Result<(), String> {
+    std::fs::write(path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn mkdir(path: &Path, mode: u32) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| format!("cannot chmod {}: {e}", path.display()))
+}
+
+/// The last `n` lines of a file, for failure messages.
+pub fn tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| format!("<cannot read: {e}>"));
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+impl Slurm {
+    fn start(bins: Bins, config: &Config) -> Result<Slurm, String> {
+        let t0 = Instant::now();
+        let dir = unique_dir();
+        let mut slurm = Slurm {
+            conf: dir.join("slurm.conf"),
+            dir,
+            bins,
+            daemons: Vec::new(),
+            config: config.clone(),
+            startup: Duration::ZERO,
+            version_text: String::new(),
+            version: (0, 0),
+            jobs: AtomicU64::new(0),
+            stopped: false,
+        };
+        // From here on, Drop cleans up whatever was started, also on the error paths.
+        let result = slurm.boot();
+        match result {
+            Ok(()) => {
+                slurm.startup = t0.elapsed();
+                eprintln!(
+                    "slurm harness: {} up in {} ms in {} (partitions {}, gpu:{}, {} CPUs)",
+                    slurm.version_text,
+                    slurm.startup.as_millis(),
+                    slurm.dir.display(),
+                    config.partitions.join(","),
+                    config.gpus,
+                    config.cpus
+                );
+                Ok(slurm)
+            }
+            Err(why) => {
+                let report = format!("{why}\n{}", slurm.diagnostics());
+                Err(report)
+            }
+        }
+    }
+
+    fn boot(&mut self) -> Result<(), String> {
+        let dir = self.dir.clone();
+        if self.config.partitions.is_empty() {
+            return Err("no partitions configured".into());
+        }
+        mkdir(&dir, 0o755)?;
+        for sub in ["state", "spool", "log", "dev", "jobs"] {
+            mkdir(&dir.join(sub), 0o755)?;
+        }
+        // munged insists: key readable by its owner only, socket directory searchable by everyone.
+        mkdir(&dir.join("munge"), 0o755)?;
+        let key = dir.join("munge/munge.key");
+        let mut bytes = vec![0u8; 1024];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut bytes))
+            .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
+        write(&key, &bytes)?;
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o400))
+                .map_err(|e| format!("cannot chmod the munge key: {e}"))?;
+        }
+        for i in 0..self.config.gpus {
+            let dev = dir.join(format!("dev/gpu{i}"));
+            std::os::unix::fs::symlink("/dev/null", &dev)
+                .map_err(|e| format!("cannot create fake GPU {}: {e}", dev.display()))?;
+        }
+
+        let v = self
+            .command(&self.bins.slurmd)
+            .arg("-V")
+            .output()
+            .map_err(|e| format!("cannot run slurmd -V: {e}"))?;
+        self.version_text = String::from_utf8_lossy(&v.stdout).trim().to_string();
+        self.version = parse_version(&self.version_text).ok_or_else(|| {
+            format!(
+                "cannot read the Slurm version from `slurmd -V`: {:?}",
+                self.version_text
+            )
+        })?;
+
+        let ctld_port = free_port()?;
+        let mut slurmd_port = free_port()?;
+        while slurmd_port == ctld_port {
+            slurmd_port = free_port()?;
+        }
+        write(&self.conf, self.slurm_conf(ctld_port, slurmd_port))?;
+        write(&dir.join("gres.conf"), self.gres_conf())?;
+        write(&dir.join("plugstack.conf"), "")?;
+        if self.has_block_topology() {
+            write(
+                &dir.join("topology.conf"),
+                format!("BlockName=block1 Nodes={NODE}\n"),
+            )?;
+        }
+
+        // munged, then wait for its socket.
+        let socket = self.munge_socket();
+        let mut munged = self.command(&self.bins.munged);
+        munged.args(["-F", "--force", "--num-threads=2"]);
+        munged.arg(format!("--key-file={}", key.display()));
+        munged.arg(format!("--socket={}", socket.display()));
+        munged.arg(format!(
+            "--pid-file={}",
+            dir.join("munge/munged.pid").display()
+        ));
+        munged.arg(format!(
+            "--log-file={}",
+            dir.join("log/munged.log").display()
+        ));
+        munged.arg(format!(
+            "--seed-file={}",
+            dir.join("munge/munged.seed").display()
+        ));
+        self.spawn("munged", munged)?;
+        self.wait_for("munged's socket", Duration::from_secs(20), |s| {
+            Ok(s.munge_socket().exists())
+        })?;
+
+        let mut ctld = self.command(&self.bins.slurmctld);
+        ctld.arg("-D").arg("-f").arg(&self.conf);
+        self.spawn("slurmctld", ctld)?;
+        let mut slurmd = self.command(&self.bins.slurmd);
+        slurmd
+            .arg("-D")
+            .arg("-N")
+            .arg(NODE)
+            .arg("-f")
+            .arg(&self.conf);
+        self.spawn("slurmd", slurmd)?;
+
+        self.wait_for("the node to become IDLE", STARTUP_BUDGET, |s| {
+            Ok(s.node_state()
+                .is_some_and(|n| n.split_whitespace().any(|w| w == "State=IDLE")))
+        })?;
+        let node = self.node_state().unwrap_or_default();
+        let want = format!("Gres=gpu:{}", self.config.gpus);
+        if !node
+            .split_whitespace()
+            .any(|w| w == want || w.starts_with(&format!("{want}(")))
+        {
+            return Err(format!("the node does not advertise {want}:\n{node}"));
+        }
+        let slurmd_log = std::fs::read_to_string(dir.join("log/slurmd.log")).unwrap_or_default();
+        if let Some(bad) = slurmd_log
+            .lines()
+            .find(|l| l.contains("not a valid character or block device"))
+        {
+            return Err(format!("slurmd rejected a fake GPU: {bad}"));
+        }
+        Ok(())
+    }
+
+    fn slurm_conf(&self, ctld_port: u16, slurmd_port: u16) -> String {
+        let d = self.dir.display();
+        let c = &self.config;
+        let mut conf = format!(
+            "# Written by the roce test harness (crates/roce-render/tests/support/slurm.rs).\n\
+             ClusterName=roce-test\n\
+             SlurmctldHost={host}(127.0.0.1)\n\
+             SlurmctldPort={ctld_port}\n\
+             SlurmdPort={slurmd_port}\n\
+             SlurmUser=root\n\
+             SlurmdUser=root\n\
+             AuthType=auth/munge\n\
+             CredType=cred/munge\n\
+             AuthInfo=socket={socket}\n\
+             StateSaveLocation={d}/state\n\
+             SlurmdSpoolDir={d}/spool\n\
+             SlurmctldPidFile={d}/slurmctld.pid\n\
+             SlurmdPidFile={d}/slurmd.pid\n\
+             SlurmctldLogFile={d}/log/slurmctld.log\n\
+             SlurmdLogFile={d}/log/slurmd.log\n\
+             SlurmctldDebug=info\n\
+             SlurmdDebug=info\n\
+             PlugStackConfig={d}/plugstack.conf\n\
+             MailProg=/bin/true\n\
+             ProctrackType=proctrack/linuxproc\n\
+             TaskPlugin=task/none\n\
+             JobAcctGatherType=jobacct_gather/none\n\
+             AccountingStorageType=accounting_storage/none\n\
+             JobCompType=jobcomp/none\n\
+             SelectType=select/cons_tres\n\
+             SelectTypeParameters=CR_Core\n\
+             SchedulerType=sched/builtin\n\
+             MpiDefault=none\n\
+             GresTypes=gpu\n\
+             SlurmdParameters=config_overrides\n\
+             ReturnToService=2\n\
+             MinJobAge=6\n\
+             KillWait=5\n\
+             InactiveLimit=0\n",
+            host = short_hostname(),
+            socket = self.munge_socket().display(),
+        );
+        if self.has_block_topology() {
+            // topology.conf is read from slurm.conf's directory.
+            let _ = writeln!(conf, "TopologyPlugin=topology/block");
+        }
+        let _ = writeln!(
+            conf,
+            "NodeName={NODE} NodeAddr=127.0.0.1 NodeHostname={host} CPUs={cpus} Gres=gpu:{gpus} State=UNKNOWN",
+            host = short_hostname(),
+            cpus = c.cpus,
+            gpus = c.gpus,
+        );
+        for (i, p) in c.partitions.iter().enumerate() {
+            let default = if i == 0 { "YES" } else { "NO" };
+            let _ = writeln!(
+                conf,
+                "PartitionName={p} Nodes={NODE} Default={default} MaxTime=INFINITE State=UP"
+            );
+        }
+        conf
+    }
+
+    fn gres_conf(&self) -> String {
+        let last = self.config.gpus.saturating_sub(1);
+        let files = if self.config.gpus == 1 {
+            format!("{}/dev/gpu0", self.dir.display())
+        } else {
+            format!("{}/dev/gpu[0-{last}]", self.dir.display())
+        };
+        format!("AutoDetect=off\nNodeName={NODE} Name=gpu File={files}\n")
+    }
+
+    /// topology/block and `--segment` came with Slurm 23.11 / 24.11; configure the plugin only where
+    /// `--segment` exists.
+    pub fn has_block_topology(&self) -> bool {
+        self.version >= (24, 11)
+    }
+
+    /// The temp dir holding everything.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The generated `slurm.conf`.
+    pub fn conf(&self) -> &Path {
+        &self.conf
+    }
+
+    /// The node configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn munge_socket(&self) -> PathBuf {
+        self.dir.join("munge/munge.socket")
+    }
+
+    /// A command with a clean environment: `PATH`, `SLURM_CONF`, the cluster marker, `HOME`, `LANG`.
+    pub fn command(&self, program: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.env_clear()
+            .env(
+                "PATH",
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            )
+            .env("SLURM_CONF", &self.conf)
+            .env(MARKER, &self.dir)
+            .env("HOME", &self.dir)
+            .env("LANG", "C.UTF-8")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    fn spawn(&mut self, name: &'static str, mut cmd: Command) -> Result<(), String> {
+        let out = self.dir.join(format!("log/{name}.stdio"));
+        let file = std::fs::File::create(&out)
+            .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+        let err = file.try_clone().map_err(|e| e.to_string())?;
+        let child = cmd
+            .current_dir(&self.dir)
+            .stdout(file)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| format!("cannot start {name}: {e}"))?;
+        self.daemons.push((name, child));
+        Ok(())
+    }
+
+    fn wait_for(
+        &mut self,
+        what: &str,
+        budget: Duration,
+        mut ready: impl FnMut(&Self) -> Result<bool, String>,
+    ) -> Result<(), String> {
+        let t0 = Instant::now();
+        loop {
+            if ready(self)? {
+                return Ok(());
+            }
+            for (name, child) in &mut self.daemons {
+                if let Ok(Some(status)) = child.try_wait() {
+                    return Err(format!("{name} exited ({status}) while waiting for {what}"));
+                }
+            }
+            if t0.elapsed() > budget {
+                return Err(format!("timed out after {budget:?} waiting for {what}"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// `scontrol -o show node roce`, when the controller answers.
+    pub fn node_state(&self) -> Option<String> {
+        let out = self
+            .command(&self.bins.scontrol)
+            .args(["-o", "show", "node", NODE])
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Daemon pids (munged, slurmctld, slurmd).
+    pub fn daemon_pids(&self) -> Vec<(&'static str, u32)> {
+        self.daemons.iter().map(|(n, c)| (*n, c.id())).collect()
+    }
+
+    /// Writes `script` into a fresh job dir and runs `sbatch --wait --chdir=DIR
+    /// --output=DIR/slurm-%j.out job.sbatch ARGS…`. `Err` only when sbatch could not run or the job
+    /// did not finish within `timeout` (it is then cancelled).
+    pub fn sbatch_wait(
+        &self,
+        script: &str,
+        args: &[&str],
+        timeout: Duration,
+    ) -> Result<Job, String> {
+        let (dir, mut child) = self.submit(script, args, true)?;
+        let t0 = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if t0.elapsed() > timeout => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    let stdout =
+                        std::fs::read_to_string(dir.join("sbatch.stdout")).unwrap_or_default();
+                    let id = job_id(&stdout);
+                    if let Some(id) = id {
+                        let _ = self
+                            .command(&self.bins.scancel)
+                            .arg(id.to_string())
+                            .status();
+                    }
+                    return Err(format!(
+                        "job {id:?} did not finish within {timeout:?} (cancelled)\n{}",
+                        self.diagnostics()
+                    ));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+                Err(e) => return Err(format!("waiting for sbatch: {e}")),
+            }
+        };
+        let stdout = std::fs::read_to_string(dir.join("sbatch.stdout")).unwrap_or_default();
+        let stderr = std::fs::read_to_string(dir.join("sbatch.stderr")).unwrap_or_default();
+        Ok(Job {
+            id: job_id(&stdout),
+            dir,
+            status,
+            stdout,
+            stderr,
+        })
+    }
+
+    /// Submits without waiting; returns the job dir and the job id.
+    pub fn sbatch(&self, script: &str, args: &[&str]) -> Result<(PathBuf, u32), String> {
+        let (dir, mut child) = self.submit(script, args, false)?;
+        let status = child.wait().map_err(|e| e.to_string())?;
+        let stdout = std::fs::read_to_string(dir.join("sbatch.stdout")).unwrap_or_default();
+        let stderr = std::fs::read_to_string(dir.join("sbatch.stderr")).unwrap_or_default();
+        match job_id(&stdout) {
+            Some(id) if status.success() => Ok((dir, id)),
+            _ => Err(format!("sbatch failed ({status}):\n{stdout}\n{stderr}")),
+        }
+    }
+
+    fn submit(&self, script: &str, args: &[&str], wait: bool) -> Result<(PathBuf, Child), String> {
+        let n = self.jobs.fetch_add(1, Ordering::Relaxed);
+        let dir = self.dir.join(format!("jobs/{n}"));
+        mkdir(&dir, 0o755)?;
+        let path = dir.join("job.sbatch");
+        write(&path, script)?;
+        let stdout = std::fs::File::create(dir.join("sbatch.stdout")).map_err(|e| e.to_string())?;
+        let stderr = std::fs::File::create(dir.join("sbatch.stderr")).map_err(|e| e.to_string())?;
+        let mut cmd = self.command(&self.bins.sbatch);
+        if wait {
+            cmd.arg("--wait");
+        }
+        cmd.arg(format!("--chdir={}", dir.display()))
+            .arg(format!("--output={}/slurm-%j.out", dir.display()))
+            .arg(&path)
+            .args(args)
+            .current_dir(&dir)
+            .stdout(stdout)
+            .stderr(stderr);
+        let child = cmd.spawn().map_err(|e| format!("cannot run sbatch: {e}"))?;
+        Ok((dir, child))
+    }
+
+    /// `squeue`, the node, and the tails of the daemon logs.
+    pub fn diagnostics(&self) -> String {
+        let mut r = String::new();
+        let _ = writeln!(
+            r,
+            "--- slurm harness in {} ({}) ---",
+            self.dir.display(),
+            self.version_text
+        );
+        if let Ok(out) = self
+            .command(&self.bins.squeue)
+            .args(["-a", "-o", "%i %P %j %T %r"])
+            .output()
+        {
+            let _ = writeln!(
+                r,
+                "--- squeue ---\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let _ = writeln!(
+            r,
+            "--- node ---\n{}",
+            self.node_state().unwrap_or_else(|| "<no answer>".into())
+        );
+        for log in [
+            "slurmctld.log",
+            "slurmd.log",
+            "munged.log",
+            "slurmctld.stdio",
+            "slurmd.stdio",
+            "munged.stdio",
+        ] {
+            let _ = writeln!(
+                r,
+                "--- {log} (tail) ---\n{}",
+                tail(&self.dir.join("log").join(log), 25)
+            );
+        }
+        r
+    }
+
+    /// Stops everything this cluster started and returns the processes still carrying its marker
+    /// afterwards (empty when the teardown was clean).
+    pub fn stop(&mut self) -> Vec<(u32, String)> {
+        if self.stopped {
+            return marked_processes(&self.dir);
+        }
+        self.stopped = true;
+        // slurmctld and slurmd first (they would complain about a vanished munged).
+        let (munge, slurm): (Vec<_>, Vec<_>) = std::mem::take(&mut self.daemons)
+            .into_iter()
+            .partition(|(n, _)| *n == "munged");
+        stop_children(slurm);
+        // slurmstepd and job tasks: forked by slurmd/slurmstepd, reparented to init; found by marker.
+        for _ in 0..3 {
+            let left = marked_processes(&self.dir);
+            if left.is_empty() {
+                break;
+            }
+            for (pid, _) in &left {
+                signal("KILL", *pid);
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        stop_children(munge);
+        let t0 = Instant::now();
+        loop {
+            let left = marked_processes(&self.dir);
+            if left.is_empty() || t0.elapsed() > Duration::from_secs(5) {
+                return left;
+            }
+            for (pid, _) in &left {
+                signal("KILL", *pid);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Slurm {
+    fn drop(&mut self) {
+        let left = self.stop();
+        let keep = std::env::var("ROCE_SLURM_KEEP").is_ok_and(|v| v == "1")
+            || std::thread::panicking()
+            || !left.is_empty();
+        if keep {
+            eprintln!("slurm harness: kept {} for inspection", self.dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+        if !left.is_empty() && !std::thread::panicking() {
+            panic!(
+                "slurm harness: processes of {} survived the teardown: {left:?}",
+                self.dir.display()
+            );
+        }
+    }
+}
+
+fn job_id(sbatch_stdout: &str) -> Option<u32> {
+    sbatch_stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Submitted batch job "))
+        .and_then(|id| id.trim().parse().ok())
+}
+
+fn signal(sig: &str, pid: u32) {
+    let _ = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// SIGTERM each, wait up to 5 s for all, then SIGKILL the rest; reaps them all.
+fn stop_children(mut children: Vec<(&'static str, Child)>) {
+    for (_, child) in &children {
+        signal("TERM", child.id());
+    }
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(5) {
+        children.retain_mut(|(_, c)| !matches!(c.try_wait(), Ok(Some(_))));
+        if children.is_empty() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for (name, child) in &mut children {
+        eprintln!(
+            "slurm harness: {name} (pid {}) ignored SIGTERM for 5 s; SIGKILL",
+            child.id()
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// Live (non-zombie) processes whose environment has `ROCE_SLURM_HARNESS=<dir>`, with their command
+/// lines. The marker is unique per cluster, so nothing else on the machine ever matches.
+pub fn marked_processes(dir: &Path) -> Vec<(u32, String)> {
+    let mut needle = format!("{MARKER}=").into_bytes();
+    needle.extend_from_slice(dir.as_os_str().as_encoded_bytes());
+    needle.push(0);
+    let me = std::process::id();
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me || !is_alive(pid) {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        let hit = environ.starts_with(&needle[..])
+            || environ
+                .windows(needle.len() + 1)
+                .any(|w| w[0] == 0 && w[1..] == needle[..]);
+        if hit {
+            let cmdline = std::fs::read(entry.path().join("cmdline"))
+                .map(|c| {
+                    String::from_utf8_lossy(&c)
+                        .replace('\0', " ")
+                        .trim()
+                        .to_string()
+                })
+                .unwrap_or_default();
+            found.push((pid, cmdline));
+        }
+    }
+    found
+}
+
+/// True when `pid` exists and is not a zombie.
+pub fn is_alive(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // "pid (comm) S …": the state follows the last ')'.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .is_some_and(|s| s != "Z" && s != "X")
+}
