@@ -110,7 +110,8 @@ pub struct RenderArgs {
     /// patched in each selected workload, default the first one).
     #[arg(long)]
     pub container: Option<String>,
-    /// Container image for generated pods.
+    /// Container image for generated pods (validation jobs: unless given, the nccl-tests image for the
+    /// profile's fabric).
     #[arg(long, default_value = roce_render::DEFAULT_IMAGE)]
     pub image: String,
     /// Name of generated objects (default: from the profile).

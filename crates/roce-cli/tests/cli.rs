@@ -126,3 +126,80 @@ fn closed_pipe_is_not_a_panic() {
         assert!(status == "0" || status == "1", "{cmd}: exit {status}");
     }
 }
+
+/// `roce explain`: stdin with `-`, and inputs that are not NCCL logs (binary, empty, text, a gigabyte-free
+/// very long line) exit 1 with a coded finding and never panic.
+#[test]
+fn explain_reads_stdin_and_rejects_non_logs() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../roce-inspect/tests/fixtures/logs/h200x2-profile-gb300-roce-net-forced.log");
+    let log = std::fs::read(&fixture).unwrap();
+    let mut child = roce()
+        .args(["explain", "-", "--format", "json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&log).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["transport"], "socket");
+    assert_eq!(json["files"][0]["name"], "<stdin>");
+    assert_eq!(json["findings"][0]["code"], "roce::explain::socket_fallback");
+
+    let dir = temp("explain");
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("binary.log", (0u8..=255).cycle().take(1 << 20).collect(), "roce::explain::binary_log"),
+        ("empty.log", Vec::new(), "roce::explain::empty_log"),
+        ("blank.log", b"\n\n  \n".to_vec(), "roce::explain::empty_log"),
+        ("text.log", b"epoch 1 loss 0.3\nepoch 2 loss 0.2\n".to_vec(), "roce::explain::not_nccl_log"),
+        ("oneline.log", vec![b'x'; 3 << 20], "roce::explain::not_nccl_log"),
+    ];
+    for (name, bytes, code) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        for format in ["human", "json"] {
+            let out = roce().arg("explain").arg(&path).args(["--format", format]).output().unwrap();
+            let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            assert_eq!(out.status.code(), Some(1), "{name} ({format}): {all}");
+            assert!(all.contains(code), "{name} ({format}): no {code} in {all}");
+            assert!(!all.contains("panicked"), "{name}: {all}");
+        }
+    }
+    // a directory and a missing file are errors of the command, not panics
+    for bad in [dir.clone(), dir.join("missing.log")] {
+        let out = roce().arg("explain").arg(&bad).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", bad.display());
+    }
+}
+
+/// Issue acceptance: the UCX validation job for the NIXL profile uses the profile's RDMA transports,
+/// GID index and rails; for an NCCL-only profile it says UCX is on TCP and why.
+#[test]
+fn ucx_perftest_follows_the_profile() {
+    let render = |profile: &str| {
+        let out = roce()
+            .args(["render", "--target", "ucx-perftest", "--profile", profile])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let nixl = render("coreweave/gb300-roce-nixl");
+    for want in [
+        "value: \"rc_mlx5,ud_mlx5,cuda_copy\"",
+        "name: UCX_IB_GID_INDEX",
+        "value: \"11\"",
+        "value: \"ibp0p0:1,ibp0p1:1,ibp0p2:1,ibp0p3:1\"",
+        "- \"-m\"\n    - cuda\n",
+    ] {
+        assert!(nixl.contains(want), "nixl ucx-perftest lacks {want}");
+    }
+    let tcp = render("coreweave/gb300-roce");
+    assert!(tcp.contains("UCX is on TCP"), "the NCCL-only job must say UCX is on TCP");
+    assert!(tcp.contains("NCCL never uses UCX"), "…and why");
+    assert!(!tcp.contains("rc_mlx5"));
+}

@@ -600,16 +600,13 @@ mod tests {
     fn every_plan_field_is_itemised() {
         use roce_model::model::UcxMode;
         let a = lower("coreweave/gb300-roce");
-        let mutations: Vec<(Aspect, Box<dyn Fn(&mut Plan)>)> = vec![
-            (Aspect::Wiring, Box::new(|p| p.shm = !p.shm)),
-            (
-                Aspect::Header,
-                Box::new(|p| p.nccl_tests_image.push_str("-other")),
-            ),
-            (Aspect::Header, Box::new(|p| p.ucx_mode = UcxMode::Rdma)),
-            (Aspect::Slurm, Box::new(|p| p.slurm.nodes += 1)),
-            (Aspect::Resources, Box::new(|p| p.gpus_per_node += 1)),
-            (Aspect::Image, Box::new(|p| p.min_rdma_core = Some(60))),
+        let mutations: [(Aspect, fn(&mut Plan)); 6] = [
+            (Aspect::Wiring, |p| p.shm = !p.shm),
+            (Aspect::Header, |p| p.nccl_tests_image.push_str("-other")),
+            (Aspect::Header, |p| p.ucx_mode = UcxMode::Rdma),
+            (Aspect::Slurm, |p| p.slurm.nodes += 1),
+            (Aspect::Resources, |p| p.gpus_per_node += 1),
+            (Aspect::Image, |p| p.min_rdma_core = Some(60)),
         ];
         for (want, mutate) in mutations {
             let mut b = a.clone();

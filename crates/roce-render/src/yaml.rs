@@ -201,6 +201,8 @@ fn write_node(out: &mut String, node: &Yaml, indent: usize, inline: bool) {
     match node {
         Yaml::Map(entries) if !entries.is_empty() => write_map(out, entries, indent, inline),
         Yaml::Seq(items) if !items.is_empty() => write_seq(out, items, indent, inline),
+        // A block in a sequence item (`- |`), content indented under the item.
+        Yaml::Block(text) if inline && block_safe(text) => write_block(out, text, "", indent),
         leaf => {
             if !inline {
                 pad(out, indent);
@@ -259,25 +261,30 @@ fn write_value(out: &mut String, value: &Yaml, seq_indent: usize, map_indent: us
             out.push('\n');
             write_seq(out, items, seq_indent, false);
         }
-        Yaml::Block(text) if block_safe(text) => {
-            let (body, header) = match text.strip_suffix('\n') {
-                Some(body) => (body, " |\n"),
-                None => (text.as_str(), " |-\n"),
-            };
-            out.push_str(header);
-            for line in body.split('\n') {
-                if !line.is_empty() {
-                    pad(out, map_indent);
-                    out.push_str(line);
-                }
-                out.push('\n');
-            }
-        }
+        Yaml::Block(text) if block_safe(text) => write_block(out, text, " ", map_indent),
         leaf => {
             out.push(' ');
             out.push_str(&leaf_text(leaf));
             out.push('\n');
         }
+    }
+}
+
+/// Writes a literal block: the `|` (one final newline) or `|-` (none) header after `sep`, then each line
+/// at `indent`; empty lines stay empty.
+fn write_block(out: &mut String, text: &str, sep: &str, indent: usize) {
+    let (body, header) = match text.strip_suffix('\n') {
+        Some(body) => (body, "|\n"),
+        None => (text, "|-\n"),
+    };
+    out.push_str(sep);
+    out.push_str(header);
+    for line in body.split('\n') {
+        if !line.is_empty() {
+            pad(out, indent);
+            out.push_str(line);
+        }
+        out.push('\n');
     }
 }
 

@@ -1,17 +1,491 @@
-use roce_model::{BuiltinsOnly, Source, builtin, load};
-use roce_render::apply::{ApplyOptions, apply};
+//! `roce apply` on the kind fixtures shared with the lint tests
+//! (`crates/roce-inspect/tests/fixtures/manifests/kinds/`): idempotence, snapshots, what survives,
+//! how existing values are merged, MPI launcher roles, errors, and kubernetes-validate --strict.
+
+#[path = "support/consumers.rs"]
+mod consumers;
+
+use std::path::{Path, PathBuf};
+
+use roce_model::{BuiltinsOnly, Code, Problem, Source, builtin, load};
+use roce_render::Plan;
+use roce_render::apply::{Applied, ApplyOptions, RoleChoice, apply};
+
+fn kinds_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../roce-inspect/tests/fixtures/manifests/kinds")
+}
+
+fn kind_files() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(kinds_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    out.sort();
+    out
+}
+
+fn plan(name: &str) -> Plan {
+    let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);
+    roce_render::plan::lower(&loaded.profile.unwrap())
+}
+
+/// The `# apply: --container NAME` of a fixture header.
+fn header_container(text: &str) -> Option<String> {
+    text.lines()
+        .take_while(|l| l.starts_with('#'))
+        .find_map(|l| l.strip_prefix("# apply: --container "))
+        .map(str::to_string)
+}
+
+fn describe(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(|p| format!("  {} {:?} {}\n", p.code, p.location().map(|l| l.line), p.message))
+        .collect()
+}
+
+fn run(text: &str, plan: &Plan, opts: &ApplyOptions) -> Applied {
+    apply(&Source::new("in.yaml", text), plan, opts).unwrap_or_else(|p| panic!("{}\n{text}", describe(&p)))
+}
+
+fn run_file(path: &Path, plan: &Plan, role: RoleChoice) -> Applied {
+    let text = std::fs::read_to_string(path).unwrap();
+    let opts = ApplyOptions {
+        container: header_container(&text),
+        role,
+    };
+    run(&text, plan, &opts)
+}
+
+const ROLES: [RoleChoice; 3] = [RoleChoice::Worker, RoleChoice::Launcher, RoleChoice::All];
 
 #[test]
-fn scratch() {
-    let p = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
-    let plan = roce_render::plan::lower(&p);
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../roce-inspect/tests/fixtures/manifests/kinds");
-    for f in ["pod.yaml", "mpijob.yaml", "daemonset.yaml", "deployment.yaml"] {
-        let text = std::fs::read_to_string(dir.join(f)).unwrap();
-        let opts = ApplyOptions { container: if f == "deployment.yaml" { Some("server".into()) } else { None }, ..Default::default() };
-        match apply(&Source::new(f, text), &plan, &opts) {
-            Ok(a) => { std::fs::write(format!("/tmp/x/{f}"), &a.text).unwrap(); eprintln!("{f}: {:?}", a.notes) }
-            Err(e) => eprintln!("{f}: {e:?}"),
+fn applying_twice_gives_the_same_bytes() {
+    for path in kind_files() {
+        for name in builtin::names() {
+            let plan = plan(name);
+            for role in ROLES {
+                let once = run_file(&path, &plan, role);
+                let opts = ApplyOptions {
+                    container: header_container(&std::fs::read_to_string(&path).unwrap()),
+                    role,
+                };
+                let twice = run(&once.text, &plan, &opts);
+                assert_eq!(once.text, twice.text, "{} with {name} ({role:?})", path.display());
+                assert_eq!(once.templates, twice.templates);
+            }
         }
     }
+}
+
+fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../../../snapshots/apply");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings
+}
+
+/// Snapshot names: `<fixture>` with coreweave/gb300-roce, plus a few other profiles and roles.
+fn snapshot_cases() -> Vec<(String, PathBuf, &'static str, RoleChoice)> {
+    let mut cases: Vec<(String, PathBuf, &'static str, RoleChoice)> = kind_files()
+        .into_iter()
+        .map(|p| {
+            let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+            (stem, p, "coreweave/gb300-roce", RoleChoice::Worker)
+        })
+        .collect();
+    let k = kinds_dir();
+    cases.push(("mpijob@launcher".into(), k.join("mpijob.yaml"), "coreweave/gb300-roce", RoleChoice::Launcher));
+    cases.push(("mpijob@all".into(), k.join("mpijob.yaml"), "coreweave/gb300-roce", RoleChoice::All));
+    cases.push(("pod@h100-ib".into(), k.join("pod.yaml"), "coreweave/h100-ib", RoleChoice::Worker));
+    cases.push(("pod@gb300-roce-sunk".into(), k.join("pod.yaml"), "coreweave/gb300-roce-sunk", RoleChoice::Worker));
+    cases.push(("leaderworkerset@gb300-roce-nixl".into(), k.join("leaderworkerset.yaml"), "coreweave/gb300-roce-nixl", RoleChoice::Worker));
+    cases
+}
+
+#[test]
+fn snapshots_of_applied_kinds() {
+    snapshot_settings().bind(|| {
+        for (name, path, profile, role) in snapshot_cases() {
+            let applied = run_file(&path, &plan(profile), role);
+            let mut out = applied.text.clone();
+            for note in &applied.notes {
+                out.push_str(&format!("# note: {note}\n"));
+            }
+            insta::assert_snapshot!(name, out);
+        }
+    });
+}
+
+#[test]
+fn no_apply_snapshot_is_missing_or_orphaned() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../snapshots/apply");
+    let mut want: Vec<String> = snapshot_cases().into_iter().map(|(n, ..)| format!("{n}.snap")).collect();
+    want.sort();
+    let mut have: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".snap"))
+                .collect()
+        })
+        .unwrap_or_default();
+    have.sort();
+    assert_eq!(have, want);
+}
+
+#[test]
+fn applied_core_kinds_pass_kubernetes_validate_strict() {
+    for file in ["pod.yaml", "deployment.yaml", "statefulset.yaml", "daemonset.yaml", "job.yaml", "cronjob.yaml", "multi.yaml"] {
+        for profile in ["coreweave/gb300-roce", "coreweave/h100-ib", "coreweave/gb300-roce-nixl"] {
+            let applied = run_file(&kinds_dir().join(file), &plan(profile), RoleChoice::Worker);
+            consumers::kubernetes_validate_strict(&applied.text, consumers::K8S_VERSIONS)
+                .unwrap_or_else(|e| panic!("{file} with {profile}: {e}"));
+        }
+    }
+}
+
+/// serde_json values of every document, through an independent reader.
+fn documents(text: &str) -> Vec<serde_json::Value> {
+    serde_saphyr::from_multiple(text).unwrap()
+}
+
+/// Every value of `old` is in `new`: maps key by key, lists item by item (in order, `new` may have more),
+/// scalars equal with the same type. Env entries and `-x` words for variables the plan sets may change.
+fn contained(old: &serde_json::Value, new: &serde_json::Value, plan: &Plan, path: &str) -> Result<(), String> {
+    use serde_json::Value;
+    let managed = |name: &str| plan.env.iter().any(|e| e.name == name);
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                if k == "k8s.v1.cni.cncf.io/networks" {
+                    continue; // merged and rewritten as a JSON list: see multus_networks_are_merged…
+                }
+                let Some(w) = b.get(k) else {
+                    return Err(format!("{path}.{k} is gone"));
+                };
+                contained(v, w, plan, &format!("{path}.{k}"))?;
+            }
+            Ok(())
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            let mut j = 0;
+            for item in a {
+                let name = item.get("name").and_then(Value::as_str);
+                if path.ends_with(".env") && name.is_some_and(managed) {
+                    continue;
+                }
+                if let Some(s) = item.as_str()
+                    && s.split_once('=').is_some_and(|(n, _)| managed(n))
+                {
+                    continue;
+                }
+                loop {
+                    let Some(candidate) = b.get(j) else {
+                        return Err(format!("{path}: item {item} is gone or out of order"));
+                    };
+                    j += 1;
+                    if contained(item, candidate, plan, &format!("{path}[]")).is_ok() {
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        }
+        (a, b) if a == b => Ok(()),
+        (a, b) => Err(format!("{path}: {a} became {b}")),
+    }
+}
+
+#[test]
+fn everything_the_user_wrote_survives_with_its_type() {
+    for path in kind_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for name in ["coreweave/gb300-roce", "coreweave/h100-ib"] {
+            let plan = plan(name);
+            for role in ROLES {
+                let applied = run_file(&path, &plan, role);
+                let (old, new) = (documents(&text), documents(&applied.text));
+                assert_eq!(old.len(), new.len());
+                for (a, b) in old.iter().zip(&new) {
+                    if let Err(e) = contained(a, b, &plan, "") {
+                        panic!("{} with {name} ({role:?}): {e}\n{}", path.display(), applied.text);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn spellings_survive_where_yaml_allows() {
+    let text = r#"apiVersion: v1
+kind: Pod
+metadata:
+  name: spellings # comments are lost
+  labels:
+    port: "8080"
+    ratio: '1.0'
+    flag: "true"
+  annotations:
+    note: |
+      line one
+
+      line three
+    folded: >-
+      one
+      two
+spec:
+  priority: 010
+  hex: 0x1F
+  float: 1.50
+  yes_bool: yes
+  tilde: ~
+  empty:
+  date: 2024-01-01
+  containers:
+  - name: main
+    image: x
+    args: [-np, "8", --flag=1, 'quoted']
+    env:
+    - {name: A, value: "1"}
+"#;
+    let out = run(text, &plan("coreweave/h100-ib"), &ApplyOptions::default()).text;
+    for line in [
+        "    port: \"8080\"",
+        "    ratio: \"1.0\"",
+        "    flag: \"true\"",
+        "    note: |\n      line one\n\n      line three\n",
+        "    folded: one two\n",
+        "  priority: 010\n",
+        "  hex: 0x1F\n",
+        "  float: 1.50\n",
+        "  yes_bool: yes\n",
+        "  tilde: ~\n",
+        "  empty: null\n",
+        "  date: 2024-01-01\n",
+        "    - -np\n    - \"8\"\n    - --flag=1\n    - \"quoted\"\n",
+        "    - name: A\n      value: \"1\"\n",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in\n{out}");
+    }
+    assert!(!out.contains('#'), "comments are not kept: {out}");
+    // The typed values read the same before and after.
+    let (a, b) = (documents(text), documents(&out));
+    contained(&a[0], &b[0], &plan("coreweave/h100-ib"), "").unwrap();
+}
+
+fn pod_with(extra_metadata: &str, container: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n{extra_metadata}spec:\n{spec}  containers:\n  - name: main\n    image: x\n{container}"
+    )
+}
+
+#[test]
+fn multus_networks_are_merged_never_overwritten() {
+    let plan = plan("coreweave/gb300-roce");
+    let comma = pod_with(
+        "  annotations:\n    k8s.v1.cni.cncf.io/networks: storage/nfs@stor0, cw-multus/ibs0p1-macvlan, cw-multus/ibs0p1-macvlan\n",
+        "",
+        "",
+    );
+    let out = run(&comma, &plan, &ApplyOptions::default()).text;
+    let docs = documents(&out);
+    let value = docs[0]["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].as_str().unwrap();
+    let list: Vec<serde_json::Value> = serde_json::from_str(value).unwrap();
+    assert_eq!(list.len(), 17, "the user's network plus the 16 rails, once each: {value}");
+    assert_eq!(list[0], serde_json::json!({"name": "nfs", "namespace": "storage", "interface": "stor0"}));
+    assert_eq!(list[1]["name"], "ibs0p1-macvlan", "existing entries keep their place");
+    assert_eq!(list[2]["name"], "ibs0p0-macvlan", "then the missing rails in rail order");
+    // JSON form: every field of an existing object is kept.
+    let json = pod_with(
+        "  annotations:\n    k8s.v1.cni.cncf.io/networks: '[{\"name\":\"nfs\",\"namespace\":\"storage\",\"ips\":[\"10.1.2.3/24\"],\"mac\":\"c2:11:22:33:44:55\"}]'\n",
+        "",
+        "",
+    );
+    let out = run(&json, &plan, &ApplyOptions::default()).text;
+    assert!(out.contains("[{\"name\":\"nfs\",\"namespace\":\"storage\",\"ips\":[\"10.1.2.3/24\"],\"mac\":\"c2:11:22:33:44:55\"},\n"), "{out}");
+    // An InfiniBand profile attaches no networks and leaves the annotation alone.
+    let out = run(&comma, &super_plan_ib(), &ApplyOptions::default()).text;
+    assert!(out.contains("k8s.v1.cni.cncf.io/networks: storage/nfs@stor0, cw-multus/ibs0p1-macvlan, cw-multus/ibs0p1-macvlan\n"), "{out}");
+}
+
+fn super_plan_ib() -> Plan {
+    plan("coreweave/h100-ib")
+}
+
+#[test]
+fn env_is_replaced_by_name_in_place_and_never_duplicated() {
+    let plan = super_plan_ib();
+    let pod = pod_with(
+        "",
+        "    env:\n    - name: FIRST\n      value: a\n    - name: NCCL_IB_HCA\n      value: mlx5\n    - name: MIDDLE\n      value: b\n    - name: NCCL_IB_HCA\n      value: mlx5_0\n    - name: NCCL_NET_PLUGIN\n      valueFrom:\n        configMapKeyRef: {name: c, key: k}\n    - name: UCX_NET_DEVICES\n      value: eth0\n    - name: LAST\n      value: c\n",
+        "",
+    );
+    let out = run(&pod, &plan, &ApplyOptions::default()).text;
+    let docs = documents(&out);
+    let names: Vec<&str> = docs[0]["spec"]["containers"][0]["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["FIRST", "NCCL_IB_HCA", "MIDDLE", "NCCL_NET_PLUGIN", "UCX_NET_DEVICES", "LAST", "NCCL_SOCKET_IFNAME", "UCX_TLS", "OMPI_MCA_coll_hcoll_enable"]
+    );
+    let env = &docs[0]["spec"]["containers"][0]["env"];
+    assert_eq!(env[1]["value"], "ibp");
+    assert_eq!(env[3], serde_json::json!({"name": "NCCL_NET_PLUGIN", "value": "none"}), "valueFrom replaced");
+    assert!(out.contains("    - name: UCX_NET_DEVICES\n      value: eth0\n"), "an entry already right is left as written");
+}
+
+#[test]
+fn resources_capabilities_shm_and_node_selector_merge() {
+    let plan = plan("coreweave/gb300-roce");
+    let pod = pod_with(
+        "",
+        "    resources:\n      requests:\n        cpu: 8\n        nvidia.com/gpu: 2\n      limits:\n        nvidia.com/gpu: 2\n        rdma/ib: 3\n    securityContext:\n      runAsUser: 0\n      capabilities:\n        add: [SYS_NICE]\n        drop: [NET_RAW]\n",
+        "  nodeSelector:\n    zone: a\n    backend.coreweave.cloud/flavor: infiniband\n  volumes:\n  - name: dshm\n    configMap: {name: not-shm}\n",
+    );
+    let out = run(&pod, &plan, &ApplyOptions::default()).text;
+    let c = &documents(&out)[0]["spec"]["containers"][0];
+    assert_eq!(c["resources"]["requests"], serde_json::json!({"cpu": 8, "nvidia.com/gpu": 2, "rdma/ib": "1"}));
+    assert_eq!(c["resources"]["limits"], serde_json::json!({"nvidia.com/gpu": 2, "rdma/ib": "1"}));
+    assert_eq!(c["securityContext"]["capabilities"], serde_json::json!({"add": ["SYS_NICE", "IPC_LOCK"], "drop": ["NET_RAW"]}));
+    assert_eq!(c["securityContext"]["runAsUser"], 0);
+    assert_eq!(c["volumeMounts"], serde_json::json!([{"name": "roce-dshm", "mountPath": "/dev/shm"}]), "dshm is taken");
+    let spec = &documents(&out)[0]["spec"];
+    assert_eq!(spec["nodeSelector"], serde_json::json!({"zone": "a", "backend.coreweave.cloud/flavor": "roce"}));
+    assert_eq!(spec["volumes"][1], serde_json::json!({"name": "roce-dshm", "emptyDir": {"medium": "Memory"}}));
+    // Something already mounted at /dev/shm is left alone.
+    let mounted = pod_with("", "    volumeMounts:\n    - {name: host-shm, mountPath: /dev/shm}\n", "  volumes:\n  - {name: host-shm, hostPath: {path: /dev/shm}}\n");
+    let out = run(&mounted, &plan, &ApplyOptions::default()).text;
+    assert!(!out.contains("dshm"), "{out}");
+}
+
+fn mpijob(launcher_container: &str) -> String {
+    format!(
+        "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata:\n  name: m\nspec:\n  mpiReplicaSpecs:\n    Launcher:\n      template:\n        spec:\n          containers:\n          - name: launcher\n            image: x\n{launcher_container}    Worker:\n      template:\n        spec:\n          containers:\n          - name: worker\n            image: x\n"
+    )
+}
+
+fn env_names(c: &serde_json::Value) -> Vec<String> {
+    c["env"]
+        .as_array()
+        .map(|a| a.iter().map(|e| e["name"].as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn mpi_roles_put_the_env_where_asked() {
+    let plan = super_plan_ib();
+    let argv = "            command: [mpirun]\n            args: [-np, \"16\", -x, NCCL_IB_HCA=mlx5, ./all_reduce_perf]\n";
+    let job = mpijob(argv);
+    let launcher = |out: &str| documents(out)[0]["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0].clone();
+    let worker = |out: &str| documents(out)[0]["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0].clone();
+
+    // worker (default): env in the workers; the launcher's conflicting -x value is corrected.
+    let out = run(&job, &plan, &ApplyOptions::default()).text;
+    assert_eq!(env_names(&worker(&out)).len(), plan.env.len());
+    assert!(env_names(&launcher(&out)).is_empty());
+    assert_eq!(launcher(&out)["args"], serde_json::json!(["-np", "16", "-x", "NCCL_IB_HCA=ibp", "./all_reduce_perf"]));
+    assert!(launcher(&out).get("resources").is_none(), "a launcher gets no wiring");
+
+    // launcher: env in the launcher, forwarded with -x; the workers get the wiring but no env.
+    let opts = ApplyOptions { role: RoleChoice::Launcher, ..ApplyOptions::default() };
+    let out = run(&job, &plan, &opts).text;
+    assert!(env_names(&worker(&out)).is_empty());
+    assert_eq!(worker(&out)["resources"]["limits"]["rdma/ib"], "1");
+    assert_eq!(env_names(&launcher(&out)).len(), plan.env.len());
+    let args: Vec<String> = launcher(&out)["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect();
+    assert_eq!(&args[..2], ["-x", "NCCL_SOCKET_IFNAME"], "flags go right after mpirun: {args:?}");
+    assert!(args.contains(&"NCCL_IB_HCA=ibp".to_string()));
+    assert_eq!(args.iter().filter(|a| *a == "-x").count(), plan.env.len());
+
+    // all: both.
+    let opts = ApplyOptions { role: RoleChoice::All, ..ApplyOptions::default() };
+    let out = run(&job, &plan, &opts).text;
+    assert_eq!(env_names(&worker(&out)).len(), plan.env.len());
+    assert_eq!(env_names(&launcher(&out)).len(), plan.env.len());
+}
+
+#[test]
+fn a_launcher_script_gets_its_flags_in_the_mpirun_line() {
+    let plan = super_plan_ib();
+    let script = "            command:\n            - /bin/bash\n            - -c\n            - |\n              set -e\n              mpirun -np 16 \\\n                -x NCCL_IB_HCA=mlx5 ./run\n";
+    let opts = ApplyOptions { role: RoleChoice::Launcher, ..ApplyOptions::default() };
+    let out = run(&mpijob(script), &plan, &opts).text;
+    assert!(
+        out.contains("              mpirun -x NCCL_SOCKET_IFNAME -x NCCL_NET_PLUGIN -x UCX_TLS -x UCX_NET_DEVICES -x OMPI_MCA_coll_hcoll_enable -np 16 \\\n                -x NCCL_IB_HCA=ibp ./run\n"),
+        "{out}"
+    );
+    assert_eq!(run(&out, &plan, &opts).text, out, "idempotent");
+}
+
+#[test]
+fn a_launcher_without_mpirun_keeps_the_env_in_the_workers() {
+    let plan = super_plan_ib();
+    let job = mpijob("            command: [python, launch.py]\n");
+    let opts = ApplyOptions { role: RoleChoice::Launcher, ..ApplyOptions::default() };
+    let applied = run(&job, &plan, &opts);
+    let docs = documents(&applied.text);
+    let worker = &docs[0]["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0];
+    assert_eq!(env_names(worker).len(), plan.env.len());
+    assert!(applied.notes.iter().any(|n| n.contains("not an Open MPI `mpirun` invocation")), "{:?}", applied.notes);
+}
+
+#[test]
+fn container_selection() {
+    let plan = super_plan_ib();
+    let two = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: sidecar\n    image: s\n  - name: main\n    image: x\n";
+    let first = documents(&run(two, &plan, &ApplyOptions::default()).text);
+    assert!(first[0]["spec"]["containers"][0].get("env").is_some(), "default: the first container");
+    let opts = ApplyOptions { container: Some("main".into()), ..ApplyOptions::default() };
+    let named = documents(&run(two, &plan, &opts).text);
+    assert!(named[0]["spec"]["containers"][0].get("env").is_none());
+    assert!(named[0]["spec"]["containers"][1].get("env").is_some());
+    let opts = ApplyOptions { container: Some("mian".into()), ..ApplyOptions::default() };
+    let err = apply(&Source::new("p.yaml", two), &plan, &opts).unwrap_err();
+    assert_eq!(err[0].code, Code::LintNoContainer);
+    assert!(err[0].help.as_deref().unwrap().contains("did you mean `main`?"), "{:?}", err[0].help);
+}
+
+#[test]
+fn bad_input_is_refused_with_a_coded_problem_and_nothing_applied() {
+    let plan = plan("coreweave/gb300-roce");
+    let cases: &[(&str, Code, usize)] = &[
+        ("kind: Pod\nspec: [\n", Code::LintSyntax, 2),
+        ("kind: Pod\nmetadata:\n  annotations:\n    k8s.v1.cni.cncf.io/networks: '[{\"name\": }]'\nspec:\n  containers:\n  - name: a\n", Code::LintMultusMalformed, 4),
+        ("kind: Pod\nmetadata:\n  annotations:\n    k8s.v1.cni.cncf.io/networks: a/b/c\nspec:\n  containers:\n  - name: a\n", Code::LintMultusMalformed, 4),
+        ("kind: Job\nspec:\n  template:\n    spec:\n      containers: {name: a}\n", Code::LintShape, 5),
+        ("kind: Job\nspec:\n  template:\n    spec:\n      containers: []\n", Code::LintNoContainer, 5),
+        ("kind: Deployment\nspec:\n  replicas: 1\n", Code::LintShape, 2),
+    ];
+    for (text, code, line) in cases {
+        let err = apply(&Source::new("bad.yaml", *text), &plan, &ApplyOptions::default()).unwrap_err();
+        assert_eq!((err[0].code, err[0].location().unwrap().line), (*code, *line), "{text}\n{}", describe(&err));
+    }
+}
+
+#[test]
+fn unknown_kinds_pass_through_with_a_note() {
+    let plan = plan("coreweave/gb300-roce");
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"1\"\n";
+    let applied = run(text, &plan, &ApplyOptions::default());
+    assert_eq!(applied.text, text);
+    assert_eq!(applied.templates, 0);
+    assert_eq!(applied.notes.len(), 1);
+    assert!(applied.notes[0].contains("kind ConfigMap"), "{:?}", applied.notes);
+}
+
+#[test]
+fn a_trainjob_gets_env_and_resources_and_a_note() {
+    let applied = run_file(&kinds_dir().join("trainjob.yaml"), &plan("coreweave/gb300-roce"), RoleChoice::Worker);
+    let docs = documents(&applied.text);
+    let trainer = &docs[0]["spec"]["trainer"];
+    assert_eq!(trainer["resourcesPerNode"]["limits"]["rdma/ib"], "1");
+    assert_eq!(trainer["env"][0]["name"], "HF_HOME");
+    assert!(applied.notes.iter().any(|n| n.contains("TrainingRuntime")), "{:?}", applied.notes);
 }

@@ -160,10 +160,6 @@ fn env_reaches_every_task(name: &str) {
     let tasks = plan.slurm.ntasks_per_node * plan.slurm.nodes;
     let (job, envs) = run(&cluster, &script, &["bash", "-c", DUMP_ENV], tasks);
     assert_env_reached(&plan, &job, &envs, &cluster);
-    let gpus = (0..plan.slurm.gpus_per_node)
-        .map(|g| g.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
     for env in envs.values() {
         let want = [
             ("SLURM_JOB_PARTITION", plan.slurm.partition.clone()),
@@ -171,7 +167,6 @@ fn env_reaches_every_task(name: &str) {
             ("SLURM_JOB_NUM_NODES", plan.slurm.nodes.to_string()),
             ("SLURM_NTASKS", tasks.to_string()),
             ("SLURM_GPUS_ON_NODE", plan.slurm.gpus_per_node.to_string()),
-            ("CUDA_VISIBLE_DEVICES", gpus.clone()),
         ];
         for (k, v) in want {
             assert_eq!(
@@ -181,6 +176,21 @@ fn env_reaches_every_task(name: &str) {
                 job.report(&cluster)
             );
         }
+        // Without a device cgroup Slurm does not renumber: a job next to another one on the node
+        // sees e.g. 4,5,6,7. What counts is that the step sees gpus-per-node distinct devices.
+        let mut visible: Vec<&str> = env
+            .get("CUDA_VISIBLE_DEVICES")
+            .map(|v| v.split(',').collect())
+            .unwrap_or_default();
+        visible.sort_unstable();
+        visible.dedup();
+        assert_eq!(
+            visible.len(),
+            plan.slurm.gpus_per_node as usize,
+            "{name}: CUDA_VISIBLE_DEVICES={:?}\n{}",
+            env.get("CUDA_VISIBLE_DEVICES"),
+            job.report(&cluster)
+        );
     }
 }
 
@@ -597,14 +607,22 @@ fn teardown_stops_everything_it_started_and_nothing_else() {
     std::fs::create_dir_all(&decoy_dir).unwrap();
     let decoy_exe = decoy_dir.join("slurmd");
     std::fs::copy("/bin/sleep", &decoy_exe).unwrap();
-    let mut decoy = std::process::Command::new(&decoy_exe)
-        .arg("300")
-        .spawn()
-        .unwrap();
+    struct Decoy(std::process::Child);
+    impl Drop for Decoy {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let decoy = Decoy(
+        std::process::Command::new(&decoy_exe)
+            .arg("300")
+            .spawn()
+            .unwrap(),
+    );
 
     let config = slurm::Config::new(["teardown"], 4, 4);
     let Some(mut cluster) = slurm::start(&config) else {
-        let _ = decoy.kill();
         return;
     };
     assert!(
@@ -614,7 +632,7 @@ fn teardown_stops_everything_it_started_and_nothing_else() {
     );
     eprintln!("slurm harness startup: {:?}", cluster.startup);
     let (_, id) = cluster
-        .sbatch("#!/bin/bash\nsrun --ntasks=2 sleep 300\n", &[])
+        .sbatch("#!/bin/bash\n#SBATCH --ntasks=2\nsrun sleep 300\n", &[])
         .unwrap_or_else(|e| panic!("{e}"));
     // Wait for the step's tasks (marked through the job's environment) to be running.
     let t0 = std::time::Instant::now();
@@ -653,7 +671,7 @@ fn teardown_stops_everything_it_started_and_nothing_else() {
     }
     assert!(slurm::marked_processes(&dir).is_empty());
     assert!(
-        slurm::is_alive(decoy.id()),
+        slurm::is_alive(decoy.0.id()),
         "the teardown killed a process it did not start"
     );
     drop(cluster);
@@ -662,8 +680,7 @@ fn teardown_stops_everything_it_started_and_nothing_else() {
         "the temp dir {} was not removed",
         dir.display()
     );
-    decoy.kill().unwrap();
-    decoy.wait().unwrap();
+    drop(decoy);
     let _ = std::fs::remove_dir_all(&decoy_dir);
 }
 

@@ -60,14 +60,20 @@ fn env_map(container: &Value) -> BTreeMap<String, String> {
         .unwrap()
         .iter()
         .map(|e| {
-            let v = e["value"].as_str().unwrap_or_else(|| panic!("{e}: value is not a string"));
+            let v = e["value"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{e}: value is not a string"));
             (e["name"].as_str().unwrap().to_string(), v.to_string())
         })
         .collect()
 }
 
 fn strs(v: &Value) -> Vec<&str> {
-    v.as_array().unwrap().iter().map(|s| s.as_str().unwrap()).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -180,7 +186,9 @@ fn mpijobs_pass_the_mpi_operator_crd_schema_and_their_pod_templates_pass_kuberne
         if let Err(e) = check_mpijob_schema(&job) {
             panic!("{name}: {e}");
         }
-        if let Err(e) = consumers::kubernetes_validate_strict(&templates_as_pods(&job), consumers::K8S_VERSIONS) {
+        if let Err(e) =
+            consumers::kubernetes_validate_strict(&templates_as_pods(&job), consumers::K8S_VERSIONS)
+        {
             panic!("{name}: {e}");
         }
     }
@@ -189,26 +197,40 @@ fn mpijobs_pass_the_mpi_operator_crd_schema_and_their_pod_templates_pass_kuberne
 /// The schema check is not a rubber stamp: a misspelt field, a wrong type and a missing required field fail.
 #[test]
 fn the_crd_schema_check_rejects_broken_mpijobs() {
-    let job = one_doc(&default(&plan_of("coreweave/gb300-roce"), Target::NcclTestsMpijob));
+    let job = one_doc(&default(
+        &plan_of("coreweave/gb300-roce"),
+        Target::NcclTestsMpijob,
+    ));
     let Ok(true) = check_mpijob_schema(&job) else {
         return; // skipped (announced) or failing: the test above reports it
     };
     let mut misspelt = job.clone();
-    let slots = misspelt["spec"].as_object_mut().unwrap().remove("slotsPerWorker").unwrap();
+    let slots = misspelt["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("slotsPerWorker")
+        .unwrap();
     misspelt["spec"]["slotPerWorker"] = slots;
     let mut wrong_type = job.clone();
     wrong_type["spec"]["slotsPerWorker"] = json!("4");
     let mut no_replicas = job.clone();
-    no_replicas["spec"].as_object_mut().unwrap().remove("mpiReplicaSpecs");
+    no_replicas["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("mpiReplicaSpecs");
     let mut bad_template = job.clone();
-    bad_template["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["label"] = json!({"a": "b"});
+    bad_template["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["metadata"]["label"] =
+        json!({"a": "b"});
     for (what, doc) in [
         ("slotPerWorker", misspelt),
         ("string slotsPerWorker", wrong_type),
         ("no mpiReplicaSpecs", no_replicas),
         ("template metadata.label", bad_template),
     ] {
-        assert!(check_mpijob_schema(&doc).is_err(), "{what}: the schema check must reject it");
+        assert!(
+            check_mpijob_schema(&doc).is_err(),
+            "{what}: the schema check must reject it"
+        );
     }
 }
 
@@ -223,39 +245,86 @@ fn mpijob_runs_all_reduce_perf_across_nodes_with_every_variable_passed_by_mpirun
         assert_eq!(job["apiVersion"], "kubeflow.org/v2beta1", "{name}");
         assert_eq!(job["kind"], "MPIJob", "{name}");
         let spec = &job["spec"];
-        assert_eq!(spec["slotsPerWorker"], json!(plan.gpus_per_node), "{name}: slots = GPUs per node");
+        assert_eq!(
+            spec["slotsPerWorker"],
+            json!(plan.gpus_per_node),
+            "{name}: slots = GPUs per node"
+        );
         assert_eq!(spec["runPolicy"]["cleanPodPolicy"], "Running", "{name}");
-        assert_eq!(spec["mpiReplicaSpecs"]["Worker"]["replicas"], json!(plan.slurm.nodes.max(2)), "{name}");
-        assert_eq!(spec["mpiReplicaSpecs"]["Launcher"]["replicas"], json!(1), "{name}");
+        assert_eq!(
+            spec["mpiReplicaSpecs"]["Worker"]["replicas"],
+            json!(plan.slurm.nodes.max(2)),
+            "{name}"
+        );
+        assert_eq!(
+            spec["mpiReplicaSpecs"]["Launcher"]["replicas"],
+            json!(1),
+            "{name}"
+        );
 
         let launcher = &spec["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0];
         assert_eq!(strs(&launcher["command"]), ["mpirun"], "{name}");
         let args = strs(&launcher["args"]);
         let ranks = plan.slurm.nodes.max(2) * plan.gpus_per_node;
-        assert_eq!(args[..4], ["-np", &ranks.to_string(), "--bind-to", "none"], "{name}");
-        let exported: BTreeSet<&str> = args.windows(2).filter(|w| w[0] == "-x").map(|w| w[1]).collect();
+        assert_eq!(
+            args[..4],
+            ["-np", &ranks.to_string(), "--bind-to", "none"],
+            "{name}"
+        );
+        let exported: BTreeSet<&str> = args
+            .windows(2)
+            .filter(|w| w[0] == "-x")
+            .map(|w| w[1])
+            .collect();
         assert_eq!(
             args[args.len() - 9..],
-            ["/opt/nccl_tests/build/all_reduce_perf", "-b", "512M", "-e", "8G", "-f", "2", "-g", "1"],
+            [
+                "/opt/nccl_tests/build/all_reduce_perf",
+                "-b",
+                "512M",
+                "-e",
+                "8G",
+                "-f",
+                "2",
+                "-g",
+                "1"
+            ],
             "{name}"
         );
 
         // The env the ranks get: the launcher's env, each name forwarded with -x.
         let launcher_env = env_map(launcher);
         assert_eq!(launcher_env["OMPI_ALLOW_RUN_AS_ROOT"], "1", "{name}");
-        assert_eq!(launcher_env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"], "1", "{name}");
-        let want: BTreeMap<String, String> =
-            validation::nccl_env(&plan).into_iter().map(|e| (e.name, e.value)).collect();
+        assert_eq!(
+            launcher_env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"], "1",
+            "{name}"
+        );
+        let want: BTreeMap<String, String> = validation::nccl_env(&plan)
+            .into_iter()
+            .map(|e| (e.name, e.value))
+            .collect();
         let rank_env: BTreeMap<String, String> = launcher_env
             .iter()
             .filter(|(k, _)| exported.contains(k.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        assert_eq!(rank_env, want, "{name}: every variable of the job reaches the ranks through -x");
-        assert_eq!(exported.len(), want.len(), "{name}: -x names only variables the launcher has");
+        assert_eq!(
+            rank_env, want,
+            "{name}: every variable of the job reaches the ranks through -x"
+        );
+        assert_eq!(
+            exported.len(),
+            want.len(),
+            "{name}: -x names only variables the launcher has"
+        );
         for e in &plan.env {
             if e.name != "NCCL_DEBUG" {
-                assert_eq!(want.get(&e.name), Some(&e.value), "{name}: profile's {}", e.name);
+                assert_eq!(
+                    want.get(&e.name),
+                    Some(&e.value),
+                    "{name}: profile's {}",
+                    e.name
+                );
             }
         }
         assert_eq!(want["NCCL_DEBUG"], "INFO", "{name}");
@@ -268,35 +337,68 @@ fn mpijob_runs_all_reduce_perf_across_nodes_with_every_variable_passed_by_mpirun
             pod["metadata"]["annotations"].get("k8s.v1.cni.cncf.io/networks"),
             "{name}: Multus networks"
         );
-        assert_eq!(worker["spec"]["nodeSelector"], pod["spec"]["nodeSelector"], "{name}");
-        assert_eq!(worker["spec"]["volumes"], pod["spec"]["volumes"], "{name}: /dev/shm volume");
-        let (wc, pc) = (&worker["spec"]["containers"][0], &pod["spec"]["containers"][0]);
+        assert_eq!(
+            worker["spec"]["nodeSelector"], pod["spec"]["nodeSelector"],
+            "{name}"
+        );
+        assert_eq!(
+            worker["spec"]["volumes"], pod["spec"]["volumes"],
+            "{name}: /dev/shm volume"
+        );
+        let (wc, pc) = (
+            &worker["spec"]["containers"][0],
+            &pod["spec"]["containers"][0],
+        );
         for field in ["resources", "securityContext", "volumeMounts"] {
             assert_eq!(wc[field], pc[field], "{name}: worker {field}");
         }
-        assert_eq!(wc["image"].as_str(), Some(plan.nccl_tests_image.as_str()), "{name}");
+        assert_eq!(
+            wc["image"].as_str(),
+            Some(plan.nccl_tests_image.as_str()),
+            "{name}"
+        );
         assert_eq!(pc["volumeMounts"][0]["mountPath"], "/dev/shm", "{name}");
     }
 }
 
 #[test]
 fn mpijob_worker_wiring_on_gb300_roce_and_the_fabric_image() {
-    let roce = one_doc(&default(&plan_of("coreweave/gb300-roce"), Target::NcclTestsMpijob));
+    let roce = one_doc(&default(
+        &plan_of("coreweave/gb300-roce"),
+        Target::NcclTestsMpijob,
+    ));
     let worker = &roce["spec"]["mpiReplicaSpecs"]["Worker"]["template"];
-    let nets: Value =
-        serde_json::from_str(worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].as_str().unwrap()).unwrap();
+    let nets: Value = serde_json::from_str(
+        worker["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(nets.as_array().unwrap().len(), 16);
     let c = &worker["spec"]["containers"][0];
     assert_eq!(c["resources"]["limits"]["rdma/ib"], "1");
     assert_eq!(c["securityContext"]["capabilities"]["add"][0], "IPC_LOCK");
     assert_eq!(c["image"], roce_render::NCCL_TESTS_IMAGE_ROCE);
 
-    let ib = one_doc(&default(&plan_of("coreweave/h100-ib"), Target::NcclTestsMpijob));
+    let ib = one_doc(&default(
+        &plan_of("coreweave/h100-ib"),
+        Target::NcclTestsMpijob,
+    ));
     let worker = &ib["spec"]["mpiReplicaSpecs"]["Worker"]["template"];
-    assert!(worker["metadata"]["annotations"].get("k8s.v1.cni.cncf.io/networks").is_none());
-    assert_eq!(worker["spec"]["containers"][0]["image"], roce_render::NCCL_TESTS_IMAGE_INFINIBAND);
+    assert!(
+        worker["metadata"]["annotations"]
+            .get("k8s.v1.cni.cncf.io/networks")
+            .is_none()
+    );
+    assert_eq!(
+        worker["spec"]["containers"][0]["image"],
+        roce_render::NCCL_TESTS_IMAGE_INFINIBAND
+    );
     assert_eq!(ib["spec"]["slotsPerWorker"], 8);
-    assert_ne!(roce_render::NCCL_TESTS_IMAGE_ROCE, roce_render::NCCL_TESTS_IMAGE_INFINIBAND);
+    assert_ne!(
+        roce_render::NCCL_TESTS_IMAGE_ROCE,
+        roce_render::NCCL_TESTS_IMAGE_INFINIBAND
+    );
 }
 
 #[test]
@@ -319,14 +421,23 @@ fn mpijob_options_nodes_image_binary_arguments_and_name() {
     assert_eq!(job["spec"]["mpiReplicaSpecs"]["Worker"]["replicas"], 18);
     let launcher = &job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0];
     assert_eq!(launcher["image"], "registry.example/nccl-tests:mine");
-    assert_eq!(job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["image"], "registry.example/nccl-tests:mine");
+    assert_eq!(
+        job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["image"],
+        "registry.example/nccl-tests:mine"
+    );
     let args = strs(&launcher["args"]);
     assert_eq!(args[1], "72", "18 nodes x 4 GPUs");
     let tail = &args[args.len() - 11..];
     assert_eq!(tail[0], "/usr/local/bin/all_gather_perf");
     assert_eq!(tail[1..3], ["-b", "1G"]);
-    assert_eq!(tail[10], "$$(NOT_A_VAR)", "Kubernetes' $(VAR) expansion is escaped in args");
-    assert!(text.contains("kubectl logs -f job/smoke-launcher"), "{text}");
+    assert_eq!(
+        tail[10], "$$(NOT_A_VAR)",
+        "Kubernetes' $(VAR) expansion is escaped in args"
+    );
+    assert!(
+        text.contains("kubectl logs -f job/smoke-launcher"),
+        "{text}"
+    );
     assert!(text.contains("roce explain nccl-tests.log --profile coreweave/gb300-roce"));
 
     let one = RenderOptions {
@@ -396,7 +507,10 @@ fn default_names_are_short_valid_labels() {
         "very-long-profile-name-".repeat(4)
     );
     let plan = plan_from(&long);
-    for (target, prefix) in [(Target::NcclTestsMpijob, "nccl-tests-"), (Target::UcxPerftest, "ucx-perftest-")] {
+    for (target, prefix) in [
+        (Target::NcclTestsMpijob, "nccl-tests-"),
+        (Target::UcxPerftest, "ucx-perftest-"),
+    ] {
         let first = docs(&default(&plan, target)).remove(0);
         let name = first["metadata"]["name"].as_str().unwrap().to_string();
         assert!(name.starts_with(prefix), "{name}");
@@ -412,10 +526,20 @@ fn validation_jobs_log_at_info_even_when_the_profile_says_otherwise() {
     let quiet = plan_from(
         "profile \"team/quiet\" extends=\"coreweave/gb300-roce\" { nccl debug=\"WARN\" debug-subsys=\"INIT,NET\" }",
     );
-    assert_eq!(quiet.env_value("NCCL_DEBUG"), Some("WARN"), "the guard below must be able to fail");
-    let env: BTreeMap<String, String> = validation::nccl_env(&quiet).into_iter().map(|e| (e.name, e.value)).collect();
+    assert_eq!(
+        quiet.env_value("NCCL_DEBUG"),
+        Some("WARN"),
+        "the guard below must be able to fail"
+    );
+    let env: BTreeMap<String, String> = validation::nccl_env(&quiet)
+        .into_iter()
+        .map(|e| (e.name, e.value))
+        .collect();
     assert_eq!(env["NCCL_DEBUG"], "INFO");
-    assert_eq!(env["NCCL_DEBUG_SUBSYS"], "INIT,NET", "the profile's own subsystems are kept");
+    assert_eq!(
+        env["NCCL_DEBUG_SUBSYS"], "INIT,NET",
+        "the profile's own subsystems are kept"
+    );
     let sbatch = default(&quiet, Target::NcclTestsSbatch);
     assert!(sbatch.contains("export NCCL_DEBUG=INFO\n"), "{sbatch}");
     assert!(!sbatch.contains("NCCL_DEBUG=WARN"));
@@ -425,7 +549,10 @@ fn validation_jobs_log_at_info_even_when_the_profile_says_otherwise() {
     let debug = names.iter().position(|n| *n == "NCCL_DEBUG").unwrap();
     assert_eq!(names[debug + 1], "NCCL_DEBUG_SUBSYS");
     assert_eq!(plain[debug + 1].value, validation::NCCL_DEBUG_SUBSYS);
-    assert!(names[debug + 2].starts_with("UCX_"), "NCCL variables stay before UCX ones: {names:?}");
+    assert!(
+        names[debug + 2].starts_with("UCX_"),
+        "NCCL variables stay before UCX ones: {names:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -433,12 +560,20 @@ fn validation_jobs_log_at_info_even_when_the_profile_says_otherwise() {
 
 /// Run the script's `export` lines in `sh` and read the variables back.
 fn sbatch_env(script: &str, names: &[&str]) -> BTreeMap<String, String> {
-    let mut full: String = script.lines().filter(|l| l.starts_with("export ")).map(|l| format!("{l}\n")).collect();
+    let mut full: String = script
+        .lines()
+        .filter(|l| l.starts_with("export "))
+        .map(|l| format!("{l}\n"))
+        .collect();
     for n in names {
         full.push_str(&format!("printf '%s=%s\\0' {n} \"${n}\"\n"));
     }
     let out = Command::new("sh").arg("-c").arg(&full).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout)
         .unwrap()
         .split('\0')
@@ -460,22 +595,47 @@ fn sbatch_runs_all_reduce_perf_with_pmix_and_the_validation_env() {
         }
         assert!(script.starts_with("#!/bin/bash\n#SBATCH "), "{name}");
         let nodes = plan.slurm.nodes.max(2);
-        assert!(script.contains(&format!("#SBATCH --nodes={nodes}\n")), "{name}");
-        assert!(script.contains(&format!("#SBATCH --ntasks-per-node={}\n", plan.gpus_per_node)), "{name}");
-        assert!(script.contains(&format!("#SBATCH --job-name=nccl-tests-{}\n", plan.short_name())), "{name}");
+        assert!(
+            script.contains(&format!("#SBATCH --nodes={nodes}\n")),
+            "{name}"
+        );
+        assert!(
+            script.contains(&format!(
+                "#SBATCH --ntasks-per-node={}\n",
+                plan.gpus_per_node
+            )),
+            "{name}"
+        );
+        assert!(
+            script.contains(&format!(
+                "#SBATCH --job-name=nccl-tests-{}\n",
+                plan.short_name()
+            )),
+            "{name}"
+        );
         let srun: Vec<&str> = script.lines().filter(|l| l.starts_with("srun ")).collect();
         assert_eq!(
             srun,
-            ["srun --mpi=pmix --kill-on-bad-exit=1 /opt/nccl_tests/build/all_reduce_perf -b 512M -e 8G -f 2 -g 1"],
+            [
+                "srun --mpi=pmix --kill-on-bad-exit=1 /opt/nccl_tests/build/all_reduce_perf -b 512M -e 8G -f 2 -g 1"
+            ],
             "{name}"
         );
-        let want: BTreeMap<String, String> =
-            validation::nccl_env(&plan).into_iter().map(|e| (e.name, e.value)).collect();
+        let want: BTreeMap<String, String> = validation::nccl_env(&plan)
+            .into_iter()
+            .map(|e| (e.name, e.value))
+            .collect();
         let names: Vec<&str> = want.keys().map(String::as_str).collect();
         assert_eq!(sbatch_env(&script, &names), want, "{name}");
         let notes = script.find("# Validation job").unwrap();
-        assert!(notes < script.find("\nsrun ").unwrap(), "{name}: the notes come before the job step");
-        assert!(script.contains(&format!("roce explain slurm-JOBID.out --profile {name}")), "{name}");
+        assert!(
+            notes < script.find("\nsrun ").unwrap(),
+            "{name}: the notes come before the job step"
+        );
+        assert!(
+            script.contains(&format!("roce explain slurm-JOBID.out --profile {name}")),
+            "{name}"
+        );
     }
 }
 
@@ -495,9 +655,21 @@ fn sbatch_quotes_user_arguments_and_honours_nodes() {
     assert!(script.contains("#SBATCH --nodes=16\n"));
     let srun = script.lines().find(|l| l.starts_with("srun ")).unwrap();
     // What srun receives, as sh splits the line: every word exactly as given, nothing expanded.
-    let words = format!("set -- {}\nprintf '%s\\0' \"$@\"", srun.strip_prefix("srun ").unwrap());
-    let out = Command::new("sh").arg("-c").arg(&words).env("HOME", "/expanded").output().unwrap();
-    let argv: Vec<String> = String::from_utf8(out.stdout).unwrap().split_terminator('\0').map(str::to_string).collect();
+    let words = format!(
+        "set -- {}\nprintf '%s\\0' \"$@\"",
+        srun.strip_prefix("srun ").unwrap()
+    );
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(&words)
+        .env("HOME", "/expanded")
+        .output()
+        .unwrap();
+    let argv: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .split_terminator('\0')
+        .map(str::to_string)
+        .collect();
     assert_eq!(
         argv,
         [
@@ -559,42 +731,88 @@ fn ucx_perftest_pins_server_and_client_to_different_nodes_and_prints_ucx_info() 
         assert_eq!(t.service["kind"], "Service", "{name}");
         assert_eq!(t.service["spec"]["clusterIP"], "None", "{name}: headless");
         let svc = t.service["metadata"]["name"].as_str().unwrap();
-        assert_eq!(t.server["spec"]["subdomain"], svc, "{name}: server DNS name lives under the Service");
+        assert_eq!(
+            t.server["spec"]["subdomain"], svc,
+            "{name}: server DNS name lives under the Service"
+        );
         assert_eq!(t.server["spec"]["hostname"], "server", "{name}");
         for (k, v) in t.service["spec"]["selector"].as_object().unwrap() {
-            assert_eq!(&t.server["metadata"]["labels"][k], v, "{name}: the Service selects the server");
+            assert_eq!(
+                &t.server["metadata"]["labels"][k], v,
+                "{name}: the Service selects the server"
+            );
             if k == "roce.dev/role" {
-                assert_ne!(&t.client["metadata"]["labels"][k], v, "{name}: and not the client");
+                assert_ne!(
+                    &t.client["metadata"]["labels"][k], v,
+                    "{name}: and not the client"
+                );
             }
         }
         for pod in [&t.server, &t.client] {
-            let term = &pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0];
+            let term = &pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                [0];
             assert_eq!(term["topologyKey"], "kubernetes.io/hostname", "{name}");
             for (k, v) in term["labelSelector"]["matchLabels"].as_object().unwrap() {
-                assert_eq!(&t.server["metadata"]["labels"][k], v, "{name}: anti-affinity matches the server");
-                assert_eq!(&t.client["metadata"]["labels"][k], v, "{name}: and the client");
+                assert_eq!(
+                    &t.server["metadata"]["labels"][k], v,
+                    "{name}: anti-affinity matches the server"
+                );
+                assert_eq!(
+                    &t.client["metadata"]["labels"][k], v,
+                    "{name}: and the client"
+                );
             }
             let init = &pod["spec"]["initContainers"][0];
             assert_eq!(strs(&init["command"]), ["ucx_info", "-d"], "{name}");
-            assert_eq!(init["resources"], pod["spec"]["containers"][0]["resources"], "{name}: same devices");
+            assert_eq!(
+                init["resources"], pod["spec"]["containers"][0]["resources"],
+                "{name}: same devices"
+            );
             let env = env_map(&pod["spec"]["containers"][0]);
             for e in &plan.env {
-                assert_eq!(env.get(&e.name), Some(&e.value), "{name}: profile's {}", e.name);
+                assert_eq!(
+                    env.get(&e.name),
+                    Some(&e.value),
+                    "{name}: profile's {}",
+                    e.name
+                );
             }
             assert_eq!(env["UCX_LOG_LEVEL"], "info", "{name}");
             assert_eq!(pod["spec"]["activeDeadlineSeconds"], 1800, "{name}");
         }
-        assert_eq!(strs(&t.server["spec"]["containers"][0]["command"]), ["ucx_perftest", "-p", "13337"], "{name}");
+        assert_eq!(
+            strs(&t.server["spec"]["containers"][0]["command"]),
+            ["ucx_perftest", "-p", "13337"],
+            "{name}"
+        );
         let probe = strs(&t.server["spec"]["containers"][0]["readinessProbe"]["exec"]["command"]);
-        assert!(probe[2].contains(":3419 "), "{name}: 13337 is 0x3419 in /proc/net/tcp");
+        assert!(
+            probe[2].contains(":3419 "),
+            "{name}: 13337 is 0x3419 in /proc/net/tcp"
+        );
         let client = &t.client["spec"]["containers"][0];
         assert_eq!(strs(&client["command"]), ["ucx_perftest"], "{name}");
         let args = strs(&client["args"]);
-        assert_eq!(args[..3], [format!("server.{svc}").as_str(), "-p", "13337"], "{name}");
+        assert_eq!(
+            args[..3],
+            [format!("server.{svc}").as_str(), "-p", "13337"],
+            "{name}"
+        );
         assert_eq!(args[3..5], ["-t", "tag_bw"], "{name}");
-        assert_eq!(t.client["spec"]["initContainers"][1]["name"], "wait-for-server", "{name}");
-        assert!(t.text.contains(&format!("kubectl logs pod/{svc}-client --all-containers")), "{name}");
-        assert!(t.text.contains(&format!("roce explain ucx-perftest.log --profile {name}")), "{name}");
+        assert_eq!(
+            t.client["spec"]["initContainers"][1]["name"], "wait-for-server",
+            "{name}"
+        );
+        assert!(
+            t.text
+                .contains(&format!("kubectl logs pod/{svc}-client --all-containers")),
+            "{name}"
+        );
+        assert!(
+            t.text
+                .contains(&format!("roce explain ucx-perftest.log --profile {name}")),
+            "{name}"
+        );
     }
 }
 
@@ -637,17 +855,28 @@ fn ucx_perftest_for_the_nixl_profile_uses_rdma_transports_gid_and_rails() {
         let env = env_map(&pod["spec"]["containers"][0]);
         assert_eq!(env["UCX_TLS"], "rc_mlx5,ud_mlx5,cuda_copy");
         assert_eq!(env["UCX_IB_GID_INDEX"], "11");
-        assert_eq!(env["UCX_NET_DEVICES"], "ibp0p0:1,ibp0p1:1,ibp0p2:1,ibp0p3:1");
+        assert_eq!(
+            env["UCX_NET_DEVICES"],
+            "ibp0p0:1,ibp0p1:1,ibp0p2:1,ibp0p3:1"
+        );
         assert_eq!(env["UCX_MAX_RMA_RAILS"], "4");
         let nets: Value = serde_json::from_str(
-            pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].as_str().unwrap(),
+            pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]
+                .as_str()
+                .unwrap(),
         )
         .unwrap();
         assert_eq!(nets.as_array().unwrap().len(), 16, "all rails attached");
-        assert_eq!(pod["spec"]["containers"][0]["resources"]["limits"]["rdma/ib"], "1");
+        assert_eq!(
+            pod["spec"]["containers"][0]["resources"]["limits"]["rdma/ib"],
+            "1"
+        );
     }
     let args = strs(&t.client["spec"]["containers"][0]["args"]);
-    assert_eq!(args.windows(2).find(|w| w[0] == "-m").map(|w| w[1]), Some("cuda"));
+    assert_eq!(
+        args.windows(2).find(|w| w[0] == "-m").map(|w| w[1]),
+        Some("cuda")
+    );
     assert!(t.text.contains("UCX over RDMA"), "{}", t.text);
     assert!(t.text.contains("rdma-core >= 54"));
     assert!(!t.text.contains("UCX is on TCP"));
@@ -657,14 +886,29 @@ fn ucx_perftest_for_the_nixl_profile_uses_rdma_transports_gid_and_rails() {
 fn ucx_perftest_for_an_nccl_only_profile_says_ucx_is_on_tcp_and_why() {
     for name in ["coreweave/gb300-roce", "coreweave/h100-ib"] {
         let t = perftest(&plan_of(name));
-        let header: String = t.text.lines().take_while(|l| l.starts_with('#')).collect::<Vec<_>>().join(" ");
+        let header: String = t
+            .text
+            .lines()
+            .take_while(|l| l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join(" ");
         let header = header.replace("# ", "");
         assert!(header.contains("UCX is on TCP here"), "{name}: {header}");
-        assert!(header.contains("UCX_TLS=tcp UCX_NET_DEVICES=eth0"), "{name}");
+        assert!(
+            header.contains("UCX_TLS=tcp UCX_NET_DEVICES=eth0"),
+            "{name}"
+        );
         assert!(header.contains("NCCL never uses UCX"), "{name}");
-        assert!(header.contains("coreweave/gb300-roce-nixl"), "{name}: points at the RDMA profile");
+        assert!(
+            header.contains("coreweave/gb300-roce-nixl"),
+            "{name}: points at the RDMA profile"
+        );
         let args = strs(&t.client["spec"]["containers"][0]["args"]);
-        assert_eq!(args.windows(2).find(|w| w[0] == "-m").map(|w| w[1]), Some("host"), "{name}");
+        assert_eq!(
+            args.windows(2).find(|w| w[0] == "-m").map(|w| w[1]),
+            Some("host"),
+            "{name}"
+        );
     }
 }
 
@@ -681,9 +925,17 @@ fn ucx_perftest_arguments_and_image_can_be_overridden() {
     };
     let d = docs(&rendered(&plan, Target::UcxPerftest, &opts));
     let client = &d[2]["spec"]["containers"][0];
-    assert_eq!(strs(&client["args"])[3..], ["-t", "ucp_put_bw", "-m", "cuda,cuda", "-s", "1048576"]);
+    assert_eq!(
+        strs(&client["args"])[3..],
+        ["-t", "ucp_put_bw", "-m", "cuda,cuda", "-s", "1048576"]
+    );
     for pod in &d[1..] {
-        for c in pod["spec"]["initContainers"].as_array().unwrap().iter().chain(pod["spec"]["containers"].as_array().unwrap()) {
+        for c in pod["spec"]["initContainers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(pod["spec"]["containers"].as_array().unwrap())
+        {
             assert_eq!(c["image"], "registry.example/ucx:1");
         }
     }
@@ -697,9 +949,18 @@ fn sunk_profiles_get_env_only_validation_pods() {
         for wiring in ["k8s.v1.cni.cncf.io/networks", "rdma/ib", "IPC_LOCK"] {
             assert!(!text.contains(wiring), "{target}: SUNK output has {wiring}");
         }
-        assert!(text.contains("attach the fabric themselves (SUNK NodeSet)"), "{target} says why");
-        assert!(text.contains("NCCL_IB_TC"), "{target} still carries the env");
+        assert!(
+            text.contains("attach the fabric themselves (SUNK NodeSet)"),
+            "{target} says why"
+        );
+        assert!(
+            text.contains("NCCL_IB_TC"),
+            "{target} still carries the env"
+        );
         let direct = default(&plan_of("coreweave/gb300-roce"), target);
-        assert!(!direct.contains("attach the fabric themselves"), "{target}: only SUNK profiles say so");
+        assert!(
+            !direct.contains("attach the fabric themselves"),
+            "{target}: only SUNK profiles say so"
+        );
     }
 }

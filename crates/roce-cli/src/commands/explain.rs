@@ -98,9 +98,7 @@ fn human(e: &Explanation, out: &Output) {
     let what = if names.len() == 1 { names[0].to_string() } else { format!("{} files", names.len()) };
     let not_a_log = e.files.iter().all(|f| f.nccl_lines == 0 && f.ucx_lines == 0);
     if not_a_log {
-        for f in &e.findings {
-            crate::report::out(&out.render(&Rendered::new(f)));
-        }
+        findings(e, out);
         return;
     }
     outln!(
@@ -199,8 +197,12 @@ fn human(e: &Explanation, out: &Output) {
         outln!("ok: no problem found");
         return;
     }
-    outln!();
+    findings(e, out);
+}
+
+fn findings(e: &Explanation, out: &Output) {
     for f in &e.findings {
+        outln!();
         crate::report::out(&out.render(&Rendered::new(f)));
     }
 }

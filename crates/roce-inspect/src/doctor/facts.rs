@@ -298,23 +298,27 @@ fn port(root: &Root, dir: &str, num: u32) -> Port {
         s.split_once(':').map_or(s.as_str(), |(_, name)| name.trim()).to_string()
     });
     let link_layer = LinkLayer::parse(root.read(&format!("{dir}/link_layer")));
-    let gids = root
-        .list(&format!("{dir}/gids"))
+    let mut indices: Vec<u32> = root
+        .list_unsorted(&format!("{dir}/gids"))
         .unwrap_or_default()
         .into_iter()
         .filter_map(|i| i.parse::<u32>().ok())
+        .collect();
+    indices.sort_unstable();
+    let gids = indices
+        .into_iter()
         .map(|index| {
             let gid = root
-                .read(&format!("{dir}/gids/{index}"))
+                .read_attr(&format!("{dir}/gids/{index}"))
                 .and_then(|t| t.parse::<Ipv6Addr>().ok());
             // Empty entries: the kernel answers EINVAL for their attributes (NCCL 2.26+ skips them too),
             // so they are not read at all.
             let filled = gid.is_some_and(|g| !g.is_unspecified());
             let (roce, ndev) = if filled {
                 (
-                    root.read(&format!("{dir}/gid_attrs/types/{index}"))
+                    root.read_attr(&format!("{dir}/gid_attrs/types/{index}"))
                         .and_then(|t| RoceVersion::parse(&t)),
-                    root.read(&format!("{dir}/gid_attrs/ndevs/{index}"))
+                    root.read_attr(&format!("{dir}/gid_attrs/ndevs/{index}"))
                         .filter(|n| !n.is_empty()),
                 )
             } else {

@@ -441,27 +441,47 @@ impl Ctx<'_> {
             .collect();
         let want = self.want.clone();
         let netdevs = self.facts.netdevs.as_ref();
-        let mut groups: BTreeMap<String, Vec<(String, Option<u32>)>> = BTreeMap::new();
+        // Grouped by the kind of problem; the netdev names of `NetdevAbsent` are listed together.
+        let mut groups: BTreeMap<String, Vec<(String, Option<u32>, Unfit)>> = BTreeMap::new();
         for (d, p) in &ports {
             if let Err(u) = gid::check_index(p, index, &want, netdevs) {
                 groups
-                    .entry(u.reason())
+                    .entry(short_reason(&u))
                     .or_default()
-                    .push((port_label(d, p), gid::suggest(p, &want, netdevs)));
+                    .push((port_label(d, p), gid::suggest(p, &want, netdevs), u));
             }
         }
-        for (reason, hits) in groups {
-            let labels: Vec<String> = hits.iter().map(|(l, _)| l.clone()).collect();
-            let suggestions: BTreeSet<Option<u32>> = hits.iter().map(|(_, s)| *s).collect();
+        for hits in groups.into_values() {
+            let absent: Vec<String> = hits
+                .iter()
+                .filter_map(|(_, _, u)| match u {
+                    Unfit::NetdevAbsent(n) => Some(n.clone()),
+                    _ => None,
+                })
+                .collect();
+            let reason = match absent.as_slice() {
+                [] | [_] => hits[0].2.reason(),
+                many => format!("bound to netdevs {} which are not in this network namespace", list(many)),
+            };
+            let labels: Vec<String> = hits.iter().map(|(l, _, _)| l.clone()).collect();
+            let suggestions: BTreeSet<Option<u32>> = hits.iter().map(|(_, s, _)| *s).collect();
             let fix = match suggestions.iter().collect::<Vec<_>>().as_slice() {
                 [Some(n)] => format!("use index {n}, {} on every one of these ports", self.want_text()),
                 [None] => "no port has a usable GID (see roce::doctor::no_usable_gid)".to_string(),
                 _ => {
-                    let per: Vec<String> = hits
+                    let mut by_index: BTreeMap<Option<u32>, Vec<String>> = BTreeMap::new();
+                    for (l, s, _) in &hits {
+                        by_index.entry(*s).or_default().push(l.clone());
+                    }
+                    let mut groups: Vec<(Option<u32>, Vec<String>)> = by_index.into_iter().collect();
+                    groups.sort_by_key(|(_, ports)| std::cmp::Reverse(ports.len()));
+                    let per: Vec<String> = groups
                         .iter()
-                        .map(|(l, s)| format!("{l} → {}", s.map_or("none".to_string(), |n| n.to_string())))
+                        .map(|(s, ports)| {
+                            format!("{} on {}", s.map_or("none".to_string(), |n| n.to_string()), list(ports))
+                        })
                         .collect();
-                    format!("no single index fits every port ({})", list(&per))
+                    format!("no single index fits every port: {}", per.join("; "))
                 }
             };
             let auto = if var == "NCCL_IB_GID_INDEX" {

@@ -65,15 +65,39 @@ impl Root {
         Some(String::from_utf8_lossy(&bytes).trim().to_string())
     }
 
+    /// A short attribute (a GID, a type, a netdev name: under 256 bytes), trimmed. Reads until a
+    /// newline, the end of the file or 256 bytes, so a sysfs attribute costs one `read` call — the GID
+    /// tables are thousands of files.
+    pub fn read_attr(&self, host_path: &str) -> Option<String> {
+        let mut file = File::open(self.path(host_path)).ok()?;
+        let mut buf = [0u8; 256];
+        let mut len = 0;
+        while len < buf.len() {
+            let n = file.read(&mut buf[len..]).ok()?;
+            len += n;
+            if n == 0 || buf[..len].ends_with(b"\n") {
+                break;
+            }
+        }
+        Some(String::from_utf8_lossy(&buf[..len]).trim().to_string())
+    }
+
+    /// Names in a directory, unsorted; `None` when it cannot be listed.
+    pub fn list_unsorted(&self, host_path: &str) -> Option<Vec<String>> {
+        Some(
+            std::fs::read_dir(self.path(host_path))
+                .ok()?
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect(),
+        )
+    }
+
     /// Names in a directory, in natural order (`mlx5_2` before `mlx5_10`); `None` when it cannot be
     /// listed.
     pub fn list(&self, host_path: &str) -> Option<Vec<String>> {
-        let mut names: Vec<String> = std::fs::read_dir(self.path(host_path))
-            .ok()?
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
+        let mut names = self.list_unsorted(host_path)?;
+        names.sort_by_cached_key(|n| natural_key(n));
         Some(names)
     }
 

@@ -147,6 +147,8 @@ pub struct FileStats {
     pub nonblank_lines: u64,
     /// A NUL byte in the first 8 KiB.
     pub binary: bool,
+    /// Bytes of lines checked for NUL bytes so far.
+    scanned: u64,
 }
 
 /// What a log says about a job's data path.
@@ -403,13 +405,11 @@ impl Explainer {
             let mut start = 0;
             for nl in memchr::memchr_iter(b'\n', buf) {
                 if carry.is_empty() && !carry_cut {
-                    let line = &buf[start..nl];
-                    self.line_bytes(line, nl - start + 1);
+                    self.line_bytes(&buf[start..nl]);
                 } else {
                     push_capped(&mut carry, &mut carry_cut, &buf[start..nl]);
-                    let bytes = carry.len() + nl - start + 1;
                     let line = std::mem::take(&mut carry);
-                    self.line_bytes(&line, bytes);
+                    self.line_bytes(&line);
                     carry = line;
                     carry.clear();
                     carry_cut = false;
@@ -419,11 +419,13 @@ impl Explainer {
             if start < len {
                 push_capped(&mut carry, &mut carry_cut, &buf[start..]);
             }
+            if let Some(f) = self.files.last_mut() {
+                f.bytes += len as u64;
+            }
             reader.consume(len);
         }
         if !carry.is_empty() || carry_cut {
-            let bytes = carry.len();
-            self.line_bytes(&carry, bytes);
+            self.line_bytes(&carry);
         }
         Ok(())
     }
@@ -433,20 +435,24 @@ impl Explainer {
         if self.files.is_empty() {
             self.start_file("<input>");
         }
-        let line = &line[..line.len().min(LINE_MAX)];
-        self.line_bytes(line, line.len() + 1);
+        if let Some(f) = self.files.last_mut() {
+            f.bytes += line.len() as u64 + 1;
+        }
+        self.line_bytes(&line[..line.len().min(LINE_MAX)]);
     }
 
-    fn line_bytes(&mut self, line: &[u8], bytes: usize) {
+    fn line_bytes(&mut self, line: &[u8]) {
         self.line_no += 1;
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let line = &line[..line.len().min(LINE_MAX)];
         let file = self.files.last_mut().expect("a file is started before lines are read");
-        if file.bytes < 8192 && memchr::memchr(0, line).is_some() {
-            file.binary = true;
+        if file.scanned < 8192 {
+            file.scanned += line.len() as u64 + 1;
+            if memchr::memchr(0, line).is_some() {
+                file.binary = true;
+            }
         }
         file.lines += 1;
-        file.bytes += bytes as u64;
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }

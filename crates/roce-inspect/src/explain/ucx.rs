@@ -52,6 +52,8 @@ impl Explainer {
         } else if find(b"Destination is unreachable") {
             let ev = self.evidence(line);
             self.found(Code::ExplainUcxUnreachable, "", host.as_deref(), ev, || (String::new(), String::new()));
+        } else if find(b"QP 0x") && find(b"wqe[") {
+            // a work-queue dump printed under the error it belongs to
         } else if (find(b"UCX") && (find(b"ERROR") || find(b"FATAL")))
             || (find(b"ib_mlx5_log.c") && find(b"(synd"))
             || find(b"vendor_err")

@@ -29,7 +29,11 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             } else {
                 findings.push(Finding::new(
                     Code::ExplainNotNcclLog,
-                    format!("{name} is not an NCCL or UCX log: none of its {} lines is an NCCL INFO/WARN line or a UCX error", f.nonblank_lines),
+                    format!(
+                        "{name} is not an NCCL or UCX log: no NCCL INFO/WARN line and no UCX error in its {} line{}",
+                        f.nonblank_lines,
+                        if f.nonblank_lines == 1 { "" } else { "s" }
+                    ),
                     "run the job with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV and pass that output (stdout and stderr of every rank, or the NCCL_DEBUG_FILE files)",
                 ));
             }
@@ -122,7 +126,11 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     let disabled_hcas: Vec<&str> =
         x.facts.gdr_hca.iter().filter(|(_, (on, _))| !on).map(|(n, _)| n.as_str()).collect();
     let gpudirect_rdma = if connections.net > 0 {
-        if transport == Transport::Socket { Some(false) } else { Some(connections.net_gdr == connections.net) }
+        if transport == Transport::Socket {
+            Some(false)
+        } else {
+            Some(connections.net_gdr == connections.net && disabled_hcas.is_empty())
+        }
     } else if ib_like {
         if !disabled_hcas.is_empty() || x.facts.gdr_pair_distance.is_some() {
             Some(false)
@@ -142,8 +150,9 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     let socket_channels = channel_nets.iter().any(|n| n.eq_ignore_ascii_case("Socket"));
     let ib_disable = env.get("NCCL_IB_DISABLE").filter(|v| v.parse::<i64>().is_ok_and(|n| n != 0));
     let ib_intent = env.keys().any(|k| k.starts_with("NCCL_IB_") && k != "NCCL_IB_DISABLE");
+    let multi_host = x.hosts.len() > 1;
     if transport == Transport::Socket
-        && (socket_channels || ib_intent || ib_disable.is_some() || x.facts.ib_open_failed.is_some())
+        && (socket_channels || multi_host || ib_intent || ib_disable.is_some() || x.facts.ib_open_failed.is_some())
     {
         let hca = env.get("NCCL_IB_HCA");
         let cause = if let Some(v) = ib_disable {
@@ -167,6 +176,8 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
                 .map(|p| p.connections.net - p.connections.net_gdr)
                 .sum();
             format!("{n} connections between ranks went over TCP")
+        } else if multi_host {
+            format!("ranks on {} hosts talk over TCP", x.hosts.len())
         } else {
             "this log shows no network connection (all peers were on one node), but between nodes this job runs over TCP".to_string()
         };
@@ -250,7 +261,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
                 let why = if x.facts.ib_no_device.is_some() { " (`NET/IB : No device found.`)" } else { "" };
                 f.message = match net {
                     Some(n) => format!("NCCL_NET={n} forces a network that could not initialize{why}"),
-                    None => format!("no NCCL network could initialize{why}"),
+                    None => format!("no NCCL network could initialize{why}: is NCCL_NET set (e.g. NCCL_NET=IB)?"),
                 };
                 f.help = "unset NCCL_NET to let NCCL choose, or make the forced network work: for IB the pod needs an RDMA device (`rdma/ib` request, Multus networks on RoCE) and a matching NCCL_IB_HCA".into();
             }
@@ -353,7 +364,7 @@ fn gdr_finding(
 ) -> Finding {
     let version = x.versions.keys().next().cloned();
     let old = version.as_deref().is_some_and(|v| version_lt(v, 2, 23));
-    let (message, ev) = if c.net > 0 {
+    let (message, ev) = if c.net > c.net_gdr {
         let ev = procs.iter().find_map(|p| p.nongdr_channel_ev.clone());
         (
             format!(

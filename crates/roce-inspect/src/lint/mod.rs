@@ -138,12 +138,26 @@ impl Linter {
 
     /// Lint one manifest file (every document in it).
     pub fn lint(&self, source: Source) -> FileReport {
+        self.lint_with(source, manifest::parse)
+    }
+
+    /// [`Linter::lint`] on the calling thread, which must have [`manifest::STACK_BYTES`] of stack (the
+    /// threads of [`walk::lint_files`] do).
+    pub fn lint_here(&self, source: Source) -> FileReport {
+        self.lint_with(source, manifest::parse_here)
+    }
+
+    fn lint_with(
+        &self,
+        source: Source,
+        parse: fn(&str, roce_model::source::SourceId) -> Result<Vec<Node>, Problem>,
+    ) -> FileReport {
         let mut sources = Sources::default();
         let id = sources.add(source);
         let src = sources.get(id);
         let mut report = FileReport::default();
         let mut problems = Vec::new();
-        match manifest::parse(&src.text, id) {
+        match parse(&src.text, id) {
             Err(p) => problems.push(p),
             Ok(docs) => {
                 report.documents = docs.len();
@@ -301,7 +315,7 @@ impl<'a> Cx<'a> {
                 "Multus attaches no networks to a host-network pod, so the rail interfaces never reach it"
             };
             self.push(
-                Problem::new(Code::LintHostNetwork, format!("{owner} uses `hostNetwork: true`: {why}"))
+                Problem::new(Code::LintHostNetwork, format!("the {} uses `hostNetwork: true`: {why}", t.label))
                     .at(e.node.origin, "not needed by the profile")
                     .help("remove `hostNetwork`; the profile wires the fabric into the pod's own network namespace"),
             );

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use roce_model::Source;
+use roce_render::apply::manifest;
 
 use super::{FileReport, Linter};
 
@@ -66,10 +67,14 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
 ///
 /// When the file cannot be read.
 pub fn lint_file(linter: &Linter, path: &Path) -> io::Result<FileReport> {
+    read_and(linter, path, Linter::lint)
+}
+
+fn read_and(linter: &Linter, path: &Path, lint: fn(&Linter, Source) -> FileReport) -> io::Result<FileReport> {
     let bytes = std::fs::read(path)?;
     let name = path.display().to_string();
     Ok(match String::from_utf8(bytes) {
-        Ok(text) => linter.lint(Source::new(name, text)),
+        Ok(text) => lint(linter, Source::new(name, text)),
         Err(_) => linter.not_text(&name),
     })
 }
@@ -85,27 +90,35 @@ where
         n => n,
     }
     .min(files.len().max(1));
-    if jobs <= 1 {
-        for (i, path) in files.iter().enumerate() {
-            sink(i, path, lint_file(linter, path));
-        }
-        return;
-    }
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, io::Result<FileReport>)>();
     std::thread::scope(|scope| {
+        let mut started = 0;
         for _ in 0..jobs {
             let tx = tx.clone();
             let next = &next;
-            scope.spawn(move || {
+            let worker = move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(path) = files.get(i) else { break };
-                    if tx.send((i, lint_file(linter, path))).is_err() {
+                    if tx.send((i, read_and(linter, path, Linter::lint_here))).is_err() {
                         break;
                     }
                 }
-            });
+            };
+            // Big stacks let the workers parse deep documents without a thread per file.
+            let spawned = std::thread::Builder::new()
+                .name("roce-lint".into())
+                .stack_size(manifest::STACK_BYTES)
+                .spawn_scoped(scope, worker);
+            started += usize::from(spawned.is_ok());
+        }
+        if started == 0 {
+            // No thread could be started: lint here, one file after another.
+            while let Some(path) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
+                let i = next.load(Ordering::Relaxed) - 1;
+                let _ = tx.send((i, lint_file(linter, path)));
+            }
         }
         drop(tx);
         let mut waiting = BTreeMap::new();

@@ -23,8 +23,18 @@ use serde_saphyr::Spanned as YSpanned;
 use crate::yaml::Yaml;
 
 /// Deepest nesting a manifest may have. A JobSet container's `env[].valueFrom.fieldRef` sits about 16
-/// levels deep; 128 leaves room for anything real and keeps hostile input off the stack.
-pub const MAX_DEPTH: usize = 128;
+/// levels deep, but a CustomResourceDefinition's OpenAPI schema in the same directory goes past 40; 256
+/// leaves room for anything real while hostile input stops early.
+pub const MAX_DEPTH: usize = 256;
+
+/// Stack a parse of [`MAX_DEPTH`] levels needs, with room to spare. serde's recursive descent takes tens
+/// of kilobytes per level in debug builds, so [`parse`] runs on a thread of its own with this much stack
+/// (reserved, not committed: only the pages a deep document touches are used).
+pub const STACK_BYTES: usize = 64 << 20;
+
+/// Depth limit when no thread with [`STACK_BYTES`] of stack can be had: what fits in the 2 MiB of a
+/// default thread even in a debug build.
+const FALLBACK_DEPTH: usize = 24;
 
 /// Parse every document of a manifest file.
 ///
@@ -45,14 +55,40 @@ pub const MAX_DEPTH: usize = 128;
 /// assert!(matches!(docs[1].value, Value::Map(_)));
 /// ```
 pub fn parse(text: &str, source: SourceId) -> Result<Vec<Node>, Problem> {
+    let spawned = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("roce-yaml".into())
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, || parse_here(text, source))
+            .ok()
+            .map(|handle| handle.join())
+    });
+    match spawned {
+        Some(Ok(result)) => result,
+        // The parser panicked (it should not) or no thread could be started: parse here, shallower.
+        Some(Err(_)) | None => parse_with_depth(text, source, FALLBACK_DEPTH),
+    }
+}
+
+/// [`parse`] on the calling thread, which must have [`STACK_BYTES`] of stack (a thread started with
+/// `std::thread::Builder::stack_size(STACK_BYTES)`); saves a thread start per file in a worker pool.
+///
+/// # Errors
+///
+/// As [`parse`].
+pub fn parse_here(text: &str, source: SourceId) -> Result<Vec<Node>, Problem> {
+    parse_with_depth(text, source, MAX_DEPTH)
+}
+
+fn parse_with_depth(text: &str, source: SourceId, max_depth: usize) -> Result<Vec<Node>, Problem> {
     let mut options = serde_saphyr::Options::default();
     options.with_snippet = false;
     options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
     if let Some(budget) = options.budget.as_mut() {
-        budget.max_depth = MAX_DEPTH;
+        budget.max_depth = max_depth;
     }
     let docs: Vec<YSpanned<YVal>> = serde_saphyr::from_multiple_with_options(text, options)
-        .map_err(|e| syntax_problem(text, source, &e))?;
+        .map_err(|e| syntax_problem(text, source, &e, max_depth))?;
     Ok(docs
         .into_iter()
         .map(|d| convert(text, source, d))
@@ -69,7 +105,7 @@ pub fn not_text(source: SourceId) -> Problem {
     .help("is this the right file? manifests are YAML text")
 }
 
-fn syntax_problem(text: &str, source: SourceId, err: &serde_saphyr::Error) -> Problem {
+fn syntax_problem(text: &str, source: SourceId, err: &serde_saphyr::Error, max_depth: usize) -> Problem {
     let origin = err
         .location()
         .and_then(|l| byte_range(text, l.span()).or_else(|| line_col_range(text, &l)))
@@ -83,10 +119,16 @@ fn syntax_problem(text: &str, source: SourceId, err: &serde_saphyr::Error) -> Pr
     if deep {
         return Problem::new(
             Code::LintSyntax,
-            format!("the manifest nests deeper than {MAX_DEPTH} levels"),
+            format!("the manifest nests deeper than {max_depth} levels"),
         )
         .at(origin, "too deep here")
-        .help("a Kubernetes object nests about 16 levels at most; is this the right file?");
+        .help("a workload nests about 20 levels; is this the right file?");
+    }
+    if let Some(rest) = first.strip_prefix("duplicate mapping key: ") {
+        let key = rest.split(", set DuplicateKeyPolicy").next().unwrap_or(rest);
+        return Problem::new(Code::LintSyntax, format!("`{key}` is given twice in one mapping"))
+            .at(origin, "given again here")
+            .help("keep one of them: strict Kubernetes decoders refuse the object, others silently keep the last");
     }
     Problem::new(Code::LintSyntax, format!("invalid YAML: {first}"))
         .at(origin, "here")

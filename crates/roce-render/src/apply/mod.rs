@@ -605,7 +605,7 @@ fn forward_env(doc: &mut Yaml, t: &Template, index: usize, env: &[(String, Strin
             }
             let flags: Vec<Yaml> = new_args
                 .iter()
-                .flat_map(|n| [Yaml::Str("-x".into()), Yaml::Str(n.clone())])
+                .flat_map(|n| [Yaml::Plain("-x".into()), Yaml::Str(n.clone())])
                 .collect();
             // After the mpirun item: at the start of `args` when mpirun ends `command`.
             let (key, at) = if inv.item + 1 == n_command && c.get("args").is_some() {

@@ -62,9 +62,14 @@ pub fn parse(value: &str) -> Result<Vec<Network>, Malformed> {
 }
 
 fn parse_json(value: &str) -> Result<Vec<Network>, Malformed> {
-    let list: Vec<Value> = serde_json::from_str(value).map_err(|e| Malformed {
-        message: format!("not valid JSON: {e}"),
-        range: json_error_range(value, e.line(), e.column()),
+    let list: Vec<Value> = serde_json::from_str(value).map_err(|e| {
+        // The place is the problem's label; drop serde_json's " at line L column C".
+        let text = e.to_string();
+        let what = text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]);
+        Malformed {
+            message: format!("not valid JSON ({what})"),
+            range: json_error_range(value, e.line(), e.column()),
+        }
     })?;
     let mut out = Vec::with_capacity(list.len());
     let mut search_from = 0;

@@ -76,7 +76,12 @@ pub fn nccl_env(plan: &Plan) -> Vec<EnvVar> {
     let mut env = plan.env.clone();
     set(&mut env, "NCCL_DEBUG", NCCL_DEBUG, Consumer::Nccl);
     if !env.iter().any(|e| e.name == "NCCL_DEBUG_SUBSYS") {
-        set(&mut env, "NCCL_DEBUG_SUBSYS", NCCL_DEBUG_SUBSYS, Consumer::Nccl);
+        set(
+            &mut env,
+            "NCCL_DEBUG_SUBSYS",
+            NCCL_DEBUG_SUBSYS,
+            Consumer::Nccl,
+        );
     }
     env
 }
@@ -120,18 +125,28 @@ fn set(env: &mut Vec<EnvVar>, name: &str, value: &str, consumer: Consumer) {
 
 /// A copy of `plan` with `env` in place of its own, for reusing the other emitters' helpers.
 pub(crate) fn with_env(plan: &Plan, env: Vec<EnvVar>) -> Plan {
-    Plan { env, ..plan.clone() }
+    Plan {
+        env,
+        ..plan.clone()
+    }
 }
 
 /// The image validation jobs run: the option, else the plan's nccl-tests image.
 pub(crate) fn image<'a>(plan: &'a Plan, opts: &'a RenderOptions) -> &'a str {
-    opts.validation.image.as_deref().unwrap_or(&plan.nccl_tests_image)
+    opts.validation
+        .image
+        .as_deref()
+        .unwrap_or(&plan.nccl_tests_image)
 }
 
 /// Nodes to run across (see [`ValidationOptions::nodes`]); `--nodes 0` is an error.
 pub(crate) fn nodes(plan: &Plan, opts: &RenderOptions) -> Result<u32, RenderError> {
     match opts.validation.nodes.or(opts.slurm.nodes) {
-        Some(0) => Err(bad_option("nodes", "0", "a validation job needs at least one node (two to reach the fabric)")),
+        Some(0) => Err(bad_option(
+            "nodes",
+            "0",
+            "a validation job needs at least one node (two to reach the fabric)",
+        )),
         Some(n) => Ok(n),
         None => Ok(plan.slurm.nodes.max(2)),
     }
@@ -140,7 +155,11 @@ pub(crate) fn nodes(plan: &Plan, opts: &RenderOptions) -> Result<u32, RenderErro
 /// The name of the generated objects: `--name`, else `PREFIX-<profile short name>`, cut so that the
 /// objects the operators derive from it (`NAME-launcher`, `NAME-worker-17`, `NAME-client`) stay valid
 /// DNS-1035 labels.
-pub(crate) fn object_name(plan: &Plan, opts: &RenderOptions, prefix: &str) -> Result<String, RenderError> {
+pub(crate) fn object_name(
+    plan: &Plan,
+    opts: &RenderOptions,
+    prefix: &str,
+) -> Result<String, RenderError> {
     if let Some(name) = &opts.name {
         if !is_dns1035_label(name) || name.len() > MAX_NAME {
             return Err(bad_option(
@@ -172,14 +191,22 @@ fn is_dns1035_label(s: &str) -> bool {
     !b.is_empty()
         && b.len() <= 63
         && b[0].is_ascii_lowercase()
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
         && !s.ends_with('-')
 }
 
 /// Split an argument option into words at whitespace; other control characters are errors.
 pub(crate) fn words(option: &str, value: &str) -> Result<Vec<String>, RenderError> {
-    if let Some(c) = value.chars().find(|c| c.is_control() && !c.is_ascii_whitespace()) {
-        return Err(bad_option(option, value, &format!("contains the control character U+{:04X}", u32::from(c))));
+    if let Some(c) = value
+        .chars()
+        .find(|c| c.is_control() && !c.is_ascii_whitespace())
+    {
+        return Err(bad_option(
+            option,
+            value,
+            &format!("contains the control character U+{:04X}", u32::from(c)),
+        ));
     }
     Ok(value.split_whitespace().map(str::to_string).collect())
 }
@@ -189,7 +216,11 @@ pub(crate) fn nccl_test_command(opts: &RenderOptions) -> Result<Vec<String>, Ren
     let v = &opts.validation;
     let bin = words("nccl-test", &v.nccl_test)?;
     let [bin] = bin.as_slice() else {
-        return Err(bad_option("nccl-test", &v.nccl_test, "give one path to an nccl-tests binary"));
+        return Err(bad_option(
+            "nccl-test",
+            &v.nccl_test,
+            "give one path to an nccl-tests binary",
+        ));
     };
     let mut cmd = vec![bin.clone()];
     cmd.extend(words("nccl-test-args", &v.nccl_test_args)?);
@@ -248,7 +279,10 @@ pub(crate) fn with_command(container: Yaml, command: &[&str], args: Vec<Yaml>) -
         let after_image = k == "image";
         out.insert(&k, v);
         if after_image && let Some(args) = args.take() {
-            out.insert("command", command.iter().map(|c| Yaml::from(*c)).collect::<Vec<_>>());
+            out.insert(
+                "command",
+                command.iter().map(|c| Yaml::from(*c)).collect::<Vec<_>>(),
+            );
             if !args.is_empty() {
                 out.insert("args", args);
             }
@@ -284,12 +318,23 @@ mod tests {
 
     #[test]
     fn set_inserts_after_its_consumer_group_and_replaces_in_place() {
-        let mut env = vec![var("NCCL_A", Consumer::Nccl), var("UCX_TLS", Consumer::Ucx), var("X", Consumer::Other)];
+        let mut env = vec![
+            var("NCCL_A", Consumer::Nccl),
+            var("UCX_TLS", Consumer::Ucx),
+            var("X", Consumer::Other),
+        ];
         set(&mut env, "NCCL_DEBUG", "INFO", Consumer::Nccl);
         set(&mut env, "UCX_LOG_LEVEL", "info", Consumer::Ucx);
-        assert_eq!(names(&env), ["NCCL_A", "NCCL_DEBUG", "UCX_TLS", "UCX_LOG_LEVEL", "X"]);
+        assert_eq!(
+            names(&env),
+            ["NCCL_A", "NCCL_DEBUG", "UCX_TLS", "UCX_LOG_LEVEL", "X"]
+        );
         set(&mut env, "X", "new", Consumer::Nccl);
-        assert_eq!(names(&env), ["NCCL_A", "NCCL_DEBUG", "UCX_TLS", "UCX_LOG_LEVEL", "X"], "kept its place");
+        assert_eq!(
+            names(&env),
+            ["NCCL_A", "NCCL_DEBUG", "UCX_TLS", "UCX_LOG_LEVEL", "X"],
+            "kept its place"
+        );
         assert_eq!(env[4].value, "new");
         let mut only_other = vec![var("X", Consumer::Other)];
         set(&mut only_other, "NCCL_DEBUG", "INFO", Consumer::Nccl);
@@ -303,8 +348,18 @@ mod tests {
         let text = comment(&[long.trim().to_string(), String::new(), cmd.clone()]);
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines.iter().all(|l| l.starts_with('#')));
-        assert!(lines[..lines.len() - 1].iter().all(|l| l.len() <= WRAP), "{text}");
-        assert_eq!(lines.iter().filter(|l| l.contains("word")).map(|l| l.matches("word").count()).sum::<usize>(), 40);
+        assert!(
+            lines[..lines.len() - 1].iter().all(|l| l.len() <= WRAP),
+            "{text}"
+        );
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|l| l.contains("word"))
+                .map(|l| l.matches("word").count())
+                .sum::<usize>(),
+            40
+        );
         assert!(lines.contains(&"#"));
         assert_eq!(lines.last().copied(), Some(format!("# {cmd}").as_str()));
     }
@@ -321,7 +376,10 @@ mod tests {
 
     #[test]
     fn words_split_on_whitespace_and_refuse_control_characters() {
-        assert_eq!(words("x", " -b 1G\t-e 2G ").unwrap(), ["-b", "1G", "-e", "2G"]);
+        assert_eq!(
+            words("x", " -b 1G\t-e 2G ").unwrap(),
+            ["-b", "1G", "-e", "2G"]
+        );
         assert_eq!(words("x", "-b\n1G").unwrap(), ["-b", "1G"]);
         assert!(words("x", "-b\u{7}").is_err());
     }

@@ -4,7 +4,9 @@
 //! `pod` target would; the launcher runs `mpirun`, which hands every variable of the job's env to each rank
 //! with `-x NAME` (MPI ranks start under the workers' sshd and do not see the worker container's env).
 
-use super::{comment, image, nccl_env, nccl_test_command, nodes, object_name, with_command, with_env};
+use super::{
+    comment, image, nccl_env, nccl_test_command, nodes, object_name, with_command, with_env,
+};
 use crate::plan::{MULTUS_ANNOTATION, Plan};
 use crate::pod::{self, SHM_VOLUME};
 use crate::yaml::{self, Yaml};
@@ -22,7 +24,12 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     let image = image(plan, opts);
     let ranks = u64::from(nodes) * u64::from(plan.gpus_per_node);
 
-    let mut mpirun: Vec<String> = vec!["-np".into(), ranks.to_string(), "--bind-to".into(), "none".into()];
+    let mut mpirun: Vec<String> = vec![
+        "-np".into(),
+        ranks.to_string(),
+        "--bind-to".into(),
+        "none".into(),
+    ];
     for e in &job_plan.env {
         mpirun.push("-x".into());
         mpirun.push(e.name.clone());
@@ -44,10 +51,18 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         .with("env", launcher_env)
         .with(
             "resources",
-            Yaml::map().with("requests", Yaml::map().with("cpu", Yaml::Quoted("2".into())).with("memory", "128Mi")),
+            Yaml::map().with(
+                "requests",
+                Yaml::map()
+                    .with("cpu", Yaml::Quoted("2".into()))
+                    .with("memory", "128Mi"),
+            ),
         );
     // Kubernetes expands `$(VAR)` in args too: keep user arguments verbatim.
-    let args = mpirun.iter().map(|a| Yaml::from(pod::escape_dependent_vars(a))).collect();
+    let args = mpirun
+        .iter()
+        .map(|a| Yaml::from(pod::escape_dependent_vars(a)))
+        .collect();
     let launcher = with_command(launcher, &["mpirun"], args);
 
     let worker_opts = RenderOptions {
@@ -79,18 +94,20 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     }
 
     let replica = |replicas: u32, metadata: Yaml, spec: Yaml| {
-        Yaml::map()
-            .with("replicas", i64::from(replicas))
-            .with("template", Yaml::map().with("metadata", metadata).with("spec", spec))
+        Yaml::map().with("replicas", i64::from(replicas)).with(
+            "template",
+            Yaml::map().with("metadata", metadata).with("spec", spec),
+        )
     };
     let job = Yaml::map()
         .with("apiVersion", "kubeflow.org/v2beta1")
         .with("kind", "MPIJob")
         .with(
             "metadata",
-            Yaml::map()
-                .with("name", name.as_str())
-                .with("annotations", Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str())),
+            Yaml::map().with("name", name.as_str()).with(
+                "annotations",
+                Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str()),
+            ),
         )
         .with(
             "spec",
@@ -106,14 +123,19 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
                                 1,
                                 Yaml::map().with(
                                     "annotations",
-                                    Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str()),
+                                    Yaml::map()
+                                        .with(crate::PROFILE_ANNOTATION, plan.profile.as_str()),
                                 ),
                                 Yaml::map().with("containers", vec![launcher]),
                             ),
                         )
                         .with(
                             "Worker",
-                            replica(nodes, Yaml::map().with("annotations", worker_annotations), worker_spec),
+                            replica(
+                                nodes,
+                                Yaml::map().with("annotations", worker_annotations),
+                                worker_spec,
+                            ),
                         ),
                 ),
         );
@@ -135,7 +157,9 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         notes.push("This profile's nodes attach the fabric themselves (SUNK NodeSet): the workers carry env only.".into());
     }
     if nodes < 2 {
-        notes.push("One node: NCCL stays on NVLink and shared memory, so the fabric is not tested.".into());
+        notes.push(
+            "One node: NCCL stays on NVLink and shared memory, so the fabric is not tested.".into(),
+        );
     }
     notes.extend([
         String::new(),
@@ -144,5 +168,10 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         format!("  kubectl logs -f job/{name}-launcher > nccl-tests.log"),
         format!("  roce explain nccl-tests.log --profile {}", plan.profile),
     ]);
-    Ok(format!("{}{}{}", crate::header("#", plan), comment(&notes), yaml::to_string(&job)))
+    Ok(format!(
+        "{}{}{}",
+        crate::header("#", plan),
+        comment(&notes),
+        yaml::to_string(&job)
+    ))
 }

@@ -14,11 +14,13 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     let job_plan = with_env(plan, nccl_env(plan));
     let mut step = vec!["--kill-on-bad-exit=1".to_string()];
     for word in nccl_test_command(opts)? {
-        step.push(quote::shell_single(&word).map_err(|why| RenderError::Option {
-            option: "nccl-test-args".to_string(),
-            value: word.clone(),
-            why: why.to_string(),
-        })?);
+        step.push(
+            quote::shell_single(&word).map_err(|why| RenderError::Option {
+                option: "nccl-test-args".to_string(),
+                value: word.clone(),
+                why: why.to_string(),
+            })?,
+        );
     }
     let mut slurm = opts.slurm.clone();
     slurm.nodes = Some(nodes);
@@ -27,7 +29,13 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     if slurm.job_name.is_none() {
         slurm.job_name = Some(super::default_name(plan, "nccl-tests"));
     }
-    let script = crate::sbatch::render(&job_plan, &RenderOptions { slurm, ..opts.clone() })?;
+    let script = crate::sbatch::render(
+        &job_plan,
+        &RenderOptions {
+            slurm,
+            ..opts.clone()
+        },
+    )?;
 
     let bin = &opts.validation.nccl_test;
     let mut notes = vec![
@@ -43,7 +51,9 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         ),
     ];
     if nodes < 2 {
-        notes.push("One node: NCCL stays on NVLink and shared memory, so the fabric is not tested.".into());
+        notes.push(
+            "One node: NCCL stays on NVLink and shared memory, so the fabric is not tested.".into(),
+        );
     }
     notes.extend([
         String::new(),

@@ -52,7 +52,11 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         .ucx_perftest_args
         .clone()
         .unwrap_or_else(|| default_args(plan.ucx_mode));
-    let mut client_args: Vec<Yaml> = vec![server_host.as_str().into(), "-p".into(), PORT.to_string().into()];
+    let mut client_args: Vec<Yaml> = vec![
+        server_host.as_str().into(),
+        "-p".into(),
+        PORT.to_string().into(),
+    ];
     for word in super::words("ucx-perftest-args", &args_text)? {
         // Kubernetes expands `$(VAR)` in args: keep user arguments verbatim.
         client_args.push(pod::escape_dependent_vars(&word).into());
@@ -63,9 +67,10 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         .with("kind", "Service")
         .with(
             "metadata",
-            Yaml::map()
-                .with("name", name.as_str())
-                .with("annotations", Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str())),
+            Yaml::map().with("name", name.as_str()).with(
+                "annotations",
+                Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str()),
+            ),
         )
         .with(
             "spec",

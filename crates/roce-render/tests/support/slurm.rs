@@ -41,10 +41,12 @@
 //! # Teardown
 //!
 //! Dropping a [`Slurm`] (also while a failing test unwinds) stops what it started, and nothing else:
-//! SIGTERM to its `slurmctld` and `slurmd` (SIGKILL after 5 s), then SIGKILL to every process whose
-//! environment carries this cluster's marker `ROCE_SLURM_HARNESS=<dir>` (the daemons pass it on to
-//! the `slurmstepd`s they fork, and [`Slurm::command`] gives it to `sbatch`, whose jobs inherit it),
-//! then munged. Processes are found by pid and by that marker only, never by name. Drop panics (unless
+//! SIGTERM to its `slurmctld` and `slurmd` (SIGKILL after 5 s), then SIGKILL to every process of this cluster that
+//! is still alive: those whose environment carries the marker `ROCE_SLURM_HARNESS=<dir>`
+//! ([`Slurm::command`] gives it to the daemons and to `sbatch`, whose jobs inherit it), and those whose
+//! working directory or an open file lies in the cluster's temp dir (the `slurmstepd`s, which wipe
+//! their environment when they set their process title); then munged. Processes are found by pid,
+//! marker and temp dir only, never by name. Drop panics (unless
 //! already panicking) when a marked process survives. The temp dir is removed unless
 //! `ROCE_SLURM_KEEP=1` or the thread is panicking, and its path is printed.
 #![allow(dead_code)]
@@ -869,8 +871,11 @@ fn stop_children(mut children: Vec<(&'static str, Child)>) {
     }
 }
 
-/// Live (non-zombie) processes whose environment has `ROCE_SLURM_HARNESS=<dir>`, with their command
-/// lines. The marker is unique per cluster, so nothing else on the machine ever matches.
+/// Live (non-zombie) processes of the cluster in `dir`, with their command lines: those whose
+/// environment has `ROCE_SLURM_HARNESS=<dir>`, and those whose working directory or an open file is
+/// inside `dir`. The second test is needed for `slurmstepd`, which overwrites its environment block
+/// with its process title (`slurmstepd: [1.batch]`) but keeps the spool dir, the job's output and
+/// slurmd's log open. `dir` is unique per cluster, so nothing else on the machine ever matches.
 pub fn marked_processes(dir: &Path) -> Vec<(u32, String)> {
     let mut needle = format!("{MARKER}=").into_bytes();
     needle.extend_from_slice(dir.as_os_str().as_encoded_bytes());
@@ -891,15 +896,22 @@ pub fn marked_processes(dir: &Path) -> Vec<(u32, String)> {
         if pid == me || !is_alive(pid) {
             continue;
         }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        let hit = environ.starts_with(&needle[..])
+        let proc_dir = entry.path();
+        let environ = std::fs::read(proc_dir.join("environ")).unwrap_or_default();
+        let by_env = environ.starts_with(&needle[..])
             || environ
                 .windows(needle.len() + 1)
                 .any(|w| w[0] == 0 && w[1..] == needle[..]);
-        if hit {
-            let cmdline = std::fs::read(entry.path().join("cmdline"))
+        let inside =
+            |link: PathBuf| std::fs::read_link(link).is_ok_and(|target| target.starts_with(dir));
+        let by_files = || {
+            inside(proc_dir.join("cwd"))
+                || std::fs::read_dir(proc_dir.join("fd"))
+                    .map(|fds| fds.flatten().any(|fd| inside(fd.path())))
+                    .unwrap_or(false)
+        };
+        if by_env || by_files() {
+            let cmdline = std::fs::read(proc_dir.join("cmdline"))
                 .map(|c| {
                     String::from_utf8_lossy(&c)
                         .replace('\0', " ")

@@ -1,0 +1,408 @@
+//! `roce lint` over fixture manifests (`tests/fixtures/manifests/`):
+//!
+//! * `kinds/`: one unwired workload per supported kind. Applying any built-in profile (every MPI role) and
+//!   linting the result must give no finding at all; linting them as they are must find the gaps.
+//! * `broken/`: deliberately wrong manifests. Each says in its header which codes it must produce at which
+//!   lines (`# expect: CODE LINE`), and nothing else may be reported.
+//! * `good/`: manifests written differently from what `roce apply` writes but equivalent: no finding.
+//!
+//! A fixture header may also hold `# lint: --profile NAME --container NAME` and `# apply: --container NAME`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use roce_inspect::lint::walk;
+use roce_inspect::lint::{FileReport, LintOptions, Linter};
+use roce_model::{BuiltinsOnly, Code, Domain, Problem, Profile, Source, builtin, load};
+use roce_render::apply::{ApplyOptions, RoleChoice, apply};
+
+const DEFAULT_PROFILE: &str = "coreweave/gb300-roce";
+
+fn fixtures(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/manifests").join(sub)
+}
+
+fn files(sub: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(fixtures(sub))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    out.sort();
+    assert!(!out.is_empty(), "no fixtures in {sub}");
+    out
+}
+
+fn profile(name: &str) -> Profile {
+    let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);
+    loaded.profile.unwrap_or_else(|| panic!("{name}: {:?}", loaded.problems))
+}
+
+/// What a fixture's header asks for.
+#[derive(Debug, Default)]
+struct Header {
+    profile: Option<String>,
+    lint_container: Option<String>,
+    apply_container: Option<String>,
+    expect: Vec<(String, usize)>,
+}
+
+fn header(text: &str) -> Header {
+    let mut h = Header::default();
+    for line in text.lines().take_while(|l| l.starts_with('#')) {
+        if let Some(rest) = line.strip_prefix("# expect: ") {
+            let (code, line) = rest.rsplit_once(' ').unwrap();
+            h.expect.push((code.to_string(), line.parse().unwrap()));
+        }
+        for (prefix, apply) in [("# lint: ", false), ("# apply: ", true)] {
+            if let Some(rest) = line.strip_prefix(prefix) {
+                let words: Vec<&str> = rest.split_whitespace().collect();
+                for pair in words.chunks(2) {
+                    match (pair[0], apply) {
+                        ("--profile", _) => h.profile = Some(pair[1].to_string()),
+                        ("--container", false) => h.lint_container = Some(pair[1].to_string()),
+                        ("--container", true) => h.apply_container = Some(pair[1].to_string()),
+                        (other, _) => panic!("unknown header option {other}"),
+                    }
+                }
+            }
+        }
+    }
+    h
+}
+
+fn linter(profile_name: &str, container: Option<String>) -> Linter {
+    Linter::new(
+        &profile(profile_name),
+        LintOptions {
+            container,
+            profile_arg: None,
+        },
+    )
+}
+
+fn lint_path(path: &Path) -> (Header, FileReport) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let h = header(&text);
+    let l = linter(h.profile.as_deref().unwrap_or(DEFAULT_PROFILE), h.lint_container.clone());
+    let report = l.lint(Source::new(file_name(path), text));
+    (h, report)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// `code line` for each problem.
+fn found(report: &FileReport) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = report
+        .problems
+        .iter()
+        .map(|p| (p.code.as_str().to_string(), p.location().map_or(0, |l| l.line)))
+        .collect();
+    out.sort();
+    out
+}
+
+fn describe(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(|p| {
+            let loc = p.location().map(|l| format!("{}:{}", l.line, l.column)).unwrap_or_default();
+            format!("  {} {loc} {}\n", p.code, p.message)
+        })
+        .collect()
+}
+
+#[test]
+fn broken_fixtures_report_the_expected_codes_at_the_expected_lines() {
+    for path in files("broken") {
+        let (h, report) = lint_path(&path);
+        let mut want = h.expect.clone();
+        want.sort();
+        assert!(!want.is_empty(), "{}: no `# expect:` lines", path.display());
+        assert_eq!(found(&report), want, "{}:\n{}", path.display(), describe(&report.problems));
+        assert_eq!(
+            report.has_errors(),
+            report.problems.iter().any(Problem::is_error),
+            "has_errors agrees with the problems"
+        );
+        for p in &report.problems {
+            let help = p.help.as_deref().unwrap_or("");
+            assert!(!help.is_empty(), "{}: {} has no help", path.display(), p.code);
+            assert!(p.location().is_some(), "{}: {} has no location", path.display(), p.code);
+        }
+    }
+}
+
+#[test]
+fn good_fixtures_are_clean() {
+    for path in files("good") {
+        let (_, report) = lint_path(&path);
+        assert!(report.problems.is_empty(), "{}:\n{}", path.display(), describe(&report.problems));
+    }
+}
+
+#[test]
+fn every_lint_code_is_exercised_by_a_broken_fixture() {
+    let mut seen = BTreeSet::new();
+    for path in files("broken") {
+        seen.extend(header(&std::fs::read_to_string(&path).unwrap()).expect.into_iter().map(|(c, _)| c));
+    }
+    for code in Code::ALL.iter().filter(|c| c.domain() == Domain::Manifest) {
+        assert!(seen.contains(code.as_str()), "no broken fixture expects {code}");
+    }
+}
+
+/// Apply `profile_name` to a kind fixture, as the fixture's header says.
+fn applied(path: &Path, profile_name: &str, role: RoleChoice) -> (Header, String) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let h = header(&text);
+    let plan = roce_render::plan::lower(&profile(profile_name));
+    let opts = ApplyOptions {
+        container: h.apply_container.clone(),
+        role,
+    };
+    let out = apply(&Source::new(file_name(path), text), &plan, &opts)
+        .unwrap_or_else(|p| panic!("{}: {}", path.display(), describe(&p)));
+    (h, out.text)
+}
+
+#[test]
+fn apply_then_lint_is_clean_for_every_kind_profile_and_role() {
+    let mut checked = 0;
+    for path in files("kinds") {
+        for name in builtin::names() {
+            for role in [RoleChoice::Worker, RoleChoice::Launcher, RoleChoice::All] {
+                let (h, text) = applied(&path, name, role);
+                let report = linter(name, h.apply_container.clone()).lint(Source::new("applied.yaml", text.clone()));
+                assert!(
+                    report.problems.is_empty(),
+                    "{} with {name} ({role:?}):\n{}\n--- applied ---\n{text}",
+                    path.display(),
+                    describe(&report.problems)
+                );
+                assert!(report.templates > 0, "{}: no template found", path.display());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 14 * 7 * 3, "{checked}");
+}
+
+#[test]
+fn unwired_kinds_are_reported() {
+    let l = linter(DEFAULT_PROFILE, None);
+    for path in files("kinds") {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let h = header(&text);
+        let l = match &h.apply_container {
+            Some(c) => linter(DEFAULT_PROFILE, Some(c.clone())),
+            None => l.clone(),
+        };
+        let report = l.lint(Source::new(file_name(&path), text));
+        let codes: BTreeSet<&str> = report.problems.iter().map(|p| p.code.as_str()).collect();
+        assert!(codes.contains("roce::lint::env_missing") || codes.contains("roce::lint::env_different"), "{}: {codes:?}", path.display());
+        if !path.ends_with("trainjob.yaml") {
+            for code in ["roce::lint::missing_nad", "roce::lint::ipc_lock", "roce::lint::rdma_resource", "roce::lint::shm"] {
+                assert!(codes.contains(code), "{}: {code} not reported; got {codes:?}", path.display());
+            }
+        }
+        assert!(report.has_errors());
+    }
+}
+
+#[test]
+fn the_mpijob_fixture_flags_the_launchers_wrong_hca() {
+    let (_, report) = lint_path(&fixtures("kinds/mpijob.yaml"));
+    let hca: Vec<&Problem> = report
+        .problems
+        .iter()
+        .filter(|p| p.code == Code::LintHcaMatchesNothing)
+        .collect();
+    assert_eq!(hca.len(), 1, "{}", describe(&report.problems));
+    let loc = hca[0].location().unwrap();
+    assert_eq!((loc.line, loc.column), (31, 15), "points at the `-x` word");
+    // The forwarded variables do not count as missing from the workers.
+    let missing = report.problems.iter().find(|p| p.code == Code::LintEnvMissing).unwrap();
+    assert!(!missing.message.contains("NCCL_SOCKET_IFNAME"), "{}", missing.message);
+}
+
+/// Apply a NIXL profile to a pod, then change one value; lint must say what is wrong with it.
+#[test]
+fn ucx_transports_are_judged_by_fabric_and_mode() {
+    let name = "coreweave/gb300-roce-nixl";
+    let plan = roce_render::plan::lower(&profile(name));
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x\n";
+    let wired = apply(&Source::new("p.yaml", pod), &plan, &ApplyOptions::default()).unwrap().text;
+    let needle = "value: \"rc_mlx5,ud_mlx5,cuda_copy\"";
+    assert!(wired.contains(needle));
+    let l = linter(name, None);
+    let cases: &[(&str, Option<Code>)] = &[
+        ("rc_verbs,ud_verbs,cuda_copy", Some(Code::LintUcxTransport)),
+        ("tcp,cuda_copy", Some(Code::LintUcxTransport)),
+        ("rc_mlx5,ud_mlx5", Some(Code::LintUcxTransport)),
+        ("rc_mlx5,cuda_cpy", Some(Code::LintUcxTransport)),
+        ("rc_mlx5,ud_mlx5,cuda_copy,cuda_ipc", Some(Code::LintEnvDifferent)),
+        ("rc_x,ud_x,cuda_copy", None),
+        ("rc_mlx5,ud_mlx5,cuda_copy", None),
+    ];
+    for (value, want) in cases {
+        let text = wired.replace(needle, &format!("value: \"{value}\""));
+        let report = l.lint(Source::new("p.yaml", text.clone()));
+        let got: Vec<Code> = report.problems.iter().map(|p| p.code).collect();
+        match want {
+            Some(code) => {
+                assert_eq!(got, [*code], "UCX_TLS={value}: {}", describe(&report.problems));
+                let line = text.lines().position(|l| l.contains(value)).unwrap() + 1;
+                assert_eq!(report.problems[0].location().unwrap().line, line);
+            }
+            None => assert!(got.is_empty(), "UCX_TLS={value}: {}", describe(&report.problems)),
+        }
+    }
+    // In TCP mode the RDMA transports are the mistake.
+    let l = linter(DEFAULT_PROFILE, None);
+    let plan = roce_render::plan::lower(&profile(DEFAULT_PROFILE));
+    let wired = apply(&Source::new("p.yaml", pod), &plan, &ApplyOptions::default()).unwrap().text;
+    for (value, want) in [("rc,tcp", Some(Code::LintUcxTransport)), ("ib", Some(Code::LintUcxTransport)), ("tcp,self", Some(Code::LintEnvDifferent))] {
+        let text = wired.replace("value: \"tcp\"", &format!("value: \"{value}\""));
+        let got: Vec<Code> = l.lint(Source::new("p.yaml", text)).problems.iter().map(|p| p.code).collect();
+        assert_eq!(got, want.into_iter().collect::<Vec<_>>(), "UCX_TLS={value}");
+    }
+}
+
+#[test]
+fn nccl_ib_hca_is_compared_by_the_rails_it_selects() {
+    let l = linter(DEFAULT_PROFILE, None);
+    let plan = roce_render::plan::lower(&profile(DEFAULT_PROFILE));
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x\n";
+    let wired = apply(&Source::new("p.yaml", pod), &plan, &ApplyOptions::default()).unwrap().text;
+    let all16: Vec<String> = (0..4).flat_map(|n| (0..4).map(move |p| format!("ibp{n}p{p}"))).collect();
+    let cases: Vec<(String, Option<Code>)> = vec![
+        (format!("={}", all16.join(",")), None),
+        ("ibp0,ibp1,ibp2,ibp3".into(), None),
+        ("ibp0,ibp1".into(), Some(Code::LintEnvDifferent)),
+        ("mlx5".into(), Some(Code::LintHcaMatchesNothing)),
+        ("^ibp".into(), Some(Code::LintHcaMatchesNothing)),
+        ("=ibp".into(), Some(Code::LintHcaMatchesNothing)),
+    ];
+    for (value, want) in cases {
+        let text = wired.replace("value: \"ibp\"", &format!("value: \"{value}\""));
+        let got: Vec<Code> = l.lint(Source::new("p.yaml", text)).problems.iter().map(|p| p.code).collect();
+        assert_eq!(got, want.into_iter().collect::<Vec<_>>(), "NCCL_IB_HCA={value}");
+    }
+}
+
+#[test]
+fn help_names_the_apply_command() {
+    let path = fixtures("kinds/pod.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let l = Linter::new(
+        &profile(DEFAULT_PROFILE),
+        LintOptions {
+            container: Some("main".into()),
+            profile_arg: Some("my-profile.kdl".into()),
+        },
+    );
+    let report = l.lint(Source::new("deploy/pod.yaml", text));
+    let ipc = report.problems.iter().find(|p| p.code == Code::LintIpcLock).unwrap();
+    assert!(
+        ipc.help
+            .as_deref()
+            .unwrap()
+            .contains("roce apply --in-place deploy/pod.yaml --profile my-profile.kdl --container main"),
+        "{:?}",
+        ipc.help
+    );
+}
+
+#[test]
+fn text_that_is_not_utf8_is_a_syntax_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bin.yaml");
+    std::fs::write(&path, [0xff, 0xfe, 0x00, 0x41]).unwrap();
+    let report = walk::lint_file(&linter(DEFAULT_PROFILE, None), &path).unwrap();
+    assert_eq!(report.problems.len(), 1);
+    assert_eq!(report.problems[0].code, Code::LintSyntax);
+}
+
+#[test]
+fn hostile_nesting_is_a_syntax_problem_not_a_crash() {
+    let l = linter(DEFAULT_PROFILE, None);
+    for text in [
+        format!("a: {}{}", "[".repeat(100_000), "]".repeat(100_000)),
+        format!("{}x", "- ".repeat(5_000)),
+        "a: &a [*a]".to_string(),
+    ] {
+        let report = l.lint(Source::new("deep.yaml", text));
+        assert_eq!(report.problems.len(), 1, "{}", describe(&report.problems));
+        assert_eq!(report.problems[0].code, Code::LintSyntax);
+    }
+}
+
+#[test]
+fn parallel_walk_streams_reports_in_file_order() {
+    let l = linter(DEFAULT_PROFILE, None);
+    let all = walk::files(&[fixtures("kinds"), fixtures("broken"), fixtures("good")]).unwrap();
+    assert_eq!(all.len(), files("kinds").len() + files("broken").len() + files("good").len());
+    let mut sequential = Vec::new();
+    walk::lint_files(&l, &all, 1, |i, p, r| sequential.push((i, p.to_path_buf(), found(&r.unwrap()))));
+    for jobs in [2, 4, 16] {
+        let mut parallel = Vec::new();
+        walk::lint_files(&l, &all, jobs, |i, p, r| parallel.push((i, p.to_path_buf(), found(&r.unwrap()))));
+        assert_eq!(parallel, sequential, "{jobs} threads");
+    }
+    let order: Vec<usize> = sequential.iter().map(|(i, _, _)| *i).collect();
+    assert_eq!(order, (0..all.len()).collect::<Vec<_>>());
+    // A directory walk skips hidden entries and non-YAML files; a missing path is an error.
+    assert!(walk::files(&[fixtures("no-such-dir")]).is_err());
+}
+
+/// Every broken fixture's diagnostics, as people read them (code, place, message, help).
+#[test]
+fn snapshots_of_broken_fixtures() {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../../../snapshots/lint");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| {
+        for path in files("broken") {
+            let (_, report) = lint_path(&path);
+            let mut out = String::new();
+            for p in &report.problems {
+                let loc = p.location().unwrap();
+                out.push_str(&format!(
+                    "{} {}:{}:{} [{}]\n  {}\n  help: {}\n",
+                    p.code,
+                    loc.file,
+                    loc.line,
+                    loc.column,
+                    p.severity.as_str(),
+                    p.message,
+                    p.help.as_deref().unwrap_or("")
+                ));
+            }
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            insta::assert_snapshot!(name, out);
+        }
+    });
+}
+
+#[test]
+fn no_lint_snapshot_is_orphaned() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../snapshots/lint");
+    let mut want: Vec<String> = files("broken")
+        .iter()
+        .map(|p| format!("{}.snap", p.file_stem().unwrap().to_string_lossy()))
+        .collect();
+    want.sort();
+    let mut have: Vec<String> = std::fs::read_dir(&dir)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".snap"))
+                .collect()
+        })
+        .unwrap_or_default();
+    have.sort();
+    assert_eq!(have, want, "snapshots/lint must hold one snapshot per broken fixture");
+}
