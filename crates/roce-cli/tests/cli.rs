@@ -148,22 +148,50 @@ fn explain_reads_stdin_and_rejects_non_logs() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["transport"], "socket");
     assert_eq!(json["files"][0]["name"], "<stdin>");
-    assert_eq!(json["findings"][0]["code"], "roce::explain::socket_fallback");
+    assert_eq!(
+        json["findings"][0]["code"],
+        "roce::explain::socket_fallback"
+    );
 
     let dir = temp("explain");
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("binary.log", (0u8..=255).cycle().take(1 << 20).collect(), "roce::explain::binary_log"),
+        (
+            "binary.log",
+            (0u8..=255).cycle().take(1 << 20).collect(),
+            "roce::explain::binary_log",
+        ),
         ("empty.log", Vec::new(), "roce::explain::empty_log"),
-        ("blank.log", b"\n\n  \n".to_vec(), "roce::explain::empty_log"),
-        ("text.log", b"epoch 1 loss 0.3\nepoch 2 loss 0.2\n".to_vec(), "roce::explain::not_nccl_log"),
-        ("oneline.log", vec![b'x'; 3 << 20], "roce::explain::not_nccl_log"),
+        (
+            "blank.log",
+            b"\n\n  \n".to_vec(),
+            "roce::explain::empty_log",
+        ),
+        (
+            "text.log",
+            b"epoch 1 loss 0.3\nepoch 2 loss 0.2\n".to_vec(),
+            "roce::explain::not_nccl_log",
+        ),
+        (
+            "oneline.log",
+            vec![b'x'; 3 << 20],
+            "roce::explain::not_nccl_log",
+        ),
     ];
     for (name, bytes, code) in cases {
         let path = dir.join(name);
         std::fs::write(&path, &bytes).unwrap();
         for format in ["human", "json"] {
-            let out = roce().arg("explain").arg(&path).args(["--format", format]).output().unwrap();
-            let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            let out = roce()
+                .arg("explain")
+                .arg(&path)
+                .args(["--format", format])
+                .output()
+                .unwrap();
+            let all = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
             assert_eq!(out.status.code(), Some(1), "{name} ({format}): {all}");
             assert!(all.contains(code), "{name} ({format}): no {code} in {all}");
             assert!(!all.contains("panicked"), "{name}: {all}");

@@ -27,11 +27,25 @@ fn main() {
         e.processes.len(),
         e.hosts.len()
     );
-    println!("  grep -c NCCL:  {:>8.0} MB/s ({:.2} s)", mb / grep_t.as_secs_f64(), grep_t.as_secs_f64());
-    println!("  roce explain:  {:>8.0} MB/s ({:.2} s)", mb / ours_t.as_secs_f64(), ours_t.as_secs_f64());
-    println!("  ratio explain/grep time: {:.2}x", ours_t.as_secs_f64() / grep_t.as_secs_f64());
+    println!(
+        "  grep -c NCCL:  {:>8.0} MB/s ({:.2} s)",
+        mb / grep_t.as_secs_f64(),
+        grep_t.as_secs_f64()
+    );
+    println!(
+        "  roce explain:  {:>8.0} MB/s ({:.2} s)",
+        mb / ours_t.as_secs_f64(),
+        ours_t.as_secs_f64()
+    );
+    println!(
+        "  ratio explain/grep time: {:.2}x",
+        ours_t.as_secs_f64() / grep_t.as_secs_f64()
+    );
     if let (Some(a), Some(b)) = (hwm_before, hwm_after) {
-        println!("  peak RSS growth while explaining: {} KiB (flat in log size)", b.saturating_sub(a));
+        println!(
+            "  peak RSS growth while explaining: {} KiB (flat in log size)",
+            b.saturating_sub(a)
+        );
     }
     assert_eq!(e.transport.as_str(), "roce");
     assert_eq!(e.gpudirect_rdma, Some(true));
@@ -55,8 +69,15 @@ fn best<T>(mut f: impl FnMut() -> T) -> (Duration, T) {
 }
 
 fn grep(path: &Path) -> u64 {
-    let out = Command::new("grep").args(["-c", "NCCL"]).arg(path).output().expect("grep runs");
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
+    let out = Command::new("grep")
+        .args(["-c", "NCCL"])
+        .arg(path)
+        .output()
+        .expect("grep runs");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
 }
 
 fn explain(path: &Path) -> Explanation {
@@ -77,14 +98,18 @@ fn vm_hwm_kib() -> Option<u64> {
 fn roce_explain(bencher: divan::Bencher) {
     let log = log();
     let bytes = std::fs::metadata(log).unwrap().len();
-    bencher.counter(divan::counter::BytesCount::new(bytes)).bench(|| explain(log).processes.len());
+    bencher
+        .counter(divan::counter::BytesCount::new(bytes))
+        .bench(|| explain(log).processes.len());
 }
 
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn grep_c_nccl(bencher: divan::Bencher) {
     let log = log();
     let bytes = std::fs::metadata(log).unwrap().len();
-    bencher.counter(divan::counter::BytesCount::new(bytes)).bench(|| grep(log));
+    bencher
+        .counter(divan::counter::BytesCount::new(bytes))
+        .bench(|| grep(log));
 }
 
 /// The synthetic log, generated once per run.
@@ -113,12 +138,16 @@ fn generate(path: &Path, bytes: u64) -> std::io::Result<()> {
     let gpus = 8u32;
     let nranks = hosts * gpus;
     let procs: Vec<(String, u32, u32, u32)> = (0..hosts)
-        .flat_map(|h| (0..gpus).map(move |g| (format!("gb300-{h:03}"), 4000 + g * 7 + h, g, h * gpus + g)))
+        .flat_map(|h| {
+            (0..gpus).map(move |g| (format!("gb300-{h:03}"), 4000 + g * 7 + h, g, h * gpus + g))
+        })
         .collect();
     let mut written = 0u64;
     for (host, pid, dev, rank) in &procs {
         let p = format!("{host}:{pid}:{pid} [{dev}] NCCL INFO ");
-        let devs: String = (0..4).map(|k| format!(" [{k}]ibp{dev}p{k}:1/RoCE")).collect();
+        let devs: String = (0..4)
+            .map(|k| format!(" [{k}]ibp{dev}p{k}:1/RoCE"))
+            .collect();
         let lines = [
             "ENV/Plugin: Could not find: libnccl-env.so".to_string(),
             "cudaDriverVersion 13000".to_string(),
@@ -128,7 +157,11 @@ fn generate(path: &Path, bytes: u64) -> std::io::Result<()> {
             "NCCL_IB_TC set by environment to 96.".to_string(),
             "NCCL_NET_PLUGIN set by environment to none".to_string(),
             "NCCL_IB_HCA set to ibp".to_string(),
-            format!("NET/IB : Using{devs} [RO]; OOB eth0:10.0.{}.{}<0>", rank / 256, rank % 256),
+            format!(
+                "NET/IB : Using{devs} [RO]; OOB eth0:10.0.{}.{}<0>",
+                rank / 256,
+                rank % 256
+            ),
             "Initialized NET plugin IB".to_string(),
             "Assigned NET plugin IB to comm".to_string(),
             "Using network IB".to_string(),
@@ -148,7 +181,7 @@ fn generate(path: &Path, bytes: u64) -> std::io::Result<()> {
             let peer = (rank + gpus) % nranks;
             let ch = i % 32;
             let line = match i % 10 {
-                0 | 1 | 2 => format!(
+                0..=2 => format!(
                     "{host}:{pid}:{pid} [{dev}] NCCL INFO Channel {ch:02}/0 : {rank}[{dev}] -> {peer}[{dev}] [send] via NET/IB/{}/GDRDMA",
                     dev / 2
                 ),
@@ -157,7 +190,7 @@ fn generate(path: &Path, bytes: u64) -> std::io::Result<()> {
                     rank - dev + (dev + 1) % gpus,
                     (dev + 1) % gpus
                 ),
-                4 | 5 | 6 => format!(
+                4..=6 => format!(
                     "{host}:{pid}:{pid} [{dev}] NCCL INFO AllReduce: opCount {i:x} sendbuff 0x7f0ab5800000 recvbuff 0x7f0ab5800000 count 16777216 datatype 7 op 0 root 0 comm 0x3117f820 [nranks={nranks}] stream 0x5581c0"
                 ),
                 7 => format!(
@@ -168,7 +201,10 @@ fn generate(path: &Path, bytes: u64) -> std::io::Result<()> {
                     "{host}:{pid}:{pid} [{dev}] NCCL INFO AllReduce: {} Bytes -> Algo RING proto SIMPLE channel{{Lo..Hi}}={{0..31}}",
                     64u64 << 20
                 ),
-                _ => format!("[rank{rank}]: step {i} loss 2.{:04} lr 3.0e-4 tokens/s 181000", i % 9973),
+                _ => format!(
+                    "[rank{rank}]: step {i} loss 2.{:04} lr 3.0e-4 tokens/s 181000",
+                    i % 9973
+                ),
             };
             written += line.len() as u64 + 1;
             writeln!(w, "{line}")?;

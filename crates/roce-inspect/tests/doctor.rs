@@ -115,9 +115,15 @@ impl Tree {
     fn rdma_core(&self, version: &str) -> &Self {
         let dir = "/usr/lib/x86_64-linux-gnu";
         self.file(&format!("{dir}/libibverbs.so.1.14.{version}"), "ELF")
-            .link(&format!("{dir}/libibverbs.so.1"), &format!("libibverbs.so.1.14.{version}"))
+            .link(
+                &format!("{dir}/libibverbs.so.1"),
+                &format!("libibverbs.so.1.14.{version}"),
+            )
             .file(&format!("{dir}/librdmacm.so.1.3.{version}"), "ELF")
-            .link(&format!("{dir}/librdmacm.so.1"), &format!("librdmacm.so.1.3.{version}"))
+            .link(
+                &format!("{dir}/librdmacm.so.1"),
+                &format!("librdmacm.so.1.3.{version}"),
+            )
     }
 
     fn modules(&self, names: &[&str]) -> &Self {
@@ -136,20 +142,33 @@ impl Tree {
         self
     }
 
-    fn port(&self, dev: &str, num: u32, state: &str, link_layer: &str, table_len: u32, gids: &[Gid]) -> &Self {
+    fn port(
+        &self,
+        dev: &str,
+        num: u32,
+        state: &str,
+        link_layer: &str,
+        table_len: u32,
+        gids: &[Gid],
+    ) -> &Self {
         let base = format!("/sys/class/infiniband/{dev}/ports/{num}");
         self.file(&format!("{base}/state"), &format!("{state}\n"))
             .file(&format!("{base}/phys_state"), "5: LinkUp\n")
             .file(&format!("{base}/link_layer"), &format!("{link_layer}\n"))
             .file(&format!("{base}/rate"), "400 Gb/sec (4X NDR)\n");
-        self.mkdir(&format!("{base}/gid_attrs/types")).mkdir(&format!("{base}/gid_attrs/ndevs"));
+        self.mkdir(&format!("{base}/gid_attrs/types"))
+            .mkdir(&format!("{base}/gid_attrs/ndevs"));
         for i in 0..table_len {
             let entry = gids.iter().find(|g| g.index == i);
-            let text = entry.map_or_else(|| sysfs_gid(&Ipv6Addr::UNSPECIFIED), |g| sysfs_gid(&g.gid));
+            let text =
+                entry.map_or_else(|| sysfs_gid(&Ipv6Addr::UNSPECIFIED), |g| sysfs_gid(&g.gid));
             self.file(&format!("{base}/gids/{i}"), &format!("{text}\n"));
             // Empty entries answer EINVAL for their attributes; here they simply have no attribute files.
             if let Some(g) = entry {
-                self.file(&format!("{base}/gid_attrs/types/{i}"), &format!("{}\n", g.kind));
+                self.file(
+                    &format!("{base}/gid_attrs/types/{i}"),
+                    &format!("{}\n", g.kind),
+                );
                 if let Some(n) = &g.ndev {
                     self.file(&format!("{base}/gid_attrs/ndevs/{i}"), &format!("{n}\n"));
                 }
@@ -179,7 +198,11 @@ fn g(index: u32, gid: Ipv6Addr, kind: &'static str, ndev: &str) -> Gid {
 
 /// sysfs prints GIDs as eight 4-digit groups (`%pI6`, no compression).
 fn sysfs_gid(ip: &Ipv6Addr) -> String {
-    ip.segments().iter().map(|s| format!("{s:04x}")).collect::<Vec<_>>().join(":")
+    ip.segments()
+        .iter()
+        .map(|s| format!("{s:04x}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 const V1: &str = "IB/RoCE v1";
@@ -207,10 +230,39 @@ fn gb300_gids(nic: u32, port: u32, layout: Layout) -> Vec<Gid> {
     let pod = format!("net{}", k + 1);
     let host_ll = Ipv6Addr::new(0xfe80, 0, 0, 0, 0x5e00, 0x00ff, 0xfe10, k as u16);
     let pod_ll = Ipv6Addr::new(0xfe80, 0, 0, 0, 0x7a1c, 0x2aff, 0xfe20, k as u16);
-    let host_v4 = Ipv6Addr::new(0, 0, 0, 0, 0, 0xffff, 0x0a00 | nic as u16, (port << 8 | 1) as u16);
-    let pod_v4 = Ipv6Addr::new(0, 0, 0, 0, 0, 0xffff, 0x0a64 | nic as u16, (port << 8 | 7) as u16);
+    let host_v4 = Ipv6Addr::new(
+        0,
+        0,
+        0,
+        0,
+        0,
+        0xffff,
+        0x0a00 | nic as u16,
+        (port << 8 | 1) as u16,
+    );
+    let pod_v4 = Ipv6Addr::new(
+        0,
+        0,
+        0,
+        0,
+        0,
+        0xffff,
+        0x0a64 | nic as u16,
+        (port << 8 | 7) as u16,
+    );
     // fd02:00PP:RRDD:SSHH::peer — plane, rail, pod/SU, host.
-    let global = |host_id: u16| Ipv6Addr::new(0xfd02, port as u16, 0x0100 | nic as u16, 0x0101, 0, 0, 0, host_id);
+    let global = |host_id: u16| {
+        Ipv6Addr::new(
+            0xfd02,
+            port as u16,
+            0x0100 | nic as u16,
+            0x0101,
+            0,
+            0,
+            0,
+            host_id,
+        )
+    };
     let mut v = vec![g(0, host_ll, V1, &host), g(1, host_ll, V2, &host)];
     match layout {
         Layout::Healthy => v.extend([
@@ -245,9 +297,15 @@ fn profile(name: &str) -> Profile {
 /// The environment a pod rendered from `profile` has.
 fn pod_env(profile_name: Option<&str>) -> Vec<(String, String)> {
     let mut env = vec![
-        ("PATH".to_string(), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string()),
+        (
+            "PATH".to_string(),
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".to_string(),
+        ),
         ("HOSTNAME".to_string(), "nccl-test-0".to_string()),
-        ("KUBERNETES_SERVICE_HOST".to_string(), "10.96.0.1".to_string()),
+        (
+            "KUBERNETES_SERVICE_HOST".to_string(),
+            "10.96.0.1".to_string(),
+        ),
         ("KUBERNETES_SERVICE_PORT".to_string(), "443".to_string()),
     ];
     if let Some(name) = profile_name {
@@ -278,9 +336,20 @@ fn pod_basics(t: &Tree, env: &[(String, String)]) {
         .status(CAP_DOCKER_DEFAULT | CAP_IPC_LOCK)
         .memlock("unlimited")
         .rdma_core("54.0")
-        .modules(&["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "rdma_ucm", "nvidia", "nvidia_peermem"])
+        .modules(&[
+            "mlx5_core",
+            "mlx5_ib",
+            "ib_core",
+            "ib_uverbs",
+            "rdma_ucm",
+            "nvidia",
+            "nvidia_peermem",
+        ])
         .gpus(4)
-        .file("/var/run/secrets/kubernetes.io/serviceaccount/namespace", "default");
+        .file(
+            "/var/run/secrets/kubernetes.io/serviceaccount/namespace",
+            "default",
+        );
 }
 
 /// A GB300 RoCE pod with all 16 Multus networks: RDMA devices ibp0p0..ibp3p3 (port 1), netdevs
@@ -294,9 +363,19 @@ fn gb300_pod(layout: Layout, table_len: u32, env: &[(String, String)]) -> Tree {
     for nic in 0..4 {
         for port in 0..4 {
             let dev = format!("ibp{nic}p{port}");
-            t.port(&dev, 1, "4: ACTIVE", "Ethernet", table_len, &gb300_gids(nic, port, layout));
+            t.port(
+                &dev,
+                1,
+                "4: ACTIVE",
+                "Ethernet",
+                table_len,
+                &gb300_gids(nic, port, layout),
+            );
             t.file(&format!("/sys/class/infiniband/{dev}/node_type"), "1: CA\n")
-                .file(&format!("/sys/class/infiniband/{dev}/fw_ver"), "40.44.1036\n");
+                .file(
+                    &format!("/sys/class/infiniband/{dev}/fw_ver"),
+                    "40.44.1036\n",
+                );
         }
     }
     t
@@ -317,12 +396,23 @@ fn no_multus_pod(profile: Option<&str>) -> Tree {
 /// An HGX H100 InfiniBand node (not a pod): ibp0..ibp7, link layer InfiniBand, IPoIB netdevs ib0..ib7.
 fn ib_node() -> Tree {
     let t = Tree::new();
-    t.environ(&[("PATH".into(), "/usr/bin:/bin".into()), ("HOME".into(), "/root".into())])
-        .status(0x000001ffffffffff)
-        .memlock("unlimited")
-        .rdma_core("50.0")
-        .modules(&["mlx5_core", "mlx5_ib", "ib_core", "ib_uverbs", "ib_ipoib", "nvidia", "nvidia_peermem"])
-        .gpus(8);
+    t.environ(&[
+        ("PATH".into(), "/usr/bin:/bin".into()),
+        ("HOME".into(), "/root".into()),
+    ])
+    .status(0x000001ffffffffff)
+    .memlock("unlimited")
+    .rdma_core("50.0")
+    .modules(&[
+        "mlx5_core",
+        "mlx5_ib",
+        "ib_core",
+        "ib_uverbs",
+        "ib_ipoib",
+        "nvidia",
+        "nvidia_peermem",
+    ])
+    .gpus(8);
     let mut nets = vec!["lo".to_string(), "eth0".to_string()];
     nets.extend((0..8).map(|i| format!("ib{i}")));
     t.netdevs(&nets);
@@ -337,7 +427,10 @@ fn ib_node() -> Tree {
             ndev: None,
         }];
         t.port(&dev, 1, "4: ACTIVE", "InfiniBand", 8, &gids);
-        t.file(&format!("/sys/class/infiniband/{dev}/device/net/ib{i}/ifindex"), "5\n");
+        t.file(
+            &format!("/sys/class/infiniband/{dev}/device/net/ib{i}/ifindex"),
+            "5\n",
+        );
     }
     t
 }
@@ -383,8 +476,14 @@ fn healthy_gb300_pod_has_no_findings_and_suggests_index_11() {
         assert_eq!(names[0], "ibp0p0");
         assert_eq!(names[15], "ibp3p3");
         let netdevs: Vec<String> = r.ports.iter().map(|p| p.netdev.clone().unwrap()).collect();
-        assert_eq!(netdevs, (1..=16).map(|i| format!("net{i}")).collect::<Vec<_>>());
-        assert!(r.ports.iter().all(|p| p.state.as_deref() == Some("ACTIVE") && p.link_layer.as_deref() == Some("Ethernet")));
+        assert_eq!(
+            netdevs,
+            (1..=16).map(|i| format!("net{i}")).collect::<Vec<_>>()
+        );
+        assert!(
+            r.ports.iter().all(|p| p.state.as_deref() == Some("ACTIVE")
+                && p.link_layer.as_deref() == Some("Ethernet"))
+        );
         assert_eq!(r.env_has_profile_vars, Some(true));
         assert!(r.facts.in_pod);
     }
@@ -402,7 +501,11 @@ fn healthy_gb300_pod_without_a_profile_prefers_ipv4() {
     assert_eq!(codes(&r), Vec::<&str>::new(), "{:#?}", r.findings);
     assert_eq!(suggested(&r), vec![Some(9); 16]);
     // The environment's family counts without a profile.
-    let r = run_env(&t, with(pod_env(None), "NCCL_IB_ADDR_FAMILY", "AF_INET6"), None);
+    let r = run_env(
+        &t,
+        with(pod_env(None), "NCCL_IB_ADDR_FAMILY", "AF_INET6"),
+        None,
+    );
     assert_eq!(suggested(&r), vec![Some(11); 16]);
 }
 
@@ -410,31 +513,76 @@ fn healthy_gb300_pod_without_a_profile_prefers_ipv4() {
 fn pod_without_multus_says_the_annotation_or_resource_is_missing() {
     let t = no_multus_pod(Some("coreweave/gb300-roce"));
     let r = run(&t, Some("coreweave/gb300-roce"));
-    assert_eq!(codes(&r), ["roce::doctor::no_rdma_devices"], "{:#?}", r.findings);
+    assert_eq!(
+        codes(&r),
+        ["roce::doctor::no_rdma_devices"],
+        "{:#?}",
+        r.findings
+    );
     let p = &r.findings[0];
-    assert!(p.message.contains("the only network interface is eth0"), "{}", p.message);
-    assert!(p.message.contains("k8s.v1.cni.cncf.io/networks` (16 NADs in cw-multus)"), "{}", p.message);
-    assert!(p.message.contains("`rdma/ib` resource request"), "{}", p.message);
-    assert!(p.message.contains("`NCCL_IB_HCA=ibp` (set in the environment) matches nothing"), "{}", p.message);
+    assert!(
+        p.message.contains("the only network interface is eth0"),
+        "{}",
+        p.message
+    );
+    assert!(
+        p.message
+            .contains("k8s.v1.cni.cncf.io/networks` (16 NADs in cw-multus)"),
+        "{}",
+        p.message
+    );
+    assert!(
+        p.message.contains("`rdma/ib` resource request"),
+        "{}",
+        p.message
+    );
+    assert!(
+        p.message
+            .contains("`NCCL_IB_HCA=ibp` (set in the environment) matches nothing"),
+        "{}",
+        p.message
+    );
     assert!(r.ports.is_empty());
 
     // UCX over RDMA also names the missing devices.
     let t = no_multus_pod(Some("coreweave/gb300-roce-nixl"));
     let r = run(&t, Some("coreweave/gb300-roce-nixl"));
-    assert_eq!(codes(&r), ["roce::doctor::no_rdma_devices", "roce::doctor::ucx_net_device"]);
-    assert!(r.findings[1].message.contains("ibp0p0:1, ibp0p1:1, ibp0p2:1, ibp0p3:1"), "{}", r.findings[1].message);
+    assert_eq!(
+        codes(&r),
+        [
+            "roce::doctor::no_rdma_devices",
+            "roce::doctor::ucx_net_device"
+        ]
+    );
+    assert!(
+        r.findings[1]
+            .message
+            .contains("ibp0p0:1, ibp0p1:1, ibp0p2:1, ibp0p3:1"),
+        "{}",
+        r.findings[1].message
+    );
 
     // Without a profile: the issue's wording.
     let t = no_multus_pod(None);
     let r = run(&t, None);
     assert_eq!(codes(&r), ["roce::doctor::no_rdma_devices"]);
-    assert!(r.findings[0].message.contains("the Multus annotation or the `rdma/ib` resource request is missing"));
+    assert!(
+        r.findings[0]
+            .message
+            .contains("the Multus annotation or the `rdma/ib` resource request is missing")
+    );
 
     // An InfiniBand profile needs no Multus: only the resource.
     let t = no_multus_pod(Some("coreweave/h100-ib"));
     let r = run(&t, Some("coreweave/h100-ib"));
     assert!(codes(&r).contains(&"roce::doctor::no_rdma_devices"));
-    assert!(r.findings[0].message.contains("the `rdma/ib` resource request is missing"), "{}", r.findings[0].message);
+    assert!(
+        r.findings[0]
+            .message
+            .contains("the `rdma/ib` resource request is missing"),
+        "{}",
+        r.findings[0].message
+    );
     assert!(!r.findings[0].message.contains("Multus"));
 }
 
@@ -443,10 +591,24 @@ fn link_local_only_gids_leave_no_usable_index() {
     let name = "coreweave/gb300-roce";
     let t = gb300_pod(Layout::LinkLocalOnly, 16, &pod_env(Some(name)));
     let r = run(&t, Some(name));
-    assert_eq!(codes(&r), ["roce::doctor::no_usable_gid"], "{:#?}", r.findings);
+    assert_eq!(
+        codes(&r),
+        ["roce::doctor::no_usable_gid"],
+        "{:#?}",
+        r.findings
+    );
     let p = &r.findings[0];
-    assert!(p.message.starts_with("no usable GID on ibp0p0:1, ibp0p1:1, …, ibp3p3:1 (16)"), "{}", p.message);
-    assert!(p.message.contains("RoCE v2 IPv6 GID in fd02::/16"), "{}", p.message);
+    assert!(
+        p.message
+            .starts_with("no usable GID on ibp0p0:1, ibp0p1:1, …, ibp3p3:1 (16)"),
+        "{}",
+        p.message
+    );
+    assert!(
+        p.message.contains("RoCE v2 IPv6 GID in fd02::/16"),
+        "{}",
+        p.message
+    );
     assert!(p.message.contains("4 link-local"), "{}", p.message);
     assert!(p.help.as_deref().unwrap().contains("fd02::/16"));
     assert_eq!(suggested(&r), vec![None; 16]);
@@ -468,10 +630,17 @@ fn gid_on_a_netdev_outside_the_namespace_is_not_suggested() {
         p.message,
         "`UCX_IB_GID_INDEX=11` (set in the environment) is bound to netdevs ibs0p0, ibs0p1, ibs0p2, ibs0p3 which are not in this network namespace on ibp0p0:1, ibp0p1:1, ibp0p2:1, ibp0p3:1"
     );
-    assert_eq!(p.help.as_deref().unwrap(), "use index 13, a RoCE v2 IPv6 GID in fd02::/16 bound to a netdev in this namespace on every one of these ports");
+    assert_eq!(
+        p.help.as_deref().unwrap(),
+        "use index 13, a RoCE v2 IPv6 GID in fd02::/16 bound to a netdev in this namespace on every one of these ports"
+    );
     assert_eq!(suggested(&r), vec![Some(13); 16]);
     // One port's netdev: the singular wording.
-    let r = run_env(&t, with(pod_env(Some(name)), "UCX_NET_DEVICES", "ibp1p2:1"), Some(name));
+    let r = run_env(
+        &t,
+        with(pod_env(Some(name)), "UCX_NET_DEVICES", "ibp1p2:1"),
+        Some(name),
+    );
     assert_eq!(
         r.findings[0].message,
         "`UCX_IB_GID_INDEX=11` (set in the environment) is bound to netdev ibs1p2, which is not in this network namespace on ibp1p2:1"
@@ -490,8 +659,16 @@ fn infiniband_node() {
     let r = run(&t, Some("coreweave/h100-ib"));
     assert_eq!(codes(&r), Vec::<&str>::new(), "{:#?}", r.findings);
     assert_eq!(r.ports.len(), 8);
-    assert!(r.ports.iter().all(|p| p.link_layer.as_deref() == Some("InfiniBand")));
-    assert_eq!(suggested(&r), vec![None; 8], "GID index is ignored on InfiniBand");
+    assert!(
+        r.ports
+            .iter()
+            .all(|p| p.link_layer.as_deref() == Some("InfiniBand"))
+    );
+    assert_eq!(
+        suggested(&r),
+        vec![None; 8],
+        "GID index is ignored on InfiniBand"
+    );
     assert_eq!(r.ports[3].netdev.as_deref(), Some("ib3"));
     assert!(!r.facts.in_pod);
     assert_eq!(r.env_has_profile_vars, Some(false));
@@ -500,12 +677,24 @@ fn infiniband_node() {
     let r = run(&t, Some("coreweave/gb300-roce"));
     assert_eq!(
         codes(&r),
-        ["roce::doctor::link_layer", "roce::doctor::missing_rail", "roce::doctor::gpus"],
+        [
+            "roce::doctor::link_layer",
+            "roce::doctor::missing_rail",
+            "roce::doctor::gpus"
+        ],
         "{:#?}",
         r.findings
     );
-    assert!(r.findings[0].message.contains("the profile's fabric is roce but ibp0:1, ibp1:1, …, ibp7:1 (8) are InfiniBand"));
-    assert!(r.findings[1].message.contains("16 of the profile's 16 rail devices are missing"));
+    assert!(
+        r.findings[0].message.contains(
+            "the profile's fabric is roce but ibp0:1, ibp1:1, …, ibp7:1 (8) are InfiniBand"
+        )
+    );
+    assert!(
+        r.findings[1]
+            .message
+            .contains("16 of the profile's 16 rail devices are missing")
+    );
     // The profile line is the label.
     assert!(!r.findings[0].labels.is_empty());
 }
@@ -515,17 +704,30 @@ fn plain_vm() {
     let t = Tree::new();
     let r = run(&t, None);
     assert_eq!(codes(&r), ["roce::doctor::no_rdma_devices"]);
-    assert!(r.findings[0].message.contains("/sys/module is unreadable"), "{}", r.findings[0].message);
+    assert!(
+        r.findings[0].message.contains("/sys/module is unreadable"),
+        "{}",
+        r.findings[0].message
+    );
     assert!(r.ports.is_empty());
     let f = &r.facts;
-    assert_eq!((f.cap_eff, f.memlock, f.gpus, &f.netdevs, &f.libibverbs), (None, None, None, &None, &None));
+    assert_eq!(
+        (f.cap_eff, f.memlock, f.gpus, &f.netdevs, &f.libibverbs),
+        (None, None, None, &None, &None)
+    );
     let j = r.to_json();
     for key in ["rdma_core_version", "ipc_lock", "memlock"] {
         assert!(j[key].is_null(), "{key}");
     }
     // With a profile the missing rdma-core userspace matters too.
     let r = run(&t, Some("coreweave/gb300-roce"));
-    assert_eq!(codes(&r), ["roce::doctor::no_rdma_devices", "roce::doctor::no_libibverbs"]);
+    assert_eq!(
+        codes(&r),
+        [
+            "roce::doctor::no_rdma_devices",
+            "roce::doctor::no_libibverbs"
+        ]
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -538,7 +740,10 @@ fn configured_gid_index_reasons_and_suggestion() {
     let cases = [
         // 3 is also on the host's netdev, but the family is the first thing wrong with it.
         ("3", Some("is an IPv4 GID where IPv6 is wanted")),
-        ("7", Some("is a link-local (fe80::/64) GID, which is not routable")),
+        (
+            "7",
+            Some("is a link-local (fe80::/64) GID, which is not routable"),
+        ),
         ("9", Some("is an IPv4 GID where IPv6 is wanted")),
         ("10", Some("is a RoCE v1 GID (RoCE v2 is needed)")),
         ("4", Some("is an empty GID entry")),
@@ -548,28 +753,61 @@ fn configured_gid_index_reasons_and_suggestion() {
         ("auto", None),
     ];
     for (index, want) in cases {
-        let r = run_env(&t, with(pod_env(Some(name)), "NCCL_IB_GID_INDEX", index), Some(name));
-        let gid: Vec<_> = r.findings.iter().filter(|p| p.code.as_str() == "roce::doctor::gid_index").collect();
+        let r = run_env(
+            &t,
+            with(pod_env(Some(name)), "NCCL_IB_GID_INDEX", index),
+            Some(name),
+        );
+        let gid: Vec<_> = r
+            .findings
+            .iter()
+            .filter(|p| p.code.as_str() == "roce::doctor::gid_index")
+            .collect();
         match want {
             Some(reason) => {
                 assert_eq!(gid.len(), 1, "{index}: {:#?}", r.findings);
-                assert!(gid[0].message.starts_with(&format!("`NCCL_IB_GID_INDEX={index}` (set in the environment) {reason}")), "{index}: {}", gid[0].message);
+                assert!(
+                    gid[0].message.starts_with(&format!(
+                        "`NCCL_IB_GID_INDEX={index}` (set in the environment) {reason}"
+                    )),
+                    "{index}: {}",
+                    gid[0].message
+                );
                 let help = gid[0].help.as_deref().unwrap();
                 assert!(help.starts_with("use index 11, "), "{help}");
-                assert!(help.ends_with("let NCCL choose by NCCL_IB_ADDR_FAMILY and NCCL_IB_ADDR_RANGE"), "{help}");
+                assert!(
+                    help.ends_with("let NCCL choose by NCCL_IB_ADDR_FAMILY and NCCL_IB_ADDR_RANGE"),
+                    "{help}"
+                );
             }
             None => assert!(gid.is_empty(), "{index}: {:#?}", gid),
         }
     }
     // A GID on the host's netdev, with no family to rule it out first.
-    let env = with(without(without(pod_env(None), "NCCL_IB_ADDR_FAMILY"), "NCCL_IB_ADDR_RANGE"), "NCCL_IB_GID_INDEX", "3");
+    let env = with(
+        without(
+            without(pod_env(None), "NCCL_IB_ADDR_FAMILY"),
+            "NCCL_IB_ADDR_RANGE",
+        ),
+        "NCCL_IB_GID_INDEX",
+        "3",
+    );
     let r = run_env(&t, env, None);
     assert_eq!(codes(&r), ["roce::doctor::gid_index"]);
     assert!(r.findings[0].message.contains("is bound to netdevs ibs0p0, ibs0p1, …, ibs3p3 (16) which are not in this network namespace"), "{}", r.findings[0].message);
-    assert!(r.findings[0].help.as_deref().unwrap().starts_with("use index 9, a RoCE v2 IPv4 or IPv6 GID"));
+    assert!(
+        r.findings[0]
+            .help
+            .as_deref()
+            .unwrap()
+            .starts_with("use index 9, a RoCE v2 IPv4 or IPv6 GID")
+    );
     // Different suggestions per port: no single index.
     let t2 = healthy(None);
-    t2.file("/sys/class/infiniband/ibp2p2/ports/1/gid_attrs/types/9", "IB/RoCE v1\n");
+    t2.file(
+        "/sys/class/infiniband/ibp2p2/ports/1/gid_attrs/types/9",
+        "IB/RoCE v1\n",
+    );
     let env = with(pod_env(None), "NCCL_IB_GID_INDEX", "7");
     let r = run_env(&t2, env, None);
     let help = r.findings[0].help.as_deref().unwrap();
@@ -582,7 +820,12 @@ fn gid_index_from_the_profile_points_at_the_profile() {
     let t = gb300_pod(Layout::GlobalOnAbsentNetdev, 16, &[]);
     let r = run(&t, Some("coreweave/gb300-roce-nixl"));
     let p = finding(&r, "roce::doctor::gid_index");
-    assert!(p.message.starts_with("`UCX_IB_GID_INDEX=11` (from the profile)"), "{}", p.message);
+    assert!(
+        p.message
+            .starts_with("`UCX_IB_GID_INDEX=11` (from the profile)"),
+        "{}",
+        p.message
+    );
     assert_eq!(p.labels.len(), 1);
     assert_eq!(r.env_has_profile_vars, Some(false));
     assert!(!codes(&r).contains(&"roce::doctor::env_drift"));
@@ -592,12 +835,29 @@ fn gid_index_from_the_profile_points_at_the_profile() {
 fn hca_matches_nothing() {
     let name = "coreweave/gb300-roce";
     let t = healthy(Some(name));
-    let r = run_env(&t, with(pod_env(Some(name)), "NCCL_IB_HCA", "mlx5"), Some(name));
+    let r = run_env(
+        &t,
+        with(pod_env(Some(name)), "NCCL_IB_HCA", "mlx5"),
+        Some(name),
+    );
     let p = finding(&r, "roce::doctor::hca_matches_nothing");
-    assert!(p.message.contains("`NCCL_IB_HCA=mlx5` (set in the environment) matches none of the 16 active RDMA ports"), "{}", p.message);
-    assert_eq!(p.help.as_deref(), Some("use a prefix of the devices here: `NCCL_IB_HCA=ibp`"));
+    assert!(
+        p.message.contains(
+            "`NCCL_IB_HCA=mlx5` (set in the environment) matches none of the 16 active RDMA ports"
+        ),
+        "{}",
+        p.message
+    );
+    assert_eq!(
+        p.help.as_deref(),
+        Some("use a prefix of the devices here: `NCCL_IB_HCA=ibp`")
+    );
     // A port that does not exist is a miss too.
-    let r = run_env(&t, with(pod_env(Some(name)), "NCCL_IB_HCA", "ibp:2"), Some(name));
+    let r = run_env(
+        &t,
+        with(pod_env(Some(name)), "NCCL_IB_HCA", "ibp:2"),
+        Some(name),
+    );
     assert!(codes(&r).contains(&"roce::doctor::hca_matches_nothing"));
     // The profile's `ibp` matches.
     let r = run(&t, Some(name));
@@ -610,9 +870,18 @@ fn hca_matches_nothing() {
 fn socket_ifname_matches_nothing() {
     let name = "coreweave/gb300-roce";
     let t = healthy(Some(name));
-    let r = run_env(&t, with(pod_env(Some(name)), "NCCL_SOCKET_IFNAME", "ens"), Some(name));
+    let r = run_env(
+        &t,
+        with(pod_env(Some(name)), "NCCL_SOCKET_IFNAME", "ens"),
+        Some(name),
+    );
     let p = finding(&r, "roce::doctor::socket_ifname");
-    assert!(p.message.contains("matches no network interface here (eth0, lo, …, net9 (18))"), "{}", p.message);
+    assert!(
+        p.message
+            .contains("matches no network interface here (eth0, lo, …, net9 (18))"),
+        "{}",
+        p.message
+    );
     let r = run(&t, Some(name));
     assert!(!codes(&r).contains(&"roce::doctor::socket_ifname"));
 }
@@ -621,14 +890,32 @@ fn socket_ifname_matches_nothing() {
 fn ucx_net_devices_must_exist() {
     let name = "coreweave/gb300-roce-nixl";
     let t = healthy(Some(name));
-    let env = with(pod_env(Some(name)), "UCX_NET_DEVICES", "ibp0p0:1,ibp2p1:2,ibp9p9:1,eth0,eth7");
+    let env = with(
+        pod_env(Some(name)),
+        "UCX_NET_DEVICES",
+        "ibp0p0:1,ibp2p1:2,ibp9p9:1,eth0,eth7",
+    );
     let r = run_env(&t, env, Some(name));
     let p = finding(&r, "roce::doctor::ucx_net_device");
-    assert!(p.message.contains("names ibp2p1:2, ibp9p9:1, eth7 which do not exist here"), "{}", p.message);
-    assert!(p.help.as_deref().unwrap().contains("RDMA ports ibp0p0:1, ibp0p1:1, …, ibp3p3:1 (16)"));
+    assert!(
+        p.message
+            .contains("names ibp2p1:2, ibp9p9:1, eth7 which do not exist here"),
+        "{}",
+        p.message
+    );
+    assert!(
+        p.help
+            .as_deref()
+            .unwrap()
+            .contains("RDMA ports ibp0p0:1, ibp0p1:1, …, ibp3p3:1 (16)")
+    );
     let env = with(pod_env(Some(name)), "UCX_NET_DEVICES", "ibp2p1:1,eth0");
     let r = run_env(&t, env, Some(name));
-    assert!(!codes(&r).contains(&"roce::doctor::ucx_net_device"), "{:#?}", r.findings);
+    assert!(
+        !codes(&r).contains(&"roce::doctor::ucx_net_device"),
+        "{:#?}",
+        r.findings
+    );
     let env = with(pod_env(Some(name)), "UCX_NET_DEVICES", "all");
     assert!(!codes(&run_env(&t, env, Some(name))).contains(&"roce::doctor::ucx_net_device"));
 }
@@ -645,16 +932,31 @@ fn rdma_core_older_than_54_with_ucx_over_rdma() {
     let r = run(&t, Some(nixl));
     assert_eq!(codes(&r), ["roce::doctor::rdma_core"]);
     let p = &r.findings[0];
-    assert!(p.message.starts_with("rdma-core 50.0 < 54 (/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0)"), "{}", p.message);
+    assert!(
+        p.message
+            .starts_with("rdma-core 50.0 < 54 (/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0)"),
+        "{}",
+        p.message
+    );
     assert!(p.message.contains("vendor_err 0x89"));
     assert_eq!(r.to_json()["rdma_core_version"], "50.0");
     // NCCL-only (UCX pinned to TCP): rdma-core 50 is fine.
-    assert_eq!(codes(&run_env(&t, pod_env(Some(tcp)), Some(tcp))), Vec::<&str>::new());
+    assert_eq!(
+        codes(&run_env(&t, pod_env(Some(tcp)), Some(tcp))),
+        Vec::<&str>::new()
+    );
     // No profile, but the environment asks UCX for mlx5 transports.
-    assert_eq!(codes(&run_env(&t, ucx_env(), None)), ["roce::doctor::rdma_core"]);
-    assert_eq!(codes(&run_env(&t, with(pod_env(None), "UCX_TLS", "tcp"), None)), Vec::<&str>::new());
+    assert_eq!(
+        codes(&run_env(&t, ucx_env(), None)),
+        ["roce::doctor::rdma_core"]
+    );
+    assert_eq!(
+        codes(&run_env(&t, with(pod_env(None), "UCX_TLS", "tcp"), None)),
+        Vec::<&str>::new()
+    );
     // MLNX_OFED spelling of the release.
-    t.remove("/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0").rdma_core("2410mlnx54.0");
+    t.remove("/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0")
+        .rdma_core("2410mlnx54.0");
     let r = run(&t, Some(nixl));
     assert_eq!(codes(&r), Vec::<&str>::new(), "{:#?}", r.findings);
     assert_eq!(r.facts.libibverbs.as_ref().unwrap().major, Some(54));
@@ -667,23 +969,59 @@ fn libibverbs_missing() {
     t.remove("/usr/lib/x86_64-linux-gnu");
     let r = run(&t, Some(name));
     assert_eq!(codes(&r), ["roce::doctor::no_libibverbs"]);
-    assert!(r.findings[0].message.contains("(searched /usr/lib/x86_64-linux-gnu, /lib/x86_64-linux-gnu, …, /usr/local/lib (9))"), "{}", r.findings[0].message);
+    assert!(
+        r.findings[0].message.contains(
+            "(searched /usr/lib/x86_64-linux-gnu, /lib/x86_64-linux-gnu, …, /usr/local/lib (9))"
+        ),
+        "{}",
+        r.findings[0].message
+    );
     // Found through LD_LIBRARY_PATH in a non-standard place.
-    t.file("/opt/rdma/lib/libibverbs.so.1.14.56.0", "ELF").link("/opt/rdma/lib/libibverbs.so.1", "libibverbs.so.1.14.56.0");
-    let r = run_env(&t, with(pod_env(Some(name)), "LD_LIBRARY_PATH", "/opt/rdma/lib"), Some(name));
-    assert!(!codes(&r).contains(&"roce::doctor::no_libibverbs"), "{:#?}", r.findings);
-    assert_eq!(r.facts.libibverbs.as_ref().unwrap().version.as_deref(), Some("56.0"));
+    t.file("/opt/rdma/lib/libibverbs.so.1.14.56.0", "ELF")
+        .link("/opt/rdma/lib/libibverbs.so.1", "libibverbs.so.1.14.56.0");
+    let r = run_env(
+        &t,
+        with(pod_env(Some(name)), "LD_LIBRARY_PATH", "/opt/rdma/lib"),
+        Some(name),
+    );
+    assert!(
+        !codes(&r).contains(&"roce::doctor::no_libibverbs"),
+        "{:#?}",
+        r.findings
+    );
+    assert_eq!(
+        r.facts.libibverbs.as_ref().unwrap().version.as_deref(),
+        Some("56.0")
+    );
     // And through /etc/ld.so.conf.d (an absolute link target is re-based onto the root).
     t.file("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n")
         .file("/etc/ld.so.conf.d/mlnx.conf", "# rdma\n/usr/lib/mlnx\n")
         .file("/usr/lib/mlnx/libibverbs.so.1.14.58.0", "ELF")
-        .link("/usr/lib/mlnx/libibverbs.so.1", "/usr/lib/mlnx/libibverbs.so.1.14.58.0");
+        .link(
+            "/usr/lib/mlnx/libibverbs.so.1",
+            "/usr/lib/mlnx/libibverbs.so.1.14.58.0",
+        );
     let r = run(&t, Some(name));
-    assert_eq!(r.facts.libibverbs.as_ref().unwrap().version.as_deref(), Some("58.0"));
-    assert_eq!(r.facts.libibverbs.as_ref().unwrap().path, "/usr/lib/mlnx/libibverbs.so.1.14.58.0");
+    assert_eq!(
+        r.facts.libibverbs.as_ref().unwrap().version.as_deref(),
+        Some("58.0")
+    );
+    assert_eq!(
+        r.facts.libibverbs.as_ref().unwrap().path,
+        "/usr/lib/mlnx/libibverbs.so.1.14.58.0"
+    );
     // A copied (not linked) libibverbs.so.1 with a versioned sibling.
-    t.remove("/usr/lib/mlnx/libibverbs.so.1").file("/usr/lib/mlnx/libibverbs.so.1", "ELF");
-    assert_eq!(run(&t, Some(name)).facts.libibverbs.unwrap().version.as_deref(), Some("58.0"));
+    t.remove("/usr/lib/mlnx/libibverbs.so.1")
+        .file("/usr/lib/mlnx/libibverbs.so.1", "ELF");
+    assert_eq!(
+        run(&t, Some(name))
+            .facts
+            .libibverbs
+            .unwrap()
+            .version
+            .as_deref(),
+        Some("58.0")
+    );
 }
 
 #[test]
@@ -694,17 +1032,27 @@ fn ipc_lock_and_memlock() {
     t.status(CAP_DOCKER_DEFAULT);
     let r = run(&t, Some(name));
     assert_eq!(codes(&r), ["roce::doctor::ipc_lock"]);
-    assert!(r.findings[0].message.contains("CapEff 00000000a80425fb"), "{}", r.findings[0].message);
+    assert!(
+        r.findings[0].message.contains("CapEff 00000000a80425fb"),
+        "{}",
+        r.findings[0].message
+    );
     assert_eq!(r.to_json()["ipc_lock"], false);
     // Without a profile the capability alone is not required when memlock is unlimited.
     assert_eq!(codes(&run_env(&t, pod_env(None), None)), Vec::<&str>::new());
     // No IPC_LOCK and 8 MiB memlock: both.
     t.memlock("8388608");
     let r = run(&t, Some(name));
-    assert_eq!(codes(&r), ["roce::doctor::ipc_lock", "roce::doctor::memlock"]);
+    assert_eq!(
+        codes(&r),
+        ["roce::doctor::ipc_lock", "roce::doctor::memlock"]
+    );
     assert!(r.findings[1].message.contains("limited to 8 MiB"));
     assert_eq!(r.to_json()["memlock"], 8388608);
-    assert_eq!(codes(&run_env(&t, pod_env(None), None)), ["roce::doctor::ipc_lock", "roce::doctor::memlock"]);
+    assert_eq!(
+        codes(&run_env(&t, pod_env(None), None)),
+        ["roce::doctor::ipc_lock", "roce::doctor::memlock"]
+    );
     // IPC_LOCK lifts the limit for RDMA pinning: nothing.
     t.status(CAP_DOCKER_DEFAULT | CAP_IPC_LOCK);
     assert_eq!(codes(&run(&t, Some(name))), Vec::<&str>::new());
@@ -731,12 +1079,18 @@ fn gpu_count() {
     t.remove("/dev/nvidia3").remove("/dev/nvidia2");
     let r = run(&t, Some(name));
     assert_eq!(codes(&r), ["roce::doctor::gpus"]);
-    assert_eq!(r.findings[0].message, "2 GPU(s) visible; the profile's node pool has 4 per node");
+    assert_eq!(
+        r.findings[0].message,
+        "2 GPU(s) visible; the profile's node pool has 4 per node"
+    );
     // /proc/driver/nvidia/gpus is the fallback when /dev has no GPU nodes.
     let t = healthy(Some(name));
     for i in 0..4 {
         t.remove(&format!("/dev/nvidia{i}"));
-        t.file(&format!("/proc/driver/nvidia/gpus/0000:0{i}:00.0/information"), "Model: GB300\n");
+        t.file(
+            &format!("/proc/driver/nvidia/gpus/0000:0{i}:00.0/information"),
+            "Model: GB300\n",
+        );
     }
     let r = run(&t, Some(name));
     assert_eq!(r.facts.gpus, Some(4));
@@ -750,7 +1104,11 @@ fn port_down() {
     t.file("/sys/class/infiniband/ibp1p2/ports/1/state", "1: DOWN\n");
     let r = run(&t, Some(name));
     assert_eq!(codes(&r), ["roce::doctor::port_down"], "{:#?}", r.findings);
-    assert!(r.findings[0].message.starts_with("RDMA ports not ACTIVE: ibp1p2:1 (DOWN)"));
+    assert!(
+        r.findings[0]
+            .message
+            .starts_with("RDMA ports not ACTIVE: ibp1p2:1 (DOWN)")
+    );
     assert_eq!(r.ports[6].state.as_deref(), Some("DOWN"));
 }
 
@@ -758,24 +1116,45 @@ fn port_down() {
 fn missing_rails() {
     let name = "coreweave/gb300-roce";
     let t = healthy(Some(name));
-    t.remove("/sys/class/infiniband/ibp3p3").remove("/sys/class/net/net16");
+    t.remove("/sys/class/infiniband/ibp3p3")
+        .remove("/sys/class/net/net16");
     let r = run(&t, Some(name));
-    assert_eq!(codes(&r), ["roce::doctor::missing_rail"], "{:#?}", r.findings);
+    assert_eq!(
+        codes(&r),
+        ["roce::doctor::missing_rail"],
+        "{:#?}",
+        r.findings
+    );
     assert_eq!(
         r.findings[0].message,
-        "1 of the profile's 16 rail devices are missing: ibp3p3; rail netdevs missing from this namespace: net16"
+        "1 of the profile's 16 rail devices is missing: ibp3p3; rail netdevs missing from this namespace: net16"
     );
-    assert!(r.findings[0].help.as_deref().unwrap().contains("k8s.v1.cni.cncf.io/networks"));
+    assert!(
+        r.findings[0]
+            .help
+            .as_deref()
+            .unwrap()
+            .contains("k8s.v1.cni.cncf.io/networks")
+    );
 }
 
 #[test]
 fn environment_drift() {
     let name = "coreweave/gb300-roce";
     let t = healthy(Some(name));
-    let env = without(with(pod_env(Some(name)), "NCCL_IB_TC", "41"), "NCCL_IB_ADDR_RANGE");
+    let env = without(
+        with(pod_env(Some(name)), "NCCL_IB_TC", "41"),
+        "NCCL_IB_ADDR_RANGE",
+    );
     let r = run_env(&t, env, Some(name));
     assert_eq!(codes(&r), ["roce::doctor::env_drift"], "{:#?}", r.findings);
-    assert!(r.findings[0].message.contains("differs: NCCL_IB_TC=41 (profile: 96); missing: NCCL_IB_ADDR_RANGE"), "{}", r.findings[0].message);
+    assert!(
+        r.findings[0]
+            .message
+            .contains("differs: NCCL_IB_TC=41 (profile: 96); missing: NCCL_IB_ADDR_RANGE"),
+        "{}",
+        r.findings[0].message
+    );
     // An environment with none of the profile's variables is a "would it work here" probe: no drift.
     let r = run_env(&t, pod_env(None), Some(name));
     assert_eq!(codes(&r), Vec::<&str>::new());
@@ -785,15 +1164,29 @@ fn environment_drift() {
 #[test]
 fn no_rdma_devices_on_a_host_names_the_driver() {
     let t = Tree::new();
-    t.modules(&["mlx5_core", "nvidia"]).netdevs(&["lo".into(), "enp1s0f0np0".into()]);
+    t.modules(&["mlx5_core", "nvidia"])
+        .netdevs(&["lo".into(), "enp1s0f0np0".into()]);
     let r = run(&t, None);
     let p = finding(&r, "roce::doctor::no_rdma_devices");
-    assert!(p.message.contains("mlx5_core is loaded but mlx5_ib is not"), "{}", p.message);
-    assert!(p.message.contains("(the only network interface is enp1s0f0np0)"), "{}", p.message);
+    assert!(
+        p.message.contains("mlx5_core is loaded but mlx5_ib is not"),
+        "{}",
+        p.message
+    );
+    assert!(
+        p.message
+            .contains("(the only network interface is enp1s0f0np0)"),
+        "{}",
+        p.message
+    );
     assert!(p.help.as_deref().unwrap().contains("modprobe mlx5_ib"));
     t.modules(&["mlx5_ib"]);
     let r = run(&t, None);
-    assert!(r.findings[0].message.contains("mlx5_core and mlx5_ib are loaded but no NIC registered an RDMA device"));
+    assert!(
+        r.findings[0]
+            .message
+            .contains("mlx5_core and mlx5_ib are loaded but no NIC registered an RDMA device")
+    );
     // With devices there is no such finding.
     assert!(!codes(&run(&healthy(None), None)).contains(&"roce::doctor::no_rdma_devices"));
 }
@@ -803,13 +1196,21 @@ fn no_rdma_devices_on_a_host_names_the_driver() {
 
 #[test]
 fn environment_comes_from_the_root_or_the_caller() {
-    let t = gb300_pod(Layout::Healthy, 16, &with(pod_env(None), "NCCL_IB_HCA", "mlx5"));
+    let t = gb300_pod(
+        Layout::Healthy,
+        16,
+        &with(pod_env(None), "NCCL_IB_HCA", "mlx5"),
+    );
     let from_root = doctor::probe(&t.root(), None, None);
     assert_eq!(from_root.facts.env.get("NCCL_IB_HCA"), Some("mlx5"));
     assert_eq!(from_root.to_json()["env_source"], "environ");
     assert!(codes(&from_root).contains(&"roce::doctor::hca_matches_nothing"));
     // A given environment replaces environ entirely.
-    let given = doctor::probe(&t.root(), Some(Env::from_pairs([("NCCL_IB_HCA", "ibp")])), None);
+    let given = doctor::probe(
+        &t.root(),
+        Some(Env::from_pairs([("NCCL_IB_HCA", "ibp")])),
+        None,
+    );
     assert_eq!(codes(&given), Vec::<&str>::new());
     assert_eq!(given.to_json()["env_source"], "given");
     // No environ file: an empty environment, not the test process's.
@@ -840,7 +1241,12 @@ fn json_shape() {
     let f = &j["findings"][0];
     assert_eq!(f["code"], "roce::doctor::ipc_lock");
     assert_eq!(f["severity"], "error");
-    assert!(f["message"].as_str().unwrap().starts_with("IPC_LOCK is not in the effective capabilities"));
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("IPC_LOCK is not in the effective capabilities")
+    );
     assert!(f["help"].as_str().unwrap().contains("IPC_LOCK"));
 }
 
@@ -889,4 +1295,9 @@ fn sixteen_ports_with_full_gid_tables_probe_under_100ms() {
     let bound = Duration::from_millis(if cfg!(debug_assertions) { 1000 } else { 100 });
     eprintln!("doctor on 16 ports x 255 GIDs: best of 5 = {best:?} (bound {bound:?})");
     assert!(best < bound, "{best:?}");
+    // `ROCE_DOCTOR_KEEP=1` keeps the tree, to time the release binary on it (`roce doctor --root DIR`).
+    if std::env::var_os("ROCE_DOCTOR_KEEP").is_some() {
+        eprintln!("kept the fixture tree at {}", t.dir.keep().display());
+    }
 }
+

@@ -25,7 +25,9 @@ fn logs() -> Vec<PathBuf> {
 }
 
 fn profile(name: &str) -> Profile {
-    load(builtin::source(name).unwrap(), &BuiltinsOnly).profile.unwrap()
+    load(builtin::source(name).unwrap(), &BuiltinsOnly)
+        .profile
+        .unwrap()
 }
 
 /// Explain a file through a reader with a tiny buffer, so lines split across reads are exercised.
@@ -38,7 +40,10 @@ fn explain_file(path: &Path, buf: usize) -> Explanation {
 }
 
 fn codes(e: &Explanation) -> BTreeSet<String> {
-    e.findings.iter().map(|f| f.code.as_str().to_string()).collect()
+    e.findings
+        .iter()
+        .map(|f| f.code.as_str().to_string())
+        .collect()
 }
 
 fn gdr(e: &Explanation) -> &'static str {
@@ -72,13 +77,21 @@ fn every_fixture_has_a_header_and_its_verdict_holds() {
             "captured" => {
                 captured += 1;
                 for k in ["machine", "nccl", "command", "env", "result"] {
-                    assert!(doc[k].as_str().is_some_and(|s| !s.is_empty()), "{}: no `{k}`", sidecar.display());
+                    assert!(
+                        doc[k].as_str().is_some_and(|s| !s.is_empty()),
+                        "{}: no `{k}`",
+                        sidecar.display()
+                    );
                 }
             }
             "github" => {
                 github += 1;
                 let url = doc["url"].as_str().unwrap();
-                assert!(url.starts_with("https://github.com/"), "{}: {url}", sidecar.display());
+                assert!(
+                    url.starts_with("https://github.com/"),
+                    "{}: {url}",
+                    sidecar.display()
+                );
             }
             other => panic!("{}: unknown source {other}", sidecar.display()),
         }
@@ -89,9 +102,22 @@ fn every_fixture_has_a_header_and_its_verdict_holds() {
         let split = explain_file(log, 7);
         assert_eq!(e, split, "{name}: split reads changed the result");
 
-        assert_eq!(e.transport.as_str(), expect["transport"].as_str().unwrap(), "{name}: transport");
-        assert_eq!(gdr(&e), expect["gpudirect_rdma"].as_str().unwrap(), "{name}: gpudirect_rdma");
-        assert_eq!(codes(&e), strings(&expect["codes"]), "{name}: finding codes\n{:#?}", e.findings);
+        assert_eq!(
+            e.transport.as_str(),
+            expect["transport"].as_str().unwrap(),
+            "{name}: transport"
+        );
+        assert_eq!(
+            gdr(&e),
+            expect["gpudirect_rdma"].as_str().unwrap(),
+            "{name}: gpudirect_rdma"
+        );
+        assert_eq!(
+            codes(&e),
+            strings(&expect["codes"]),
+            "{name}: finding codes\n{:#?}",
+            e.findings
+        );
         for f in &e.findings {
             assert!(!f.message.is_empty() && !f.help.is_empty(), "{name}: {f:?}");
             if let Some(ev) = &f.evidence {
@@ -101,7 +127,12 @@ fn every_fixture_has_a_header_and_its_verdict_holds() {
         if let Some(p) = expect.get("profile") {
             let mut e = e.clone();
             e.compare_profile(&profile(p["name"].as_str().unwrap()));
-            assert_eq!(codes(&e), strings(&p["codes"]), "{name}: codes with --profile\n{:#?}", e.findings);
+            assert_eq!(
+                codes(&e),
+                strings(&p["codes"]),
+                "{name}: codes with --profile\n{:#?}",
+                e.findings
+            );
         }
     }
     assert!(captured >= 8, "captured logs: {captured}");
@@ -111,7 +142,10 @@ fn every_fixture_has_a_header_and_its_verdict_holds() {
         let p = entry.unwrap().path();
         let n = p.file_name().unwrap().to_string_lossy().to_string();
         if let Some(stem) = n.strip_suffix(".expect.toml") {
-            assert!(fixtures().join(format!("{stem}.log")).exists(), "{n} has no log");
+            assert!(
+                fixtures().join(format!("{stem}.log")).exists(),
+                "{n} has no log"
+            );
         }
     }
 }
@@ -153,26 +187,57 @@ fn no_snapshot_is_missing_or_orphaned() {
 
 #[test]
 fn a_real_socket_fallback_reads_as_such() {
-    let e = explain_file(&fixtures().join("h200x2-profile-gb300-roce-net-forced.log"), 4096);
+    let e = explain_file(
+        &fixtures().join("h200x2-profile-gb300-roce-net-forced.log"),
+        4096,
+    );
     assert_eq!(e.transport, Transport::Socket);
     assert_eq!(e.network.as_deref(), Some("Socket"));
     assert_eq!(e.nccl_version.as_deref(), Some("2.28.9"));
     assert_eq!(e.env.get("NCCL_IB_HCA").map(String::as_str), Some("ibp"));
-    assert_eq!(e.env.get("NCCL_NVLS_NCHANNELS").map(String::as_str), Some("24"), "integer echo without its period");
+    assert_eq!(
+        e.env.get("NCCL_NVLS_NCHANNELS").map(String::as_str),
+        Some("24"),
+        "integer echo without its period"
+    );
     assert_eq!(e.socket_interfaces, vec!["eth0".to_string()]);
-    assert!(e.devices.is_empty(), "2.24+ prints `NET/IB : Using [RO]; OOB …` with no device: not a device");
+    assert!(
+        e.devices.is_empty(),
+        "2.24+ prints `NET/IB : Using [RO]; OOB …` with no device: not a device"
+    );
     assert_eq!((e.connections.net, e.connections.net_gdr), (8, 0));
     // grouped per process, ranks from Init START, devices from the prefix
     assert_eq!(e.hosts, vec!["vm".to_string()]);
-    let ranks: Vec<(Option<u32>, Option<u32>, Option<u32>)> =
-        e.processes.iter().map(|p| (p.rank, p.nranks, p.cuda_dev)).collect();
-    assert_eq!(ranks, vec![(Some(0), Some(2), Some(0)), (Some(1), Some(2), Some(1))]);
+    let ranks: Vec<(Option<u32>, Option<u32>, Option<u32>)> = e
+        .processes
+        .iter()
+        .map(|p| (p.rank, p.nranks, p.cuda_dev))
+        .collect();
+    assert_eq!(
+        ranks,
+        vec![(Some(0), Some(2), Some(0)), (Some(1), Some(2), Some(1))]
+    );
     let f = &e.findings[0];
     assert_eq!(f.code, Code::ExplainSocketFallback);
-    assert!(f.message.contains("NCCL_IB_HCA=ibp matched no active RDMA port"), "{}", f.message);
-    assert!(f.help.contains("Multus") && f.help.contains("rdma/ib"), "{}", f.help);
+    assert!(
+        f.message
+            .contains("NCCL_IB_HCA=ibp matched no active RDMA port"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.help.contains("Multus") && f.help.contains("rdma/ib"),
+        "{}",
+        f.help
+    );
     assert_eq!(f.evidence.as_ref().map(|e| e.line), Some(20));
-    assert!(f.evidence.as_ref().unwrap().text.ends_with("NET/IB : No device found."));
+    assert!(
+        f.evidence
+            .as_ref()
+            .unwrap()
+            .text
+            .ends_with("NET/IB : No device found.")
+    );
 }
 
 #[test]
@@ -181,9 +246,15 @@ fn benign_alarming_lines_are_not_findings() {
     // "Topology detection … not a PCI device", and the vacuous "GDR 1" of a node without network connections
     let e = explain_file(&fixtures().join("h200x2-baseline.log"), 4096);
     assert!(e.findings.is_empty(), "{:#?}", e.findings);
-    assert_eq!(e.gpudirect_rdma, None, "`Connected all rings, use ring PXN 0 GDR 1` with no NET connection is not GDR");
+    assert_eq!(
+        e.gpudirect_rdma, None,
+        "`Connected all rings, use ring PXN 0 GDR 1` with no NET connection is not GDR"
+    );
     assert_eq!(e.connections.p2p, 48);
-    let old = explain_file(&fixtures().join("gh-nccl-tests-188-old-plugin-lines.log"), 4096);
+    let old = explain_file(
+        &fixtures().join("gh-nccl-tests-188-old-plugin-lines.log"),
+        4096,
+    );
     assert!(old.findings.is_empty(), "{:#?}", old.findings);
 }
 
@@ -193,8 +264,16 @@ fn multi_host_logs_are_grouped_per_host_and_process() {
     assert_eq!(e.hosts.len(), 17);
     assert_eq!(e.processes.len(), 17);
     assert!(e.hosts.contains(&"ip-172-31-12-21".to_string()));
-    let f = e.findings.iter().find(|f| f.code == Code::ExplainSocketFallback).unwrap();
-    assert!(f.message.contains("ranks on 17 hosts talk over TCP"), "{}", f.message);
+    let f = e
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ExplainSocketFallback)
+        .unwrap();
+    assert!(
+        f.message.contains("ranks on 17 hosts talk over TCP"),
+        "{}",
+        f.message
+    );
     // interleaved threads of one process are one process
     let e = explain_file(&fixtures().join("gh-nccl-707-gdrdma-channels.log"), 4096);
     assert_eq!(e.processes.len(), 1);
@@ -215,7 +294,15 @@ h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.
 h:1:2 [0] NCCL INFO Using network IB
 ";
     let e = explain_str("x", log);
-    assert_eq!((e.connections.net, e.connections.net_gdr, e.connections.p2p, e.connections.shm), (2, 2, 2, 1));
+    assert_eq!(
+        (
+            e.connections.net,
+            e.connections.net_gdr,
+            e.connections.p2p,
+            e.connections.shm
+        ),
+        (2, 2, 2, 1)
+    );
     assert_eq!(e.transport, Transport::Ib);
     assert_eq!(e.gpudirect_rdma, Some(true));
     assert_eq!(e.devices.len(), 2);
@@ -226,10 +313,19 @@ h:1:2 [0] NCCL INFO Using network IB
         "h:1:2 [0] NCCL INFO NET/IB : Using [0]={[0] mlx5_0:1/RoCE, [1] mlx5_1:1/RoCE} [RO]; OOB eth0:10.0.0.1<0>\n\
          h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_2:1/IB/SHARP [1]mlx5_3:1/IB/SHARP ; OOB eth0:10.0.0.1<0>\n",
     );
-    let names: Vec<(&str, &str)> = e.devices.iter().map(|d| (d.name.as_str(), d.link_layer.as_str())).collect();
+    let names: Vec<(&str, &str)> = e
+        .devices
+        .iter()
+        .map(|d| (d.name.as_str(), d.link_layer.as_str()))
+        .collect();
     assert_eq!(
         names,
-        vec![("mlx5_0", "RoCE"), ("mlx5_1", "RoCE"), ("mlx5_2", "IB/SHARP"), ("mlx5_3", "IB/SHARP")]
+        vec![
+            ("mlx5_0", "RoCE"),
+            ("mlx5_1", "RoCE"),
+            ("mlx5_2", "IB/SHARP"),
+            ("mlx5_3", "IB/SHARP")
+        ]
     );
     // completion errors of every version decode the same status and vendor error
     for line in [
@@ -241,12 +337,23 @@ h:1:2 [0] NCCL INFO Using network IB
         let e = explain_str("x", line);
         let f = &e.findings[0];
         assert_eq!(f.code, Code::ExplainIbRetryExceeded, "{line}");
-        assert!(f.message.contains("vendor err 129 (0x81)"), "{line}: {}", f.message);
+        assert!(
+            f.message.contains("vendor err 129 (0x81)"),
+            "{line}: {}",
+            f.message
+        );
     }
     // the bare version line of 2.18–2.21 and the INFO line of 2.22+
-    assert_eq!(explain_str("x", "NCCL version 2.19.3+cuda12.3\n").nccl_version.as_deref(), Some("2.19.3"));
     assert_eq!(
-        explain_str("x", "h:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda13.0\n").nccl_version.as_deref(),
+        explain_str("x", "NCCL version 2.19.3+cuda12.3\n")
+            .nccl_version
+            .as_deref(),
+        Some("2.19.3")
+    );
+    assert_eq!(
+        explain_str("x", "h:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda13.0\n")
+            .nccl_version
+            .as_deref(),
         Some("2.28.9")
     );
 }
@@ -257,9 +364,21 @@ h:1:2 [0] NCCL INFO Using network IB
 fn cases() -> Vec<(Code, &'static str, &'static str)> {
     use Code::*;
     vec![
-        (ExplainEmptyLog, "", "h:1:1 [0] NCCL INFO Using network IB\n"),
-        (ExplainEmptyLog, "\n \n\t\n", "h:1:1 [0] NCCL INFO Using network IB\n"),
-        (ExplainNotNcclLog, "hello\nworld\n", "h:1:1 [0] NCCL INFO Using network IB\n"),
+        (
+            ExplainEmptyLog,
+            "",
+            "h:1:1 [0] NCCL INFO Using network IB\n",
+        ),
+        (
+            ExplainEmptyLog,
+            "\n \n\t\n",
+            "h:1:1 [0] NCCL INFO Using network IB\n",
+        ),
+        (
+            ExplainNotNcclLog,
+            "hello\nworld\n",
+            "h:1:1 [0] NCCL INFO Using network IB\n",
+        ),
         (
             ExplainNoInfoLines,
             "h:1:1 [0] bootstrap.cc:1 NCCL WARN Bootstrap : no socket interface found\n",
@@ -377,9 +496,17 @@ fn cases() -> Vec<(Code, &'static str, &'static str)> {
 fn every_code_fires_on_its_case_and_not_on_the_quiet_one() {
     for (code, fires, quiet) in cases() {
         let e = explain_str("case.log", fires);
-        assert!(e.codes().contains(&code), "{code} did not fire on:\n{fires}\n{:#?}", e.findings);
+        assert!(
+            e.codes().contains(&code),
+            "{code} did not fire on:\n{fires}\n{:#?}",
+            e.findings
+        );
         let e = explain_str("case.log", quiet);
-        assert!(!e.codes().contains(&code), "{code} fired on the quiet case:\n{quiet}\n{:#?}", e.findings);
+        assert!(
+            !e.codes().contains(&code),
+            "{code} fired on the quiet case:\n{quiet}\n{:#?}",
+            e.findings
+        );
     }
 }
 
@@ -391,8 +518,15 @@ fn ucx_unreachable_on_several_hosts_points_at_the_fabric() {
     let f = explain_str("x", many).findings.into_iter().next().unwrap();
     assert_eq!(f.code, Code::ExplainUcxUnreachable);
     assert!(f.message.contains("on 3 hosts at once"), "{}", f.message);
-    assert!(f.help.contains("fabric event") && f.help.contains("other jobs"), "{}", f.help);
-    let one = explain_str("x", "[n1:5] pml_ucx.c:421  Error: x failed: Destination is unreachable\n");
+    assert!(
+        f.help.contains("fabric event") && f.help.contains("other jobs"),
+        "{}",
+        f.help
+    );
+    let one = explain_str(
+        "x",
+        "[n1:5] pml_ucx.c:421  Error: x failed: Destination is unreachable\n",
+    );
     assert!(!one.findings[0].message.contains("hosts at once"));
 }
 
@@ -406,9 +540,17 @@ fn old_nccl_gdr_help_names_the_peermem_detection_bug() {
     assert_eq!(e.devices[0].gdr, Some(false));
     let f = &e.findings[0];
     assert_eq!(f.code, Code::ExplainGdrDisabled);
-    assert!(f.help.contains("2.23") && f.help.contains("1676"), "{}", f.help);
+    assert!(
+        f.help.contains("2.23") && f.help.contains("1676"),
+        "{}",
+        f.help
+    );
     let new = explain_str("x", &log.replace("2.21.5", "2.28.9"));
-    assert!(new.findings[0].help.contains("modprobe nvidia_peermem"), "{}", new.findings[0].help);
+    assert!(
+        new.findings[0].help.contains("modprobe nvidia_peermem"),
+        "{}",
+        new.findings[0].help
+    );
 }
 
 // ---- --profile ----
@@ -430,7 +572,9 @@ fn profile_comparison_reports_every_difference() {
         .map(|f| f.message.as_str())
         .collect();
     assert_eq!(mismatches.len(), 1, "{mismatches:?}");
-    assert!(mismatches[0].contains("NCCL_IB_HCA=ibp") && mismatches[0].contains("NCCL_IB_HCA=mlx5"));
+    assert!(
+        mismatches[0].contains("NCCL_IB_HCA=ibp") && mismatches[0].contains("NCCL_IB_HCA=mlx5")
+    );
     let check = e.profile.as_ref().unwrap();
     assert!(check.checked.contains(&"NCCL_IB_TC".to_string()));
     assert!(check.unverified.contains(&"NCCL_IB_ADDR_RANGE".to_string()));
@@ -444,14 +588,31 @@ fn profile_comparison_reports_every_difference() {
         .filter(|f| f.code == Code::ExplainProfileEnvMissing)
         .map(|f| f.message.as_str())
         .collect();
-    assert!(missing.iter().any(|m| m.contains("NCCL_SOCKET_IFNAME=eth0")), "{missing:?}");
-    assert!(missing.iter().any(|m| m.contains("NCCL_IB_HCA=ibp")), "{missing:?}");
-    assert!(missing.iter().any(|m| m.contains("NCCL_NET_PLUGIN=none")), "{missing:?}");
+    assert!(
+        missing
+            .iter()
+            .any(|m| m.contains("NCCL_SOCKET_IFNAME=eth0")),
+        "{missing:?}"
+    );
+    assert!(
+        missing.iter().any(|m| m.contains("NCCL_IB_HCA=ibp")),
+        "{missing:?}"
+    );
+    assert!(
+        missing.iter().any(|m| m.contains("NCCL_NET_PLUGIN=none")),
+        "{missing:?}"
+    );
     // the fixture with the rendered env matches: nothing missing, nothing different
-    let mut e = explain_file(&fixtures().join("h200x2-profile-gb300-roce-net-forced.log"), 4096);
+    let mut e = explain_file(
+        &fixtures().join("h200x2-profile-gb300-roce-net-forced.log"),
+        4096,
+    );
     e.compare_profile(&gb300);
     assert!(
-        !e.codes().iter().any(|c| matches!(c, Code::ExplainProfileEnvMissing | Code::ExplainProfileEnvMismatch)),
+        !e.codes().iter().any(|c| matches!(
+            c,
+            Code::ExplainProfileEnvMissing | Code::ExplainProfileEnvMismatch
+        )),
         "{:#?}",
         e.findings
     );
@@ -459,16 +620,31 @@ fn profile_comparison_reports_every_difference() {
     // devices that are not the rails, or too few rails
     let mut e = explain_file(&fixtures().join("gh-nccl-1537-gdr-disabled.log"), 4096);
     e.compare_profile(&gb300);
-    let f = e.findings.iter().find(|f| f.code == Code::ExplainProfileDevices).unwrap();
+    let f = e
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ExplainProfileDevices)
+        .unwrap();
     assert!(f.message.contains("mlx5_0, mlx5_1"), "{}", f.message);
     let mut e = explain_str(
         "x",
         "h:1:1 [0] NCCL INFO NET/IB : Using [0]ibp0p0:1/RoCE [1]ibp0p1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\nh:1:1 [0] NCCL INFO Using network IB\n",
     );
     e.compare_profile(&gb300);
-    let f = e.findings.iter().find(|f| f.code == Code::ExplainProfileDevices).unwrap();
-    assert!(f.message.contains("2 of the profile's 16 rails"), "{}", f.message);
-    assert!(!e.codes().contains(&Code::ExplainProfileTransport), "RoCE log, RoCE profile");
+    let f = e
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ExplainProfileDevices)
+        .unwrap();
+    assert!(
+        f.message.contains("2 of the profile's 16 rails"),
+        "{}",
+        f.message
+    );
+    assert!(
+        !e.codes().contains(&Code::ExplainProfileTransport),
+        "RoCE log, RoCE profile"
+    );
 
     // the transport: RoCE log against an IB profile
     let mut e = explain_file(&fixtures().join("gh-nccl-tests-227-irdma-roce.log"), 4096);
@@ -491,7 +667,10 @@ fn every_explain_code_has_a_case() {
         "roce::explain::profile_devices",
     ]);
     for code in Code::ALL.iter().filter(|c| c.domain() == Domain::Log) {
-        assert!(covered.contains(code.as_str()), "{code} has no firing/quiet case");
+        assert!(
+            covered.contains(code.as_str()),
+            "{code} has no firing/quiet case"
+        );
     }
 }
 
@@ -513,7 +692,11 @@ fn garbage_gives_a_clear_finding_and_no_panic() {
     assert_eq!(e.findings[0].message, "empty.log is empty");
     let e = explain_str("notes.txt", "just some text\nand more\n");
     assert_eq!(e.codes(), vec![Code::ExplainNotNcclLog]);
-    assert!(e.findings[0].message.contains("no NCCL INFO/WARN line and no UCX error in its 2 lines"));
+    assert!(
+        e.findings[0]
+            .message
+            .contains("no NCCL INFO/WARN line and no UCX error in its 2 lines")
+    );
 
     // invalid UTF-8, lone CRs, NCCL keywords at the very end, absurd numbers: no panic
     let nasty: &[&[u8]] = &[
@@ -572,10 +755,16 @@ fn state_stays_bounded_however_long_the_log() {
     // 200k lines of one process, with warnings that differ only in numbers: still one process and one finding
     let mut x = Explainer::new();
     x.start_file("long.log");
-    let line = b"node3:4242:4250 [3] NCCL INFO Channel 07/1 : 3[3] -> 11[3] [send] via NET/IB/3/GDRDMA\n\
+    let line =
+        b"node3:4242:4250 [3] NCCL INFO Channel 07/1 : 3[3] -> 11[3] [send] via NET/IB/3/GDRDMA\n\
 node3:4242:4250 [3] proxy.cc:12 NCCL WARN Proxy call to rank 11 failed (Connect)\n"
-        .to_vec();
-    x.read(BufReader::new(Repeat { line, left: 100_000, pos: 0 })).unwrap();
+            .to_vec();
+    x.read(BufReader::new(Repeat {
+        line,
+        left: 100_000,
+        pos: 0,
+    }))
+    .unwrap();
     let e = x.finish();
     assert_eq!(e.processes.len(), 1);
     assert_eq!(e.connections.net_gdr, 100_000);
@@ -599,7 +788,14 @@ node3:4242:4250 [3] proxy.cc:12 NCCL WARN Proxy call to rank 11 failed (Connect)
 fn json_has_the_documented_shape() {
     let e = explain_file(&fixtures().join("h200x2-net-forced.log"), 4096);
     let j = e.to_json();
-    for k in ["transport", "gpudirect_rdma", "nccl_version", "devices", "env", "findings"] {
+    for k in [
+        "transport",
+        "gpudirect_rdma",
+        "nccl_version",
+        "devices",
+        "env",
+        "findings",
+    ] {
         assert!(j.get(k).is_some(), "no `{k}` in {j}");
     }
     assert_eq!(j["transport"], "socket");

@@ -104,8 +104,9 @@ fn check_body(body: &str) -> Result<(), RenderError> {
     if let Some(line) = body.lines().find(|l| l.trim_start().starts_with("#SBATCH")) {
         return Err(bad(
             line.trim(),
-            "sbatch reads #SBATCH lines only before the first command, so this one would be ignored; \
-             give it as a roce option (--partition, --nodes, --job-name, --time, --segment) or on the sbatch command line",
+            "sbatch reads #SBATCH lines only before the first command, so this one would be \
+             ignored; give it as a roce option (--partition, --nodes, --job-name, --time, \
+             --segment) or on the sbatch command line",
         ));
     }
     Ok(())

@@ -603,7 +603,7 @@ fn teardown_stops_everything_it_started_and_nothing_else() {
         return;
     }
     // A decoy with a daemon's name, started by this test and not by the harness.
-    let decoy_dir = std::env::temp_dir().join(format!("roce-slurm-decoy-{}", std::process::id()));
+    let decoy_dir = std::env::temp_dir().join(format!("roce-harness-decoy-{}", std::process::id()));
     std::fs::create_dir_all(&decoy_dir).unwrap();
     let decoy_exe = decoy_dir.join("slurmd");
     std::fs::copy("/bin/sleep", &decoy_exe).unwrap();
@@ -698,4 +698,40 @@ fn env0_parsing_keeps_equals_and_empty_values() {
     assert_eq!(env.get("EMPTY").map(String::as_str), Some(""));
     assert_eq!(env.get("X").map(String::as_str), Some("1"));
     assert_eq!(env.len(), 3);
+}
+
+/// A test process killed without unwinding leaves its cluster running; the next start stops it. Here
+/// a `sleep` stands in for such a leftover: marked with the temp dir of a test process that is gone.
+#[test]
+fn leftovers_of_a_dead_test_process_are_reaped() {
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let gone_pid = gone.id();
+    gone.wait().unwrap();
+    assert!(!slurm::is_alive(gone_pid));
+    let dir = std::env::temp_dir().join(format!("roce-slurm-{gone_pid}-0-0"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut leftover = std::process::Command::new("sleep")
+        .arg("300")
+        .env(slurm::MARKER, &dir)
+        .current_dir(&dir)
+        .spawn()
+        .unwrap();
+    // A live process of a live owner (this test) is never touched.
+    let mine = std::env::temp_dir().join(format!("roce-slurm-{}-0-0", std::process::id()));
+    std::fs::create_dir_all(&mine).unwrap();
+    let mut alive = std::process::Command::new("sleep")
+        .arg("300")
+        .env(slurm::MARKER, &mine)
+        .spawn()
+        .unwrap();
+
+    let killed = slurm::reap_orphans();
+    assert!(killed.contains(&leftover.id()), "{killed:?}");
+    assert!(!killed.contains(&alive.id()), "{killed:?}");
+    leftover.wait().unwrap();
+    assert!(slurm::is_alive(alive.id()));
+    alive.kill().unwrap();
+    alive.wait().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&mine);
 }

@@ -42,7 +42,11 @@ pub fn run(args: DoctorArgs, out: &Output) -> miette::Result<Exit> {
     let (root, env) = match &args.root {
         Some(dir) => {
             if !dir.is_dir() {
-                miette::bail!(help = "give the directory that stands for `/`", "--root {}: not a directory", dir.display());
+                miette::bail!(
+                    help = "give the directory that stands for `/`",
+                    "--root {}: not a directory",
+                    dir.display()
+                );
             }
             (Root::new(dir), None)
         }
@@ -51,7 +55,11 @@ pub fn run(args: DoctorArgs, out: &Output) -> miette::Result<Exit> {
     let profile = loaded.as_ref().and_then(|l| l.profile.as_ref());
     let mut report = doctor::probe(&root, env, profile);
     if let Some(l) = &loaded {
-        report.findings = report.findings.into_iter().map(|p| p.resolve(&l.sources)).collect();
+        report.findings = report
+            .findings
+            .into_iter()
+            .map(|p| p.resolve(&l.sources))
+            .collect();
     }
     match args.format {
         Format::Json => outln!("{}", report.to_json()),
@@ -61,7 +69,11 @@ pub fn run(args: DoctorArgs, out: &Output) -> miette::Result<Exit> {
             errln!("{}", summary(&report.findings));
         }
     }
-    Ok(if report.has_errors() { Exit::Problems } else { Exit::Ok })
+    Ok(if report.has_errors() {
+        Exit::Problems
+    } else {
+        Exit::Ok
+    })
 }
 
 fn profile_failed(problems: &[Problem], format: Format, out: &Output) -> Exit {
@@ -89,7 +101,10 @@ fn human(r: &Report) -> String {
     let place = if f.in_pod { "pod" } else { "host" };
     s.push_str(&format!(
         "roce doctor: {place}{}\n",
-        r.profile.as_ref().map(|p| format!(", profile {p}")).unwrap_or_default()
+        r.profile
+            .as_ref()
+            .map(|p| format!(", profile {p}"))
+            .unwrap_or_default()
     ));
     if r.ports.is_empty() {
         s.push_str("RDMA ports:   none\n");
@@ -104,7 +119,8 @@ fn human(r: &Report) -> String {
                     p.state.clone().unwrap_or_else(|| "?".into()),
                     p.link_layer.clone().unwrap_or_else(|| "?".into()),
                     p.netdev.clone().unwrap_or_else(|| "-".into()),
-                    p.suggested_gid_index.map_or_else(|| "-".into(), |i| i.to_string()),
+                    p.suggested_gid_index
+                        .map_or_else(|| "-".into(), |i| i.to_string()),
                 ]
             })
             .collect();
@@ -117,29 +133,64 @@ fn human(r: &Report) -> String {
         }
         s.push_str(&format!("RDMA ports:   {}\n", r.ports.len()));
         for row in std::iter::once(&head).chain(&rows) {
-            let cells: Vec<String> = row.iter().zip(width).map(|(c, w)| format!("{c:<w$}")).collect();
+            let cells: Vec<String> = row
+                .iter()
+                .zip(width)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect();
             s.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
         }
     }
     let or = |v: Option<String>| v.unwrap_or_else(|| "unknown".to_string());
-    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("{:<14}{v}\n", format!("{k}:")));
+    let line =
+        |s: &mut String, k: &str, v: String| s.push_str(&format!("{:<14}{v}\n", format!("{k}:")));
     line(
         &mut s,
         "netdevs",
-        or(f.netdevs.as_ref().map(|n| n.iter().cloned().collect::<Vec<_>>().join(", "))),
+        or(f.netdevs
+            .as_ref()
+            .map(|n| n.iter().cloned().collect::<Vec<_>>().join(", "))),
     );
     line(
         &mut s,
         "rdma-core",
         match &f.libibverbs {
-            Some(l) => format!("{} ({})", l.version.as_deref().unwrap_or("version unknown"), l.path),
+            Some(l) => format!(
+                "{} ({})",
+                l.version.as_deref().unwrap_or("version unknown"),
+                l.path
+            ),
             None => "not found".to_string(),
         },
     );
-    line(&mut s, "modules", or(f.modules.as_ref().map(|m| if m.is_empty() { "none of interest".to_string() } else { m.join(", ") })));
-    line(&mut s, "peer memory", or(f.peer_memory.map(|p| p.as_str().to_string())));
+    line(
+        &mut s,
+        "modules",
+        or(f.modules.as_ref().map(|m| {
+            if m.is_empty() {
+                "none of interest".to_string()
+            } else {
+                m.join(", ")
+            }
+        })),
+    );
+    line(
+        &mut s,
+        "peer memory",
+        or(f.peer_memory.map(|p| p.as_str().to_string())),
+    );
     line(&mut s, "GPUs", or(f.gpus.map(|g| g.to_string())));
-    line(&mut s, "IPC_LOCK", or(f.ipc_lock().map(|b| if b { "yes".to_string() } else { "no".to_string() })));
+    line(
+        &mut s,
+        "IPC_LOCK",
+        or(f.ipc_lock().map(|b| {
+            if b {
+                "yes".to_string()
+            } else {
+                "no".to_string()
+            }
+        })),
+    );
     line(
         &mut s,
         "memlock",
@@ -156,7 +207,11 @@ fn human(r: &Report) -> String {
         Some(false) => " (none of the profile's variables: checked the profile's values)",
         None => "",
     };
-    line(&mut s, "environment", format!("{}, {} variables{env}", f.env.source.as_str(), f.env.len()));
+    line(
+        &mut s,
+        "environment",
+        format!("{}, {} variables{env}", f.env.source.as_str(), f.env.len()),
+    );
     s.pop();
     s
 }

@@ -46,7 +46,9 @@ pub fn run(args: ExplainArgs, out: &Output) -> miette::Result<Exit> {
             let loaded = load(source, &FileResolver);
             if loaded.has_errors() || loaded.profile.is_none() {
                 out.problems(&loaded.problems);
-                crate::report::errln!("error: profile {spec} has errors; fix them before comparing a log with it");
+                crate::report::errln!(
+                    "error: profile {spec} has errors; fix them before comparing a log with it"
+                );
                 return Ok(Exit::Problems);
             }
             loaded.profile
@@ -88,15 +90,26 @@ pub fn run(args: ExplainArgs, out: &Output) -> miette::Result<Exit> {
         Format::Json => outln!("{}", e.to_json()),
         Format::Human => human(&e, out),
     }
-    Ok(if e.has_errors() { Exit::Problems } else { Exit::Ok })
+    Ok(if e.has_errors() {
+        Exit::Problems
+    } else {
+        Exit::Ok
+    })
 }
 
 /// The report for people: a verdict block, then each finding with its line.
 fn human(e: &Explanation, out: &Output) {
     let lines: u64 = e.files.iter().map(|f| f.lines).sum();
     let names: Vec<&str> = e.files.iter().map(|f| f.name.as_str()).collect();
-    let what = if names.len() == 1 { names[0].to_string() } else { format!("{} files", names.len()) };
-    let not_a_log = e.files.iter().all(|f| f.nccl_lines == 0 && f.ucx_lines == 0);
+    let what = if names.len() == 1 {
+        names[0].to_string()
+    } else {
+        format!("{} files", names.len())
+    };
+    let not_a_log = e
+        .files
+        .iter()
+        .all(|f| f.nccl_lines == 0 && f.ucx_lines == 0);
     if not_a_log {
         findings(e, out);
         return;
@@ -110,7 +123,9 @@ fn human(e: &Explanation, out: &Output) {
     );
     let transport = match (e.transport, &e.network) {
         (Transport::Unknown, Some(n)) => format!("unknown (network {n})"),
-        (t, Some(n)) if !n.eq_ignore_ascii_case(t.as_str()) => format!("{} (network {n})", t.as_str()),
+        (t, Some(n)) if !n.eq_ignore_ascii_case(t.as_str()) => {
+            format!("{} (network {n})", t.as_str())
+        }
         (t, _) => t.as_str().to_string(),
     };
     outln!("  transport:       {transport}");
@@ -123,7 +138,10 @@ fn human(e: &Explanation, out: &Output) {
         None => "unknown".to_string(),
     };
     outln!("  GPUDirect RDMA:  {gdr}");
-    outln!("  NCCL version:    {}", e.nccl_version.as_deref().unwrap_or("unknown"));
+    outln!(
+        "  NCCL version:    {}",
+        e.nccl_version.as_deref().unwrap_or("unknown")
+    );
     if !e.devices.is_empty() {
         let list: Vec<String> = e
             .devices
@@ -151,7 +169,11 @@ fn human(e: &Explanation, out: &Output) {
             c.net_gdr,
             c.p2p,
             c.shm,
-            if c.other > 0 { format!(", {} other", c.other) } else { String::new() }
+            if c.other > 0 {
+                format!(", {} other", c.other)
+            } else {
+                String::new()
+            }
         );
     }
     if !e.env.is_empty() {
@@ -179,13 +201,20 @@ fn human(e: &Explanation, out: &Output) {
         );
     }
     if e.processes.len() > SHOWN {
-        outln!("    … and {} more processes (--format json lists all)", e.processes.len() - SHOWN);
+        outln!(
+            "    … and {} more processes (--format json lists all)",
+            e.processes.len() - SHOWN
+        );
     }
     if let Some(p) = &e.profile {
         outln!(
             "  profile {}: compared {}{}",
             p.name,
-            if p.checked.is_empty() { "nothing".to_string() } else { p.checked.join(" ") },
+            if p.checked.is_empty() {
+                "nothing".to_string()
+            } else {
+                p.checked.join(" ")
+            },
             if p.unverified.is_empty() {
                 String::new()
             } else {

@@ -118,11 +118,17 @@ impl Summary {
     }
 
     fn line(&self, profile: &str) -> String {
-        let checked = format!("{} pod template(s) in {} file(s) against {profile}", self.templates, self.files);
+        let checked = format!(
+            "{} pod template(s) in {} file(s) checked against {profile}",
+            self.templates, self.files
+        );
         match (self.errors, self.warnings) {
             (0, 0) => format!("ok: {checked}"),
-            (0, w) => format!("ok: {checked} ({w} warning(s))"),
-            (e, w) => format!("failed: {e} error(s) and {w} warning(s) in {} of {checked}", self.failing),
+            (0, w) => format!("ok: {checked}, {w} warning(s)"),
+            (e, w) => format!(
+                "failed: {e} error(s) and {w} warning(s) in {} of {} file(s); {checked}",
+                self.failing, self.files
+            ),
         }
     }
 }

@@ -39,7 +39,12 @@ impl Env {
     /// The running process's environment.
     pub fn process() -> Self {
         let vars = std::env::vars_os()
-            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            })
             .collect();
         Env {
             vars,
@@ -65,9 +70,14 @@ impl Env {
     /// let env = Env::from_pairs([("NCCL_IB_HCA", "ibp")]);
     /// assert_eq!(env.get("NCCL_IB_HCA"), Some("ibp"));
     /// ```
-    pub fn from_pairs<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
         Env {
-            vars: pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            vars: pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
             source: EnvSource::Given,
         }
     }

@@ -226,7 +226,9 @@ pub fn collect(root: &Root, env: Option<Env>) -> HostFacts {
     });
     let peer_memory = if root.exists("/sys/module/nvidia_peermem") {
         Some(PeerMemory::NvidiaPeermem)
-    } else if root.exists("/sys/kernel/mm/memory_peers/nv_mem/version") || root.exists("/sys/module/nv_peer_mem") {
+    } else if root.exists("/sys/kernel/mm/memory_peers/nv_mem/version")
+        || root.exists("/sys/module/nv_peer_mem")
+    {
         Some(PeerMemory::NvPeerMem)
     } else {
         module_dir.as_ref().map(|_| PeerMemory::None)
@@ -234,7 +236,9 @@ pub fn collect(root: &Root, env: Option<Env>) -> HostFacts {
     let lib_dirs = lib_dirs(root, &env);
     let status = root.read("/proc/self/status");
     let limits = root.read("/proc/self/limits");
-    let in_pod = env.get("KUBERNETES_SERVICE_HOST").is_some_and(|v| !v.is_empty())
+    let in_pod = env
+        .get("KUBERNETES_SERVICE_HOST")
+        .is_some_and(|v| !v.is_empty())
         || root.exists("/var/run/secrets/kubernetes.io/serviceaccount");
     HostFacts {
         devices,
@@ -265,7 +269,9 @@ impl HostFacts {
 
     /// Every `(device, port)`, in order.
     pub fn ports(&self) -> impl Iterator<Item = (&RdmaDevice, &Port)> {
-        self.devices.iter().flat_map(|d| d.ports.iter().map(move |p| (d, p)))
+        self.devices
+            .iter()
+            .flat_map(|d| d.ports.iter().map(move |p| (d, p)))
     }
 
     /// A device by name.
@@ -289,13 +295,19 @@ fn device(root: &Root, name: String) -> RdmaDevice {
         .map(|num| port(root, &format!("{base}/ports/{num}"), num))
         .collect();
     let netdevs = root.list(&format!("{base}/device/net")).unwrap_or_default();
-    RdmaDevice { name, ports, netdevs }
+    RdmaDevice {
+        name,
+        ports,
+        netdevs,
+    }
 }
 
 fn port(root: &Root, dir: &str, num: u32) -> Port {
     let state = root.read(&format!("{dir}/state")).map(|s| {
         // `4: ACTIVE` → `ACTIVE`
-        s.split_once(':').map_or(s.as_str(), |(_, name)| name.trim()).to_string()
+        s.split_once(':')
+            .map_or(s.as_str(), |(_, name)| name.trim())
+            .to_string()
     });
     let link_layer = LinkLayer::parse(root.read(&format!("{dir}/link_layer")));
     let mut indices: Vec<u32> = root
@@ -324,7 +336,12 @@ fn port(root: &Root, dir: &str, num: u32) -> Port {
             } else {
                 (None, None)
             };
-            GidEntry { index, gid, roce, ndev }
+            GidEntry {
+                index,
+                gid,
+                roce,
+                ndev,
+            }
         })
         .collect();
     Port {
@@ -345,7 +362,9 @@ pub fn parse_cap_eff(status: &str) -> Option<u64> {
 
 /// The soft limit of the `Max locked memory` row of `/proc/self/limits`.
 pub fn parse_memlock(limits: &str) -> Option<Limit> {
-    let row = limits.lines().find_map(|l| l.strip_prefix("Max locked memory"))?;
+    let row = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max locked memory"))?;
     let soft = row.split_whitespace().next()?;
     if soft == "unlimited" {
         Some(Limit::Unlimited)
@@ -359,7 +378,10 @@ fn gpus(root: &Root) -> Option<u32> {
     let from_dev = dev.as_ref().map(|names| {
         names
             .iter()
-            .filter(|n| n.strip_prefix("nvidia").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())))
+            .filter(|n| {
+                n.strip_prefix("nvidia")
+                    .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            })
             .count()
     });
     let from_proc = root.list("/proc/driver/nvidia/gpus").map(|g| g.len());
@@ -386,7 +408,12 @@ fn lib_dirs(root: &Root, env: &Env) -> Vec<String> {
     }
     let mut confs = vec!["/etc/ld.so.conf".to_string()];
     if let Some(names) = root.list("/etc/ld.so.conf.d") {
-        confs.extend(names.into_iter().filter(|n| n.ends_with(".conf")).map(|n| format!("/etc/ld.so.conf.d/{n}")));
+        confs.extend(
+            names
+                .into_iter()
+                .filter(|n| n.ends_with(".conf"))
+                .map(|n| format!("/etc/ld.so.conf.d/{n}")),
+        );
     }
     for conf in confs {
         for line in root.read(&conf).unwrap_or_default().lines() {
@@ -411,9 +438,13 @@ fn shared_object(root: &Root, dirs: &[String], name: &str) -> Option<SharedObjec
             continue;
         }
         let resolved = resolve_links(root, Path::new(&host_path));
-        let mut file = resolved.file_name().map(|f| f.to_string_lossy().into_owned());
+        let mut file = resolved
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned());
         // A plain `libibverbs.so.1` (copied, not linked): look for a versioned sibling.
-        if file.as_deref().is_none_or(|f| parse_version(name, f).is_none())
+        if file
+            .as_deref()
+            .is_none_or(|f| parse_version(name, f).is_none())
             && let Some(sibling) = root.list(dir).and_then(|names| {
                 names
                     .into_iter()
@@ -457,8 +488,10 @@ fn resolve_links(root: &Root, host_path: &Path) -> PathBuf {
 pub fn parse_version(soname: &str, file: &str) -> Option<String> {
     let rest = file.strip_prefix(soname)?.strip_prefix('.')?;
     let (abi, release) = rest.split_once('.')?;
-    (abi.bytes().all(|b| b.is_ascii_digit()) && !abi.is_empty() && release.starts_with(|c: char| c.is_ascii_digit()))
-        .then(|| release.to_string())
+    (abi.bytes().all(|b| b.is_ascii_digit())
+        && !abi.is_empty()
+        && release.starts_with(|c: char| c.is_ascii_digit()))
+    .then(|| release.to_string())
 }
 
 /// The major release of an rdma-core version: `50.0` → 50, `2410mlnx54.0` → 54 (MLNX_OFED spelling).
@@ -479,8 +512,14 @@ mod tests {
 
     #[test]
     fn versions_from_file_names() {
-        assert_eq!(parse_version("libibverbs.so.1", "libibverbs.so.1.14.50.0").as_deref(), Some("50.0"));
-        assert_eq!(parse_version("librdmacm.so.1", "librdmacm.so.1.3.54.0").as_deref(), Some("54.0"));
+        assert_eq!(
+            parse_version("libibverbs.so.1", "libibverbs.so.1.14.50.0").as_deref(),
+            Some("50.0")
+        );
+        assert_eq!(
+            parse_version("librdmacm.so.1", "librdmacm.so.1.3.54.0").as_deref(),
+            Some("54.0")
+        );
         assert_eq!(parse_version("libibverbs.so.1", "libibverbs.so.1"), None);
         assert_eq!(parse_version("libibverbs.so.1", "libibverbs.so.1.14"), None);
         assert_eq!(major_of("50.0"), Some(50));
@@ -490,13 +529,18 @@ mod tests {
 
     #[test]
     fn status_and_limits() {
-        assert_eq!(parse_cap_eff("Name:\tx\nCapEff:\t00000000a80425fb\n"), Some(0xa80425fb));
+        assert_eq!(
+            parse_cap_eff("Name:\tx\nCapEff:\t00000000a80425fb\n"),
+            Some(0xa80425fb)
+        );
         assert_eq!(parse_cap_eff("CapEff:\tzz\n"), None);
         let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
                       Max locked memory         8388608              8388608              bytes     \n";
         assert_eq!(parse_memlock(limits), Some(Limit::Bytes(8_388_608)));
         assert_eq!(
-            parse_memlock("Max locked memory         unlimited            unlimited            bytes\n"),
+            parse_memlock(
+                "Max locked memory         unlimited            unlimited            bytes\n"
+            ),
             Some(Limit::Unlimited)
         );
         assert_eq!(parse_memlock("nothing"), None);

@@ -13,7 +13,7 @@ use roce_model::ucx_list::{self, NetDevices};
 use roce_model::{Code, DEFAULT_MIN_RDMA_CORE, Problem};
 use roce_render::plan::{self, Plan};
 
-use super::facts::{HostFacts, LinkLayer, Limit, PeerMemory, Port, RdmaDevice};
+use super::facts::{HostFacts, Limit, LinkLayer, PeerMemory, Port, RdmaDevice};
 use super::gid::{self, Cidr, Family, Unfit, Want};
 
 /// UCX transports that use the RDMA devices (and so need a recent rdma-core).
@@ -74,7 +74,11 @@ struct Setting {
 
 impl Setting {
     fn show(&self) -> String {
-        let from = if self.from_env { "set in the environment" } else { "from the profile" };
+        let from = if self.from_env {
+            "set in the environment"
+        } else {
+            "from the profile"
+        };
         format!("`{}={}` ({from})", self.name, self.value)
     }
 
@@ -105,8 +109,12 @@ pub fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
         out: Vec::new(),
     };
     ctx.want = Want {
-        family: ctx.setting("NCCL_IB_ADDR_FAMILY").map(|s| Family::from_nccl(s.value.trim())),
-        range: ctx.setting("NCCL_IB_ADDR_RANGE").and_then(|s| Cidr::parse(&s.value)),
+        family: ctx
+            .setting("NCCL_IB_ADDR_FAMILY")
+            .map(|s| Family::from_nccl(s.value.trim())),
+        range: ctx
+            .setting("NCCL_IB_ADDR_RANGE")
+            .and_then(|s| Cidr::parse(&s.value)),
     };
     if facts.devices.is_empty() {
         ctx.no_rdma_devices();
@@ -186,7 +194,11 @@ impl Ctx<'_> {
     fn relevant_ports(&self) -> Vec<(&RdmaDevice, &Port)> {
         if let Some(p) = self.profile {
             let rails: BTreeSet<String> = p.rail_list().into_iter().map(|r| r.pod_device).collect();
-            let mine: Vec<_> = self.facts.ports().filter(|(d, _)| rails.contains(&d.name)).collect();
+            let mine: Vec<_> = self
+                .facts
+                .ports()
+                .filter(|(d, _)| rails.contains(&d.name))
+                .collect();
             if !mine.is_empty() {
                 return mine;
             }
@@ -194,7 +206,9 @@ impl Ctx<'_> {
         self.facts.ports().collect()
     }
 
-    fn roce_active<'p>(ports: impl IntoIterator<Item = (&'p RdmaDevice, &'p Port)>) -> Vec<(&'p RdmaDevice, &'p Port)> {
+    fn roce_active<'p>(
+        ports: impl IntoIterator<Item = (&'p RdmaDevice, &'p Port)>,
+    ) -> Vec<(&'p RdmaDevice, &'p Port)> {
         ports
             .into_iter()
             .filter(|(_, p)| p.link_layer == LinkLayer::Ethernet && p.is_active())
@@ -217,7 +231,12 @@ impl Ctx<'_> {
         };
         let hca = self
             .setting("NCCL_IB_HCA")
-            .map(|s| format!("; {} matches nothing, so NCCL falls back to TCP sockets", s.show()))
+            .map(|s| {
+                format!(
+                    "; {} matches nothing, so NCCL falls back to TCP sockets",
+                    s.show()
+                )
+            })
             .unwrap_or_else(|| "; NCCL falls back to TCP sockets".to_string());
         let wiring = self.plan.as_ref().and_then(|p| p.wiring.clone());
         let resource = wiring
@@ -253,13 +272,17 @@ impl Ctx<'_> {
             }
         } else {
             let why = match (f.module("mlx5_core"), f.module("mlx5_ib")) {
-                (Some(true), Some(false)) => "mlx5_core is loaded but mlx5_ib is not, so the NICs register no RDMA device".to_string(),
-                (Some(true), _) => "mlx5_core and mlx5_ib are loaded but no NIC registered an RDMA device".to_string(),
-                (Some(false), _) => "no RDMA NIC driver (mlx5_core) is loaded".to_string(),
-                (None, _) => "/sys/module is unreadable".to_string(),
+                (Some(true), Some(false)) => {
+                    "mlx5_core is loaded but mlx5_ib is not, so the NICs register no RDMA device"
+                }
+                (Some(true), _) => {
+                    "mlx5_core and mlx5_ib are loaded but no NIC registered an RDMA device"
+                }
+                (Some(false), _) => "no RDMA NIC driver (mlx5_core) is loaded",
+                (None, _) => "/sys/module is unreadable, so the drivers are unknown",
             };
             (
-                format!("no RDMA devices (/sys/class/infiniband is empty){seen}: {why}{hca}"),
+                format!("no RDMA devices: /sys/class/infiniband is empty and {why}{seen}{hca}"),
                 match (f.module("mlx5_core"), f.module("mlx5_ib")) {
                     (Some(true), Some(false)) => "load the RDMA driver (`modprobe mlx5_ib`), or run on a node with RDMA NICs".to_string(),
                     _ => "run on a node with RDMA NICs (ConnectX) and their RDMA drivers, or inside a pod that has the fabric attached".to_string(),
@@ -286,8 +309,12 @@ impl Ctx<'_> {
             return;
         }
         let fix = match kind {
-            FabricKind::Roce => "use a profile with `fabric infiniband` on this node, or run on a RoCE node",
-            FabricKind::InfiniBand => "use a profile with `fabric roce` on this node, or run on an InfiniBand node",
+            FabricKind::Roce => {
+                "use a profile with `fabric infiniband` on this node, or run on a RoCE node"
+            }
+            FabricKind::InfiniBand => {
+                "use a profile with `fabric roce` on this node, or run on an InfiniBand node"
+            }
         };
         self.push(
             Problem::new(
@@ -327,14 +354,18 @@ impl Ctx<'_> {
         let mut parts = Vec::new();
         if !missing_devices.is_empty() {
             parts.push(format!(
-                "{} of the profile's {} rail devices are missing: {}",
+                "{} of the profile's {} rail devices {} missing: {}",
                 missing_devices.len(),
                 rails.len(),
+                if missing_devices.len() == 1 { "is" } else { "are" },
                 list(&missing_devices)
             ));
         }
         if !missing_netdevs.is_empty() {
-            parts.push(format!("rail netdevs missing from this namespace: {}", list(&missing_netdevs)));
+            parts.push(format!(
+                "rail netdevs missing from this namespace: {}",
+                list(&missing_netdevs)
+            ));
         }
         let present: Vec<String> = self.facts.devices.iter().map(|d| d.name.clone()).collect();
         let help = match &p.multus {
@@ -361,7 +392,13 @@ impl Ctx<'_> {
             .relevant_ports()
             .into_iter()
             .filter(|(_, p)| !p.is_active())
-            .map(|(d, p)| format!("{} ({})", port_label(d, p), p.state.as_deref().unwrap_or("state unreadable")))
+            .map(|(d, p)| {
+                format!(
+                    "{} ({})",
+                    port_label(d, p),
+                    p.state.as_deref().unwrap_or("state unreadable")
+                )
+            })
             .collect();
         if down.is_empty() {
             return;
@@ -376,8 +413,15 @@ impl Ctx<'_> {
     }
 
     fn want_text(&self) -> String {
-        let fam = self.want.family.map_or("IPv4 or IPv6".to_string(), |f| f.as_str().to_string());
-        let range = self.want.range.map(|r| format!(" in {r}")).unwrap_or_default();
+        let fam = self
+            .want
+            .family
+            .map_or("IPv4 or IPv6".to_string(), |f| f.as_str().to_string());
+        let range = self
+            .want
+            .range
+            .map(|r| format!(" in {r}"))
+            .unwrap_or_default();
         format!("a RoCE v2 {fam} GID{range} bound to a netdev in this namespace")
     }
 
@@ -445,10 +489,11 @@ impl Ctx<'_> {
         let mut groups: BTreeMap<String, Vec<(String, Option<u32>, Unfit)>> = BTreeMap::new();
         for (d, p) in &ports {
             if let Err(u) = gid::check_index(p, index, &want, netdevs) {
-                groups
-                    .entry(short_reason(&u))
-                    .or_default()
-                    .push((port_label(d, p), gid::suggest(p, &want, netdevs), u));
+                groups.entry(short_reason(&u)).or_default().push((
+                    port_label(d, p),
+                    gid::suggest(p, &want, netdevs),
+                    u,
+                ));
             }
         }
         for hits in groups.into_values() {
@@ -461,24 +506,35 @@ impl Ctx<'_> {
                 .collect();
             let reason = match absent.as_slice() {
                 [] | [_] => hits[0].2.reason(),
-                many => format!("bound to netdevs {} which are not in this network namespace", list(many)),
+                many => format!(
+                    "bound to netdevs {} which are not in this network namespace",
+                    list(many)
+                ),
             };
             let labels: Vec<String> = hits.iter().map(|(l, _, _)| l.clone()).collect();
             let suggestions: BTreeSet<Option<u32>> = hits.iter().map(|(_, s, _)| *s).collect();
             let fix = match suggestions.iter().collect::<Vec<_>>().as_slice() {
-                [Some(n)] => format!("use index {n}, {} on every one of these ports", self.want_text()),
+                [Some(n)] => format!(
+                    "use index {n}, {} on every one of these ports",
+                    self.want_text()
+                ),
                 [None] => "no port has a usable GID (see roce::doctor::no_usable_gid)".to_string(),
                 _ => {
                     let mut by_index: BTreeMap<Option<u32>, Vec<String>> = BTreeMap::new();
                     for (l, s, _) in &hits {
                         by_index.entry(*s).or_default().push(l.clone());
                     }
-                    let mut groups: Vec<(Option<u32>, Vec<String>)> = by_index.into_iter().collect();
+                    let mut groups: Vec<(Option<u32>, Vec<String>)> =
+                        by_index.into_iter().collect();
                     groups.sort_by_key(|(_, ports)| std::cmp::Reverse(ports.len()));
                     let per: Vec<String> = groups
                         .iter()
                         .map(|(s, ports)| {
-                            format!("{} on {}", s.map_or("none".to_string(), |n| n.to_string()), list(ports))
+                            format!(
+                                "{} on {}",
+                                s.map_or("none".to_string(), |n| n.to_string()),
+                                list(ports)
+                            )
                         })
                         .collect();
                     format!("no single index fits every port: {}", per.join("; "))
@@ -503,23 +559,31 @@ impl Ctx<'_> {
     fn port_selected(&self, var: &str, d: &RdmaDevice, p: &Port) -> bool {
         if var.starts_with("NCCL") {
             match self.setting("NCCL_IB_HCA") {
-                Some(s) => nccl_list::parse(&s.value, ListKind::IbHca).0.matches(&d.name, Some(p.num)),
+                Some(s) => nccl_list::parse(&s.value, ListKind::IbHca)
+                    .0
+                    .matches(&d.name, Some(p.num)),
                 None => true,
             }
         } else {
             match self.setting("UCX_NET_DEVICES") {
-                Some(s) => ucx_list::parse_net_devices(&s.value).0.selects(&port_label(d, p)),
+                Some(s) => ucx_list::parse_net_devices(&s.value)
+                    .0
+                    .selects(&port_label(d, p)),
                 None => true,
             }
         }
     }
 
     fn hca(&mut self) {
-        let Some(s) = self.setting("NCCL_IB_HCA") else { return };
+        let Some(s) = self.setting("NCCL_IB_HCA") else {
+            return;
+        };
         let active: Vec<(&str, u32)> = self
             .facts
             .ports()
-            .filter(|(_, p)| p.is_active() && matches!(p.link_layer, LinkLayer::Ethernet | LinkLayer::InfiniBand))
+            .filter(|(_, p)| {
+                p.is_active() && matches!(p.link_layer, LinkLayer::Ethernet | LinkLayer::InfiniBand)
+            })
             .map(|(d, p)| (d.name.as_str(), p.num))
             .collect();
         if active.is_empty() {
@@ -552,8 +616,12 @@ impl Ctx<'_> {
     }
 
     fn socket_ifname(&mut self) {
-        let Some(s) = self.setting("NCCL_SOCKET_IFNAME") else { return };
-        let Some(netdevs) = &self.facts.netdevs else { return };
+        let Some(s) = self.setting("NCCL_SOCKET_IFNAME") else {
+            return;
+        };
+        let Some(netdevs) = &self.facts.netdevs else {
+            return;
+        };
         let (filter, _) = nccl_list::parse(&s.value, ListKind::SocketIfname);
         if filter.is_unrestricted() {
             return;
@@ -577,9 +645,13 @@ impl Ctx<'_> {
     }
 
     fn ucx_net_devices(&mut self) {
-        let Some(s) = self.setting("UCX_NET_DEVICES") else { return };
+        let Some(s) = self.setting("UCX_NET_DEVICES") else {
+            return;
+        };
         let (devices, _) = ucx_list::parse_net_devices(&s.value);
-        let NetDevices::List(items) = devices else { return };
+        let NetDevices::List(items) = devices else {
+            return;
+        };
         let facts = self.facts;
         let missing: Vec<String> = items
             .iter()
@@ -587,7 +659,10 @@ impl Ctx<'_> {
                 Some(port) => facts
                     .device(&item.name)
                     .is_none_or(|d| !d.ports.iter().any(|p| p.num == port)),
-                None => facts.device(&item.name).is_none() && facts.has_netdev(&item.name) == Some(false),
+                None => {
+                    facts.device(&item.name).is_none()
+                        && facts.has_netdev(&item.name) == Some(false)
+                }
             })
             .map(ToString::to_string)
             .collect();
@@ -636,14 +711,22 @@ impl Ctx<'_> {
         let tls = self.setting("UCX_TLS");
         let tls_rdma = tls.as_ref().filter(|s| s.from_env).is_some_and(|s| {
             let (list, _) = ucx_list::parse_tls(&s.value);
-            !list.is_all() && list.transports().iter().any(|t| UCX_RDMA_TRANSPORTS.contains(t))
+            !list.is_all()
+                && list
+                    .transports()
+                    .iter()
+                    .any(|t| UCX_RDMA_TRANSPORTS.contains(t))
         });
         if from_profile.is_none() && !tls_rdma {
             return;
         }
         let min = from_profile.unwrap_or(DEFAULT_MIN_RDMA_CORE);
-        let Some(lib) = f.libibverbs.as_ref() else { return };
-        let (Some(major), Some(version)) = (lib.major, lib.version.as_deref()) else { return };
+        let Some(lib) = f.libibverbs.as_ref() else {
+            return;
+        };
+        let (Some(major), Some(version)) = (lib.major, lib.version.as_deref()) else {
+            return;
+        };
         if major >= min {
             return;
         }
@@ -705,7 +788,10 @@ impl Ctx<'_> {
 
     fn peer_memory(&mut self) {
         let f = self.facts;
-        if !self.rdma_expected() || f.gpus.unwrap_or(0) == 0 || f.peer_memory != Some(PeerMemory::None) {
+        if !self.rdma_expected()
+            || f.gpus.unwrap_or(0) == 0
+            || f.peer_memory != Some(PeerMemory::None)
+        {
             return;
         }
         self.push(
@@ -718,7 +804,9 @@ impl Ctx<'_> {
     }
 
     fn gpus(&mut self) {
-        let (Some(p), Some(n)) = (self.profile, self.facts.gpus) else { return };
+        let (Some(p), Some(n)) = (self.profile, self.facts.gpus) else {
+            return;
+        };
         let want = p.node_pool.gpus_per_node.value;
         if n == want {
             return;
@@ -830,12 +918,22 @@ fn short_reason(u: &Unfit) -> String {
 
 /// The longest common prefix of device names, without trailing digits (`ibp0p0…ibp3p3` → `ibp`).
 fn common_prefix(names: &[&str]) -> String {
-    let Some(first) = names.first() else { return String::new() };
+    let Some(first) = names.first() else {
+        return String::new();
+    };
     let mut len = first.len();
     for n in names {
-        len = len.min(first.bytes().zip(n.bytes()).take_while(|(a, b)| a == b).count());
+        len = len.min(
+            first
+                .bytes()
+                .zip(n.bytes())
+                .take_while(|(a, b)| a == b)
+                .count(),
+        );
     }
-    first[..len].trim_end_matches(|c: char| c.is_ascii_digit()).to_string()
+    first[..len]
+        .trim_end_matches(|c: char| c.is_ascii_digit())
+        .to_string()
 }
 
 fn bytes(n: u64) -> String {

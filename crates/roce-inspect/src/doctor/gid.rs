@@ -79,7 +79,11 @@ pub enum Family {
 impl Family {
     /// NCCL's `NCCL_IB_ADDR_FAMILY` spelling (anything but `AF_INET6` is `AF_INET` to NCCL).
     pub fn from_nccl(value: &str) -> Self {
-        if value == "AF_INET6" { Family::Ipv6 } else { Family::Ipv4 }
+        if value == "AF_INET6" {
+            Family::Ipv6
+        } else {
+            Family::Ipv4
+        }
     }
 
     /// `IPv4` or `IPv6`.
@@ -190,13 +194,19 @@ impl Unfit {
             Unfit::NotV2 => "a RoCE v1 GID (RoCE v2 is needed)".to_string(),
             Unfit::OutOfRange(r) => format!("outside the address range {r}"),
             Unfit::NoNetdev => "bound to no netdev".to_string(),
-            Unfit::NetdevAbsent(n) => format!("bound to netdev {n}, which is not in this network namespace"),
+            Unfit::NetdevAbsent(n) => {
+                format!("bound to netdev {n}, which is not in this network namespace")
+            }
         }
     }
 }
 
 /// Check one entry. `netdevs` is the namespace's netdev list, when known.
-pub fn check(entry: &GidEntry, want: &Want, netdevs: Option<&BTreeSet<String>>) -> Result<Family, Unfit> {
+pub fn check(
+    entry: &GidEntry,
+    want: &Want,
+    netdevs: Option<&BTreeSet<String>>,
+) -> Result<Family, Unfit> {
     let family = match entry.class() {
         GidClass::Empty => return Err(Unfit::Empty),
         GidClass::LinkLocal => return Err(Unfit::LinkLocal),
@@ -206,7 +216,10 @@ pub fn check(entry: &GidEntry, want: &Want, netdevs: Option<&BTreeSet<String>>) 
     if let Some(w) = want.family
         && w != family
     {
-        return Err(Unfit::WrongFamily { have: family, want: w });
+        return Err(Unfit::WrongFamily {
+            have: family,
+            want: w,
+        });
     }
     if entry.roce != Some(RoceVersion::V2) {
         return Err(Unfit::NotV2);
@@ -229,10 +242,17 @@ pub fn check(entry: &GidEntry, want: &Want, netdevs: Option<&BTreeSet<String>>) 
 }
 
 /// Check the entry at `index` of a port.
-pub fn check_index(port: &Port, index: u32, want: &Want, netdevs: Option<&BTreeSet<String>>) -> Result<Family, Unfit> {
+pub fn check_index(
+    port: &Port,
+    index: u32,
+    want: &Want,
+    netdevs: Option<&BTreeSet<String>>,
+) -> Result<Family, Unfit> {
     match port.gid(index) {
         Some(entry) => check(entry, want, netdevs),
-        None => Err(Unfit::NoSuchIndex { len: port.gids.len() }),
+        None => Err(Unfit::NoSuchIndex {
+            len: port.gids.len(),
+        }),
     }
 }
 
@@ -243,7 +263,13 @@ pub fn suggest(port: &Port, want: &Want, netdevs: Option<&BTreeSet<String>>) -> 
         .iter()
         .filter_map(|e| check(e, want, netdevs).ok().map(|f| (e.index, f)))
         .collect();
-    let lowest = |f: Family| usable.iter().filter(|(_, x)| *x == f).map(|(i, _)| *i).min();
+    let lowest = |f: Family| {
+        usable
+            .iter()
+            .filter(|(_, x)| *x == f)
+            .map(|(i, _)| *i)
+            .min()
+    };
     match want.family {
         Some(f) => lowest(f),
         None => lowest(Family::Ipv4).or_else(|| lowest(Family::Ipv6)),
@@ -274,7 +300,11 @@ mod tests {
         assert!(!r.contains("10.1.0.1".parse().unwrap()));
         assert!(Cidr::parse("fd02::").is_none());
         assert!(Cidr::parse("10.0.0.0/33").is_none());
-        assert!(Cidr::parse("::/0").unwrap().contains("fe80::1".parse().unwrap()));
+        assert!(
+            Cidr::parse("::/0")
+                .unwrap()
+                .contains("fe80::1".parse().unwrap())
+        );
     }
 
     #[test]
@@ -296,20 +326,35 @@ mod tests {
         };
         assert_eq!(suggest(&port, &Want::default(), Some(&nets)), Some(7));
         assert_eq!(suggest(&port, &Want::default(), None), Some(3));
-        let v6 = Want { family: Some(Family::Ipv6), range: Cidr::parse("fd02::/16") };
+        let v6 = Want {
+            family: Some(Family::Ipv6),
+            range: Cidr::parse("fd02::/16"),
+        };
         assert_eq!(suggest(&port, &v6, Some(&nets)), Some(5));
-        let elsewhere = Want { family: Some(Family::Ipv6), range: Cidr::parse("fd03::/16") };
+        let elsewhere = Want {
+            family: Some(Family::Ipv6),
+            range: Cidr::parse("fd03::/16"),
+        };
         assert_eq!(suggest(&port, &elsewhere, Some(&nets)), None);
-        assert_eq!(check_index(&port, 1, &v6, Some(&nets)), Err(Unfit::LinkLocal));
+        assert_eq!(
+            check_index(&port, 1, &v6, Some(&nets)),
+            Err(Unfit::LinkLocal)
+        );
         assert_eq!(check_index(&port, 4, &v6, Some(&nets)), Err(Unfit::NotV2));
         assert_eq!(
             check_index(&port, 7, &v6, Some(&nets)),
-            Err(Unfit::WrongFamily { have: Family::Ipv4, want: Family::Ipv6 })
+            Err(Unfit::WrongFamily {
+                have: Family::Ipv4,
+                want: Family::Ipv6
+            })
         );
         assert_eq!(
             check_index(&port, 3, &Want::default(), Some(&nets)),
             Err(Unfit::NetdevAbsent("other".into()))
         );
-        assert_eq!(check_index(&port, 6, &v6, Some(&nets)), Err(Unfit::NoSuchIndex { len: 7 }));
+        assert_eq!(
+            check_index(&port, 6, &v6, Some(&nets)),
+            Err(Unfit::NoSuchIndex { len: 7 })
+        );
     }
 }

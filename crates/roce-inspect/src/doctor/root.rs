@@ -145,13 +145,19 @@ mod tests {
     fn natural_order() {
         let mut v = vec!["mlx5_10", "mlx5_2", "ibp10", "ibp2", "ibp0p1", "ibp0p0"];
         v.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
-        assert_eq!(v, ["ibp0p0", "ibp0p1", "ibp2", "ibp10", "mlx5_2", "mlx5_10"]);
+        assert_eq!(
+            v,
+            ["ibp0p0", "ibp0p1", "ibp2", "ibp10", "mlx5_2", "mlx5_10"]
+        );
     }
 
     #[test]
     fn paths_are_rebased() {
         let root = Root::new("/x");
-        assert_eq!(root.path("/proc/self/status"), Path::new("/x/proc/self/status"));
+        assert_eq!(
+            root.path("/proc/self/status"),
+            Path::new("/x/proc/self/status")
+        );
         assert_eq!(root.path("proc"), Path::new("/x/proc"));
         assert!(Root::new("/").is_host());
     }

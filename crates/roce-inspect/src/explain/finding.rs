@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-use miette::{Diagnostic, LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
+use miette::{
+    Diagnostic, LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents,
+};
 use roce_model::{Code, Severity};
 
 /// The longest excerpt of a log line a finding keeps (longer lines are cut at a character boundary).
@@ -156,7 +158,8 @@ impl Diagnostic for Rendered<'_> {
     }
 
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        (!self.finding.help.is_empty()).then(|| Box::new(&self.finding.help) as Box<dyn fmt::Display>)
+        (!self.finding.help.is_empty())
+            .then(|| Box::new(&self.finding.help) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
@@ -171,9 +174,8 @@ impl Diagnostic for Rendered<'_> {
             1 => Some(format!("on {}", hosts[0])),
             n => Some(format!("on {n} hosts")),
         };
-        Some(Box::new(std::iter::once(LabeledSpan::new_primary_with_span(
-            label,
-            SourceSpan::new(0.into(), e.text.len()),
-        ))))
+        Some(Box::new(std::iter::once(
+            LabeledSpan::new_primary_with_span(label, SourceSpan::new(0.into(), e.text.len())),
+        )))
     }
 }

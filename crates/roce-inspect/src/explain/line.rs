@@ -37,19 +37,39 @@ pub(crate) fn nccl<'a>(line: &'a [u8], finder: &Finder<'_>) -> Option<NcclLine<'
         let rest = &line[at + 5..];
         let prefix = &line[..at];
         if let Some(msg) = rest.strip_prefix(b"INFO ") {
-            return Some(NcclLine { level: Level::Info, prefix, msg });
+            return Some(NcclLine {
+                level: Level::Info,
+                prefix,
+                msg,
+            });
         }
         if let Some(msg) = rest.strip_prefix(b"WARN ") {
-            return Some(NcclLine { level: Level::Warn, prefix, msg });
+            return Some(NcclLine {
+                level: Level::Warn,
+                prefix,
+                msg,
+            });
         }
         if rest == b"INFO" || rest == b"WARN" {
-            let level = if rest == b"INFO" { Level::Info } else { Level::Warn };
-            return Some(NcclLine { level, prefix, msg: b"" });
+            let level = if rest == b"INFO" {
+                Level::Info
+            } else {
+                Level::Warn
+            };
+            return Some(NcclLine {
+                level,
+                prefix,
+                msg: b"",
+            });
         }
         if let Some(msg) = rest.strip_prefix(b"version ")
             && bare_prefix(prefix)
         {
-            return Some(NcclLine { level: Level::Version, prefix, msg });
+            return Some(NcclLine {
+                level: Level::Version,
+                prefix,
+                msg,
+            });
         }
         from = at + 5;
     }
@@ -85,7 +105,11 @@ pub(crate) fn who(prefix: &[u8], warn: bool) -> Option<Who<'_>> {
     }
     let dev = bracketed(t)?;
     let t = toks.next()?;
-    host_pid(t).map(|(key, host)| Who { key, host, dev: parse_u32(dev) })
+    host_pid(t).map(|(key, host)| Who {
+        key,
+        host,
+        dev: parse_u32(dev),
+    })
 }
 
 /// `[5]` → `5`.
@@ -125,7 +149,10 @@ pub(crate) fn ucx_who(line: &[u8]) -> Option<Who<'_>> {
         if let Some(c) = memchr::memchr(b':', inner) {
             let host = inner[..c].trim_ascii();
             let pid_part = &inner[c + 1..];
-            let pid_len = pid_part.iter().position(|b| !b.is_ascii_digit()).unwrap_or(pid_part.len());
+            let pid_len = pid_part
+                .iter()
+                .position(|b| !b.is_ascii_digit())
+                .unwrap_or(pid_part.len());
             if !host.is_empty() && pid_len > 0 && !host.contains(&b' ') {
                 let start = c - host.len();
                 return Some(Who {
@@ -158,7 +185,10 @@ pub(crate) fn text(b: &[u8]) -> String {
 /// The first whitespace-delimited word.
 pub(crate) fn word(b: &[u8]) -> &[u8] {
     let b = b.trim_ascii_start();
-    let end = b.iter().position(u8::is_ascii_whitespace).unwrap_or(b.len());
+    let end = b
+        .iter()
+        .position(u8::is_ascii_whitespace)
+        .unwrap_or(b.len());
     &b[..end]
 }
 
@@ -166,7 +196,10 @@ pub(crate) fn word(b: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
 
-    fn split(line: &str) -> Option<(Level, String, Option<(String, String, Option<u32>)>)> {
+    /// (key, host, dev) of a line's process.
+    type Owner = (String, String, Option<u32>);
+
+    fn split(line: &str) -> Option<(Level, String, Option<Owner>)> {
         let f = Finder::new(b"NCCL ");
         let l = nccl(line.as_bytes(), &f)?;
         let w = who(l.prefix, l.level == Level::Warn).map(|w| {
@@ -181,7 +214,8 @@ mod tests {
 
     #[test]
     fn plain_info_line() {
-        let (level, msg, who) = split("vm:641:641 [0] NCCL INFO NET/IB : No device found.").unwrap();
+        let (level, msg, who) =
+            split("vm:641:641 [0] NCCL INFO NET/IB : No device found.").unwrap();
         assert_eq!(level, Level::Info);
         assert_eq!(msg, "NET/IB : No device found.");
         assert_eq!(who, Some(("vm:641".into(), "vm".into(), Some(0))));
@@ -200,7 +234,8 @@ mod tests {
 
     #[test]
     fn launcher_tags_and_redacted_pids() {
-        let (_, _, who) = split("[1,3]<stdout>:node7:1234:1250 [3] NCCL INFO Using network IB").unwrap();
+        let (_, _, who) =
+            split("[1,3]<stdout>:node7:1234:1250 [3] NCCL INFO Using network IB").unwrap();
         assert_eq!(who, Some(("node7:1234".into(), "node7".into(), Some(3))));
         let (_, _, who) = split("12: node7:1234:1250 [3] NCCL INFO Using network IB").unwrap();
         assert_eq!(who, Some(("node7:1234".into(), "node7".into(), Some(3))));
@@ -208,30 +243,64 @@ mod tests {
             "[2026-03-13 22:26:02] host-01.example.com:XXXXXX [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed",
         )
         .unwrap();
-        assert_eq!(who, Some(("host-01.example.com:XXXXXX".into(), "host-01.example.com".into(), Some(5))));
+        assert_eq!(
+            who,
+            Some((
+                "host-01.example.com:XXXXXX".into(),
+                "host-01.example.com".into(),
+                Some(5)
+            ))
+        );
     }
 
     #[test]
     fn bare_version_lines_and_lookalikes() {
-        assert_eq!(split("NCCL version 2.19.3+cuda12.3").unwrap().0, Level::Version);
-        assert_eq!(split("[1,0]<stdout>:NCCL version 2.19.3+cuda12.3").unwrap().0, Level::Version);
+        assert_eq!(
+            split("NCCL version 2.19.3+cuda12.3").unwrap().0,
+            Level::Version
+        );
+        assert_eq!(
+            split("[1,0]<stdout>:NCCL version 2.19.3+cuda12.3")
+                .unwrap()
+                .0,
+            Level::Version
+        );
         // torch's error text names the version too; it is not a version line
-        assert!(split("DistBackendError: NCCL error in: x.cpp:3135, invalid usage, NCCL version 2.28.9").is_none());
+        assert!(
+            split(
+                "DistBackendError: NCCL error in: x.cpp:3135, invalid usage, NCCL version 2.28.9"
+            )
+            .is_none()
+        );
         assert!(split("the NCCL library").is_none());
         // a WARN line without a host prefix still parses, with no process
-        let (level, _, who) = split("ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed").unwrap();
+        let (level, _, who) =
+            split("ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed").unwrap();
         assert_eq!(level, Level::Warn);
         assert_eq!(who, None);
     }
 
     #[test]
     fn ucx_prefixes() {
-        let w = ucx_who(b"[1610610433.688325] [DN-10:623133:0]    ib_mlx5_log.c:143  UCX  ERROR Remote access").unwrap();
+        let w = ucx_who(
+            b"[1610610433.688325] [DN-10:623133:0]    ib_mlx5_log.c:143  UCX  ERROR Remote access",
+        )
+        .unwrap();
         assert_eq!((w.key, w.host), (&b"DN-10:623133"[..], &b"DN-10"[..]));
-        let w = ucx_who(b"[compute001:31180:0:31180] ib_mlx5_log.c:143  Transport retry count exceeded").unwrap();
+        let w = ucx_who(
+            b"[compute001:31180:0:31180] ib_mlx5_log.c:143  Transport retry count exceeded",
+        )
+        .unwrap();
         assert_eq!(w.key, b"compute001:31180");
-        let w = ucx_who(b"[1750835683.514002] [TENCENT64:1392 :0]          select.c:649  UCX  ERROR").unwrap();
+        let w =
+            ucx_who(b"[1750835683.514002] [TENCENT64:1392 :0]          select.c:649  UCX  ERROR")
+                .unwrap();
         assert_eq!(w.key, b"TENCENT64:1392");
-        assert!(ucx_who(b"error handling callback was invoked with status -6 (Destination is unreachable)").is_none());
+        assert!(
+            ucx_who(
+                b"error handling callback was invoked with status -6 (Destination is unreachable)"
+            )
+            .is_none()
+        );
     }
 }

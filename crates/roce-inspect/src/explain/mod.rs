@@ -126,7 +126,7 @@ pub struct Process {
     pub network: Option<String>,
     /// Its connections.
     pub connections: Connections,
-    /// Lines it printed.
+    /// Its lines that carried information for the verdict (collective-call and proxy chatter is not counted).
     pub lines: u64,
 }
 
@@ -245,7 +245,9 @@ struct Finders {
     nccl: Finder<'static>,
     via: Finder<'static>,
     set_by_env: Finder<'static>,
-    ucx: Finder<'static>,
+    /// Needles of UCX lines worth reading (checked only on lines without `NCCL `).
+    ucx: [Finder<'static>; 5],
+    qp: Finder<'static>,
 }
 
 impl Finders {
@@ -254,7 +256,14 @@ impl Finders {
             nccl: Finder::new(b"NCCL "),
             via: Finder::new(b" via "),
             set_by_env: Finder::new(b" set by environment to "),
-            ucx: Finder::new(b"UCX"),
+            ucx: [
+                Finder::new(b"UCX"),
+                Finder::new(b"ib_mlx5"),
+                Finder::new(b"unreachable"),
+                Finder::new(b"vendor_err"),
+                Finder::new(b"retry count exceeded"),
+            ],
+            qp: Finder::new(b"QP 0x"),
         }
     }
 }
@@ -326,8 +335,9 @@ pub struct Explainer {
     files: Vec<FileStats>,
     line_no: u64,
     procs: Vec<Proc>,
-    index: HashMap<Box<[u8]>, usize>,
-    last: Option<(Box<[u8]>, usize)>,
+    index: HashMap<Box<[u8]>, usize, BuildFx>,
+    keys: Vec<Box<[u8]>>,
+    last: Option<usize>,
     hosts: IndexSet<String>,
     versions: IndexMap<String, Evidence>,
     env: IndexMap<String, IndexMap<String, Evidence>>,
@@ -361,7 +371,8 @@ impl Explainer {
             files: Vec::new(),
             line_no: 0,
             procs: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::with_hasher(BuildFx),
+            keys: Vec::new(),
             last: None,
             hosts: IndexSet::new(),
             versions: IndexMap::new(),
@@ -445,7 +456,10 @@ impl Explainer {
         self.line_no += 1;
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let line = &line[..line.len().min(LINE_MAX)];
-        let file = self.files.last_mut().expect("a file is started before lines are read");
+        let file = self
+            .files
+            .last_mut()
+            .expect("a file is started before lines are read");
         if file.scanned < 8192 {
             file.scanned += line.len() as u64 + 1;
             if memchr::memchr(0, line).is_some() {
@@ -485,10 +499,9 @@ impl Explainer {
 
     /// The process a prefix names, created on first sight.
     fn proc_of(&mut self, key: &[u8], host: &[u8], dev: Option<u32>) -> usize {
-        if let Some((k, i)) = &self.last
-            && **k == *key
+        if let Some(i) = self.last
+            && *self.keys[i] == *key
         {
-            let i = *i;
             self.touch(i, dev);
             return i;
         }
@@ -499,19 +512,21 @@ impl Explainer {
                     return self.anon();
                 }
                 let host = String::from_utf8_lossy(host).into_owned();
-                let pid = String::from_utf8_lossy(key.get(host.len() + 1..).unwrap_or_default()).into_owned();
+                let pid = String::from_utf8_lossy(key.get(host.len() + 1..).unwrap_or_default())
+                    .into_owned();
                 self.hosts.insert(host.clone());
                 self.procs.push(Proc {
                     host,
                     pid,
                     ..Proc::default()
                 });
+                self.keys.push(key.into());
                 let i = self.procs.len() - 1;
                 self.index.insert(key.into(), i);
                 i
             }
         };
-        self.last = Some((key.into(), i));
+        self.last = Some(i);
         self.touch(i, dev);
         i
     }
@@ -524,23 +539,27 @@ impl Explainer {
         }
     }
 
-    /// The catch-all process for lines without a prefix (index 0 is reserved for it lazily).
+    /// The catch-all process for lines without a prefix (created on first use).
     fn anon(&mut self) -> usize {
         if let Some(&i) = self.index.get(&b""[..]) {
             return i;
         }
-        self.procs.push(Proc {
-            host: String::new(),
-            pid: String::new(),
-            ..Proc::default()
-        });
+        self.procs.push(Proc::default());
+        self.keys.push(Box::from(&b""[..]));
         let i = self.procs.len() - 1;
         self.index.insert(Box::from(&b""[..]), i);
         i
     }
 
     /// Record a finding (merged with an earlier one of the same code and key).
-    fn found(&mut self, code: Code, key: &str, host: Option<&str>, ev: Evidence, make: impl FnOnce() -> (String, String)) {
+    fn found(
+        &mut self,
+        code: Code,
+        key: &str,
+        host: Option<&str>,
+        ev: Evidence,
+        make: impl FnOnce() -> (String, String),
+    ) {
         let k = (code, key.to_string());
         if let Some(acc) = self.found.get_mut(&k) {
             acc.finding.count += 1;
@@ -573,17 +592,47 @@ impl Explainer {
     }
 
     fn host_of(&self, i: Option<usize>) -> Option<String> {
-        i.map(|i| self.procs[i].host.clone()).filter(|h| !h.is_empty())
+        i.map(|i| self.procs[i].host.clone())
+            .filter(|h| !h.is_empty())
     }
 
     fn maybe_ucx(&self, line: &[u8]) -> bool {
         let f = &self.find.0;
-        f.ucx.find(line).is_some()
-            || memchr::memmem::find(line, b"ib_mlx5").is_some()
-            || memchr::memmem::find(line, b"unreachable").is_some()
-            || memchr::memmem::find(line, b"vendor_err").is_some()
-            || memchr::memmem::find(line, b"retry count exceeded").is_some()
-            || (self.ucx_retry_key.is_some() && memchr::memmem::find(line, b"QP 0x").is_some())
+        f.ucx.iter().any(|n| n.find(line).is_some())
+            || (self.ucx_retry_key.is_some() && f.qp.find(line).is_some())
+    }
+}
+
+/// A small fast hash for the per-line process lookup (keys are short `host:pid` strings from the log; no
+/// untrusted-input DoS concern worth SipHash's cost on every line).
+#[derive(Debug, Clone, Copy, Default)]
+struct BuildFx;
+
+impl std::hash::BuildHasher for BuildFx {
+    type Hasher = Fx;
+    fn build_hasher(&self) -> Fx {
+        Fx(0)
+    }
+}
+
+/// The rustc-hash ("Fx") mixing function.
+#[derive(Debug)]
+struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0xf135_7aea_2e62_a9c5;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.0 = (self.0.rotate_left(26) ^ w).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(26) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

@@ -40,8 +40,11 @@ impl Explainer {
             Level::Warn => self.facts.warn_lines += 1,
             Level::Version => {}
         }
-        let pi = line::who(l.prefix, warn).map(|w| self.proc_of(w.key, w.host, w.dev));
         let msg = l.msg.trim_ascii();
+        if l.level == Level::Info && !interesting(msg) {
+            return;
+        }
+        let pi = line::who(l.prefix, warn).map(|w| self.proc_of(w.key, w.host, w.dev));
         if l.level == Level::Version {
             self.version(pi, msg, line);
             return;
@@ -60,7 +63,8 @@ impl Explainer {
                     true
                 } else if msg.starts_with(b"Call to ") {
                     self.verbs_call(pi, msg, line, warn)
-                } else if let Some(v) = msg.strip_prefix(b"Comm config netName reset to NCCL_NET=") {
+                } else if let Some(v) = msg.strip_prefix(b"Comm config netName reset to NCCL_NET=")
+                {
                     self.env_value(b"NCCL_NET", v, line);
                     true
                 } else if msg.starts_with(b"Connected all rings") {
@@ -162,7 +166,9 @@ impl Explainer {
             }
             Some(b'S') => {
                 if let Some(rest) = msg.strip_prefix(b"Successfully loaded external") {
-                    self.facts.plugins_loaded.insert(text(word(rest.rsplit(|b| *b == b' ').next().unwrap_or(rest))));
+                    self.facts.plugins_loaded.insert(text(word(
+                        rest.rsplit(|b| *b == b' ').next().unwrap_or(rest),
+                    )));
                     true
                 } else {
                     false
@@ -300,7 +306,9 @@ impl Explainer {
             // integer knobs print `%lld.`
             if let Some(v) = value.strip_suffix(b".")
                 && !v.is_empty()
-                && v.iter().enumerate().all(|(k, b)| b.is_ascii_digit() || (k == 0 && *b == b'-'))
+                && v.iter()
+                    .enumerate()
+                    .all(|(k, b)| b.is_ascii_digit() || (k == 0 && *b == b'-'))
             {
                 value = v;
             }
@@ -318,11 +326,17 @@ impl Explainer {
     }
 
     pub(super) fn env_value(&mut self, name: &[u8], value: &[u8], line: &[u8]) {
-        if name.is_empty() || !name.iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_') {
+        if name.is_empty()
+            || !name
+                .iter()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
+        {
             return;
         }
         let name = text(name);
-        let value = String::from_utf8_lossy(value).trim_end_matches(['\r', '\n']).to_string();
+        let value = String::from_utf8_lossy(value)
+            .trim_end_matches(['\r', '\n'])
+            .to_string();
         if self.env.len() >= 1024 && !self.env.contains_key(&name) {
             return;
         }
@@ -363,7 +377,11 @@ impl Explainer {
         let Some(rest) = msg.strip_prefix(b"Bootstrap") else {
             return false;
         };
-        let rest = rest.trim_ascii_start().strip_prefix(b":").unwrap_or(rest).trim_ascii_start();
+        let rest = rest
+            .trim_ascii_start()
+            .strip_prefix(b":")
+            .unwrap_or(rest)
+            .trim_ascii_start();
         if rest.starts_with(b"no socket interface found") {
             self.no_interface(pi, "bootstrap", line);
             true
@@ -380,7 +398,13 @@ impl Explainer {
         let host = self.host_of(pi);
         let ev = self.evidence(line);
         // counted as a finding at the end, where NCCL_SOCKET_IFNAME is known; keep hosts and count here
-        self.found(Code::ExplainBootstrapNoInterface, "", host.as_deref(), ev, || (String::new(), String::new()));
+        self.found(
+            Code::ExplainBootstrapNoInterface,
+            "",
+            host.as_deref(),
+            ev,
+            || (String::new(), String::new()),
+        );
     }
 
     fn net_not_found(&mut self, pi: Option<usize>, name: Option<String>, line: &[u8]) {
@@ -389,12 +413,17 @@ impl Explainer {
         }
         let host = self.host_of(pi);
         let ev = self.evidence(line);
-        self.found(Code::ExplainNetNotFound, "", host.as_deref(), ev, || (String::new(), String::new()));
+        self.found(Code::ExplainNetNotFound, "", host.as_deref(), ev, || {
+            (String::new(), String::new())
+        });
     }
 
     /// `NET/<net> : …` (`rest` starts after `NET/`).
     fn net(&mut self, pi: Option<usize>, rest: &[u8], line: &[u8], warn: bool) -> bool {
-        let name_end = rest.iter().position(|b| *b == b' ' || *b == b':').unwrap_or(rest.len());
+        let name_end = rest
+            .iter()
+            .position(|b| *b == b' ' || *b == b':')
+            .unwrap_or(rest.len());
         let net = &rest[..name_end];
         let body = rest[name_end..].trim_ascii_start();
         let body = body.strip_prefix(b":").unwrap_or(body).trim_ascii_start();
@@ -408,7 +437,10 @@ impl Explainer {
                     if self.facts.socket_using.is_none() {
                         self.facts.socket_using = Some(self.evidence(line));
                     }
-                    for t in list.split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty()) {
+                    for t in list
+                        .split(|b| b.is_ascii_whitespace())
+                        .filter(|t| !t.is_empty())
+                    {
                         let t = strip_index(t);
                         let name = &t[..memchr::memchr(b':', t).unwrap_or(t.len())];
                         if !name.is_empty() && self.socket_ifs.len() < 64 {
@@ -428,7 +460,14 @@ impl Explainer {
     }
 
     /// Lines of the IB transport and IB-like plugins (`NET/IB`, `NET/IBext_v8`, …).
-    fn net_ib(&mut self, pi: Option<usize>, net: &[u8], body: &[u8], line: &[u8], warn: bool) -> bool {
+    fn net_ib(
+        &mut self,
+        pi: Option<usize>,
+        net: &[u8],
+        body: &[u8],
+        line: &[u8],
+        warn: bool,
+    ) -> bool {
         self.facts.ib_probed = true;
         if body.starts_with(b"No device found") {
             self.facts.ib_no_device_count += 1;
@@ -445,7 +484,8 @@ impl Explainer {
                 .filter(|t| !t.is_empty())
             {
                 let t = strip_index(t);
-                let (Some(colon), Some(slash)) = (memchr::memchr(b':', t), memchr::memchr(b'/', t)) else {
+                let (Some(colon), Some(slash)) = (memchr::memchr(b':', t), memchr::memchr(b'/', t))
+                else {
                     continue;
                 };
                 if slash < colon {
@@ -470,7 +510,8 @@ impl Explainer {
             return true;
         }
         if let Some(rest) = body.strip_prefix(b"GPU Direct RDMA ") {
-            let enabled = rest.starts_with(b"Enabled") || rest.starts_with(b"(nvidia-peermem) enable");
+            let enabled =
+                rest.starts_with(b"Enabled") || rest.starts_with(b"(nvidia-peermem) enable");
             let name = rest
                 .split(|b| *b == b'\'')
                 .nth(1)
@@ -512,9 +553,15 @@ impl Explainer {
 
     /// `NET/Plugin …` lines: a named plugin that failed to load matters; the default one missing does not.
     fn plugin(&mut self, body: &[u8], line: &[u8]) {
-        let failed = [&b"Could not find"[..], b"No plugin found", b"Plugin load", b"Failed to find", b"dlerror"]
-            .iter()
-            .any(|n| memchr::memmem::find(body, n).is_some());
+        let failed = [
+            &b"Could not find"[..],
+            b"No plugin found",
+            b"Plugin load",
+            b"Failed to find",
+            b"dlerror",
+        ]
+        .iter()
+        .any(|n| memchr::memmem::find(body, n).is_some());
         if failed {
             if self.facts.plugin_failures.len() < 8 {
                 let ev = self.evidence(line);
@@ -556,7 +603,9 @@ impl Explainer {
         let vendor = after(body, b"vendor err ")
             .or_else(|| after(body, b"vendor_err="))
             .and_then(|s| line::parse_u32(word(s).strip_suffix(b",").unwrap_or(word(s))));
-        let peer = after(body, b"from peer ").map(|p| text(word(p))).unwrap_or_default();
+        let peer = after(body, b"from peer ")
+            .map(|p| text(word(p)))
+            .unwrap_or_default();
         let hca = after(body, b" hca ").map(|p| text(word(p)));
         if let Some(g) = after(body, b"localGid") {
             let g = word(g);
@@ -572,7 +621,11 @@ impl Explainer {
         let st = status.map_or("?".to_string(), |s| s.to_string());
         let vend = vendor.map_or(String::new(), |v| format!(", vendor err {v} (0x{v:x})"));
         let on = hca.map(|h| format!(" on {h}")).unwrap_or_default();
-        let code = if status == Some(12) { Code::ExplainIbRetryExceeded } else { Code::ExplainIbCompletionError };
+        let code = if status == Some(12) {
+            Code::ExplainIbRetryExceeded
+        } else {
+            Code::ExplainIbCompletionError
+        };
         self.found(code, &st, host.as_deref(), ev, || match status {
             Some(12) => (
                 format!("IB work completion failed: the peer {peer} never acknowledged (status 12 {status_name}{vend}){on}"),
@@ -608,7 +661,14 @@ impl Explainer {
             let m = text(msg);
             let err = m
                 .split_once(" failed with ")
-                .map(|(_, e)| e.trim_start_matches("error ").split(',').next().unwrap_or(e).trim().to_string())
+                .map(|(_, e)| {
+                    e.trim_start_matches("error ")
+                        .split(',')
+                        .next()
+                        .unwrap_or(e)
+                        .trim()
+                        .to_string()
+                })
                 .unwrap_or_default();
             if let Some(g) = m.split_once("local GID ").map(|(_, g)| g)
                 && (g.starts_with("::ffff:") || (!g.starts_with("fe80") && g.contains(':')))
@@ -646,7 +706,11 @@ impl Explainer {
     fn generic_warning(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) {
         let m = text(msg);
         // group warnings that differ only in numbers
-        let key: String = m.chars().take(120).map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
+        let key: String = m
+            .chars()
+            .take(120)
+            .map(|c| if c.is_ascii_digit() { '#' } else { c })
+            .collect();
         let host = self.host_of(pi);
         let ev = self.evidence(line);
         self.found(Code::ExplainNcclWarning, &key, host.as_deref(), ev, || {
@@ -655,6 +719,21 @@ impl Explainer {
                 "read the lines around it; NCCL prints the call chain that failed as `file.cc:NNN -> N` lines after a WARN".into(),
             )
         });
+    }
+}
+
+/// Could [`Explainer::dispatch`] use this INFO message? A cheap filter so the bulk of a long log (collective
+/// calls, proxy chatter, tuning tables) costs no process lookup.
+fn interesting(msg: &[u8]) -> bool {
+    match msg.first() {
+        Some(b'C') => {
+            msg.starts_with(b"Channel ") || msg.starts_with(b"Call to ") || msg.starts_with(b"Co")
+        }
+        Some(b'N') => msg.starts_with(b"NET/") || msg.starts_with(b"NCCL"),
+        Some(b'U') => msg.starts_with(b"Using network "),
+        Some(b'A') => msg.starts_with(b"Assigned NET plugin "),
+        Some(b'B' | b'G' | b'F' | b'E' | b'I' | b'M' | b'P' | b'S') => true,
+        _ => msg.ends_with(b"Init START") || msg.ends_with(b"Init COMPLETE"),
     }
 }
 

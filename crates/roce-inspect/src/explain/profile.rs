@@ -13,7 +13,10 @@ fn echoed_when_set(name: &str, e: &Explanation) -> bool {
     match name {
         "NCCL_SOCKET_IFNAME" => true,
         "NCCL_IB_HCA" => e.ib_probed,
-        "NCCL_NET_PLUGIN" => e.nccl_version.as_deref().is_some_and(|v| !verdict::version_lt(v, 2, 28)),
+        "NCCL_NET_PLUGIN" => e
+            .nccl_version
+            .as_deref()
+            .is_some_and(|v| !verdict::version_lt(v, 2, 28)),
         _ => false,
     }
 }
@@ -42,7 +45,10 @@ pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec
         let help = if e.transport == Transport::Socket {
             "the RDMA devices did not reach the job: see the socket_fallback finding; `roce lint` checks the manifest and `roce doctor` the pod".to_string()
         } else {
-            format!("the job ran on a {} fabric, not the profile's {fabric}: use the profile that describes this cluster", e.transport.as_str())
+            format!(
+                "the job ran on a {} fabric, not the profile's {fabric}: use the profile that describes this cluster",
+                e.transport.as_str()
+            )
         };
         out.push(
             Finding::new(
@@ -59,7 +65,11 @@ pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec
 
     // the environment NCCL (and UCX) saw
     let any_echo = e.env.keys().any(|k| k.starts_with("NCCL_"));
-    for var in plan.env.iter().filter(|v| matches!(v.consumer, Consumer::Nccl | Consumer::Ucx)) {
+    for var in plan
+        .env
+        .iter()
+        .filter(|v| matches!(v.consumer, Consumer::Nccl | Consumer::Ucx))
+    {
         match e.env.get(&var.name) {
             Some(seen) => {
                 check.checked.push(var.name.clone());
@@ -105,7 +115,11 @@ pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec
             .collect();
         let missing: Vec<&str> = expected
             .iter()
-            .filter(|n| !e.devices.iter().any(|d| d.name == **n && d.port.is_none_or(|p| p == port)))
+            .filter(|n| {
+                !e.devices
+                    .iter()
+                    .any(|d| d.name == **n && d.port.is_none_or(|p| p == port))
+            })
             .copied()
             .collect();
         if !foreign.is_empty() {

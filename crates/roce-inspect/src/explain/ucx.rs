@@ -29,8 +29,14 @@ impl Explainer {
         if find(b"env variable:") {
             self.ucx_env(line);
         } else if find(b"retry count exceeded") {
-            let dev = after(line, b" on ").map(|d| text(word(d))).unwrap_or_default();
-            let what = if find(b"Receive-no-ready") || find(b"RNR") { "receiver-not-ready" } else { "transport" };
+            let dev = after(line, b" on ")
+                .map(|d| text(word(d)))
+                .unwrap_or_default();
+            let what = if find(b"Receive-no-ready") || find(b"RNR") {
+                "receiver-not-ready"
+            } else {
+                "transport"
+            };
             let ev = self.evidence(line);
             let key = format!("{what} {dev}");
             self.found(Code::ExplainUcxRetryExceeded, &key, host.as_deref(), ev, || {
@@ -40,7 +46,10 @@ impl Explainer {
                 )
             });
             self.ucx_retry_key = Some((Code::ExplainUcxRetryExceeded, key));
-        } else if find(b"vend 0x89") || find(b"vendor_err 0x89") || find(b"Unexpected UCX error: Input/output error") {
+        } else if find(b"vend 0x89")
+            || find(b"vendor_err 0x89")
+            || find(b"Unexpected UCX error: Input/output error")
+        {
             let ev = self.evidence(line);
             let m = ucx_message(line);
             self.found(Code::ExplainUcxRdmaCore, "", host.as_deref(), ev, || {
@@ -51,7 +60,9 @@ impl Explainer {
             });
         } else if find(b"Destination is unreachable") {
             let ev = self.evidence(line);
-            self.found(Code::ExplainUcxUnreachable, "", host.as_deref(), ev, || (String::new(), String::new()));
+            self.found(Code::ExplainUcxUnreachable, "", host.as_deref(), ev, || {
+                (String::new(), String::new())
+            });
         } else if find(b"QP 0x") && find(b"wqe[") {
             // a work-queue dump printed under the error it belongs to
         } else if (find(b"UCX") && (find(b"ERROR") || find(b"FATAL")))
@@ -59,7 +70,11 @@ impl Explainer {
             || find(b"vendor_err")
         {
             let m = ucx_message(line);
-            let key: String = m.chars().take(80).map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
+            let key: String = m
+                .chars()
+                .take(80)
+                .map(|c| if c.is_ascii_digit() { '#' } else { c })
+                .collect();
             let ev = self.evidence(line);
             self.found(Code::ExplainUcxError, &key, host.as_deref(), ev, || {
                 (
@@ -102,15 +117,22 @@ impl Explainer {
                 notes.push(format!("traffic class {t}"));
             }
             if !notes.is_empty() {
-                acc.finding.message.push_str(&format!(" ({})", notes.join(", ")));
+                acc.finding
+                    .message
+                    .push_str(&format!(" ({})", notes.join(", ")));
             }
         }
     }
 
     /// `UCX  INFO  UCX_* env variable: UCX_TLS=rc,cuda UCX_NET_DEVICES=mlx5_0:1`.
     fn ucx_env(&mut self, line: &[u8]) {
-        let Some(rest) = after(line, b"env variable:") else { return };
-        for t in rest.split(|b| b.is_ascii_whitespace()).filter(|t| t.starts_with(b"UCX_")) {
+        let Some(rest) = after(line, b"env variable:") else {
+            return;
+        };
+        for t in rest
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|t| t.starts_with(b"UCX_"))
+        {
             if let Some(eq) = memchr::memchr(b'=', t) {
                 self.env_value(&t[..eq], &t[eq + 1..], line);
             }
@@ -127,7 +149,10 @@ fn ucx_message(line: &[u8]) -> String {
     }
     if let Some(i) = memchr::memmem::find(line, b".c:") {
         let rest = &line[i + 3..];
-        let start = rest.iter().position(|b| !b.is_ascii_digit()).unwrap_or(rest.len());
+        let start = rest
+            .iter()
+            .position(|b| !b.is_ascii_digit())
+            .unwrap_or(rest.len());
         return text(&rest[start..]);
     }
     text(line)

@@ -4,7 +4,8 @@ use indexmap::{IndexMap, IndexSet};
 use roce_model::Code;
 
 use super::{
-    Connections, Device, Evidence, Explainer, Explanation, Finding, Process, Transport, severity_rank,
+    Connections, Device, Evidence, Explainer, Explanation, Finding, Process, Transport,
+    severity_rank,
 };
 
 pub(super) fn finish(mut x: Explainer) -> Explanation {
@@ -69,7 +70,11 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     }
     for (name, value) in &env {
         if name.starts_with("NCCL_") && name.ends_with("_DISABLE") && value == "0" {
-            let ev = x.env.get(name).and_then(|v| v.first()).map(|(_, e)| e.clone());
+            let ev = x
+                .env
+                .get(name)
+                .and_then(|v| v.first())
+                .map(|(_, e)| e.clone());
             findings.push(
                 Finding::new(
                     Code::ExplainDisableReadAsZero,
@@ -82,7 +87,11 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     }
 
     // ---- processes, networks, devices ----
-    let procs: Vec<&super::Proc> = x.procs.iter().filter(|p| !p.host.is_empty() || p.lines > 0).collect();
+    let procs: Vec<&super::Proc> = x
+        .procs
+        .iter()
+        .filter(|p| !p.host.is_empty() || p.lines > 0)
+        .collect();
     let mut connections = Connections::default();
     let mut channel_nets: IndexSet<String> = IndexSet::new();
     let mut chosen: IndexSet<String> = IndexSet::new();
@@ -91,7 +100,11 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         channel_nets.extend(p.channel_nets.iter().cloned());
         chosen.extend(p.networks.iter().cloned());
     }
-    let mut nets: IndexSet<String> = if channel_nets.is_empty() { chosen.clone() } else { channel_nets.clone() };
+    let mut nets: IndexSet<String> = if channel_nets.is_empty() {
+        chosen.clone()
+    } else {
+        channel_nets.clone()
+    };
     if nets.is_empty() {
         if x.facts.socket_using.is_some() && x.facts.ib_no_device.is_some() {
             nets.insert("Socket".into());
@@ -110,7 +123,9 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
 
     if nets.len() > 1 {
         let list: Vec<&str> = nets.iter().map(String::as_str).collect();
-        let ev = procs.iter().find_map(|p| p.network_ev.clone().or(p.net_channel_ev.clone()));
+        let ev = procs
+            .iter()
+            .find_map(|p| p.network_ev.clone().or(p.net_channel_ev.clone()));
         findings.push(
             Finding::new(
                 Code::ExplainMixedNetwork,
@@ -123,8 +138,13 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
 
     // ---- GPUDirect RDMA ----
     let ib_like = matches!(transport, Transport::Ib | Transport::Roce);
-    let disabled_hcas: Vec<&str> =
-        x.facts.gdr_hca.iter().filter(|(_, (on, _))| !on).map(|(n, _)| n.as_str()).collect();
+    let disabled_hcas: Vec<&str> = x
+        .facts
+        .gdr_hca
+        .iter()
+        .filter(|(_, (on, _))| !on)
+        .map(|(n, _)| n.as_str())
+        .collect();
     let gpudirect_rdma = if connections.net > 0 {
         if transport == Transport::Socket {
             Some(false)
@@ -143,16 +163,32 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         None
     };
     if ib_like && gpudirect_rdma == Some(false) {
-        findings.push(gdr_finding(&x, &procs, connections, network.as_deref(), &disabled_hcas));
+        findings.push(gdr_finding(
+            &x,
+            &procs,
+            connections,
+            network.as_deref(),
+            &disabled_hcas,
+        ));
     }
 
     // ---- socket fallback ----
-    let socket_channels = channel_nets.iter().any(|n| n.eq_ignore_ascii_case("Socket"));
-    let ib_disable = env.get("NCCL_IB_DISABLE").filter(|v| v.parse::<i64>().is_ok_and(|n| n != 0));
-    let ib_intent = env.keys().any(|k| k.starts_with("NCCL_IB_") && k != "NCCL_IB_DISABLE");
+    let socket_channels = channel_nets
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case("Socket"));
+    let ib_disable = env
+        .get("NCCL_IB_DISABLE")
+        .filter(|v| v.parse::<i64>().is_ok_and(|n| n != 0));
+    let ib_intent = env
+        .keys()
+        .any(|k| k.starts_with("NCCL_IB_") && k != "NCCL_IB_DISABLE");
     let multi_host = x.hosts.len() > 1;
     if transport == Transport::Socket
-        && (socket_channels || multi_host || ib_intent || ib_disable.is_some() || x.facts.ib_open_failed.is_some())
+        && (socket_channels
+            || multi_host
+            || ib_intent
+            || ib_disable.is_some()
+            || x.facts.ib_open_failed.is_some())
     {
         let hca = env.get("NCCL_IB_HCA");
         let cause = if let Some(v) = ib_disable {
@@ -161,7 +197,9 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             format!("RDMA device {dev} exists but could not be opened")
         } else if x.facts.ib_no_device.is_some() {
             match hca {
-                Some(h) => format!("NCCL_IB_HCA={h} matched no active RDMA port (`NET/IB : No device found.`)"),
+                Some(h) => format!(
+                    "NCCL_IB_HCA={h} matched no active RDMA port (`NET/IB : No device found.`)"
+                ),
                 None => "NCCL found no active RDMA port (`NET/IB : No device found.`)".to_string(),
             }
         } else if x.facts.ib_init_failed.is_some() {
@@ -172,7 +210,11 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         let scope = if socket_channels {
             let n: u64 = procs
                 .iter()
-                .filter(|p| p.channel_nets.iter().any(|n| n.eq_ignore_ascii_case("Socket")))
+                .filter(|p| {
+                    p.channel_nets
+                        .iter()
+                        .any(|n| n.eq_ignore_ascii_case("Socket"))
+                })
                 .map(|p| p.connections.net - p.connections.net_gdr)
                 .sum();
             format!("{n} connections between ranks went over TCP")
@@ -186,7 +228,9 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         } else if x.facts.ib_open_failed.is_some() {
             "mount /dev/infiniband into the container (the RDMA device plugin does when `rdma/ib` is requested) and grant IPC_LOCK".to_string()
         } else if let Some(h) = hca {
-            format!("the pod has no RDMA device matching `{h}` (missing Multus annotation or `rdma/ib` request?): check the k8s.v1.cni.cncf.io/networks annotation and that `rdma/ib` is in both requests and limits; `ls /sys/class/infiniband` in the pod lists what NCCL can see")
+            format!(
+                "the pod has no RDMA device matching `{h}` (missing Multus annotation or `rdma/ib` request?): check the k8s.v1.cni.cncf.io/networks annotation and that `rdma/ib` is in both requests and limits; `ls /sys/class/infiniband` in the pod lists what NCCL can see"
+            )
         } else {
             "give the pod an RDMA device: request `rdma/ib` (requests and limits) and attach the RDMA networks (Multus on RoCE); `ls /sys/class/infiniband` must list a device with an ACTIVE port".to_string()
         };
@@ -196,10 +240,20 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             .clone()
             .or(x.facts.ib_init_failed.clone())
             .or(x.facts.using_socket.clone());
-        let mut f = Finding::new(Code::ExplainSocketFallback, format!("NCCL fell back to TCP sockets: {cause}; {scope}"), help).at(ev);
+        let mut f = Finding::new(
+            Code::ExplainSocketFallback,
+            format!("NCCL fell back to TCP sockets: {cause}; {scope}"),
+            help,
+        )
+        .at(ev);
         f.hosts = procs
             .iter()
-            .filter(|p| p.networks.iter().chain(&p.channel_nets).any(|n| n.eq_ignore_ascii_case("Socket")))
+            .filter(|p| {
+                p.networks
+                    .iter()
+                    .chain(&p.channel_nets)
+                    .any(|n| n.eq_ignore_ascii_case("Socket"))
+            })
             .map(|p| p.host.clone())
             .collect::<IndexSet<_>>()
             .into_iter()
@@ -213,8 +267,14 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         && !req.eq_ignore_ascii_case("none")
         && !req.is_empty()
     {
-        let stem = req.trim_start_matches("libnccl-net-").trim_end_matches(".so");
-        let failed = x.facts.plugin_failures.iter().find(|(_, t)| t.contains(stem));
+        let stem = req
+            .trim_start_matches("libnccl-net-")
+            .trim_end_matches(".so");
+        let failed = x
+            .facts
+            .plugin_failures
+            .iter()
+            .find(|(_, t)| t.contains(stem));
         let loaded = x.facts.plugins_loaded.iter().any(|p| p.contains(stem));
         if let Some((ev, t)) = failed
             && !loaded
@@ -233,10 +293,9 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     // ---- accumulated findings (compose the ones that need the environment) ----
     let ifname = env.get("NCCL_SOCKET_IFNAME").cloned();
     let nccl_net = env.get("NCCL_NET").cloned();
-    let other_completion = x
-        .found
-        .keys()
-        .any(|(c, k)| *c == Code::ExplainIbRetryExceeded || (*c == Code::ExplainIbCompletionError && k != "5"));
+    let other_completion = x.found.keys().any(|(c, k)| {
+        *c == Code::ExplainIbRetryExceeded || (*c == Code::ExplainIbCompletionError && k != "5")
+    });
     let ucx_hosts = x
         .found
         .values()
@@ -249,19 +308,41 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         match code {
             Code::ExplainIbCompletionError if key == "5" && other_completion => continue,
             Code::ExplainBootstrapNoInterface => {
-                let what = x.facts.no_interface.as_ref().map_or("bootstrap", |(_, w)| *w);
+                let what = x
+                    .facts
+                    .no_interface
+                    .as_ref()
+                    .map_or("bootstrap", |(_, w)| *w);
                 f.message = match &ifname {
-                    Some(v) => format!("{what}: no network interface matches NCCL_SOCKET_IFNAME={v}; NCCL cannot connect the ranks"),
-                    None => format!("{what}: NCCL found no usable network interface (only loopback or docker interfaces?)"),
+                    Some(v) => format!(
+                        "{what}: no network interface matches NCCL_SOCKET_IFNAME={v}; NCCL cannot connect the ranks"
+                    ),
+                    None => format!(
+                        "{what}: NCCL found no usable network interface (only loopback or docker interfaces?)"
+                    ),
                 };
                 f.help = "set NCCL_SOCKET_IFNAME to an interface that exists in the container and has an IP address (usually eth0 in a Kubernetes pod; `ip -o addr` or `ls /sys/class/net` lists them); `^lo,docker` excludes by prefix, `=eth0` matches exactly, and a one-character value is ignored".into();
             }
             Code::ExplainNetNotFound => {
-                let net = x.facts.net_not_found.as_ref().map(|(_, n)| n.clone()).filter(|n| !n.is_empty()).or(nccl_net.clone());
-                let why = if x.facts.ib_no_device.is_some() { " (`NET/IB : No device found.`)" } else { "" };
+                let net = x
+                    .facts
+                    .net_not_found
+                    .as_ref()
+                    .map(|(_, n)| n.clone())
+                    .filter(|n| !n.is_empty())
+                    .or(nccl_net.clone());
+                let why = if x.facts.ib_no_device.is_some() {
+                    " (`NET/IB : No device found.`)"
+                } else {
+                    ""
+                };
                 f.message = match net {
-                    Some(n) => format!("NCCL_NET={n} forces a network that could not initialize{why}"),
-                    None => format!("no NCCL network could initialize{why}: is NCCL_NET set (e.g. NCCL_NET=IB)?"),
+                    Some(n) => {
+                        format!("NCCL_NET={n} forces a network that could not initialize{why}")
+                    }
+                    None => format!(
+                        "no NCCL network could initialize{why}: is NCCL_NET set (e.g. NCCL_NET=IB)?"
+                    ),
                 };
                 f.help = "unset NCCL_NET to let NCCL choose, or make the forced network work: for IB the pod needs an RDMA device (`rdma/ib` request, Multus networks on RoCE) and a matching NCCL_IB_HCA".into();
             }
@@ -337,8 +418,14 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
 /// Decide the transport from the network name and the devices' link layers.
 fn classify(network: Option<&str>, devices: &[Device], x: &Explainer) -> Transport {
     let rdma = |x: &Explainer| {
-        let roce = devices.iter().filter(|d| d.link_layer.starts_with("RoCE")).count();
-        let ib = devices.iter().filter(|d| d.link_layer.starts_with("IB")).count();
+        let roce = devices
+            .iter()
+            .filter(|d| d.link_layer.starts_with("RoCE"))
+            .count();
+        let ib = devices
+            .iter()
+            .filter(|d| d.link_layer.starts_with("IB"))
+            .count();
         if roce > ib || (roce == 0 && ib == 0 && (x.facts.roce_gids || x.facts.ucx_roce)) {
             Transport::Roce
         } else {
@@ -376,14 +463,32 @@ fn gdr_finding(
             ev,
         )
     } else if !disabled.is_empty() {
-        let ev = x.facts.gdr_hca.values().find(|(on, _)| !on).map(|(_, e)| e.clone());
-        (format!("GPUDirect RDMA disabled for HCA {}: nvidia-peermem (or DMA-BUF) not detected", disabled.join(", ")), ev)
+        let ev = x
+            .facts
+            .gdr_hca
+            .values()
+            .find(|(on, _)| !on)
+            .map(|(_, e)| e.clone());
+        (
+            format!(
+                "GPUDirect RDMA disabled for HCA {}: nvidia-peermem (or DMA-BUF) not detected",
+                disabled.join(", ")
+            ),
+            ev,
+        )
     } else {
         let (ev, d) = x.facts.gdr_pair_distance.clone().unwrap_or((
-            Evidence { file: String::new(), line: 0, text: String::new() },
+            Evidence {
+                file: String::new(),
+                line: 0,
+                text: String::new(),
+            },
             String::new(),
         ));
-        (format!("GPUDirect RDMA disabled: GPU and NIC are too far apart (distance {d})"), Some(ev))
+        (
+            format!("GPUDirect RDMA disabled: GPU and NIC are too far apart (distance {d})"),
+            Some(ev),
+        )
     };
     let per_hca = !disabled.is_empty();
     let help = if !per_hca && x.facts.gdr_pair_distance.is_some() && c.net == 0 {

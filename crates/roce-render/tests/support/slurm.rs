@@ -21,12 +21,14 @@
 //!   slurmd refuses a GRES file that is not a character or block device ("is not a valid character
 //!   or block device, fix your gres.conf", and the job gets no GPUs), and `mknod` needs
 //!   `CAP_MKNOD`, so each `gpuK` is a symlink to `/dev/null`: slurmd `stat()`s through it and sees a
-//!   character device, and the paths are distinct, so it counts N GPUs and sets
-//!   `CUDA_VISIBLE_DEVICES=0,…,N-1` in the step.
+//!   character device, and the paths are distinct, so it counts N GPUs and puts a job's share in
+//!   `CUDA_VISIBLE_DEVICES` (global indices: without a device cgroup nothing is renumbered).
 //! * The node claims [`Config::cpus`] CPUs whatever the machine has (`SlurmdParameters=config_overrides`),
 //!   so `--ntasks-per-node=8` fits on a 2-core machine.
-//! * `MinJobAge=6`: `sbatch --wait` polls every 2 s while `2 < MinJobAge / 3` is false, instead of
-//!   2, 8, 32 s with the default 300; a finished job still stays visible for those polls.
+//! * `MinJobAge=5` and `SchedulerParameters=batch_sched_delay=0`: `sbatch --wait` (22.05) sleeps
+//!   2 s between polls and multiplies that by 4 while it is below `MinJobAge / 2`, so with the
+//!   default 300 a job that is not done at the first poll costs 10 s; with 5 (5 / 2 = 2) it polls
+//!   every 2 s, and a finished job outlives the next poll by 3 s. A job then takes about 2 s.
 //! * On Slurm ≥ 24.11 only, `TopologyPlugin=topology/block` with one block holding the node, so
 //!   `--segment` can be scheduled. Older Slurm (Debian bookworm ships 22.05) has neither the plugin
 //!   nor the option.
@@ -41,8 +43,8 @@
 //! # Teardown
 //!
 //! Dropping a [`Slurm`] (also while a failing test unwinds) stops what it started, and nothing else:
-//! SIGTERM to its `slurmctld` and `slurmd` (SIGKILL after 5 s), then SIGKILL to every process of this cluster that
-//! is still alive: those whose environment carries the marker `ROCE_SLURM_HARNESS=<dir>`
+//! SIGTERM to its `slurmctld` and `slurmd` (SIGKILL after 5 s), then SIGKILL to every process of
+//! this cluster that is still alive: those whose environment carries the marker `ROCE_SLURM_HARNESS=<dir>`
 //! ([`Slurm::command`] gives it to the daemons and to `sbatch`, whose jobs inherit it), and those whose
 //! working directory or an open file lies in the cluster's temp dir (the `slurmstepd`s, which wipe
 //! their environment when they set their process title); then munged. Processes are found by pid,
@@ -261,10 +263,40 @@ pub fn start(config: &Config) -> Option<Slurm> {
             return None;
         }
     };
+    reap_orphans();
     match Slurm::start(bins, config) {
         Ok(s) => Some(s),
         Err(why) => panic!("the real-Slurm harness could not start a cluster:\n{why}"),
     }
+}
+
+/// Stops what clusters of test processes that died without unwinding (SIGKILL, a crash) left
+/// running: a temp dir `roce-slurm-<pid>-…` whose test process `<pid>` is gone still marks its
+/// daemons, slurmstepds and tasks. Returns the pids it killed. The dirs are left for inspection.
+pub fn reap_orphans() -> Vec<u32> {
+    let mut killed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return killed;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(owner) = name
+            .strip_prefix("roce-slurm-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if is_alive(owner) {
+            continue;
+        }
+        for (pid, cmd) in marked_processes(&entry.path()) {
+            eprintln!("slurm harness: stopping {pid} ({cmd}), left by dead test process {owner}");
+            signal("KILL", pid);
+            killed.push(pid);
+        }
+    }
+    killed
 }
 
 fn unique_dir() -> PathBuf {
@@ -517,7 +549,8 @@ impl Slurm {
              GresTypes=gpu\n\
              SlurmdParameters=config_overrides\n\
              ReturnToService=2\n\
-             MinJobAge=6\n\
+             MinJobAge=5\n\
+             SchedulerParameters=batch_sched_delay=0\n\
              KillWait=5\n\
              InactiveLimit=0\n",
             host = short_hostname(),
