@@ -56,6 +56,41 @@ pub enum Command {
     Doctor(crate::commands::doctor::DoctorArgs),
     /// Compare two profiles in fabric terms.
     Diff(crate::commands::diff::DiffArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+    /// Print the JSON Schema of the YAML profile format (for editors' YAML language servers).
+    Schema,
+}
+
+/// Parses a profile argument (any string: a built-in name or a path) and offers the built-in names to
+/// help and shell completion.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProfileArg;
+
+impl clap::builder::TypedValueParser for ProfileArg {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            roce_model::builtin::names().map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 /// `roce profiles`.
@@ -71,6 +106,7 @@ pub enum ProfilesAction {
     /// Print a built-in profile's source.
     Show {
         /// Built-in profile name, e.g. coreweave/gb300-roce.
+        #[arg(value_parser = ProfileArg)]
         name: String,
     },
 }
@@ -78,10 +114,10 @@ pub enum ProfilesAction {
 /// `roce check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Profile file to check (KDL or YAML; `-` reads stdin as KDL unless --yaml).
-    pub file: Option<PathBuf>,
+    /// Profile files to check (KDL or YAML; `-` reads stdin as KDL unless --yaml).
+    pub files: Vec<PathBuf>,
     /// A built-in profile name or a file. Without FILE or --profile every built-in is checked.
-    #[arg(long, short)]
+    #[arg(long, short, value_parser = ProfileArg)]
     pub profile: Option<String>,
     /// Read stdin as YAML.
     #[arg(long)]
@@ -98,7 +134,7 @@ pub struct RenderArgs {
     #[arg(long, short, value_enum)]
     pub target: Target,
     /// A built-in profile name or a profile file.
-    #[arg(long, short, default_value = roce_model::builtin::DEFAULT)]
+    #[arg(long, short, default_value = roce_model::builtin::DEFAULT, value_parser = ProfileArg, hide_possible_values = true)]
     pub profile: String,
     /// Write the artifacts into this directory (required for multi-file targets).
     #[arg(long, short)]

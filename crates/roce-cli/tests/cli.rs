@@ -231,3 +231,191 @@ fn ucx_perftest_follows_the_profile() {
     assert!(tcp.contains("NCCL never uses UCX"), "…and why");
     assert!(!tcp.contains("rc_mlx5"));
 }
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tools_required() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// `roce schema` prints the committed schema, and every YAML profile (built-ins and the good rule
+/// fixtures) validates against it with a real JSON Schema validator (python-jsonschema).
+#[test]
+fn yaml_profiles_validate_against_the_schema() {
+    let out = roce().arg("schema").output().unwrap();
+    let committed = std::fs::read_to_string(repo().join("docs/profile.schema.json")).unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), committed);
+    let python = repo().join(".venv/bin/python");
+    let has_jsonschema = python.exists()
+        && Command::new(&python).args(["-c", "import jsonschema"]).status().is_ok_and(|s| s.success());
+    if !has_jsonschema {
+        assert!(!tools_required(), "CI=true: python-jsonschema missing from .venv (run .ci/install-tools)");
+        eprintln!("\n*** SKIPPED schema validation: .venv/bin/python with jsonschema not found ***\n");
+        return;
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("profiles/coreweave"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    let fixtures = repo().join("crates/roce-model/tests/fixtures/rules");
+    for dir in std::fs::read_dir(&fixtures).unwrap() {
+        let good = dir.unwrap().path().join("good.yaml");
+        if good.exists() {
+            files.push(good);
+        }
+    }
+    assert!(files.len() >= 10, "{files:?}");
+    let script = r#"
+import json, sys, yaml, jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft202012Validator.check_schema(schema)
+v = jsonschema.Draft202012Validator(schema)
+bad = 0
+for f in sys.argv[2:]:
+    for e in v.iter_errors(yaml.safe_load(open(f))):
+        bad += 1
+        print(f"{f}: {e.json_path}: {e.message}")
+# The validator must reject a misspelled key, or this test proves nothing.
+assert list(v.iter_errors({"name": "x", "fabirc": "roce"})), "schema accepts unknown keys"
+sys.exit(1 if bad else 0)
+"#;
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(repo().join("docs/profile.schema.json"))
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The schema lists exactly the keys the profile loader accepts, section by section. The loader's own
+/// list comes from its unknown-key diagnostic (help: "expected one of …").
+#[test]
+fn schema_keys_match_the_loader() {
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("docs/profile.schema.json")).unwrap()).unwrap();
+    let props = |section: Option<&str>| -> Vec<String> {
+        let node = match section {
+            None => &schema,
+            Some(s) => schema["properties"][s]["anyOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["type"] == "object")
+                .unwrap(),
+        };
+        let mut keys: Vec<String> = node["properties"].as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    let loader_keys = |yaml: &str| -> Vec<String> {
+        let dir = temp("schema-keys");
+        let path = dir.join("p.yaml");
+        std::fs::write(&path, yaml).unwrap();
+        let out = roce().arg("check").arg(&path).args(["--format", "json"]).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let help = v["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["code"] == "roce::unknown_key")
+            .unwrap_or_else(|| panic!("no unknown_key for {yaml}: {v}"))["help"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let mut keys: Vec<String> = help.split('`').skip(1).step_by(2).map(String::from).collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    };
+    let base = "name: t/x\nextends: coreweave/gb300-roce\n";
+    assert_eq!(loader_keys(&format!("{base}zzzzzz: 1\n")), props(None), "top level");
+    for (section, body) in [
+        ("fabric", "kind: roce"),
+        ("node-pool", "name: x"),
+        ("rails", "nics: 4"),
+        ("nccl", "debug: WARN"),
+        ("ucx", "mode: tcp"),
+        ("image", "rdma-core: 54"),
+        ("job", "nodes: 2"),
+    ] {
+        let yaml = format!("{base}{section}:\n  {body}\n  zzzzzz: 1\n");
+        assert_eq!(loader_keys(&yaml), props(Some(section)), "{section}");
+    }
+    let mut multus = loader_keys(&format!("{base}multus:\n  mode: per-port\n  namespace: a\n  name: b\n  zzzzzz: 1\n"));
+    multus.extend(loader_keys(&format!("{base}multus:\n  mode: backend\n  namespace: a\n  name: b\n  zzzzzz: 1\n")));
+    multus.sort();
+    multus.dedup();
+    assert_eq!(multus, props(Some("multus")), "multus");
+}
+
+/// The bash completion script loads in bash and completes subcommands and built-in profile names.
+#[test]
+fn bash_completion_completes_subcommands_and_profiles() {
+    let dir = temp("completion");
+    let script = dir.join("roce.bash");
+    let out = roce().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    std::fs::write(&script, &out.stdout).unwrap();
+    let complete = |words: &str, cword: usize| -> String {
+        let cmd = format!(
+            "source {}; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE=\"${{COMP_WORDS[*]}}\"; COMP_POINT=${{#COMP_LINE}}; \
+             _roce roce \"${{COMP_WORDS[$COMP_CWORD]}}\" \"${{COMP_WORDS[$COMP_CWORD-1]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display()
+        );
+        let out = Command::new("bash").arg("-c").arg(&cmd).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let subcommands = complete("roce ''", 1);
+    for s in ["render", "check", "profiles", "lint", "explain", "doctor", "diff"] {
+        assert!(subcommands.lines().any(|l| l == s), "no `{s}` in {subcommands}");
+    }
+    let profiles = complete("roce check --profile ''", 3);
+    assert!(profiles.lines().any(|l| l == "coreweave/gb300-roce"), "{profiles}");
+    assert!(profiles.lines().any(|l| l == "coreweave/h100-ib"), "{profiles}");
+    let targets = complete("roce render --target ''", 3);
+    assert!(targets.lines().any(|l| l == "kustomize"), "{targets}");
+}
+
+#[test]
+fn man_page_renders() {
+    let out = roce().arg("man").output().unwrap();
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success());
+    assert!(page.contains(".TH roce"), "{page}");
+    assert!(page.contains("render"));
+}
+
+/// `kubectl roce …` finds the `kubectl-roce` binary as a kubectl plugin.
+#[test]
+fn works_as_a_kubectl_plugin() {
+    let venv = repo().join(".venv/bin/kubectl");
+    let kubectl = if venv.exists() {
+        venv
+    } else if Command::new("kubectl").arg("version").arg("--client").output().is_ok() {
+        PathBuf::from("kubectl")
+    } else {
+        assert!(!tools_required(), "CI=true: kubectl missing (run .ci/install-tools)");
+        eprintln!("\n*** SKIPPED kubectl plugin test: kubectl not found ***\n");
+        return;
+    };
+    let dir = temp("plugin");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kubectl-roce"), dir.join("kubectl-roce")).unwrap();
+    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
+    let list = Command::new(&kubectl).args(["plugin", "list"]).env("PATH", &path).output().unwrap();
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(listed.contains("kubectl-roce"), "{listed}{}", String::from_utf8_lossy(&list.stderr));
+    let run = Command::new(&kubectl).args(["roce", "profiles"]).env("PATH", &path).output().unwrap();
+    let names = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success() && names.lines().any(|l| l == "coreweave/gb300-roce"), "{names}");
+}

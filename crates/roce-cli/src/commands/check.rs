@@ -8,11 +8,11 @@ use crate::io::{FileResolver, read_profile};
 use crate::report::{Output, json};
 
 pub fn run(args: CheckArgs, out: &Output) -> miette::Result<Exit> {
-    let specs: Vec<String> = match (&args.file, &args.profile) {
-        (Some(file), _) => vec![file.display().to_string()],
-        (None, Some(p)) => vec![p.clone()],
-        (None, None) => builtin::names().map(String::from).collect(),
-    };
+    let mut specs: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
+    specs.extend(args.profile.clone());
+    if specs.is_empty() {
+        specs = builtin::names().map(String::from).collect();
+    }
     let mut problems: Vec<Problem> = Vec::new();
     for spec in &specs {
         match read_profile(spec, args.yaml)? {

@@ -2,6 +2,7 @@
 
 pub mod apply;
 mod check;
+mod meta;
 pub mod diff;
 pub mod doctor;
 pub mod explain;
@@ -46,5 +47,8 @@ pub fn run(command: Command, out: &Output) -> miette::Result<Exit> {
         Command::Explain(args) => explain::run(args, out),
         Command::Doctor(args) => doctor::run(args, out),
         Command::Diff(args) => diff::run(args, out),
+        Command::Completions { shell } => meta::completions(shell),
+        Command::Man => meta::man(),
+        Command::Schema => meta::schema(),
     }
 }

@@ -1,0 +1,31 @@
+//! `roce completions`, `roce man`, `roce schema`: files other tools read about roce.
+
+use clap::CommandFactory;
+
+use super::Exit;
+use crate::cli::Cli;
+use crate::report::out;
+
+/// The JSON Schema of the YAML profile format, committed at `docs/profile.schema.json`.
+pub const PROFILE_SCHEMA: &str = include_str!("../../../../docs/profile.schema.json");
+
+pub fn completions(shell: clap_complete::Shell) -> miette::Result<Exit> {
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "roce", &mut buf);
+    out(&String::from_utf8_lossy(&buf));
+    Ok(Exit::Ok)
+}
+
+pub fn man() -> miette::Result<Exit> {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut buf)
+        .map_err(|e| miette::miette!("rendering the man page: {e}"))?;
+    out(&String::from_utf8_lossy(&buf));
+    Ok(Exit::Ok)
+}
+
+pub fn schema() -> miette::Result<Exit> {
+    out(PROFILE_SCHEMA);
+    Ok(Exit::Ok)
+}
