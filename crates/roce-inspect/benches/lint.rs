@@ -25,11 +25,26 @@ fn main() {
     let (parse_t, docs) = best(|| plain_parse(files));
     let (one_t, found) = best(|| lint(&linter, files, 1));
     let (all_t, _) = best(|| lint(&linter, files, 0));
-    println!("lint bench: {} files, {mb:.1} MB, {docs} documents, {found} problems", files.len());
+    println!(
+        "lint bench: {} files, {mb:.1} MB, {docs} documents, {found} problems",
+        files.len()
+    );
     let rate = |t: Duration| mb / t.as_secs_f64();
-    println!("  plain YAML parse (1 thread):  {:>7.1} MB/s ({:.2} s)", rate(parse_t), parse_t.as_secs_f64());
-    println!("  roce lint (1 thread):         {:>7.1} MB/s ({:.2} s)", rate(one_t), one_t.as_secs_f64());
-    println!("  roce lint ({cpus} threads):        {:>7.1} MB/s ({:.2} s)", rate(all_t), all_t.as_secs_f64());
+    println!(
+        "  plain YAML parse (1 thread):  {:>7.1} MB/s ({:.2} s)",
+        rate(parse_t),
+        parse_t.as_secs_f64()
+    );
+    println!(
+        "  roce lint (1 thread):         {:>7.1} MB/s ({:.2} s)",
+        rate(one_t),
+        one_t.as_secs_f64()
+    );
+    println!(
+        "  roce lint ({cpus} threads):        {:>7.1} MB/s ({:.2} s)",
+        rate(all_t),
+        all_t.as_secs_f64()
+    );
     println!(
         "  ratio lint/parse time: {:.2}x on one thread, {:.2}x with {cpus} threads",
         one_t.as_secs_f64() / parse_t.as_secs_f64(),
@@ -51,16 +66,21 @@ fn best<T>(mut f: impl FnMut() -> T) -> (Duration, T) {
 }
 
 fn linter() -> Linter {
-    let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly)
-        .profile
-        .unwrap();
+    let profile = load(
+        builtin::source("coreweave/gb300-roce").unwrap(),
+        &BuiltinsOnly,
+    )
+    .profile
+    .unwrap();
     Linter::new(&profile, LintOptions::default())
 }
 
 /// Lint every file; returns the number of problems.
 fn lint(linter: &Linter, files: &[PathBuf], jobs: usize) -> usize {
     let mut problems = 0;
-    walk::lint_files(linter, files, jobs, |_, _, r| problems += r.map_or(0, |r| r.problems.len()));
+    walk::lint_files(linter, files, jobs, |_, _, r| {
+        problems += r.map_or(0, |r| r.problems.len())
+    });
     problems
 }
 
@@ -80,20 +100,26 @@ fn plain_parse(files: &[PathBuf]) -> usize {
 fn lint_one_thread(bencher: divan::Bencher) {
     let (files, bytes) = tree();
     let linter = linter();
-    bencher.counter(divan::counter::BytesCount::new(*bytes)).bench(|| lint(&linter, files, 1));
+    bencher
+        .counter(divan::counter::BytesCount::new(*bytes))
+        .bench(|| lint(&linter, files, 1));
 }
 
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn lint_all_threads(bencher: divan::Bencher) {
     let (files, bytes) = tree();
     let linter = linter();
-    bencher.counter(divan::counter::BytesCount::new(*bytes)).bench(|| lint(&linter, files, 0));
+    bencher
+        .counter(divan::counter::BytesCount::new(*bytes))
+        .bench(|| lint(&linter, files, 0));
 }
 
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn plain_yaml_parse(bencher: divan::Bencher) {
     let (files, bytes) = tree();
-    bencher.counter(divan::counter::BytesCount::new(*bytes)).bench(|| plain_parse(files));
+    bencher
+        .counter(divan::counter::BytesCount::new(*bytes))
+        .bench(|| plain_parse(files));
 }
 
 /// The generated tree: its files (sorted) and total size, built once per run.
@@ -101,7 +127,8 @@ fn tree() -> &'static (Vec<PathBuf>, u64) {
     static TREE: OnceLock<(tempfile::TempDir, (Vec<PathBuf>, u64))> = OnceLock::new();
     &TREE
         .get_or_init(|| {
-            let testing = std::env::args().any(|a| a == "--test");
+            // `cargo bench` passes `--bench`; `cargo test --benches` does not.
+            let testing = !std::env::args().any(|a| a == "--bench");
             let count: usize = std::env::var("ROCE_BENCH_FILES")
                 .ok()
                 .and_then(|v| v.parse().ok())
@@ -110,7 +137,10 @@ fn tree() -> &'static (Vec<PathBuf>, u64) {
             generate(dir.path(), count);
             let files = walk::files(&[dir.path().to_path_buf()]).unwrap();
             assert_eq!(files.len(), count);
-            let bytes = files.iter().map(|f| std::fs::metadata(f).unwrap().len()).sum();
+            let bytes = files
+                .iter()
+                .map(|f| std::fs::metadata(f).unwrap().len())
+                .sum();
             (dir, (files, bytes))
         })
         .1
@@ -130,9 +160,12 @@ fn generate(root: &Path, count: usize) {
         })
         .collect();
     sources.sort();
-    let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly)
-        .profile
-        .unwrap();
+    let profile = load(
+        builtin::source("coreweave/gb300-roce").unwrap(),
+        &BuiltinsOnly,
+    )
+    .profile
+    .unwrap();
     let plan = roce_render::plan::lower(&profile);
     let wired: Vec<String> = sources
         .iter()
@@ -145,13 +178,19 @@ fn generate(root: &Path, count: usize) {
                 container,
                 ..ApplyOptions::default()
             };
-            apply(&Source::new("x.yaml", text.as_str()), &plan, &opts).unwrap().text
+            apply(&Source::new("x.yaml", text.as_str()), &plan, &opts)
+                .unwrap()
+                .text
         })
         .collect();
     for i in 0..count {
         let k = i % sources.len();
         let (stem, raw) = &sources[k];
-        let text = if (i / sources.len()) % 2 == 0 { raw } else { &wired[k] };
+        let text = if (i / sources.len()) % 2 == 0 {
+            raw
+        } else {
+            &wired[k]
+        };
         let text = text.replacen("  name: ", &format!("  name: n{i}-"), 1);
         let dir = root.join(format!("team-{:02}", i % 100));
         std::fs::create_dir_all(&dir).unwrap();

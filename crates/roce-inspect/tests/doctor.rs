@@ -878,7 +878,7 @@ fn socket_ifname_matches_nothing() {
     let p = finding(&r, "roce::doctor::socket_ifname");
     assert!(
         p.message
-            .contains("matches no network interface here (eth0, lo, …, net9 (18))"),
+            .contains("matches no network interface here (eth0, lo, …, net16 (18))"),
         "{}",
         p.message
     );
@@ -1301,3 +1301,129 @@ fn sixteen_ports_with_full_gid_tables_probe_under_100ms() {
     }
 }
 
+// ---------------------------------------------------------------------------------------------------
+// A real machine: `roce doctor` run once on an NVIDIA H200 x2 machine (fixtures/doctor/h200-host.*)
+
+fn fixture(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/doctor")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn h200_host_recorded_output() {
+    // What the issue expected of that machine: mlx5 drivers loaded, no RDMA devices, rdma-core 50.
+    let j: serde_json::Value = serde_json::from_str(&fixture("h200-host.json")).unwrap();
+    assert_eq!(j["devices"], serde_json::json!([]));
+    assert_eq!(j["rdma_core_version"], "50.0");
+    assert_eq!(
+        j["libibverbs"],
+        "/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0"
+    );
+    assert_eq!(
+        j["kernel_modules"],
+        serde_json::json!(["mlx5_core", "mlx5_ib", "ib_core", "nvidia"])
+    );
+    // Also recorded: no peer-memory module, 2 GPUs, root with IPC_LOCK and unlimited memlock, not a pod.
+    assert_eq!(j["peer_memory"], "none");
+    assert_eq!(j["gpus"], 2);
+    assert_eq!(
+        (&j["ipc_lock"], &j["memlock"], &j["pod"]),
+        (
+            &serde_json::json!(true),
+            &serde_json::json!("unlimited"),
+            &serde_json::json!(false)
+        )
+    );
+    let codes = |j: &serde_json::Value| -> Vec<String> {
+        j["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(codes(&j), ["roce::doctor::no_rdma_devices"]);
+    assert!(
+        j["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("mlx5_core and mlx5_ib are loaded but no NIC registered an RDMA device")
+    );
+
+    // Against the NIXL profile: rdma-core 50 < 54 is reported, pointing at the profile's UCX line.
+    let nixl: serde_json::Value = serde_json::from_str(&fixture("h200-host-nixl.json")).unwrap();
+    assert_eq!(
+        codes(&nixl),
+        [
+            "roce::doctor::no_rdma_devices",
+            "roce::doctor::ucx_net_device",
+            "roce::doctor::rdma_core",
+            "roce::doctor::peer_memory",
+            "roce::doctor::gpus"
+        ]
+    );
+    let rdma = &nixl["findings"][2];
+    assert!(
+        rdma["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("rdma-core 50.0 < 54")
+    );
+    assert_eq!(rdma["file"], "builtin:coreweave/gb300-roce-nixl");
+
+    // The human report against the NCCL-only profile.
+    let txt = fixture("h200-host.txt");
+    for want in [
+        "roce doctor: host, profile coreweave/gb300-roce",
+        "RDMA ports:   none",
+        "rdma-core:    50.0 (/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0)",
+        "modules:      mlx5_core, mlx5_ib, ib_core, nvidia",
+        "roce::doctor::no_rdma_devices",
+        "roce::doctor::peer_memory",
+        "roce::doctor::gpus",
+        "1 error(s), 2 warning(s)",
+    ] {
+        assert!(txt.contains(want), "h200-host.txt lacks {want:?}");
+    }
+    assert!(
+        !txt.contains("roce::doctor::rdma_core"),
+        "UCX is pinned to TCP in coreweave/gb300-roce"
+    );
+}
+
+/// A tree built from the recorded host facts (`h200-host-facts.txt`) gives the same report as the real
+/// machine did: the fixture trees model real sysfs and library layouts.
+#[test]
+fn h200_host_replayed_from_its_facts() {
+    let t = Tree::new();
+    t.mkdir("/sys/class/infiniband")
+        .netdevs(&["eth0".into(), "ifb0".into(), "ifb1".into(), "lo".into()])
+        .modules(&["ib_core", "mlx5_core", "mlx5_ib", "nvidia", "nvidia_uvm", "ipv6", "fuse"])
+        .status(0x000001fffeffffff)
+        .memlock("unlimited")
+        .gpus(2)
+        .file("/dev/nvidia-caps/nvidia-cap1", "")
+        // Ubuntu 24.04: ld.so.conf.d lists /lib/x86_64-linux-gnu before /usr/lib/x86_64-linux-gnu.
+        .file("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n")
+        .file(
+            "/etc/ld.so.conf.d/x86_64-linux-gnu.conf",
+            "# Multiarch support\n/usr/local/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n",
+        )
+        .file("/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0", "ELF")
+        .link("/lib/x86_64-linux-gnu/libibverbs.so.1", "libibverbs.so.1.14.50.0")
+        .file("/lib/x86_64-linux-gnu/librdmacm.so.1.3.50.0", "ELF")
+        .link("/lib/x86_64-linux-gnu/librdmacm.so.1", "librdmacm.so.1.3.50.0");
+    let env = Env::from_pairs([
+        ("NCCL_VERSION", "2.28.3-1"),
+        (
+            "LD_LIBRARY_PATH",
+            "/usr/local/nvidia/lib64:/usr/local/nvidia/lib",
+        ),
+    ]);
+    let mut replay = doctor::probe(&t.root(), Some(env), None).to_json();
+    let recorded: serde_json::Value = serde_json::from_str(&fixture("h200-host.json")).unwrap();
+    replay["env_source"] = recorded["env_source"].clone();
+    assert_eq!(replay, recorded);
+}

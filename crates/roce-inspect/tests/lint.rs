@@ -19,7 +19,9 @@ use roce_render::apply::{ApplyOptions, RoleChoice, apply};
 const DEFAULT_PROFILE: &str = "coreweave/gb300-roce";
 
 fn fixtures(sub: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/manifests").join(sub)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/manifests")
+        .join(sub)
 }
 
 fn files(sub: &str) -> Vec<PathBuf> {
@@ -35,7 +37,9 @@ fn files(sub: &str) -> Vec<PathBuf> {
 
 fn profile(name: &str) -> Profile {
     let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);
-    loaded.profile.unwrap_or_else(|| panic!("{name}: {:?}", loaded.problems))
+    loaded
+        .profile
+        .unwrap_or_else(|| panic!("{name}: {:?}", loaded.problems))
 }
 
 /// What a fixture's header asks for.
@@ -84,7 +88,10 @@ fn linter(profile_name: &str, container: Option<String>) -> Linter {
 fn lint_path(path: &Path) -> (Header, FileReport) {
     let text = std::fs::read_to_string(path).unwrap();
     let h = header(&text);
-    let l = linter(h.profile.as_deref().unwrap_or(DEFAULT_PROFILE), h.lint_container.clone());
+    let l = linter(
+        h.profile.as_deref().unwrap_or(DEFAULT_PROFILE),
+        h.lint_container.clone(),
+    );
     let report = l.lint(Source::new(file_name(path), text));
     (h, report)
 }
@@ -98,7 +105,12 @@ fn found(report: &FileReport) -> Vec<(String, usize)> {
     let mut out: Vec<(String, usize)> = report
         .problems
         .iter()
-        .map(|p| (p.code.as_str().to_string(), p.location().map_or(0, |l| l.line)))
+        .map(|p| {
+            (
+                p.code.as_str().to_string(),
+                p.location().map_or(0, |l| l.line),
+            )
+        })
         .collect();
     out.sort();
     out
@@ -108,7 +120,10 @@ fn describe(problems: &[Problem]) -> String {
     problems
         .iter()
         .map(|p| {
-            let loc = p.location().map(|l| format!("{}:{}", l.line, l.column)).unwrap_or_default();
+            let loc = p
+                .location()
+                .map(|l| format!("{}:{}", l.line, l.column))
+                .unwrap_or_default();
             format!("  {} {loc} {}\n", p.code, p.message)
         })
         .collect()
@@ -121,7 +136,13 @@ fn broken_fixtures_report_the_expected_codes_at_the_expected_lines() {
         let mut want = h.expect.clone();
         want.sort();
         assert!(!want.is_empty(), "{}: no `# expect:` lines", path.display());
-        assert_eq!(found(&report), want, "{}:\n{}", path.display(), describe(&report.problems));
+        assert_eq!(
+            found(&report),
+            want,
+            "{}:\n{}",
+            path.display(),
+            describe(&report.problems)
+        );
         assert_eq!(
             report.has_errors(),
             report.problems.iter().any(Problem::is_error),
@@ -129,8 +150,18 @@ fn broken_fixtures_report_the_expected_codes_at_the_expected_lines() {
         );
         for p in &report.problems {
             let help = p.help.as_deref().unwrap_or("");
-            assert!(!help.is_empty(), "{}: {} has no help", path.display(), p.code);
-            assert!(p.location().is_some(), "{}: {} has no location", path.display(), p.code);
+            assert!(
+                !help.is_empty(),
+                "{}: {} has no help",
+                path.display(),
+                p.code
+            );
+            assert!(
+                p.location().is_some(),
+                "{}: {} has no location",
+                path.display(),
+                p.code
+            );
         }
     }
 }
@@ -139,7 +170,12 @@ fn broken_fixtures_report_the_expected_codes_at_the_expected_lines() {
 fn good_fixtures_are_clean() {
     for path in files("good") {
         let (_, report) = lint_path(&path);
-        assert!(report.problems.is_empty(), "{}:\n{}", path.display(), describe(&report.problems));
+        assert!(
+            report.problems.is_empty(),
+            "{}:\n{}",
+            path.display(),
+            describe(&report.problems)
+        );
     }
 }
 
@@ -147,10 +183,18 @@ fn good_fixtures_are_clean() {
 fn every_lint_code_is_exercised_by_a_broken_fixture() {
     let mut seen = BTreeSet::new();
     for path in files("broken") {
-        seen.extend(header(&std::fs::read_to_string(&path).unwrap()).expect.into_iter().map(|(c, _)| c));
+        seen.extend(
+            header(&std::fs::read_to_string(&path).unwrap())
+                .expect
+                .into_iter()
+                .map(|(c, _)| c),
+        );
     }
     for code in Code::ALL.iter().filter(|c| c.domain() == Domain::Manifest) {
-        assert!(seen.contains(code.as_str()), "no broken fixture expects {code}");
+        assert!(
+            seen.contains(code.as_str()),
+            "no broken fixture expects {code}"
+        );
     }
 }
 
@@ -175,14 +219,19 @@ fn apply_then_lint_is_clean_for_every_kind_profile_and_role() {
         for name in builtin::names() {
             for role in [RoleChoice::Worker, RoleChoice::Launcher, RoleChoice::All] {
                 let (h, text) = applied(&path, name, role);
-                let report = linter(name, h.apply_container.clone()).lint(Source::new("applied.yaml", text.clone()));
+                let report = linter(name, h.apply_container.clone())
+                    .lint(Source::new("applied.yaml", text.clone()));
                 assert!(
                     report.problems.is_empty(),
                     "{} with {name} ({role:?}):\n{}\n--- applied ---\n{text}",
                     path.display(),
                     describe(&report.problems)
                 );
-                assert!(report.templates > 0, "{}: no template found", path.display());
+                assert!(
+                    report.templates > 0,
+                    "{}: no template found",
+                    path.display()
+                );
                 checked += 1;
             }
         }
@@ -202,10 +251,24 @@ fn unwired_kinds_are_reported() {
         };
         let report = l.lint(Source::new(file_name(&path), text));
         let codes: BTreeSet<&str> = report.problems.iter().map(|p| p.code.as_str()).collect();
-        assert!(codes.contains("roce::lint::env_missing") || codes.contains("roce::lint::env_different"), "{}: {codes:?}", path.display());
+        assert!(
+            codes.contains("roce::lint::env_missing")
+                || codes.contains("roce::lint::env_different"),
+            "{}: {codes:?}",
+            path.display()
+        );
         if !path.ends_with("trainjob.yaml") {
-            for code in ["roce::lint::missing_nad", "roce::lint::ipc_lock", "roce::lint::rdma_resource", "roce::lint::shm"] {
-                assert!(codes.contains(code), "{}: {code} not reported; got {codes:?}", path.display());
+            for code in [
+                "roce::lint::missing_nad",
+                "roce::lint::ipc_lock",
+                "roce::lint::rdma_resource",
+                "roce::lint::shm",
+            ] {
+                assert!(
+                    codes.contains(code),
+                    "{}: {code} not reported; got {codes:?}",
+                    path.display()
+                );
             }
         }
         assert!(report.has_errors());
@@ -224,8 +287,16 @@ fn the_mpijob_fixture_flags_the_launchers_wrong_hca() {
     let loc = hca[0].location().unwrap();
     assert_eq!((loc.line, loc.column), (31, 15), "points at the `-x` word");
     // The forwarded variables do not count as missing from the workers.
-    let missing = report.problems.iter().find(|p| p.code == Code::LintEnvMissing).unwrap();
-    assert!(!missing.message.contains("NCCL_SOCKET_IFNAME"), "{}", missing.message);
+    let missing = report
+        .problems
+        .iter()
+        .find(|p| p.code == Code::LintEnvMissing)
+        .unwrap();
+    assert!(
+        !missing.message.contains("NCCL_SOCKET_IFNAME"),
+        "{}",
+        missing.message
+    );
 }
 
 /// Apply a NIXL profile to a pod, then change one value; lint must say what is wrong with it.
@@ -234,7 +305,9 @@ fn ucx_transports_are_judged_by_fabric_and_mode() {
     let name = "coreweave/gb300-roce-nixl";
     let plan = roce_render::plan::lower(&profile(name));
     let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x\n";
-    let wired = apply(&Source::new("p.yaml", pod), &plan, &ApplyOptions::default()).unwrap().text;
+    let wired = apply(&Source::new("p.yaml", pod), &plan, &ApplyOptions::default())
+        .unwrap()
+        .text;
     let needle = "value: \"rc_mlx5,ud_mlx5,cuda_copy\"";
     assert!(wired.contains(needle));
     let l = linter(name, None);
@@ -243,7 +316,10 @@ fn ucx_transports_are_judged_by_fabric_and_mode() {
         ("tcp,cuda_copy", Some(Code::LintUcxTransport)),
         ("rc_mlx5,ud_mlx5", Some(Code::LintUcxTransport)),
         ("rc_mlx5,cuda_cpy", Some(Code::LintUcxTransport)),
-        ("rc_mlx5,ud_mlx5,cuda_copy,cuda_ipc", Some(Code::LintEnvDifferent)),
+        (
+            "rc_mlx5,ud_mlx5,cuda_copy,cuda_ipc",
+            Some(Code::LintEnvDifferent),
+        ),
         ("rc_x,ud_x,cuda_copy", None),
         ("rc_mlx5,ud_mlx5,cuda_copy", None),
     ];
@@ -253,20 +329,40 @@ fn ucx_transports_are_judged_by_fabric_and_mode() {
         let got: Vec<Code> = report.problems.iter().map(|p| p.code).collect();
         match want {
             Some(code) => {
-                assert_eq!(got, [*code], "UCX_TLS={value}: {}", describe(&report.problems));
+                assert_eq!(
+                    got,
+                    [*code],
+                    "UCX_TLS={value}: {}",
+                    describe(&report.problems)
+                );
                 let line = text.lines().position(|l| l.contains(value)).unwrap() + 1;
                 assert_eq!(report.problems[0].location().unwrap().line, line);
             }
-            None => assert!(got.is_empty(), "UCX_TLS={value}: {}", describe(&report.problems)),
+            None => assert!(
+                got.is_empty(),
+                "UCX_TLS={value}: {}",
+                describe(&report.problems)
+            ),
         }
     }
     // In TCP mode the RDMA transports are the mistake.
     let l = linter(DEFAULT_PROFILE, None);
     let plan = roce_render::plan::lower(&profile(DEFAULT_PROFILE));
-    let wired = apply(&Source::new("p.yaml", pod), &plan, &ApplyOptions::default()).unwrap().text;
-    for (value, want) in [("rc,tcp", Some(Code::LintUcxTransport)), ("ib", Some(Code::LintUcxTransport)), ("tcp,self", Some(Code::LintEnvDifferent))] {
+    let wired = apply(&Source::new("p.yaml", pod), &plan, &ApplyOptions::default())
+        .unwrap()
+        .text;
+    for (value, want) in [
+        ("rc,tcp", Some(Code::LintUcxTransport)),
+        ("ib", Some(Code::LintUcxTransport)),
+        ("tcp,self", Some(Code::LintEnvDifferent)),
+    ] {
         let text = wired.replace("value: \"tcp\"", &format!("value: \"{value}\""));
-        let got: Vec<Code> = l.lint(Source::new("p.yaml", text)).problems.iter().map(|p| p.code).collect();
+        let got: Vec<Code> = l
+            .lint(Source::new("p.yaml", text))
+            .problems
+            .iter()
+            .map(|p| p.code)
+            .collect();
         assert_eq!(got, want.into_iter().collect::<Vec<_>>(), "UCX_TLS={value}");
     }
 }
@@ -276,8 +372,12 @@ fn nccl_ib_hca_is_compared_by_the_rails_it_selects() {
     let l = linter(DEFAULT_PROFILE, None);
     let plan = roce_render::plan::lower(&profile(DEFAULT_PROFILE));
     let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x\n";
-    let wired = apply(&Source::new("p.yaml", pod), &plan, &ApplyOptions::default()).unwrap().text;
-    let all16: Vec<String> = (0..4).flat_map(|n| (0..4).map(move |p| format!("ibp{n}p{p}"))).collect();
+    let wired = apply(&Source::new("p.yaml", pod), &plan, &ApplyOptions::default())
+        .unwrap()
+        .text;
+    let all16: Vec<String> = (0..4)
+        .flat_map(|n| (0..4).map(move |p| format!("ibp{n}p{p}")))
+        .collect();
     let cases: Vec<(String, Option<Code>)> = vec![
         (format!("={}", all16.join(",")), None),
         ("ibp0,ibp1,ibp2,ibp3".into(), None),
@@ -288,8 +388,17 @@ fn nccl_ib_hca_is_compared_by_the_rails_it_selects() {
     ];
     for (value, want) in cases {
         let text = wired.replace("value: \"ibp\"", &format!("value: \"{value}\""));
-        let got: Vec<Code> = l.lint(Source::new("p.yaml", text)).problems.iter().map(|p| p.code).collect();
-        assert_eq!(got, want.into_iter().collect::<Vec<_>>(), "NCCL_IB_HCA={value}");
+        let got: Vec<Code> = l
+            .lint(Source::new("p.yaml", text))
+            .problems
+            .iter()
+            .map(|p| p.code)
+            .collect();
+        assert_eq!(
+            got,
+            want.into_iter().collect::<Vec<_>>(),
+            "NCCL_IB_HCA={value}"
+        );
     }
 }
 
@@ -305,12 +414,15 @@ fn help_names_the_apply_command() {
         },
     );
     let report = l.lint(Source::new("deploy/pod.yaml", text));
-    let ipc = report.problems.iter().find(|p| p.code == Code::LintIpcLock).unwrap();
+    let ipc = report
+        .problems
+        .iter()
+        .find(|p| p.code == Code::LintIpcLock)
+        .unwrap();
     assert!(
-        ipc.help
-            .as_deref()
-            .unwrap()
-            .contains("roce apply --in-place deploy/pod.yaml --profile my-profile.kdl --container main"),
+        ipc.help.as_deref().unwrap().contains(
+            "roce apply --in-place deploy/pod.yaml --profile my-profile.kdl --container main"
+        ),
         "{:?}",
         ipc.help
     );
@@ -344,12 +456,19 @@ fn hostile_nesting_is_a_syntax_problem_not_a_crash() {
 fn parallel_walk_streams_reports_in_file_order() {
     let l = linter(DEFAULT_PROFILE, None);
     let all = walk::files(&[fixtures("kinds"), fixtures("broken"), fixtures("good")]).unwrap();
-    assert_eq!(all.len(), files("kinds").len() + files("broken").len() + files("good").len());
+    assert_eq!(
+        all.len(),
+        files("kinds").len() + files("broken").len() + files("good").len()
+    );
     let mut sequential = Vec::new();
-    walk::lint_files(&l, &all, 1, |i, p, r| sequential.push((i, p.to_path_buf(), found(&r.unwrap()))));
+    walk::lint_files(&l, &all, 1, |i, p, r| {
+        sequential.push((i, p.to_path_buf(), found(&r.unwrap())))
+    });
     for jobs in [2, 4, 16] {
         let mut parallel = Vec::new();
-        walk::lint_files(&l, &all, jobs, |i, p, r| parallel.push((i, p.to_path_buf(), found(&r.unwrap()))));
+        walk::lint_files(&l, &all, jobs, |i, p, r| {
+            parallel.push((i, p.to_path_buf(), found(&r.unwrap())))
+        });
         assert_eq!(parallel, sequential, "{jobs} threads");
     }
     let order: Vec<usize> = sequential.iter().map(|(i, _, _)| *i).collect();
@@ -404,5 +523,8 @@ fn no_lint_snapshot_is_orphaned() {
         })
         .unwrap_or_default();
     have.sort();
-    assert_eq!(have, want, "snapshots/lint must hold one snapshot per broken fixture");
+    assert_eq!(
+        have, want,
+        "snapshots/lint must hold one snapshot per broken fixture"
+    );
 }

@@ -799,6 +799,53 @@ spec:
     }
 
     #[test]
+    fn blocks_keep_empty_lines_and_one_final_newline_and_verbatim_scalars() {
+        let doc = Yaml::map()
+            .with("script", Yaml::Block("a\n\n  b\n".into()))
+            .with("strip", Yaml::Block("x\ny".into()))
+            .with(
+                "args",
+                Yaml::seq()
+                    .item(Yaml::Block("set -e\nrun \\\n  --flag\n".into()))
+                    .item(Yaml::Plain("-np".into()))
+                    .item(Yaml::Raw("0x1F".into())),
+            )
+            .with("two_newlines", Yaml::Block("a\n\n".into()))
+            .with("lead_space", Yaml::Block(" a\nb".into()));
+        let want = "\
+script: |
+  a
+
+    b
+strip: |-
+  x
+  y
+args:
+- |
+  set -e
+  run \\
+    --flag
+- -np
+- 0x1F
+two_newlines: \"a\\n\\n\"
+lead_space: \" a\\nb\"
+";
+        assert_eq!(to_string(&doc), want);
+        assert_eq!(
+            doc.get("args").and_then(|a| match a {
+                Yaml::Seq(items) => items[1].as_str(),
+                _ => None,
+            }),
+            Some("-np")
+        );
+        assert_eq!(
+            Yaml::Raw("1".into()).as_str(),
+            None,
+            "a raw scalar is not a string"
+        );
+    }
+
+    #[test]
     fn output_is_deterministic() {
         assert_eq!(to_string(&pod()), to_string(&pod().clone()));
     }
@@ -963,9 +1010,17 @@ print(json.dumps([t(d) for d in yaml.safe_load_all(sys.stdin.buffer.read().decod
                 })
                 .collect(),
         );
+        // Blocks as sequence items, with a final newline (`|`) and empty lines inside.
+        let block_items = Yaml::Seq(
+            strings
+                .iter()
+                .map(|s| Yaml::Block(format!("{s}\n\n{s}\n")))
+                .collect(),
+        );
         let docs = [
             as_values,
             quoted_and_blocks,
+            block_items,
             as_keys,
             nested,
             Yaml::Null,

@@ -41,12 +41,20 @@ fn header_container(text: &str) -> Option<String> {
 fn describe(problems: &[Problem]) -> String {
     problems
         .iter()
-        .map(|p| format!("  {} {:?} {}\n", p.code, p.location().map(|l| l.line), p.message))
+        .map(|p| {
+            format!(
+                "  {} {:?} {}\n",
+                p.code,
+                p.location().map(|l| l.line),
+                p.message
+            )
+        })
         .collect()
 }
 
 fn run(text: &str, plan: &Plan, opts: &ApplyOptions) -> Applied {
-    apply(&Source::new("in.yaml", text), plan, opts).unwrap_or_else(|p| panic!("{}\n{text}", describe(&p)))
+    apply(&Source::new("in.yaml", text), plan, opts)
+        .unwrap_or_else(|p| panic!("{}\n{text}", describe(&p)))
 }
 
 fn run_file(path: &Path, plan: &Plan, role: RoleChoice) -> Applied {
@@ -72,7 +80,12 @@ fn applying_twice_gives_the_same_bytes() {
                     role,
                 };
                 let twice = run(&once.text, &plan, &opts);
-                assert_eq!(once.text, twice.text, "{} with {name} ({role:?})", path.display());
+                assert_eq!(
+                    once.text,
+                    twice.text,
+                    "{} with {name} ({role:?})",
+                    path.display()
+                );
                 assert_eq!(once.templates, twice.templates);
             }
         }
@@ -97,11 +110,36 @@ fn snapshot_cases() -> Vec<(String, PathBuf, &'static str, RoleChoice)> {
         })
         .collect();
     let k = kinds_dir();
-    cases.push(("mpijob@launcher".into(), k.join("mpijob.yaml"), "coreweave/gb300-roce", RoleChoice::Launcher));
-    cases.push(("mpijob@all".into(), k.join("mpijob.yaml"), "coreweave/gb300-roce", RoleChoice::All));
-    cases.push(("pod@h100-ib".into(), k.join("pod.yaml"), "coreweave/h100-ib", RoleChoice::Worker));
-    cases.push(("pod@gb300-roce-sunk".into(), k.join("pod.yaml"), "coreweave/gb300-roce-sunk", RoleChoice::Worker));
-    cases.push(("leaderworkerset@gb300-roce-nixl".into(), k.join("leaderworkerset.yaml"), "coreweave/gb300-roce-nixl", RoleChoice::Worker));
+    cases.push((
+        "mpijob@launcher".into(),
+        k.join("mpijob.yaml"),
+        "coreweave/gb300-roce",
+        RoleChoice::Launcher,
+    ));
+    cases.push((
+        "mpijob@all".into(),
+        k.join("mpijob.yaml"),
+        "coreweave/gb300-roce",
+        RoleChoice::All,
+    ));
+    cases.push((
+        "pod@h100-ib".into(),
+        k.join("pod.yaml"),
+        "coreweave/h100-ib",
+        RoleChoice::Worker,
+    ));
+    cases.push((
+        "pod@gb300-roce-sunk".into(),
+        k.join("pod.yaml"),
+        "coreweave/gb300-roce-sunk",
+        RoleChoice::Worker,
+    ));
+    cases.push((
+        "leaderworkerset@gb300-roce-nixl".into(),
+        k.join("leaderworkerset.yaml"),
+        "coreweave/gb300-roce-nixl",
+        RoleChoice::Worker,
+    ));
     cases
 }
 
@@ -122,7 +160,10 @@ fn snapshots_of_applied_kinds() {
 #[test]
 fn no_apply_snapshot_is_missing_or_orphaned() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../snapshots/apply");
-    let mut want: Vec<String> = snapshot_cases().into_iter().map(|(n, ..)| format!("{n}.snap")).collect();
+    let mut want: Vec<String> = snapshot_cases()
+        .into_iter()
+        .map(|(n, ..)| format!("{n}.snap"))
+        .collect();
     want.sort();
     let mut have: Vec<String> = std::fs::read_dir(dir)
         .map(|d| {
@@ -137,8 +178,20 @@ fn no_apply_snapshot_is_missing_or_orphaned() {
 
 #[test]
 fn applied_core_kinds_pass_kubernetes_validate_strict() {
-    for file in ["pod.yaml", "deployment.yaml", "statefulset.yaml", "daemonset.yaml", "job.yaml", "cronjob.yaml", "multi.yaml"] {
-        for profile in ["coreweave/gb300-roce", "coreweave/h100-ib", "coreweave/gb300-roce-nixl"] {
+    for file in [
+        "pod.yaml",
+        "deployment.yaml",
+        "statefulset.yaml",
+        "daemonset.yaml",
+        "job.yaml",
+        "cronjob.yaml",
+        "multi.yaml",
+    ] {
+        for profile in [
+            "coreweave/gb300-roce",
+            "coreweave/h100-ib",
+            "coreweave/gb300-roce-nixl",
+        ] {
             let applied = run_file(&kinds_dir().join(file), &plan(profile), RoleChoice::Worker);
             consumers::kubernetes_validate_strict(&applied.text, consumers::K8S_VERSIONS)
                 .unwrap_or_else(|e| panic!("{file} with {profile}: {e}"));
@@ -153,7 +206,12 @@ fn documents(text: &str) -> Vec<serde_json::Value> {
 
 /// Every value of `old` is in `new`: maps key by key, lists item by item (in order, `new` may have more),
 /// scalars equal with the same type. Env entries and `-x` words for variables the plan sets may change.
-fn contained(old: &serde_json::Value, new: &serde_json::Value, plan: &Plan, path: &str) -> Result<(), String> {
+fn contained(
+    old: &serde_json::Value,
+    new: &serde_json::Value,
+    plan: &Plan,
+    path: &str,
+) -> Result<(), String> {
     use serde_json::Value;
     let managed = |name: &str| plan.env.iter().any(|e| e.name == name);
     match (old, new) {
@@ -210,7 +268,11 @@ fn everything_the_user_wrote_survives_with_its_type() {
                 assert_eq!(old.len(), new.len());
                 for (a, b) in old.iter().zip(&new) {
                     if let Err(e) = contained(a, b, &plan, "") {
-                        panic!("{} with {name} ({role:?}): {e}\n{}", path.display(), applied.text);
+                        panic!(
+                            "{} with {name} ({role:?}): {e}\n{}",
+                            path.display(),
+                            applied.text
+                        );
                     }
                 }
             }
@@ -292,12 +354,27 @@ fn multus_networks_are_merged_never_overwritten() {
     );
     let out = run(&comma, &plan, &ApplyOptions::default()).text;
     let docs = documents(&out);
-    let value = docs[0]["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].as_str().unwrap();
+    let value = docs[0]["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]
+        .as_str()
+        .unwrap();
     let list: Vec<serde_json::Value> = serde_json::from_str(value).unwrap();
-    assert_eq!(list.len(), 17, "the user's network plus the 16 rails, once each: {value}");
-    assert_eq!(list[0], serde_json::json!({"name": "nfs", "namespace": "storage", "interface": "stor0"}));
-    assert_eq!(list[1]["name"], "ibs0p1-macvlan", "existing entries keep their place");
-    assert_eq!(list[2]["name"], "ibs0p0-macvlan", "then the missing rails in rail order");
+    assert_eq!(
+        list.len(),
+        17,
+        "the user's network plus the 16 rails, once each: {value}"
+    );
+    assert_eq!(
+        list[0],
+        serde_json::json!({"name": "nfs", "namespace": "storage", "interface": "stor0"})
+    );
+    assert_eq!(
+        list[1]["name"], "ibs0p1-macvlan",
+        "existing entries keep their place"
+    );
+    assert_eq!(
+        list[2]["name"], "ibs0p0-macvlan",
+        "then the missing rails in rail order"
+    );
     // JSON form: every field of an existing object is kept.
     let json = pod_with(
         "  annotations:\n    k8s.v1.cni.cncf.io/networks: '[{\"name\":\"nfs\",\"namespace\":\"storage\",\"ips\":[\"10.1.2.3/24\"],\"mac\":\"c2:11:22:33:44:55\"}]'\n",
@@ -333,12 +410,29 @@ fn env_is_replaced_by_name_in_place_and_never_duplicated() {
         .collect();
     assert_eq!(
         names,
-        ["FIRST", "NCCL_IB_HCA", "MIDDLE", "NCCL_NET_PLUGIN", "UCX_NET_DEVICES", "LAST", "NCCL_SOCKET_IFNAME", "UCX_TLS", "OMPI_MCA_coll_hcoll_enable"]
+        [
+            "FIRST",
+            "NCCL_IB_HCA",
+            "MIDDLE",
+            "NCCL_NET_PLUGIN",
+            "UCX_NET_DEVICES",
+            "LAST",
+            "NCCL_SOCKET_IFNAME",
+            "UCX_TLS",
+            "OMPI_MCA_coll_hcoll_enable"
+        ]
     );
     let env = &docs[0]["spec"]["containers"][0]["env"];
     assert_eq!(env[1]["value"], "ibp");
-    assert_eq!(env[3], serde_json::json!({"name": "NCCL_NET_PLUGIN", "value": "none"}), "valueFrom replaced");
-    assert!(out.contains("    - name: UCX_NET_DEVICES\n      value: eth0\n"), "an entry already right is left as written");
+    assert_eq!(
+        env[3],
+        serde_json::json!({"name": "NCCL_NET_PLUGIN", "value": "none"}),
+        "valueFrom replaced"
+    );
+    assert!(
+        out.contains("    - name: UCX_NET_DEVICES\n      value: eth0\n"),
+        "an entry already right is left as written"
+    );
 }
 
 #[test]
@@ -351,16 +445,39 @@ fn resources_capabilities_shm_and_node_selector_merge() {
     );
     let out = run(&pod, &plan, &ApplyOptions::default()).text;
     let c = &documents(&out)[0]["spec"]["containers"][0];
-    assert_eq!(c["resources"]["requests"], serde_json::json!({"cpu": 8, "nvidia.com/gpu": 2, "rdma/ib": "1"}));
-    assert_eq!(c["resources"]["limits"], serde_json::json!({"nvidia.com/gpu": 2, "rdma/ib": "1"}));
-    assert_eq!(c["securityContext"]["capabilities"], serde_json::json!({"add": ["SYS_NICE", "IPC_LOCK"], "drop": ["NET_RAW"]}));
+    assert_eq!(
+        c["resources"]["requests"],
+        serde_json::json!({"cpu": 8, "nvidia.com/gpu": 2, "rdma/ib": "1"})
+    );
+    assert_eq!(
+        c["resources"]["limits"],
+        serde_json::json!({"nvidia.com/gpu": 2, "rdma/ib": "1"})
+    );
+    assert_eq!(
+        c["securityContext"]["capabilities"],
+        serde_json::json!({"add": ["SYS_NICE", "IPC_LOCK"], "drop": ["NET_RAW"]})
+    );
     assert_eq!(c["securityContext"]["runAsUser"], 0);
-    assert_eq!(c["volumeMounts"], serde_json::json!([{"name": "roce-dshm", "mountPath": "/dev/shm"}]), "dshm is taken");
+    assert_eq!(
+        c["volumeMounts"],
+        serde_json::json!([{"name": "roce-dshm", "mountPath": "/dev/shm"}]),
+        "dshm is taken"
+    );
     let spec = &documents(&out)[0]["spec"];
-    assert_eq!(spec["nodeSelector"], serde_json::json!({"zone": "a", "backend.coreweave.cloud/flavor": "roce"}));
-    assert_eq!(spec["volumes"][1], serde_json::json!({"name": "roce-dshm", "emptyDir": {"medium": "Memory"}}));
+    assert_eq!(
+        spec["nodeSelector"],
+        serde_json::json!({"zone": "a", "backend.coreweave.cloud/flavor": "roce"})
+    );
+    assert_eq!(
+        spec["volumes"][1],
+        serde_json::json!({"name": "roce-dshm", "emptyDir": {"medium": "Memory"}})
+    );
     // Something already mounted at /dev/shm is left alone.
-    let mounted = pod_with("", "    volumeMounts:\n    - {name: host-shm, mountPath: /dev/shm}\n", "  volumes:\n  - {name: host-shm, hostPath: {path: /dev/shm}}\n");
+    let mounted = pod_with(
+        "",
+        "    volumeMounts:\n    - {name: host-shm, mountPath: /dev/shm}\n",
+        "  volumes:\n  - {name: host-shm, hostPath: {path: /dev/shm}}\n",
+    );
     let out = run(&mounted, &plan, &ApplyOptions::default()).text;
     assert!(!out.contains("dshm"), "{out}");
 }
@@ -374,7 +491,11 @@ fn mpijob(launcher_container: &str) -> String {
 fn env_names(c: &serde_json::Value) -> Vec<String> {
     c["env"]
         .as_array()
-        .map(|a| a.iter().map(|e| e["name"].as_str().unwrap().to_string()).collect())
+        .map(|a| {
+            a.iter()
+                .map(|e| e["name"].as_str().unwrap().to_string())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -383,29 +504,57 @@ fn mpi_roles_put_the_env_where_asked() {
     let plan = super_plan_ib();
     let argv = "            command: [mpirun]\n            args: [-np, \"16\", -x, NCCL_IB_HCA=mlx5, ./all_reduce_perf]\n";
     let job = mpijob(argv);
-    let launcher = |out: &str| documents(out)[0]["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0].clone();
-    let worker = |out: &str| documents(out)[0]["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0].clone();
+    let launcher = |out: &str| {
+        documents(out)[0]["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"]
+            [0]
+        .clone()
+    };
+    let worker = |out: &str| {
+        documents(out)[0]["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+            .clone()
+    };
 
     // worker (default): env in the workers; the launcher's conflicting -x value is corrected.
     let out = run(&job, &plan, &ApplyOptions::default()).text;
     assert_eq!(env_names(&worker(&out)).len(), plan.env.len());
     assert!(env_names(&launcher(&out)).is_empty());
-    assert_eq!(launcher(&out)["args"], serde_json::json!(["-np", "16", "-x", "NCCL_IB_HCA=ibp", "./all_reduce_perf"]));
-    assert!(launcher(&out).get("resources").is_none(), "a launcher gets no wiring");
+    assert_eq!(
+        launcher(&out)["args"],
+        serde_json::json!(["-np", "16", "-x", "NCCL_IB_HCA=ibp", "./all_reduce_perf"])
+    );
+    assert!(
+        launcher(&out).get("resources").is_none(),
+        "a launcher gets no wiring"
+    );
 
     // launcher: env in the launcher, forwarded with -x; the workers get the wiring but no env.
-    let opts = ApplyOptions { role: RoleChoice::Launcher, ..ApplyOptions::default() };
+    let opts = ApplyOptions {
+        role: RoleChoice::Launcher,
+        ..ApplyOptions::default()
+    };
     let out = run(&job, &plan, &opts).text;
     assert!(env_names(&worker(&out)).is_empty());
     assert_eq!(worker(&out)["resources"]["limits"]["rdma/ib"], "1");
     assert_eq!(env_names(&launcher(&out)).len(), plan.env.len());
-    let args: Vec<String> = launcher(&out)["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect();
-    assert_eq!(&args[..2], ["-x", "NCCL_SOCKET_IFNAME"], "flags go right after mpirun: {args:?}");
+    let args: Vec<String> = launcher(&out)["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        &args[..2],
+        ["-x", "NCCL_SOCKET_IFNAME"],
+        "flags go right after mpirun: {args:?}"
+    );
     assert!(args.contains(&"NCCL_IB_HCA=ibp".to_string()));
     assert_eq!(args.iter().filter(|a| *a == "-x").count(), plan.env.len());
 
     // all: both.
-    let opts = ApplyOptions { role: RoleChoice::All, ..ApplyOptions::default() };
+    let opts = ApplyOptions {
+        role: RoleChoice::All,
+        ..ApplyOptions::default()
+    };
     let out = run(&job, &plan, &opts).text;
     assert_eq!(env_names(&worker(&out)).len(), plan.env.len());
     assert_eq!(env_names(&launcher(&out)).len(), plan.env.len());
@@ -415,7 +564,10 @@ fn mpi_roles_put_the_env_where_asked() {
 fn a_launcher_script_gets_its_flags_in_the_mpirun_line() {
     let plan = super_plan_ib();
     let script = "            command:\n            - /bin/bash\n            - -c\n            - |\n              set -e\n              mpirun -np 16 \\\n                -x NCCL_IB_HCA=mlx5 ./run\n";
-    let opts = ApplyOptions { role: RoleChoice::Launcher, ..ApplyOptions::default() };
+    let opts = ApplyOptions {
+        role: RoleChoice::Launcher,
+        ..ApplyOptions::default()
+    };
     let out = run(&mpijob(script), &plan, &opts).text;
     assert!(
         out.contains("              mpirun -x NCCL_SOCKET_IFNAME -x NCCL_NET_PLUGIN -x UCX_TLS -x UCX_NET_DEVICES -x OMPI_MCA_coll_hcoll_enable -np 16 \\\n                -x NCCL_IB_HCA=ibp ./run\n"),
@@ -428,12 +580,22 @@ fn a_launcher_script_gets_its_flags_in_the_mpirun_line() {
 fn a_launcher_without_mpirun_keeps_the_env_in_the_workers() {
     let plan = super_plan_ib();
     let job = mpijob("            command: [python, launch.py]\n");
-    let opts = ApplyOptions { role: RoleChoice::Launcher, ..ApplyOptions::default() };
+    let opts = ApplyOptions {
+        role: RoleChoice::Launcher,
+        ..ApplyOptions::default()
+    };
     let applied = run(&job, &plan, &opts);
     let docs = documents(&applied.text);
     let worker = &docs[0]["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0];
     assert_eq!(env_names(worker).len(), plan.env.len());
-    assert!(applied.notes.iter().any(|n| n.contains("not an Open MPI `mpirun` invocation")), "{:?}", applied.notes);
+    assert!(
+        applied
+            .notes
+            .iter()
+            .any(|n| n.contains("not an Open MPI `mpirun` invocation")),
+        "{:?}",
+        applied.notes
+    );
 }
 
 #[test]
@@ -441,15 +603,32 @@ fn container_selection() {
     let plan = super_plan_ib();
     let two = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: sidecar\n    image: s\n  - name: main\n    image: x\n";
     let first = documents(&run(two, &plan, &ApplyOptions::default()).text);
-    assert!(first[0]["spec"]["containers"][0].get("env").is_some(), "default: the first container");
-    let opts = ApplyOptions { container: Some("main".into()), ..ApplyOptions::default() };
+    assert!(
+        first[0]["spec"]["containers"][0].get("env").is_some(),
+        "default: the first container"
+    );
+    let opts = ApplyOptions {
+        container: Some("main".into()),
+        ..ApplyOptions::default()
+    };
     let named = documents(&run(two, &plan, &opts).text);
     assert!(named[0]["spec"]["containers"][0].get("env").is_none());
     assert!(named[0]["spec"]["containers"][1].get("env").is_some());
-    let opts = ApplyOptions { container: Some("mian".into()), ..ApplyOptions::default() };
+    let opts = ApplyOptions {
+        container: Some("mian".into()),
+        ..ApplyOptions::default()
+    };
     let err = apply(&Source::new("p.yaml", two), &plan, &opts).unwrap_err();
     assert_eq!(err[0].code, Code::LintNoContainer);
-    assert!(err[0].help.as_deref().unwrap().contains("did you mean `main`?"), "{:?}", err[0].help);
+    assert!(
+        err[0]
+            .help
+            .as_deref()
+            .unwrap()
+            .contains("did you mean `main`?"),
+        "{:?}",
+        err[0].help
+    );
 }
 
 #[test]
@@ -457,15 +636,45 @@ fn bad_input_is_refused_with_a_coded_problem_and_nothing_applied() {
     let plan = plan("coreweave/gb300-roce");
     let cases: &[(&str, Code, usize)] = &[
         ("kind: Pod\nspec: [\n", Code::LintSyntax, 2),
-        ("kind: Pod\nmetadata:\n  annotations:\n    k8s.v1.cni.cncf.io/networks: '[{\"name\": }]'\nspec:\n  containers:\n  - name: a\n", Code::LintMultusMalformed, 4),
-        ("kind: Pod\nmetadata:\n  annotations:\n    k8s.v1.cni.cncf.io/networks: a/b/c\nspec:\n  containers:\n  - name: a\n", Code::LintMultusMalformed, 4),
-        ("kind: Job\nspec:\n  template:\n    spec:\n      containers: {name: a}\n", Code::LintShape, 5),
-        ("kind: Job\nspec:\n  template:\n    spec:\n      containers: []\n", Code::LintNoContainer, 5),
-        ("kind: Deployment\nspec:\n  replicas: 1\n", Code::LintShape, 2),
+        (
+            "kind: Pod\nmetadata:\n  annotations:\n    k8s.v1.cni.cncf.io/networks: '[{\"name\": }]'\nspec:\n  containers:\n  - name: a\n",
+            Code::LintMultusMalformed,
+            4,
+        ),
+        (
+            "kind: Pod\nmetadata:\n  annotations:\n    k8s.v1.cni.cncf.io/networks: a/b/c\nspec:\n  containers:\n  - name: a\n",
+            Code::LintMultusMalformed,
+            4,
+        ),
+        (
+            "kind: Job\nspec:\n  template:\n    spec:\n      containers: {name: a}\n",
+            Code::LintShape,
+            5,
+        ),
+        (
+            "kind: Job\nspec:\n  template:\n    spec:\n      containers: []\n",
+            Code::LintNoContainer,
+            5,
+        ),
+        (
+            "kind: Deployment\nspec:\n  replicas: 1\n",
+            Code::LintShape,
+            2,
+        ),
     ];
     for (text, code, line) in cases {
-        let err = apply(&Source::new("bad.yaml", *text), &plan, &ApplyOptions::default()).unwrap_err();
-        assert_eq!((err[0].code, err[0].location().unwrap().line), (*code, *line), "{text}\n{}", describe(&err));
+        let err = apply(
+            &Source::new("bad.yaml", *text),
+            &plan,
+            &ApplyOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (err[0].code, err[0].location().unwrap().line),
+            (*code, *line),
+            "{text}\n{}",
+            describe(&err)
+        );
     }
 }
 
@@ -477,15 +686,27 @@ fn unknown_kinds_pass_through_with_a_note() {
     assert_eq!(applied.text, text);
     assert_eq!(applied.templates, 0);
     assert_eq!(applied.notes.len(), 1);
-    assert!(applied.notes[0].contains("kind ConfigMap"), "{:?}", applied.notes);
+    assert!(
+        applied.notes[0].contains("kind ConfigMap"),
+        "{:?}",
+        applied.notes
+    );
 }
 
 #[test]
 fn a_trainjob_gets_env_and_resources_and_a_note() {
-    let applied = run_file(&kinds_dir().join("trainjob.yaml"), &plan("coreweave/gb300-roce"), RoleChoice::Worker);
+    let applied = run_file(
+        &kinds_dir().join("trainjob.yaml"),
+        &plan("coreweave/gb300-roce"),
+        RoleChoice::Worker,
+    );
     let docs = documents(&applied.text);
     let trainer = &docs[0]["spec"]["trainer"];
     assert_eq!(trainer["resourcesPerNode"]["limits"]["rdma/ib"], "1");
     assert_eq!(trainer["env"][0]["name"], "HF_HOME");
-    assert!(applied.notes.iter().any(|n| n.contains("TrainingRuntime")), "{:?}", applied.notes);
+    assert!(
+        applied.notes.iter().any(|n| n.contains("TrainingRuntime")),
+        "{:?}",
+        applied.notes
+    );
 }

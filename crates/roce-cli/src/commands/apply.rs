@@ -139,7 +139,10 @@ pub fn read_manifest(path: &Path) -> miette::Result<Result<Source, Box<Problem>>
 
 /// Write `text` to a temporary file next to `path`, keeping `path`'s permissions.
 fn stage(path: &Path, text: &str) -> miette::Result<tempfile::NamedTempFile> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .into_diagnostic()
         .wrap_err_with(|| format!("creating a temporary file in {}", dir.display()))?;

@@ -144,13 +144,7 @@ fn human(r: &Report) -> String {
     let or = |v: Option<String>| v.unwrap_or_else(|| "unknown".to_string());
     let line =
         |s: &mut String, k: &str, v: String| s.push_str(&format!("{:<14}{v}\n", format!("{k}:")));
-    line(
-        &mut s,
-        "netdevs",
-        or(f.netdevs
-            .as_ref()
-            .map(|n| n.iter().cloned().collect::<Vec<_>>().join(", "))),
-    );
+    line(&mut s, "netdevs", or(f.netdev_list().map(|n| n.join(", "))));
     line(
         &mut s,
         "rdma-core",

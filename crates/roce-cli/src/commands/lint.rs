@@ -45,7 +45,10 @@ pub fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
     let loaded = load(source, &FileResolver);
     if loaded.has_errors() || loaded.profile.is_none() {
         out.problems(&loaded.problems);
-        errln!("error: profile {} has errors; fix them before linting against it", args.profile);
+        errln!(
+            "error: profile {} has errors; fix them before linting against it",
+            args.profile
+        );
         return Ok(Exit::Problems);
     }
     let Some(profile) = loaded.profile else {
@@ -58,7 +61,11 @@ pub fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
             profile_arg: Some(args.profile.clone()),
         },
     );
-    let (stdin, paths): (Vec<PathBuf>, Vec<PathBuf>) = args.paths.iter().cloned().partition(|p| p.as_os_str() == "-");
+    let (stdin, paths): (Vec<PathBuf>, Vec<PathBuf>) = args
+        .paths
+        .iter()
+        .cloned()
+        .partition(|p| p.as_os_str() == "-");
     let files = walk::files(&paths)
         .into_diagnostic()
         .wrap_err("finding the manifests to lint")?;
@@ -95,7 +102,11 @@ pub fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
         Format::Json => outln!("{}", json(&all)),
         Format::Human => errln!("{}", summary.line(&args.profile)),
     }
-    Ok(if summary.errors > 0 || unreadable > 0 { Exit::Problems } else { Exit::Ok })
+    Ok(if summary.errors > 0 || unreadable > 0 {
+        Exit::Problems
+    } else {
+        Exit::Ok
+    })
 }
 
 #[derive(Debug, Default)]

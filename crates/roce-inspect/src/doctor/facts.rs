@@ -279,6 +279,15 @@ impl HostFacts {
         self.devices.iter().find(|d| d.name == name)
     }
 
+    /// The netdevs in natural order (`net2` before `net10`), for display; `None` when unreadable.
+    pub fn netdev_list(&self) -> Option<Vec<String>> {
+        self.netdevs.as_ref().map(|set| {
+            let mut v: Vec<String> = set.iter().cloned().collect();
+            v.sort_by_cached_key(|n| super::root::natural_key(n));
+            v
+        })
+    }
+
     /// Is a netdev in this namespace? `None` when `/sys/class/net` was unreadable.
     pub fn has_netdev(&self, name: &str) -> Option<bool> {
         self.netdevs.as_ref().map(|n| n.contains(name))
@@ -449,7 +458,7 @@ fn shared_object(root: &Root, dirs: &[String], name: &str) -> Option<SharedObjec
                 names
                     .into_iter()
                     .filter(|n| parse_version(name, n).is_some())
-                    .max_by(|a, b| super::root::natural_key(a).cmp(&super::root::natural_key(b)))
+                    .max_by_key(|n| super::root::natural_key(n))
             })
         {
             file = Some(sibling);

@@ -218,11 +218,10 @@ impl Ctx<'_> {
     fn no_rdma_devices(&mut self) {
         let f = self.facts;
         let others: Vec<String> = f
-            .netdevs
-            .iter()
-            .flatten()
-            .filter(|n| *n != "lo")
-            .cloned()
+            .netdev_list()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| n != "lo")
             .collect();
         let seen = match others.as_slice() {
             [] => String::new(),
@@ -357,7 +356,11 @@ impl Ctx<'_> {
                 "{} of the profile's {} rail devices {} missing: {}",
                 missing_devices.len(),
                 rails.len(),
-                if missing_devices.len() == 1 { "is" } else { "are" },
+                if missing_devices.len() == 1 {
+                    "is"
+                } else {
+                    "are"
+                },
                 list(&missing_devices)
             ));
         }
@@ -630,7 +633,7 @@ impl Ctx<'_> {
         if !filter.matching(&names).is_empty() {
             return;
         }
-        let all: Vec<String> = netdevs.iter().cloned().collect();
+        let all: Vec<String> = self.facts.netdev_list().unwrap_or_default();
         let p = Problem::new(
             Code::DoctorSocketIfname,
             format!(
@@ -670,7 +673,7 @@ impl Ctx<'_> {
             return;
         }
         let ports: Vec<String> = facts.ports().map(|(d, p)| port_label(d, p)).collect();
-        let nets: Vec<String> = facts.netdevs.iter().flatten().cloned().collect();
+        let nets: Vec<String> = facts.netdev_list().unwrap_or_default();
         let p = Problem::new(
             Code::DoctorUcxNetDevice,
             format!(
@@ -937,11 +940,11 @@ fn common_prefix(names: &[&str]) -> String {
 }
 
 fn bytes(n: u64) -> String {
-    if n >= 1 << 30 && n % (1 << 30) == 0 {
+    if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
         format!("{} GiB", n >> 30)
-    } else if n >= 1 << 20 && n % (1 << 20) == 0 {
+    } else if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
         format!("{} KiB", n >> 10)
     } else {
         format!("{n} bytes")

@@ -47,7 +47,7 @@ impl Report {
             "profile": self.profile,
             "pod": f.in_pod,
             "devices": devices,
-            "netdevs": f.netdevs,
+            "netdevs": f.netdev_list(),
             "rdma_core_version": f.libibverbs.as_ref().and_then(|l| l.version.clone())
                 .or_else(|| f.librdmacm.as_ref().and_then(|l| l.version.clone())),
             "libibverbs": lib(&f.libibverbs),

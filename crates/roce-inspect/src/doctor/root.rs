@@ -144,7 +144,7 @@ mod tests {
     #[test]
     fn natural_order() {
         let mut v = vec!["mlx5_10", "mlx5_2", "ibp10", "ibp2", "ibp0p1", "ibp0p0"];
-        v.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
+        v.sort_by_key(|a| natural_key(a));
         assert_eq!(
             v,
             ["ibp0p0", "ibp0p1", "ibp2", "ibp10", "mlx5_2", "mlx5_10"]

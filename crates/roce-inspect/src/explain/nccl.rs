@@ -256,6 +256,16 @@ impl Explainer {
     }
 
     fn network(&mut self, pi: Option<usize>, net: &[u8], line: &[u8]) {
+        if net.is_empty() {
+            return;
+        }
+        // Every communicator repeats this line: a network already recorded costs no allocation.
+        if let Some(p) = pi.and_then(|pi| self.procs.get(pi))
+            && p.networks.iter().any(|n| n.as_bytes() == net)
+            && (self.facts.using_socket.is_some() || !net.eq_ignore_ascii_case(b"Socket"))
+        {
+            return;
+        }
         let net = text(net);
         if net.is_empty() {
             return;
@@ -330,6 +340,15 @@ impl Explainer {
             || !name
                 .iter()
                 .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
+        {
+            return;
+        }
+        // Every rank echoes the same variables: a value already recorded costs no allocation.
+        if let (Ok(n), Ok(v)) = (std::str::from_utf8(name), std::str::from_utf8(value))
+            && self
+                .env
+                .get(n)
+                .is_some_and(|values| values.contains_key(v.trim_end_matches(['\r', '\n'])))
         {
             return;
         }
@@ -492,8 +511,16 @@ impl Explainer {
                     continue;
                 }
                 any = true;
-                let name = text(&t[..colon]);
                 let port = line::parse_u32(&t[colon + 1..slash]);
+                // Every rank lists the same devices: skip known ones without allocating.
+                if self
+                    .devices
+                    .keys()
+                    .any(|(n, p)| *p == port && n.as_bytes() == &t[..colon])
+                {
+                    continue;
+                }
+                let name = text(&t[..colon]);
                 let ll = text(&t[slash + 1..]);
                 if self.devices.len() < 1024 {
                     self.devices.entry((name.clone(), port)).or_insert(Device {

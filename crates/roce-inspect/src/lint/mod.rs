@@ -13,8 +13,9 @@
 //! let linter = Linter::new(&profile, LintOptions::default());
 //! let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x\n";
 //! let report = linter.lint(Source::new("pod.yaml", pod));
-//! assert!(report.problems.iter().any(|p| p.code.as_str() == "roce::lint::ipc_lock"));
-//! assert_eq!(report.problems[0].location().unwrap().line, 1);
+//! let ipc = report.problems.iter().find(|p| p.code.as_str() == "roce::lint::ipc_lock").unwrap();
+//! assert_eq!(ipc.location().unwrap().line, 7); // `- name: main`
+//! assert!(report.has_errors());
 //! ```
 
 pub mod walk;
@@ -94,7 +95,11 @@ impl Linter {
             .collect();
         let mut linter = Linter {
             fabric: profile.fabric.kind.value,
-            nads: plan.wiring.as_ref().map(|w| w.networks.clone()).unwrap_or_default(),
+            nads: plan
+                .wiring
+                .as_ref()
+                .map(|w| w.networks.clone())
+                .unwrap_or_default(),
             plan_hca: BTreeSet::new(),
             ucx_mode: profile.ucx.mode.value,
             plan_tls: plan.env_value("UCX_TLS").map(|t| ucx_list::parse_tls(t).0),
@@ -117,7 +122,11 @@ impl Linter {
 
     fn hca_selects(&self, value: &str) -> BTreeSet<(String, u32)> {
         let (list, _) = nccl_list::parse(value, ListKind::IbHca);
-        let ports: Vec<(&str, u32)> = self.rail_ports.iter().map(|(d, p)| (d.as_str(), *p)).collect();
+        let ports: Vec<(&str, u32)> = self
+            .rail_ports
+            .iter()
+            .map(|(d, p)| (d.as_str(), *p))
+            .collect();
         list.matching_ports(&ports)
             .into_iter()
             .map(|(d, p)| (d.to_string(), p))
@@ -126,7 +135,11 @@ impl Linter {
 
     /// The `roce apply` command that fixes a file.
     fn apply_hint(&self, file: &str) -> String {
-        let profile = self.opts.profile_arg.as_deref().unwrap_or(&self.plan.profile);
+        let profile = self
+            .opts
+            .profile_arg
+            .as_deref()
+            .unwrap_or(&self.plan.profile);
         let container = self
             .opts
             .container
@@ -147,18 +160,14 @@ impl Linter {
         self.lint_with(source, manifest::parse_here)
     }
 
-    fn lint_with(
-        &self,
-        source: Source,
-        parse: fn(&str, roce_model::source::SourceId) -> Result<Vec<Node>, Problem>,
-    ) -> FileReport {
+    fn lint_with(&self, source: Source, parse: ParseFn) -> FileReport {
         let mut sources = Sources::default();
         let id = sources.add(source);
         let src = sources.get(id);
         let mut report = FileReport::default();
         let mut problems = Vec::new();
         match parse(&src.text, id) {
-            Err(p) => problems.push(p),
+            Err(p) => problems.push(*p),
             Ok(docs) => {
                 report.documents = docs.len();
                 let mut cx = Cx {
@@ -173,7 +182,8 @@ impl Linter {
                 }
             }
         }
-        let mut problems: Vec<Problem> = problems.into_iter().map(|p| p.resolve(&sources)).collect();
+        let mut problems: Vec<Problem> =
+            problems.into_iter().map(|p| p.resolve(&sources)).collect();
         roce_model::problem::sort(&mut problems);
         report.problems = problems;
         report
@@ -189,6 +199,9 @@ impl Linter {
         }
     }
 }
+
+/// A manifest parser: [`manifest::parse`] or [`manifest::parse_here`].
+type ParseFn = fn(&str, roce_model::source::SourceId) -> Result<Vec<Node>, Box<Problem>>;
 
 /// One file's checking context.
 struct Cx<'a> {
@@ -244,7 +257,11 @@ impl<'a> Cx<'a> {
         }
         for f in &forwarded {
             if let Some(value) = &f.value {
-                self.value_check(&f.name, ValueAt::Text(value, f.at), "forwarded with `mpirun -x`");
+                self.value_check(
+                    &f.name,
+                    ValueAt::Text(value, f.at),
+                    "forwarded with `mpirun -x`",
+                );
             }
         }
         views.len()
@@ -252,7 +269,9 @@ impl<'a> Cx<'a> {
 
     /// The `-x` forwards of a launcher's mpirun invocation, with their places.
     fn forwards(&self, v: &PodView<'a>) -> Vec<Forwarded> {
-        let Some((_, c)) = v.container else { return Vec::new() };
+        let Some((_, c)) = v.container else {
+            return Vec::new();
+        };
         let items: Vec<&'a Node> = ["command", "args"]
             .iter()
             .filter_map(|k| entry(c, k))
@@ -268,15 +287,19 @@ impl<'a> Cx<'a> {
                 _ => "",
             })
             .collect();
-        let Some(inv) = mpirun::find(&argv) else { return Vec::new() };
+        let Some(inv) = mpirun::find(&argv) else {
+            return Vec::new();
+        };
         inv.forwards
             .into_iter()
             .map(|f| {
                 let at = match &f.at {
                     mpirun::Place::Arg(j) => items[*j].content.unwrap_or(items[*j].origin),
-                    mpirun::Place::Script { item, range } => {
-                        find_in(self.text, items[*item], argv[*item].get(range.clone()).unwrap_or(""))
-                    }
+                    mpirun::Place::Script { item, range } => find_in(
+                        self.text,
+                        items[*item],
+                        argv[*item].get(range.clone()).unwrap_or(""),
+                    ),
                 };
                 Forwarded {
                     name: f.name,
@@ -303,7 +326,13 @@ impl<'a> Cx<'a> {
         at
     }
 
-    fn worker(&mut self, t: &Template, v: &PodView<'a>, forwarded: &[Forwarded], pod_namespace: Option<&str>) {
+    fn worker(
+        &mut self,
+        t: &Template,
+        v: &PodView<'a>,
+        forwarded: &[Forwarded],
+        pod_namespace: Option<&str>,
+    ) {
         let Some((_, c)) = v.container else { return };
         let owner = owner(t, c);
         if let Some(e) = v.spec.and_then(|s| entry(s, "hostNetwork"))
@@ -365,7 +394,9 @@ impl<'a> Cx<'a> {
         }
         if self.linter.plan.shm {
             let mounted = entry(c, "volumeMounts").is_some_and(|m| match &m.node.value {
-                Value::Seq(items) => items.iter().any(|i| text(i, "mountPath") == Some("/dev/shm")),
+                Value::Seq(items) => items
+                    .iter()
+                    .any(|i| text(i, "mountPath") == Some("/dev/shm")),
                 _ => false,
             });
             if !mounted {
@@ -416,7 +447,11 @@ impl<'a> Cx<'a> {
         }
         let owner = format!("the {}", t.label);
         let Some(e) = v.multus else {
-            let at = v.annotations.or(v.metadata).or(v.root).map_or(self.doc_at, |n| n.origin);
+            let at = v
+                .annotations
+                .or(v.metadata)
+                .or(v.root)
+                .map_or(self.doc_at, |n| n.origin);
             self.push(
                 Problem::new(
                     Code::LintMissingNad,
@@ -448,7 +483,10 @@ impl<'a> Cx<'a> {
                 None => find_in(src, &e.node, &n.name),
             }
         };
-        let mut missing: Vec<&NadRef> = nads.iter().filter(|nad| !nets.iter().any(|n| n.is(nad, pod_namespace))).collect();
+        let mut missing: Vec<&NadRef> = nads
+            .iter()
+            .filter(|nad| !nets.iter().any(|n| n.is(nad, pod_namespace)))
+            .collect();
         let mut seen: Vec<&NadRef> = Vec::new();
         for n in &nets {
             if let Some(nad) = nads.iter().find(|nad| n.is(nad, pod_namespace)) {
@@ -476,20 +514,35 @@ impl<'a> Cx<'a> {
                     i,
                     format!(
                         "is in namespace `{}`, but the profile's NAD is in `{}`",
-                        n.namespace.as_deref().or(pod_namespace).unwrap_or("(the pod's)"),
+                        n.namespace
+                            .as_deref()
+                            .or(pod_namespace)
+                            .unwrap_or("(the pod's)"),
                         missing[i].namespace
                     ),
                 ),
                 None => match near() {
-                    Some(i) => (i, format!("is not one of the profile's networks; did you mean `{}`?", missing[i].name)),
+                    Some(i) => (
+                        i,
+                        format!(
+                            "is not one of the profile's networks; did you mean `{}`?",
+                            missing[i].name
+                        ),
+                    ),
                     None => continue,
                 },
             };
             let nad = missing.remove(i);
             self.push(
-                Problem::new(Code::LintWrongNad, format!("{owner}: network `{}` {why}", n.name))
-                    .at(place(n), "wrong network")
-                    .help(format!("attach `{}/{}` instead, or run `{}`", nad.namespace, nad.name, self.hint)),
+                Problem::new(
+                    Code::LintWrongNad,
+                    format!("{owner}: network `{}` {why}", n.name),
+                )
+                .at(place(n), "wrong network")
+                .help(format!(
+                    "attach `{}/{}` instead, or run `{}`",
+                    nad.namespace, nad.name, self.hint
+                )),
             );
         }
         if !missing.is_empty() {
@@ -515,11 +568,15 @@ impl<'a> Cx<'a> {
     }
 
     fn resources(&mut self, c: &Node, owner: &str, key: &str) {
-        let Some(w) = &self.linter.plan.wiring else { return };
+        let Some(w) = &self.linter.plan.wiring else {
+            return;
+        };
         for (name, want) in &w.resources {
             let mut absent = Vec::new();
             for side in ["requests", "limits"] {
-                let q = entry(c, key).and_then(|r| entry(&r.node, side)).and_then(|s| entry(&s.node, name));
+                let q = entry(c, key)
+                    .and_then(|r| entry(&r.node, side))
+                    .and_then(|s| entry(&s.node, name));
                 match q {
                     None => absent.push(side),
                     Some(e) => {
@@ -554,9 +611,15 @@ impl<'a> Cx<'a> {
                     _ => vec![key],
                 };
                 self.push(
-                    Problem::new(Code::LintRdmaResource, format!("{owner} does not ask for {name} in {sides}: {why}"))
-                        .at(self.container_at(c, &fields), format!("{name} missing"))
-                        .help(format!("set `{name}: \"{want}\"` in both requests and limits, or run `{}`", self.hint)),
+                    Problem::new(
+                        Code::LintRdmaResource,
+                        format!("{owner} does not ask for {name} in {sides}: {why}"),
+                    )
+                    .at(self.container_at(c, &fields), format!("{name} missing"))
+                    .help(format!(
+                        "set `{name}: \"{want}\"` in both requests and limits, or run `{}`",
+                        self.hint
+                    )),
                 );
             }
         }
@@ -639,8 +702,12 @@ impl<'a> Cx<'a> {
         };
         let mut first: Vec<(&str, Origin)> = Vec::new();
         for item in &items {
-            let Some(name_entry) = entry(item, "name") else { continue };
-            let Value::Scalar(Scalar::Str(name)) = &name_entry.node.value else { continue };
+            let Some(name_entry) = entry(item, "name") else {
+                continue;
+            };
+            let Value::Scalar(Scalar::Str(name)) = &name_entry.node.value else {
+                continue;
+            };
             if let Some((_, at)) = first.iter().find(|(n, _)| n == name) {
                 let at = *at;
                 self.push(
@@ -702,7 +769,13 @@ impl<'a> Cx<'a> {
 
     /// Compare one value with the profile's.
     fn value_check(&mut self, name: &str, value: ValueAt<'_>, how: &str) {
-        let Some(want) = self.linter.env.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()) else {
+        let Some(want) = self
+            .linter
+            .env
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+        else {
             return;
         };
         let (have, at, content) = match value {
@@ -711,7 +784,11 @@ impl<'a> Cx<'a> {
                 Value::Scalar(Scalar::Str(s)) => (s.clone(), e.node.origin, e.node.content),
                 Value::Scalar(Scalar::Null) => (String::new(), e.node.origin, None),
                 other => {
-                    let written = self.text.get(e.node.origin.range()).unwrap_or("?").to_string();
+                    let written = self
+                        .text
+                        .get(e.node.origin.range())
+                        .unwrap_or("?")
+                        .to_string();
                     self.push(
                         Problem::new(
                             Code::LintEnvDifferent,
@@ -730,7 +807,12 @@ impl<'a> Cx<'a> {
         if name == "NCCL_IB_HCA" && !self.linter.rail_ports.is_empty() {
             let selects = self.linter.hca_selects(&have);
             if selects.is_empty() {
-                let devices: Vec<&str> = self.linter.rail_ports.iter().map(|(d, _)| d.as_str()).collect();
+                let devices: Vec<&str> = self
+                    .linter
+                    .rail_ports
+                    .iter()
+                    .map(|(d, _)| d.as_str())
+                    .collect();
                 self.push(
                     Problem::new(
                         Code::LintHcaMatchesNothing,
@@ -769,7 +851,10 @@ impl<'a> Cx<'a> {
                 self.push(
                     Problem::new(Code::LintUcxTransport, format!("UCX_TLS={have} {why}"))
                         .at(at, "wrong transports for this fabric")
-                        .help(format!("use the profile's UCX_TLS={want:?}, or run `{}`", self.hint)),
+                        .help(format!(
+                            "use the profile's UCX_TLS={want:?}, or run `{}`",
+                            self.hint
+                        )),
                 );
                 return;
             }
@@ -875,7 +960,8 @@ fn owner(t: &Template, c: &Node) -> String {
 fn mentions_key(node: &Node, key: &str) -> bool {
     match &node.value {
         Value::Map(entries) => entries.iter().any(|e| {
-            (e.key.value == "key" && matches!(&e.node.value, Value::Scalar(Scalar::Str(s)) if s == key))
+            (e.key.value == "key"
+                && matches!(&e.node.value, Value::Scalar(Scalar::Str(s)) if s == key))
                 || mentions_key(&e.node, key)
         }),
         Value::Seq(items) => items.iter().any(|i| mentions_key(i, key)),

@@ -70,7 +70,11 @@ pub fn lint_file(linter: &Linter, path: &Path) -> io::Result<FileReport> {
     read_and(linter, path, Linter::lint)
 }
 
-fn read_and(linter: &Linter, path: &Path, lint: fn(&Linter, Source) -> FileReport) -> io::Result<FileReport> {
+fn read_and(
+    linter: &Linter,
+    path: &Path,
+    lint: fn(&Linter, Source) -> FileReport,
+) -> io::Result<FileReport> {
     let bytes = std::fs::read(path)?;
     let name = path.display().to_string();
     Ok(match String::from_utf8(bytes) {
@@ -101,7 +105,10 @@ where
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(path) = files.get(i) else { break };
-                    if tx.send((i, read_and(linter, path, Linter::lint_here))).is_err() {
+                    if tx
+                        .send((i, read_and(linter, path, Linter::lint_here)))
+                        .is_err()
+                    {
                         break;
                     }
                 }

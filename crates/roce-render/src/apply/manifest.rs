@@ -54,7 +54,7 @@ const FALLBACK_DEPTH: usize = 24;
 /// assert_eq!(docs.len(), 2);
 /// assert!(matches!(docs[1].value, Value::Map(_)));
 /// ```
-pub fn parse(text: &str, source: SourceId) -> Result<Vec<Node>, Problem> {
+pub fn parse(text: &str, source: SourceId) -> Result<Vec<Node>, Box<Problem>> {
     let spawned = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("roce-yaml".into())
@@ -76,11 +76,15 @@ pub fn parse(text: &str, source: SourceId) -> Result<Vec<Node>, Problem> {
 /// # Errors
 ///
 /// As [`parse`].
-pub fn parse_here(text: &str, source: SourceId) -> Result<Vec<Node>, Problem> {
+pub fn parse_here(text: &str, source: SourceId) -> Result<Vec<Node>, Box<Problem>> {
     parse_with_depth(text, source, MAX_DEPTH)
 }
 
-fn parse_with_depth(text: &str, source: SourceId, max_depth: usize) -> Result<Vec<Node>, Problem> {
+fn parse_with_depth(
+    text: &str,
+    source: SourceId,
+    max_depth: usize,
+) -> Result<Vec<Node>, Box<Problem>> {
     let mut options = serde_saphyr::Options::default();
     options.with_snippet = false;
     options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
@@ -88,11 +92,8 @@ fn parse_with_depth(text: &str, source: SourceId, max_depth: usize) -> Result<Ve
         budget.max_depth = max_depth;
     }
     let docs: Vec<YSpanned<YVal>> = serde_saphyr::from_multiple_with_options(text, options)
-        .map_err(|e| syntax_problem(text, source, &e, max_depth))?;
-    Ok(docs
-        .into_iter()
-        .map(|d| convert(text, source, d))
-        .collect())
+        .map_err(|e| Box::new(syntax_problem(text, source, &e, max_depth)))?;
+    Ok(docs.into_iter().map(|d| convert(text, source, d)).collect())
 }
 
 /// The problem for a file that is not UTF-8 text.
@@ -105,7 +106,12 @@ pub fn not_text(source: SourceId) -> Problem {
     .help("is this the right file? manifests are YAML text")
 }
 
-fn syntax_problem(text: &str, source: SourceId, err: &serde_saphyr::Error, max_depth: usize) -> Problem {
+fn syntax_problem(
+    text: &str,
+    source: SourceId,
+    err: &serde_saphyr::Error,
+    max_depth: usize,
+) -> Problem {
     let origin = err
         .location()
         .and_then(|l| byte_range(text, l.span()).or_else(|| line_col_range(text, &l)))
@@ -114,8 +120,8 @@ fn syntax_problem(text: &str, source: SourceId, err: &serde_saphyr::Error, max_d
     let message = err.to_string();
     let first = message.lines().next().unwrap_or("invalid YAML").trim();
     let first = first.rfind(" at line ").map_or(first, |i| &first[..i]);
-    let deep = first.contains("budget breached") && first.contains("Depth")
-        || first.contains("recursion");
+    let deep =
+        first.contains("budget breached") && first.contains("Depth") || first.contains("recursion");
     if deep {
         return Problem::new(
             Code::LintSyntax,
@@ -125,7 +131,10 @@ fn syntax_problem(text: &str, source: SourceId, err: &serde_saphyr::Error, max_d
         .help("a workload nests about 20 levels; is this the right file?");
     }
     if let Some(rest) = first.strip_prefix("duplicate mapping key: ") {
-        let key = rest.split(", set DuplicateKeyPolicy").next().unwrap_or(rest);
+        let key = rest
+            .split(", set DuplicateKeyPolicy")
+            .next()
+            .unwrap_or(rest);
         return Problem::new(Code::LintSyntax, format!("`{key}` is given twice in one mapping"))
             .at(origin, "given again here")
             .help("keep one of them: strict Kubernetes decoders refuse the object, others silently keep the last");
@@ -271,14 +280,13 @@ fn scalar_to_yaml(scalar: &Scalar, raw: &str, starts_line: bool) -> Yaml {
 /// this value, with no quote, block indicator, comment, tag, anchor or line break in it.
 fn is_verbatim_plain(raw: &str) -> bool {
     // `-`, `?` and `:` start a plain scalar when a non-space follows (`-np`, `:8080`).
-    let indicator_start = raw.starts_with(['-', '?', ':'])
-        && !raw[1..].starts_with([' ', '\t'])
-        && raw.len() > 1;
+    let indicator_start =
+        raw.starts_with(['-', '?', ':']) && !raw[1..].starts_with([' ', '\t']) && raw.len() > 1;
     !raw.is_empty()
         && (indicator_start
             || !raw.starts_with([
-                '"', '\'', '|', '>', '!', '&', '*', '#', '[', ']', '{', '}', ' ', '-', '?', ':', ',',
-                '%', '@', '`',
+                '"', '\'', '|', '>', '!', '&', '*', '#', '[', ']', '{', '}', ' ', '-', '?', ':',
+                ',', '%', '@', '`',
             ]))
         && !raw.contains(['\n', '\r', '\t'])
         && !raw.contains(" #")

@@ -92,12 +92,13 @@ pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applie
     let mut sources = Sources::default();
     let id = sources.add(source.clone());
     let resolve = |problems: Vec<Problem>| -> Vec<Problem> {
-        let mut problems: Vec<Problem> = problems.into_iter().map(|p| p.resolve(&sources)).collect();
+        let mut problems: Vec<Problem> =
+            problems.into_iter().map(|p| p.resolve(&sources)).collect();
         roce_model::problem::sort(&mut problems);
         problems
     };
     let text = &source.text;
-    let nodes = manifest::parse(text, id).map_err(|p| resolve(vec![p]))?;
+    let nodes = manifest::parse(text, id).map_err(|p| resolve(vec![*p]))?;
     let mut problems = Vec::new();
     let mut notes = Vec::new();
     let mut docs = Vec::with_capacity(nodes.len());
@@ -176,7 +177,11 @@ fn plan_document(node: &Node, opts: &ApplyOptions) -> Result<Option<Work>, Vec<P
             }
         }
     }
-    if problems.is_empty() { Ok(Some(work)) } else { Err(problems) }
+    if problems.is_empty() {
+        Ok(Some(work))
+    } else {
+        Err(problems)
+    }
 }
 
 fn multus_text(e: &roce_model::tree::Entry) -> Option<&str> {
@@ -187,7 +192,11 @@ fn multus_text(e: &roce_model::tree::Entry) -> Option<&str> {
 }
 
 /// A `roce::lint::multus_malformed` problem, pointing into the annotation where the text is verbatim.
-pub fn malformed_problem(e: &roce_model::tree::Entry, value: &str, bad: &multus::Malformed) -> Problem {
+pub fn malformed_problem(
+    e: &roce_model::tree::Entry,
+    value: &str,
+    bad: &multus::Malformed,
+) -> Problem {
     let at = e
         .node
         .content
@@ -227,10 +236,16 @@ pub fn missing_problem(doc: &Node, m: &templates::Missing) -> Problem {
     let kind = view::text(doc, "kind").unwrap_or("object");
     Problem::new(
         Code::LintShape,
-        format!("this {kind} has no `{}` mapping, where its pod template must be", m.want),
+        format!(
+            "this {kind} has no `{}` mapping, where its pod template must be",
+            m.want
+        ),
     )
     .at(at, "expected here")
-    .help(format!("add `{}`; `kubectl explain` shows the field", m.want))
+    .help(format!(
+        "add `{}`; `kubectl explain` shows the field",
+        m.want
+    ))
 }
 
 /// The env the plan sets, as (name, value as the container must see it in a manifest).
@@ -257,9 +272,7 @@ fn apply_document(
         .templates
         .iter()
         .filter(|(t, _)| t.role == Role::Launcher)
-        .all(|(t, i)| {
-            container_argv(doc, t, *i).is_some_and(|argv| mpirun::find(&argv).is_some())
-        });
+        .all(|(t, i)| container_argv(doc, t, *i).is_some_and(|argv| mpirun::find(&argv).is_some()));
     let env_on_launcher = has_launcher && opts.role != RoleChoice::Worker && launchers_forward;
     let env_on_workers = !env_on_launcher || opts.role == RoleChoice::All;
     if has_launcher && opts.role != RoleChoice::Worker && !launchers_forward {
@@ -271,13 +284,22 @@ fn apply_document(
     for ((t, container), nets) in work.templates.iter().zip(&work.multus) {
         match (t.role, t.form) {
             (Role::Worker, Form::Pod) => {
-                wire_pod(doc, t, *container, nets.as_deref(), plan, work.pod_namespace.as_deref());
+                wire_pod(
+                    doc,
+                    t,
+                    *container,
+                    nets.as_deref(),
+                    plan,
+                    work.pod_namespace.as_deref(),
+                );
                 if let Some(c) = container_mut(doc, t, *container) {
                     merge_env(c, &env, !env_on_workers);
                 }
             }
             (Role::Worker, Form::Trainer) => {
-                let Some(trainer) = ensure_path(doc, &t.path) else { continue };
+                let Some(trainer) = ensure_path(doc, &t.path) else {
+                    continue;
+                };
                 merge_env(trainer, &env, !env_on_workers);
                 merge_resources(trainer, "resourcesPerNode", plan);
                 if plan.wiring.is_some() {
@@ -321,7 +343,10 @@ fn container_argv(doc: &mut Yaml, t: &Template, index: usize) -> Option<Vec<Stri
     let c = container_mut(doc, t, index)?;
     let list = |key: &str| -> Vec<String> {
         match c.get(key) {
-            Some(Yaml::Seq(items)) => items.iter().map(|i| i.as_str().unwrap_or("").to_string()).collect(),
+            Some(Yaml::Seq(items)) => items
+                .iter()
+                .map(|i| i.as_str().unwrap_or("").to_string())
+                .collect(),
             _ => Vec::new(),
         }
     };
@@ -339,7 +364,12 @@ fn ensure_seq<'a>(map: &'a mut Yaml, key: &str) -> Option<&'a mut Yaml> {
     ensure(map, key, false, Yaml::seq)
 }
 
-fn ensure<'a>(map: &'a mut Yaml, key: &str, front: bool, empty: fn() -> Yaml) -> Option<&'a mut Yaml> {
+fn ensure<'a>(
+    map: &'a mut Yaml,
+    key: &str,
+    front: bool,
+    empty: fn() -> Yaml,
+) -> Option<&'a mut Yaml> {
     let Yaml::Map(entries) = map else { return None };
     let i = match entries.iter().position(|(k, _)| k == key) {
         Some(i) => {
@@ -390,7 +420,9 @@ fn wire_pod(
     plan: &Plan,
     pod_namespace: Option<&str>,
 ) {
-    let Some(template) = at_mut(doc, &t.path) else { return };
+    let Some(template) = at_mut(doc, &t.path) else {
+        return;
+    };
     if let Some(annotations) = ensure_map(template, "metadata", !t.path.is_empty())
         .and_then(|m| ensure_map(m, "annotations", false))
     {
@@ -400,7 +432,9 @@ fn wire_pod(
             annotations.insert(MULTUS_ANNOTATION, Yaml::Block(multus::render(&merged)));
         }
     }
-    let Some(spec) = ensure_map(template, "spec", false) else { return };
+    let Some(spec) = ensure_map(template, "spec", false) else {
+        return;
+    };
     if !plan.node_selector.is_empty()
         && let Some(sel) = ensure_map(spec, "nodeSelector", false)
     {
@@ -408,9 +442,17 @@ fn wire_pod(
             set_str(sel, k, v);
         }
     }
-    let shm_name = if plan.shm { shm_volume(spec, index) } else { None };
-    let Some(Yaml::Seq(containers)) = spec.get_mut_key("containers") else { return };
-    let Some(c) = containers.get_mut(index) else { return };
+    let shm_name = if plan.shm {
+        shm_volume(spec, index)
+    } else {
+        None
+    };
+    let Some(Yaml::Seq(containers)) = spec.get_mut_key("containers") else {
+        return;
+    };
+    let Some(c) = containers.get_mut(index) else {
+        return;
+    };
     merge_resources(c, "resources", plan);
     if let Some(w) = &plan.wiring
         && !w.capabilities.is_empty()
@@ -455,7 +497,9 @@ fn shm_volume(spec: &mut Yaml, index: usize) -> Option<String> {
     if mounted {
         return None;
     }
-    let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes") else { return None };
+    let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes") else {
+        return None;
+    };
     let is_memory = |v: &Yaml| {
         v.get("emptyDir")
             .and_then(|e| e.get("medium"))
@@ -463,7 +507,10 @@ fn shm_volume(spec: &mut Yaml, index: usize) -> Option<String> {
             == Some("Memory")
     };
     for candidate in [SHM_VOLUME, "roce-dshm"] {
-        match volumes.iter().find(|v| v.get("name").and_then(Yaml::as_str) == Some(candidate)) {
+        match volumes
+            .iter()
+            .find(|v| v.get("name").and_then(Yaml::as_str) == Some(candidate))
+        {
             Some(v) if is_memory(v) => return Some(candidate.to_string()),
             Some(_) => continue,
             None => {
@@ -486,12 +533,19 @@ fn merge_resources(c: &mut Yaml, key: &str, plan: &Plan) {
         .as_ref()
         .map(|w| w.resources.clone())
         .unwrap_or_default();
-    let Some(resources) = ensure_map(c, key, false) else { return };
-    let has_gpu = ["requests", "limits"]
-        .iter()
-        .any(|side| resources.get(side).and_then(|s| s.get(GPU_RESOURCE)).is_some());
+    let Some(resources) = ensure_map(c, key, false) else {
+        return;
+    };
+    let has_gpu = ["requests", "limits"].iter().any(|side| {
+        resources
+            .get(side)
+            .and_then(|s| s.get(GPU_RESOURCE))
+            .is_some()
+    });
     for side in ["requests", "limits"] {
-        let Some(q) = ensure_map(resources, side, false) else { continue };
+        let Some(q) = ensure_map(resources, side, false) else {
+            continue;
+        };
         if !has_gpu {
             set_str(q, GPU_RESOURCE, &plan.gpus_per_node.to_string());
         }
@@ -504,13 +558,13 @@ fn merge_resources(c: &mut Yaml, key: &str, plan: &Plan) {
 /// Merge env by name. With `fix_only`, only entries that already exist are corrected (the other side of an
 /// MPI job carries the env, and these would override it).
 fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool) {
-    let present = |c: &Yaml, name: &str| {
-        matches!(c.get("env"), Some(Yaml::Seq(items)) if items.iter().any(|i| i.get("name").and_then(Yaml::as_str) == Some(name)))
-    };
+    let present = |c: &Yaml, name: &str| matches!(c.get("env"), Some(Yaml::Seq(items)) if items.iter().any(|i| i.get("name").and_then(Yaml::as_str) == Some(name)));
     if fix_only && !env.iter().any(|(n, _)| present(c, n)) {
         return;
     }
-    let Some(Yaml::Seq(items)) = ensure_seq(c, "env") else { return };
+    let Some(Yaml::Seq(items)) = ensure_seq(c, "env") else {
+        return;
+    };
     for (name, value) in env {
         let same_name = |i: &Yaml| i.get("name").and_then(Yaml::as_str) == Some(name.as_str());
         match items.iter().position(same_name) {
@@ -546,9 +600,15 @@ fn env_item(name: &str, value: &str) -> Yaml {
 /// Forward the env from a launcher with `mpirun -x`: correct `-x NAME=VALUE` values that differ from the
 /// plan; with `add`, append `-x NAME` for every variable not forwarded yet.
 fn forward_env(doc: &mut Yaml, t: &Template, index: usize, env: &[(String, String)], add: bool) {
-    let Some(argv) = container_argv(doc, t, index) else { return };
-    let Some(inv) = mpirun::find(&argv) else { return };
-    let Some(c) = container_mut(doc, t, index) else { return };
+    let Some(argv) = container_argv(doc, t, index) else {
+        return;
+    };
+    let Some(inv) = mpirun::find(&argv) else {
+        return;
+    };
+    let Some(c) = container_mut(doc, t, index) else {
+        return;
+    };
     let n_command = match c.get("command") {
         Some(Yaml::Seq(items)) => items.len(),
         _ => 0,
@@ -586,14 +646,18 @@ fn forward_env(doc: &mut Yaml, t: &Template, index: usize, env: &[(String, Strin
             if script_edits.is_empty() {
                 return;
             }
-            let Some(script) = argv_item(c, n_command, inv.item).and_then(|y| y.as_str().map(str::to_string))
+            let Some(script) =
+                argv_item(c, n_command, inv.item).and_then(|y| y.as_str().map(str::to_string))
             else {
                 return;
             };
             let mut script = script;
             script_edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
             for (range, text) in script_edits {
-                if range.end <= script.len() && script.is_char_boundary(range.start) && script.is_char_boundary(range.end) {
+                if range.end <= script.len()
+                    && script.is_char_boundary(range.start)
+                    && script.is_char_boundary(range.end)
+                {
                     script.replace_range(range, &text);
                 }
             }
@@ -624,7 +688,11 @@ fn forward_env(doc: &mut Yaml, t: &Template, index: usize, env: &[(String, Strin
 }
 
 fn argv_item(c: &mut Yaml, n_command: usize, j: usize) -> Option<&mut Yaml> {
-    let (key, i) = if j < n_command { ("command", j) } else { ("args", j - n_command) };
+    let (key, i) = if j < n_command {
+        ("command", j)
+    } else {
+        ("args", j - n_command)
+    };
     match c.get_mut_key(key) {
         Some(Yaml::Seq(items)) => items.get_mut(i),
         _ => None,

@@ -56,7 +56,10 @@ impl Invocation {
 
 fn is_mpirun(word: &str) -> bool {
     let base = word.rsplit('/').next().unwrap_or(word);
-    matches!(base, "mpirun" | "mpiexec" | "mpirun.openmpi" | "mpiexec.openmpi" | "orterun" | "prterun")
+    matches!(
+        base,
+        "mpirun" | "mpiexec" | "mpirun.openmpi" | "mpiexec.openmpi" | "orterun" | "prterun"
+    )
 }
 
 /// Find the mpirun invocation in `argv` (the container's `command` followed by its `args`).
@@ -191,7 +194,9 @@ fn shell_words(script: &str) -> Vec<Word> {
                             }
                         }
                         b'\'' => {
-                            let end = script[i + 1..].find('\'').map_or(bytes.len(), |e| i + 1 + e);
+                            let end = script[i + 1..]
+                                .find('\'')
+                                .map_or(bytes.len(), |e| i + 1 + e);
                             text.push_str(&script[i + 1..end]);
                             i = (end + 1).min(bytes.len());
                         }
@@ -239,7 +244,18 @@ mod tests {
 
     #[test]
     fn argv_form() {
-        let argv = ["/usr/bin/mpirun", "-x", "A", "-x", "B=1", "-np", "2", "-x", "not-a-name", "prog"];
+        let argv = [
+            "/usr/bin/mpirun",
+            "-x",
+            "A",
+            "-x",
+            "B=1",
+            "-np",
+            "2",
+            "-x",
+            "not-a-name",
+            "prog",
+        ];
         let inv = find(&argv).unwrap();
         assert_eq!(inv.item, 0);
         let names: Vec<_> = inv.forwards.iter().map(|f| f.name.as_str()).collect();

@@ -65,7 +65,9 @@ fn parse_json(value: &str) -> Result<Vec<Network>, Malformed> {
     let list: Vec<Value> = serde_json::from_str(value).map_err(|e| {
         // The place is the problem's label; drop serde_json's " at line L column C".
         let text = e.to_string();
-        let what = text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]);
+        let what = text
+            .rfind(" at line ")
+            .map_or(text.as_str(), |i| &text[..i]);
         Malformed {
             message: format!("not valid JSON ({what})"),
             range: json_error_range(value, e.line(), e.column()),
@@ -100,9 +102,9 @@ fn parse_json(value: &str) -> Result<Vec<Network>, Malformed> {
             }
         };
         let quoted = format!("\"{name}\"");
-        let range = value[search_from..]
-            .find(&quoted)
-            .map_or(0..0, |at| search_from + at + 1..search_from + at + 1 + name.len());
+        let range = value[search_from..].find(&quoted).map_or(0..0, |at| {
+            search_from + at + 1..search_from + at + 1 + name.len()
+        });
         search_from = range.end.max(search_from);
         out.push(Network {
             namespace,
@@ -122,7 +124,10 @@ fn json_error_range(value: &str, line: usize, column: usize) -> Range<usize> {
         .map(str::len)
         .sum::<usize>();
     let at = (start + column.saturating_sub(1)).min(value.len());
-    let at = (0..=at).rev().find(|i| value.is_char_boundary(*i)).unwrap_or(0);
+    let at = (0..=at)
+        .rev()
+        .find(|i| value.is_char_boundary(*i))
+        .unwrap_or(0);
     let end = value[at..].chars().next().map_or(at, |c| at + c.len_utf8());
     at..end
 }
@@ -187,7 +192,8 @@ fn parse_comma(value: &str) -> Result<Vec<Network>, Malformed> {
 
 fn is_dns_label(s: &str) -> bool {
     s.len() <= 63
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
         && !s.ends_with('-')
 }
@@ -203,7 +209,11 @@ pub fn nad_object(nad: &NadRef) -> Map<String, Value> {
 
 /// Merge the profile's networks into an annotation's: every existing entry first, in its order, less any
 /// second copy of a profile network; then the profile networks it lacks, in rail order.
-pub fn merge(existing: &[Network], nads: &[NadRef], pod_namespace: Option<&str>) -> Vec<Map<String, Value>> {
+pub fn merge(
+    existing: &[Network],
+    nads: &[NadRef],
+    pod_namespace: Option<&str>,
+) -> Vec<Map<String, Value>> {
     let mut out = Vec::with_capacity(existing.len() + nads.len());
     let mut seen = vec![false; nads.len()];
     for net in existing {
@@ -247,7 +257,10 @@ mod tests {
         let nets = parse(" a/b@net1 ,c , d@x").unwrap();
         assert_eq!(nets.len(), 3);
         assert_eq!(nets[0].namespace.as_deref(), Some("a"));
-        assert_eq!(nets[0].object.get("interface").and_then(Value::as_str), Some("net1"));
+        assert_eq!(
+            nets[0].object.get("interface").and_then(Value::as_str),
+            Some("net1")
+        );
         assert_eq!(&" a/b@net1 ,c , d@x"[nets[0].range.clone()], "b");
         assert_eq!(&" a/b@net1 ,c , d@x"[nets[2].range.clone()], "d");
         assert!(nets[1].namespace.is_none());
@@ -259,7 +272,8 @@ mod tests {
 
     #[test]
     fn json_form_keeps_objects_and_places() {
-        let text = "[{\"name\":\"x\",\"ips\":[\"10.0.0.1\"]},\n {\"name\":\"y\",\"namespace\":\"n\"}]";
+        let text =
+            "[{\"name\":\"x\",\"ips\":[\"10.0.0.1\"]},\n {\"name\":\"y\",\"namespace\":\"n\"}]";
         let nets = parse(text).unwrap();
         assert_eq!(&text[nets[1].range.clone()], "y");
         assert!(nets[0].object.contains_key("ips"));
@@ -272,7 +286,11 @@ mod tests {
     #[test]
     fn merge_keeps_existing_first_and_dedupes_profile_networks() {
         let existing = parse("other, cw/b, cw/a, cw/b").unwrap();
-        let merged = merge(&existing, &[nad("cw", "a"), nad("cw", "b"), nad("cw", "c")], None);
+        let merged = merge(
+            &existing,
+            &[nad("cw", "a"), nad("cw", "b"), nad("cw", "c")],
+            None,
+        );
         let names: Vec<_> = merged.iter().map(|o| o["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["other", "b", "a", "c"]);
         // A namespace-less entry is the pod's namespace.

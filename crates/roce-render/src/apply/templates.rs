@@ -24,10 +24,7 @@ pub trait Tree: Sized {
 impl Tree for Node {
     fn get(&self, key: &str) -> Option<&Node> {
         match &self.value {
-            Value::Map(entries) => entries
-                .iter()
-                .find(|e| e.key.value == key)
-                .map(|e| &e.node),
+            Value::Map(entries) => entries.iter().find(|e| e.key.value == key).map(|e| &e.node),
             _ => None,
         }
     }
@@ -158,7 +155,13 @@ const REPLICA_SPEC_KINDS: &[&str] = &[
 ];
 
 /// Kinds whose pod template sits at `spec.template`.
-const SPEC_TEMPLATE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"];
+const SPEC_TEMPLATE_KINDS: &[&str] = &[
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicaSet",
+    "Job",
+];
 
 /// JobSet replicated jobs that only download data or models: no rank runs there (Kubeflow Trainer's
 /// initializers), so they get no wiring.
@@ -211,9 +214,15 @@ pub fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
     match kind {
         "Pod" => out.template(doc, Vec::new(), Role::Worker, "Pod".into()),
         "List" => {
-            for (i, item) in doc.get("items").and_then(Tree::items).unwrap_or(&[]).iter().enumerate() {
+            for (i, item) in doc
+                .get("items")
+                .and_then(Tree::items)
+                .unwrap_or(&[])
+                .iter()
+                .enumerate()
+            {
                 if let Some((found, missing)) = discover(item) {
-                    let prefix = vec![Step::Key("items".into()), Step::Index(i)];
+                    let prefix = [Step::Key("items".into()), Step::Index(i)];
                     out.templates.extend(found.into_iter().map(|mut t| {
                         t.path.splice(0..0, prefix.iter().cloned());
                         t
@@ -245,7 +254,11 @@ pub fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
                 .filter(|key| key.ends_with("ReplicaSpecs"))
                 .collect();
             if lists.is_empty() {
-                let want = if k == "MPIJob" { "mpiReplicaSpecs" } else { "…ReplicaSpecs" };
+                let want = if k == "MPIJob" {
+                    "mpiReplicaSpecs"
+                } else {
+                    "…ReplicaSpecs"
+                };
                 out.missing.push(Missing {
                     found: vec![Step::Key("spec".into())],
                     want: format!("spec.{want}"),
@@ -257,7 +270,11 @@ pub fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
                     continue;
                 };
                 for replica in specs.keys() {
-                    let role = if replica == "Launcher" { Role::Launcher } else { Role::Worker };
+                    let role = if replica == "Launcher" {
+                        Role::Launcher
+                    } else {
+                        Role::Worker
+                    };
                     let label = format!("{k} {}", replica.to_ascii_lowercase());
                     let mut path = base.clone();
                     path.push(Step::Key(replica.to_string()));
@@ -289,9 +306,21 @@ pub fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
             if let Some(lwt) = out.map_at(doc, &[], &base) {
                 let base: Vec<Step> = base.iter().map(|k| Step::Key((*k).into())).collect();
                 if lwt.get("leaderTemplate").is_some() {
-                    out.require(doc, &base, &["leaderTemplate"], Role::Worker, "LeaderWorkerSet leader".into());
+                    out.require(
+                        doc,
+                        &base,
+                        &["leaderTemplate"],
+                        Role::Worker,
+                        "LeaderWorkerSet leader".into(),
+                    );
                 }
-                out.require(doc, &base, &["workerTemplate"], Role::Worker, "LeaderWorkerSet worker".into());
+                out.require(
+                    doc,
+                    &base,
+                    &["workerTemplate"],
+                    Role::Worker,
+                    "LeaderWorkerSet worker".into(),
+                );
             }
         }
         "RayCluster" => out.ray(doc, &["spec"]),
@@ -347,7 +376,14 @@ impl Found {
         Some(node)
     }
 
-    fn require<T: Tree>(&mut self, doc: &T, base: &[Step], rest: &[&str], role: Role, label: String) {
+    fn require<T: Tree>(
+        &mut self,
+        doc: &T,
+        base: &[Step],
+        rest: &[&str],
+        role: Role,
+        label: String,
+    ) {
         if self.map_at(doc, base, rest).is_some() {
             let mut path = base.to_vec();
             path.extend(rest.iter().map(|k| Step::Key((*k).to_string())));
@@ -379,7 +415,11 @@ impl Found {
             if INITIALIZER_JOBS.contains(&name) {
                 continue;
             }
-            let role = if name == "launcher" { Role::Launcher } else { Role::Worker };
+            let role = if name == "launcher" {
+                Role::Launcher
+            } else {
+                Role::Worker
+            };
             let mut path = base.clone();
             path.push(Step::Index(i));
             let label = if name.is_empty() {
@@ -400,9 +440,18 @@ impl Found {
         if spec_node.get("headGroupSpec").is_some() {
             let mut path = base.clone();
             path.push(Step::Key("headGroupSpec".into()));
-            self.require(doc, &path, &["template"], Role::Worker, "Ray head group".into());
+            self.require(
+                doc,
+                &path,
+                &["template"],
+                Role::Worker,
+                "Ray head group".into(),
+            );
         }
-        let groups = spec_node.get("workerGroupSpecs").and_then(Tree::items).unwrap_or(&[]);
+        let groups = spec_node
+            .get("workerGroupSpecs")
+            .and_then(Tree::items)
+            .unwrap_or(&[]);
         for (i, group) in groups.iter().enumerate() {
             let mut path = base.clone();
             path.push(Step::Key("workerGroupSpecs".into()));

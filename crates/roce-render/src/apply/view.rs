@@ -79,7 +79,10 @@ impl Shapes<'_> {
                 ),
             )
             .at(at, format!("should be {want}"))
-            .help(format!("write `{}` as {want}; `kubectl explain` shows the field", e.key.value)),
+            .help(format!(
+                "write `{}` as {want}; `kubectl explain` shows the field",
+                e.key.value
+            )),
         );
     }
 
@@ -132,10 +135,16 @@ impl Shapes<'_> {
                 self.problems.push(
                     Problem::new(
                         Code::LintShape,
-                        format!("an item of `{what}` in {} is {}, not a mapping", self.owner, item.value.type_name()),
+                        format!(
+                            "an item of `{what}` in {} is {}, not a mapping",
+                            self.owner,
+                            item.value.type_name()
+                        ),
                     )
                     .at(item.origin, "should be a mapping")
-                    .help(format!("each item of `{what}` is a mapping; `kubectl explain` shows its fields")),
+                    .help(format!(
+                        "each item of `{what}` is a mapping; `kubectl explain` shows its fields"
+                    )),
                 );
             }
         }
@@ -149,7 +158,11 @@ impl Shapes<'_> {
 /// # Errors
 ///
 /// Every `roce::lint::shape` problem, and `roce::lint::no_container` when there is no container to use.
-pub fn view<'a>(doc: &'a Node, template: &Template, container: Option<&str>) -> Result<PodView<'a>, Vec<Problem>> {
+pub fn view<'a>(
+    doc: &'a Node,
+    template: &Template,
+    container: Option<&str>,
+) -> Result<PodView<'a>, Vec<Problem>> {
     let mut problems = Vec::new();
     let root = at(doc, &template.path);
     let mut s = Shapes {
@@ -170,7 +183,11 @@ pub fn view<'a>(doc: &'a Node, template: &Template, container: Option<&str>) -> 
     if template.form == Form::Trainer {
         check_container(&mut s, root, true);
         v.container = root.map(|r| (0, r));
-        return if problems.is_empty() { Ok(v) } else { Err(problems) };
+        return if problems.is_empty() {
+            Ok(v)
+        } else {
+            Err(problems)
+        };
     }
     v.metadata = s.map(root, "metadata");
     v.annotations = s.map(v.metadata, "annotations");
@@ -180,11 +197,17 @@ pub fn view<'a>(doc: &'a Node, template: &Template, container: Option<&str>) -> 
     let volumes = s.seq(v.spec, "volumes");
     s.maps(volumes, "volumes");
     s.seq(v.spec, "containers");
-    v.containers_at = v.spec.and_then(|sp| entry(sp, "containers")).map(|e| e.key.origin);
-    let containers = v.spec.and_then(|sp| entry(sp, "containers")).and_then(|e| match &e.node.value {
-        Value::Seq(items) => Some(items.as_slice()),
-        _ => None,
-    });
+    v.containers_at = v
+        .spec
+        .and_then(|sp| entry(sp, "containers"))
+        .map(|e| e.key.origin);
+    let containers =
+        v.spec
+            .and_then(|sp| entry(sp, "containers"))
+            .and_then(|e| match &e.node.value {
+                Value::Seq(items) => Some(items.as_slice()),
+                _ => None,
+            });
     let list = s.maps(containers, "containers");
     let named = |want: &str| {
         containers
@@ -196,7 +219,13 @@ pub fn view<'a>(doc: &'a Node, template: &Template, container: Option<&str>) -> 
     let chosen = match container {
         Some(want) => named(want).or_else(|| {
             (template.role == Role::Launcher)
-                .then(|| containers.unwrap_or(&[]).iter().enumerate().find(|(_, c)| matches!(c.value, Value::Map(_))))
+                .then(|| {
+                    containers
+                        .unwrap_or(&[])
+                        .iter()
+                        .enumerate()
+                        .find(|(_, c)| matches!(c.value, Value::Map(_)))
+                })
                 .flatten()
         }),
         None => containers
@@ -228,17 +257,25 @@ pub fn view<'a>(doc: &'a Node, template: &Template, container: Option<&str>) -> 
                 .unwrap_or(doc.origin);
             let (message, help) = match container {
                 Some(want) if !names.is_empty() => (
-                    format!("the {} has no container `{want}` (it has {})", template.label, names.join(", ")),
+                    format!(
+                        "the {} has no container `{want}` (it has {})",
+                        template.label,
+                        names.join(", ")
+                    ),
                     format!(
                         "pass the container that runs the job with --container{}",
-                        roce_model::suggest::closest(want, list.iter().filter_map(|c| text(c, "name")))
-                            .map(|c| format!(" (did you mean `{c}`?)"))
-                            .unwrap_or_default()
+                        roce_model::suggest::closest(
+                            want,
+                            list.iter().filter_map(|c| text(c, "name"))
+                        )
+                        .map(|c| format!(" (did you mean `{c}`?)"))
+                        .unwrap_or_default()
                     ),
                 ),
                 _ => (
                     format!("the {} has no containers", template.label),
-                    "a pod template needs `spec.containers` with at least one container".to_string(),
+                    "a pod template needs `spec.containers` with at least one container"
+                        .to_string(),
                 ),
             };
             s.problems.push(
@@ -248,7 +285,11 @@ pub fn view<'a>(doc: &'a Node, template: &Template, container: Option<&str>) -> 
             );
         }
     }
-    if problems.is_empty() { Ok(v) } else { Err(problems) }
+    if problems.is_empty() {
+        Ok(v)
+    } else {
+        Err(problems)
+    }
 }
 
 /// The fields of a container (or a TrainJob trainer) roce reads or writes.
@@ -263,7 +304,14 @@ fn check_container(s: &mut Shapes<'_>, c: Option<&Node>, trainer: bool) {
     for item in s.maps(env, "env") {
         s.string(Some(item), "name");
     }
-    let resources = s.map(Some(c), if trainer { "resourcesPerNode" } else { "resources" });
+    let resources = s.map(
+        Some(c),
+        if trainer {
+            "resourcesPerNode"
+        } else {
+            "resources"
+        },
+    );
     s.map(resources, "requests");
     s.map(resources, "limits");
     if !trainer {
