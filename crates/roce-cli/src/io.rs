@@ -18,7 +18,11 @@ pub fn read_profile(spec: &str, yaml_stdin: bool) -> miette::Result<Result<Sourc
             .read_to_end(&mut bytes)
             .into_diagnostic()
             .wrap_err("reading stdin")?;
-        let format = if yaml_stdin { Format::Yaml } else { Format::Kdl };
+        let format = if yaml_stdin {
+            Format::Yaml
+        } else {
+            Format::Kdl
+        };
         return Ok(decode("<stdin>", bytes).map(|s| Source::with_format("<stdin>", s.text, format)));
     }
     let path = Path::new(spec);
@@ -60,7 +64,8 @@ impl Resolve for FileResolver {
                 .unwrap_or_default()
         };
         let path = base.join(reference);
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Source::new(path.display().to_string(), text))
     }
 }

@@ -47,12 +47,26 @@ fn garbage_input_exits_1_with_a_code() {
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("huge.kdl", {
             let mut v = b"profile \"x\" {\n".to_vec();
-            v.extend(std::iter::repeat_n(b"// padding padding padding padding\n".as_slice(), 320_000).flatten());
+            v.extend(
+                std::iter::repeat_n(b"// padding padding padding padding\n".as_slice(), 320_000)
+                    .flatten(),
+            );
             v
         }),
         ("huge.yaml", b"name: x\n".repeat(1_400_000)),
-        ("deep.kdl", format!("profile \"x\" {}{}", "a { ".repeat(50_000), "}".repeat(50_000)).into_bytes()),
-        ("deep.yaml", format!("a: {}{}", "[".repeat(50_000), "]".repeat(50_000)).into_bytes()),
+        (
+            "deep.kdl",
+            format!(
+                "profile \"x\" {}{}",
+                "a { ".repeat(50_000),
+                "}".repeat(50_000)
+            )
+            .into_bytes(),
+        ),
+        (
+            "deep.yaml",
+            format!("a: {}{}", "[".repeat(50_000), "]".repeat(50_000)).into_bytes(),
+        ),
         ("binary.kdl", (0u8..=255).cycle().take(4096).collect()),
         ("nul.yaml", b"name: \0\0\0".to_vec()),
     ];
@@ -60,15 +74,30 @@ fn garbage_input_exits_1_with_a_code() {
         let path = dir.join(name);
         std::fs::write(&path, &bytes).unwrap();
         for format in ["human", "json"] {
-            let out = roce().arg("check").arg(&path).args(["--format", format]).output().unwrap();
-            let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            let out = roce()
+                .arg("check")
+                .arg(&path)
+                .args(["--format", format])
+                .output()
+                .unwrap();
+            let all = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
             assert_eq!(out.status.code(), Some(1), "{name} ({format}): {all}");
-            assert!(all.contains("roce::"), "{name} ({format}): no diagnostic code in {all}");
+            assert!(
+                all.contains("roce::"),
+                "{name} ({format}): no diagnostic code in {all}"
+            );
             assert!(!all.contains("panicked"), "{name}: {all}");
         }
     }
     let big = std::fs::metadata(dir.join("huge.kdl")).unwrap().len();
-    assert!(big > 10_000_000, "the huge case is over 10 MB ({big} bytes)");
+    assert!(
+        big > 10_000_000,
+        "the huge case is over 10 MB ({big} bytes)"
+    );
 }
 
 /// On any error nothing is written.
@@ -76,7 +105,11 @@ fn garbage_input_exits_1_with_a_code() {
 fn render_writes_nothing_when_the_profile_is_invalid() {
     let dir = temp("nowrite");
     let profile = dir.join("bad.kdl");
-    std::fs::write(&profile, "profile \"t/bad\" extends=\"coreweave/gb300-roce\" { nccl ib-hca=\"mlx9\" }\n").unwrap();
+    std::fs::write(
+        &profile,
+        "profile \"t/bad\" extends=\"coreweave/gb300-roce\" { nccl ib-hca=\"mlx9\" }\n",
+    )
+    .unwrap();
     let out_dir = dir.join("out");
     let out = roce()
         .args(["render", "--target", "kustomize", "--profile"])
@@ -85,8 +118,16 @@ fn render_writes_nothing_when_the_profile_is_invalid() {
         .arg(&out_dir)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(!out_dir.exists(), "an invalid profile must not create the output directory");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out_dir.exists(),
+        "an invalid profile must not create the output directory"
+    );
 }
 
 /// `render -o` then `render --check -o` is clean; a hand edit makes `--check` fail with a diff.
@@ -95,7 +136,14 @@ fn render_check_detects_stale_outputs() {
     let dir = temp("check");
     let render = |extra: &[&str]| {
         roce()
-            .args(["render", "--target", "pod", "--profile", "coreweave/h100-ib", "-o"])
+            .args([
+                "render",
+                "--target",
+                "pod",
+                "--profile",
+                "coreweave/h100-ib",
+                "-o",
+            ])
             .arg(&dir)
             .args(extra)
             .output()
@@ -103,14 +151,24 @@ fn render_check_detects_stale_outputs() {
     };
     assert!(render(&[]).status.success());
     let fresh = render(&["--check"]);
-    assert_eq!(fresh.status.code(), Some(0), "{}", String::from_utf8_lossy(&fresh.stderr));
+    assert_eq!(
+        fresh.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&fresh.stderr)
+    );
     let pod = dir.join("pod.yaml");
-    let text = std::fs::read_to_string(&pod).unwrap().replace("\"ibp\"", "\"mlx5\"");
+    let text = std::fs::read_to_string(&pod)
+        .unwrap()
+        .replace("\"ibp\"", "\"mlx5\"");
     std::fs::write(&pod, text).unwrap();
     let stale = render(&["--check"]);
     assert_eq!(stale.status.code(), Some(1));
     let diff = String::from_utf8_lossy(&stale.stdout);
-    assert!(diff.contains("-      value: \"mlx5\"") && diff.contains("+      value: \"ibp\""), "{diff}");
+    assert!(
+        diff.contains("-      value: \"mlx5\"") && diff.contains("+      value: \"ibp\""),
+        "{diff}"
+    );
 }
 
 /// `roce … | head` closes the pipe early; roce must not panic (exit 101).
@@ -119,7 +177,9 @@ fn closed_pipe_is_not_a_panic() {
     let bin = env!("CARGO_BIN_EXE_roce");
     for cmd in [
         format!("{bin} render --target pod | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}"),
-        format!("{bin} check --profile nope-no-such 2>&1 | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}"),
+        format!(
+            "{bin} check --profile nope-no-such 2>&1 | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}"
+        ),
     ] {
         let out = Command::new("bash").arg("-c").arg(&cmd).output().unwrap();
         let status = String::from_utf8_lossy(&out.stdout).trim().to_string();
@@ -213,7 +273,11 @@ fn ucx_perftest_follows_the_profile() {
             .args(["render", "--target", "ucx-perftest", "--profile", profile])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let nixl = render("coreweave/gb300-roce-nixl");
@@ -227,7 +291,10 @@ fn ucx_perftest_follows_the_profile() {
         assert!(nixl.contains(want), "nixl ucx-perftest lacks {want}");
     }
     let tcp = render("coreweave/gb300-roce");
-    assert!(tcp.contains("UCX is on TCP"), "the NCCL-only job must say UCX is on TCP");
+    assert!(
+        tcp.contains("UCX is on TCP"),
+        "the NCCL-only job must say UCX is on TCP"
+    );
     assert!(tcp.contains("NCCL never uses UCX"), "…and why");
     assert!(!tcp.contains("rc_mlx5"));
 }
@@ -249,10 +316,18 @@ fn yaml_profiles_validate_against_the_schema() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), committed);
     let python = repo().join(".venv/bin/python");
     let has_jsonschema = python.exists()
-        && Command::new(&python).args(["-c", "import jsonschema"]).status().is_ok_and(|s| s.success());
+        && Command::new(&python)
+            .args(["-c", "import jsonschema"])
+            .status()
+            .is_ok_and(|s| s.success());
     if !has_jsonschema {
-        assert!(!tools_required(), "CI=true: python-jsonschema missing from .venv (run .ci/install-tools)");
-        eprintln!("\n*** SKIPPED schema validation: .venv/bin/python with jsonschema not found ***\n");
+        assert!(
+            !tools_required(),
+            "CI=true: python-jsonschema missing from .venv (run .ci/install-tools)"
+        );
+        eprintln!(
+            "\n*** SKIPPED schema validation: .venv/bin/python with jsonschema not found ***\n"
+        );
         return;
     }
     let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("profiles/coreweave"))
@@ -301,8 +376,10 @@ sys.exit(1 if bad else 0)
 /// list comes from its unknown-key diagnostic (help: "expected one of …").
 #[test]
 fn schema_keys_match_the_loader() {
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join("docs/profile.schema.json")).unwrap()).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("docs/profile.schema.json")).unwrap(),
+    )
+    .unwrap();
     let props = |section: Option<&str>| -> Vec<String> {
         let node = match section {
             None => &schema,
@@ -313,7 +390,12 @@ fn schema_keys_match_the_loader() {
                 .find(|a| a["type"] == "object")
                 .unwrap(),
         };
-        let mut keys: Vec<String> = node["properties"].as_object().unwrap().keys().cloned().collect();
+        let mut keys: Vec<String> = node["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
         keys.sort();
         keys
     };
@@ -321,7 +403,12 @@ fn schema_keys_match_the_loader() {
         let dir = temp("schema-keys");
         let path = dir.join("p.yaml");
         std::fs::write(&path, yaml).unwrap();
-        let out = roce().arg("check").arg(&path).args(["--format", "json"]).output().unwrap();
+        let out = roce()
+            .arg("check")
+            .arg(&path)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let help = v["problems"]
             .as_array()
@@ -332,13 +419,22 @@ fn schema_keys_match_the_loader() {
             .as_str()
             .unwrap()
             .to_string();
-        let mut keys: Vec<String> = help.split('`').skip(1).step_by(2).map(String::from).collect();
+        let mut keys: Vec<String> = help
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect();
         keys.sort();
         keys.dedup();
         keys
     };
     let base = "name: t/x\nextends: coreweave/gb300-roce\n";
-    assert_eq!(loader_keys(&format!("{base}zzzzzz: 1\n")), props(None), "top level");
+    assert_eq!(
+        loader_keys(&format!("{base}zzzzzz: 1\n")),
+        props(None),
+        "top level"
+    );
     for (section, body) in [
         ("fabric", "kind: roce"),
         ("node-pool", "name: x"),
@@ -351,8 +447,12 @@ fn schema_keys_match_the_loader() {
         let yaml = format!("{base}{section}:\n  {body}\n  zzzzzz: 1\n");
         assert_eq!(loader_keys(&yaml), props(Some(section)), "{section}");
     }
-    let mut multus = loader_keys(&format!("{base}multus:\n  mode: per-port\n  namespace: a\n  name: b\n  zzzzzz: 1\n"));
-    multus.extend(loader_keys(&format!("{base}multus:\n  mode: backend\n  namespace: a\n  name: b\n  zzzzzz: 1\n")));
+    let mut multus = loader_keys(&format!(
+        "{base}multus:\n  mode: per-port\n  namespace: a\n  name: b\n  zzzzzz: 1\n"
+    ));
+    multus.extend(loader_keys(&format!(
+        "{base}multus:\n  mode: backend\n  namespace: a\n  name: b\n  zzzzzz: 1\n"
+    )));
     multus.sort();
     multus.dedup();
     assert_eq!(multus, props(Some("multus")), "multus");
@@ -373,16 +473,31 @@ fn bash_completion_completes_subcommands_and_profiles() {
             script.display()
         );
         let out = Command::new("bash").arg("-c").arg(&cmd).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     let subcommands = complete("roce ''", 1);
-    for s in ["render", "check", "profiles", "lint", "explain", "doctor", "diff"] {
-        assert!(subcommands.lines().any(|l| l == s), "no `{s}` in {subcommands}");
+    for s in [
+        "render", "check", "profiles", "lint", "explain", "doctor", "diff",
+    ] {
+        assert!(
+            subcommands.lines().any(|l| l == s),
+            "no `{s}` in {subcommands}"
+        );
     }
     let profiles = complete("roce check --profile ''", 3);
-    assert!(profiles.lines().any(|l| l == "coreweave/gb300-roce"), "{profiles}");
-    assert!(profiles.lines().any(|l| l == "coreweave/h100-ib"), "{profiles}");
+    assert!(
+        profiles.lines().any(|l| l == "coreweave/gb300-roce"),
+        "{profiles}"
+    );
+    assert!(
+        profiles.lines().any(|l| l == "coreweave/h100-ib"),
+        "{profiles}"
+    );
     let targets = complete("roce render --target ''", 3);
     assert!(targets.lines().any(|l| l == "kustomize"), "{targets}");
 }
@@ -402,20 +517,48 @@ fn works_as_a_kubectl_plugin() {
     let venv = repo().join(".venv/bin/kubectl");
     let kubectl = if venv.exists() {
         venv
-    } else if Command::new("kubectl").arg("version").arg("--client").output().is_ok() {
+    } else if Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output()
+        .is_ok()
+    {
         PathBuf::from("kubectl")
     } else {
-        assert!(!tools_required(), "CI=true: kubectl missing (run .ci/install-tools)");
+        assert!(
+            !tools_required(),
+            "CI=true: kubectl missing (run .ci/install-tools)"
+        );
         eprintln!("\n*** SKIPPED kubectl plugin test: kubectl not found ***\n");
         return;
     };
     let dir = temp("plugin");
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kubectl-roce"), dir.join("kubectl-roce")).unwrap();
-    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
-    let list = Command::new(&kubectl).args(["plugin", "list"]).env("PATH", &path).output().unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kubectl-roce"), dir.join("kubectl-roce"))
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let list = Command::new(&kubectl)
+        .args(["plugin", "list"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
     let listed = String::from_utf8_lossy(&list.stdout);
-    assert!(listed.contains("kubectl-roce"), "{listed}{}", String::from_utf8_lossy(&list.stderr));
-    let run = Command::new(&kubectl).args(["roce", "profiles"]).env("PATH", &path).output().unwrap();
+    assert!(
+        listed.contains("kubectl-roce"),
+        "{listed}{}",
+        String::from_utf8_lossy(&list.stderr)
+    );
+    let run = Command::new(&kubectl)
+        .args(["roce", "profiles"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
     let names = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success() && names.lines().any(|l| l == "coreweave/gb300-roce"), "{names}");
+    assert!(
+        run.status.success() && names.lines().any(|l| l == "coreweave/gb300-roce"),
+        "{names}"
+    );
 }

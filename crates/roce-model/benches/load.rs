@@ -17,12 +17,22 @@ fn load_builtin_kdl(name: &str) -> bool {
 #[divan::bench]
 fn load_yaml_twin(bencher: divan::Bencher) {
     let text = include_str!("../../../profiles/coreweave/gb300-roce.yaml");
-    bencher.bench(|| load(Source::new("gb300-roce.yaml", divan::black_box(text)), &BuiltinsOnly).has_errors());
+    bencher.bench(|| {
+        load(
+            Source::new("gb300-roce.yaml", divan::black_box(text)),
+            &BuiltinsOnly,
+        )
+        .has_errors()
+    });
 }
 
 /// A profile with errors: the cost of collecting and resolving diagnostics.
 #[divan::bench]
 fn load_with_problems(bencher: divan::Bencher) {
     let text = "profile \"t/x\" extends=\"coreweave/gb300-roce\" {\n nccl ib-hca=\"mlx9\" debug=\"INFO\"\n fabirc roce\n}\n";
-    bencher.bench(|| load(Source::new("x.kdl", divan::black_box(text)), &BuiltinsOnly).problems.len());
+    bencher.bench(|| {
+        load(Source::new("x.kdl", divan::black_box(text)), &BuiltinsOnly)
+            .problems
+            .len()
+    });
 }

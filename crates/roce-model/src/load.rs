@@ -99,9 +99,12 @@ fn load_inner(
         let Some(parent) = parent else { break };
         if layers.len() > MAX_EXTENDS {
             problems.push(
-                Problem::new(Code::ExtendsCycle, format!("`extends` goes deeper than {MAX_EXTENDS} layers"))
-                    .at(parent.origin, "")
-                    .help("flatten the chain of profiles"),
+                Problem::new(
+                    Code::ExtendsCycle,
+                    format!("`extends` goes deeper than {MAX_EXTENDS} layers"),
+                )
+                .at(parent.origin, "")
+                .help("flatten the chain of profiles"),
             );
             return None;
         }
@@ -159,8 +162,13 @@ fn extends_of(node: &Node) -> Option<Spanned<String>> {
 fn not_found(parent: &Spanned<String>, why: &str) -> Problem {
     let names: Vec<&str> = builtin::names().collect();
     let help = match crate::suggest::closest(&parent.value, names.iter().copied()) {
-        Some(best) => format!("did you mean the built-in `{best}`? `roce profiles` lists them; a file path is relative to this file"),
-        None => "name a built-in profile (`roce profiles` lists them) or a file relative to this file".to_string(),
+        Some(best) => format!(
+            "did you mean the built-in `{best}`? `roce profiles` lists them; a file path is relative to this file"
+        ),
+        None => {
+            "name a built-in profile (`roce profiles` lists them) or a file relative to this file"
+                .to_string()
+        }
     };
     Problem::new(
         Code::ExtendsNotFound,

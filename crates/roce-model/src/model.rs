@@ -157,7 +157,10 @@ impl Rails {
             .flat_map(|nic| (0..ports).map(move |port| (nic, port)))
             .map(|(nic, port)| {
                 let index = nic * ports + port;
-                let host_port = self.host_port.as_ref().map(|p| expand(p, nic, port, index, None));
+                let host_port = self
+                    .host_port
+                    .as_ref()
+                    .map(|p| expand(p, nic, port, index, None));
                 Rail {
                     index,
                     nic,
@@ -188,7 +191,8 @@ pub fn expand(pattern: &str, nic: u32, port: u32, index: u32, host_port: Option<
 }
 
 /// The placeholders a name pattern may use.
-pub const PATTERN_PLACEHOLDERS: &[&str] = &["{nic}", "{port}", "{index}", "{index1}", "{host-port}"];
+pub const PATTERN_PLACEHOLDERS: &[&str] =
+    &["{nic}", "{port}", "{index}", "{index1}", "{host-port}"];
 
 /// How the pod gets its rail interfaces.
 #[derive(Debug, Clone, PartialEq)]

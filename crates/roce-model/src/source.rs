@@ -148,7 +148,9 @@ impl Origin {
     /// offset of the text inside the quotes.
     pub fn sub(&self, range: Range<usize>) -> Origin {
         let start = (self.offset + range.start).min(self.offset + self.len);
-        let end = (self.offset + range.end).min(self.offset + self.len).max(start);
+        let end = (self.offset + range.end)
+            .min(self.offset + self.len)
+            .max(start);
         Origin {
             source: self.source,
             offset: start,

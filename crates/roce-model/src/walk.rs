@@ -55,7 +55,10 @@ pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
     for cap in &capabilities {
         w.capability(cap);
     }
-    let env = top.get("env").map(|n| w.env_map(n, None)).unwrap_or_default();
+    let env = top
+        .get("env")
+        .map(|n| w.env_map(n, None))
+        .unwrap_or_default();
     top.finish(&mut w);
     // Unknown keys leave the typed profile intact, so the rules can still run and report in the same
     // pass; any other error means a value is missing or wrong, and rules would only echo it.
@@ -197,15 +200,15 @@ impl Walker<'_> {
                 (Value::Scalar(Scalar::Str(s)), e)
                     if e.contains("number") && s.trim().parse::<i64>().is_ok() =>
                 {
-                    format!("remove the quotes: `{}` is a number, `\"{s}\"` is a string", s.trim())
+                    format!(
+                        "remove the quotes: `{}` is a number, `\"{s}\"` is a string",
+                        s.trim()
+                    )
                 }
                 (Value::Scalar(Scalar::Str(s)), e)
                     if e.contains("boolean") && ["true", "false"].contains(&s.trim()) =>
                 {
-                    format!(
-                        "remove the quotes: `#{0}` in KDL, `{0}` in YAML",
-                        s.trim()
-                    )
+                    format!("remove the quotes: `#{0}` in KDL, `{0}` in YAML", s.trim())
                 }
                 _ => format!("write {expected} here; see docs/reference.md"),
             }),
@@ -283,7 +286,10 @@ impl Walker<'_> {
         match &node.value {
             Value::Scalar(Scalar::Bool(b)) => Some(Spanned::new(*b, node.origin)),
             _ => {
-                self.mismatch(node, "a boolean (`#true`/`#false` in KDL, `true`/`false` in YAML)");
+                self.mismatch(
+                    node,
+                    "a boolean (`#true`/`#false` in KDL, `true`/`false` in YAML)",
+                );
                 None
             }
         }
@@ -408,7 +414,11 @@ impl Walker<'_> {
         } else if bare.eq_ignore_ascii_case("SYS_ADMIN") {
             format!(
                 "roce never adds SYS_ADMIN: the fabric needs only `IPC_LOCK`; the capabilities roce accepts are {}",
-                CAPABILITIES.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+                CAPABILITIES
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         } else {
             suggest::help(bare, CAPABILITIES)
@@ -486,7 +496,9 @@ impl Walker<'_> {
         let mut m = self.map(node, "node-pool", Some("name"))?;
         let name = m.req(self, "name").and_then(|n| self.nonempty(n));
         let instance_type = m.get("instance-type").and_then(|n| self.nonempty(n));
-        let gpus_per_node = m.req(self, "gpus-per-node").and_then(|n| self.uint(n, 1, 64));
+        let gpus_per_node = m
+            .req(self, "gpus-per-node")
+            .and_then(|n| self.uint(n, 1, 64));
         let rdma_resource = m.get("rdma-resource").and_then(|n| self.resource_name(n));
         let node_labels = m
             .get("node-labels")
@@ -674,7 +686,8 @@ impl Walker<'_> {
         let (list, issues) = nccl_list::parse(&text.value, nccl_list_kind(env));
         for issue in issues {
             let origin = node.token_origin(issue.range.clone());
-            self.problems.push(crate::rules::nccl::token_issue(env, &issue.kind, origin));
+            self.problems
+                .push(crate::rules::nccl::token_issue(env, &issue.kind, origin));
         }
         Some(NcclList { text, list })
     }
@@ -684,7 +697,9 @@ impl Walker<'_> {
         let socket_ifname = m
             .get("socket-ifname")
             .and_then(|n| self.nccl_list(n, "NCCL_SOCKET_IFNAME"));
-        let ib_hca = m.get("ib-hca").and_then(|n| self.nccl_list(n, "NCCL_IB_HCA"));
+        let ib_hca = m
+            .get("ib-hca")
+            .and_then(|n| self.nccl_list(n, "NCCL_IB_HCA"));
         let net_plugin = m.get("net-plugin").and_then(|n| self.nonempty(n));
         let debug = m.get("debug").and_then(|n| self.nonempty(n));
         let debug_subsys = m.get("debug-subsys").and_then(|n| self.nonempty(n));
@@ -720,7 +735,11 @@ impl Walker<'_> {
             let (list, issues) = ucx_list::parse_tls(&text.value);
             for issue in issues {
                 let origin = n.token_origin(issue.range.clone());
-                self.problems.push(crate::rules::ucx::list_issue("UCX_TLS", &issue.kind, origin));
+                self.problems.push(crate::rules::ucx::list_issue(
+                    "UCX_TLS",
+                    &issue.kind,
+                    origin,
+                ));
             }
             Some((text, list))
         });
@@ -729,8 +748,11 @@ impl Walker<'_> {
             let (list, issues) = ucx_list::parse_net_devices(&text.value);
             for issue in issues {
                 let origin = n.token_origin(issue.range.clone());
-                self.problems
-                    .push(crate::rules::ucx::list_issue("UCX_NET_DEVICES", &issue.kind, origin));
+                self.problems.push(crate::rules::ucx::list_issue(
+                    "UCX_NET_DEVICES",
+                    &issue.kind,
+                    origin,
+                ));
             }
             Some((text, list))
         });

@@ -59,14 +59,27 @@ fn registry_matches_profiles_directory() {
 #[test]
 fn yaml_twins_load_to_the_same_model() {
     let yamls = files("yaml");
-    assert_eq!(yamls.len(), files("kdl").len(), "every built-in has a YAML twin");
+    assert_eq!(
+        yamls.len(),
+        files("kdl").len(),
+        "every built-in has a YAML twin"
+    );
     for path in yamls {
         let text = std::fs::read_to_string(&path).unwrap();
         let from_yaml = load(Source::new(path.display().to_string(), text), &BuiltinsOnly);
-        assert!(!from_yaml.has_errors(), "{}: {:#?}", path.display(), from_yaml.problems);
+        assert!(
+            !from_yaml.has_errors(),
+            "{}: {:#?}",
+            path.display(),
+            from_yaml.problems
+        );
         let name = name_of(&path);
         let from_kdl = load(builtin::source(&name).unwrap(), &BuiltinsOnly);
-        assert_eq!(from_yaml.profile.unwrap(), from_kdl.profile.unwrap(), "{name}");
+        assert_eq!(
+            from_yaml.profile.unwrap(),
+            from_kdl.profile.unwrap(),
+            "{name}"
+        );
     }
 }
 
@@ -74,8 +87,17 @@ fn yaml_twins_load_to_the_same_model() {
 fn twins_differ_when_a_value_differs() {
     // Guards the equality above: a one-value change must be seen.
     let path = profiles_dir().join("coreweave/gb300-roce.yaml");
-    let text = std::fs::read_to_string(path).unwrap().replace("traffic-class: 96", "traffic-class: 97");
-    let from_yaml = load(Source::new("x.yaml", text), &BuiltinsOnly).profile.unwrap();
-    let from_kdl = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("traffic-class: 96", "traffic-class: 97");
+    let from_yaml = load(Source::new("x.yaml", text), &BuiltinsOnly)
+        .profile
+        .unwrap();
+    let from_kdl = load(
+        builtin::source("coreweave/gb300-roce").unwrap(),
+        &BuiltinsOnly,
+    )
+    .profile
+    .unwrap();
     assert_ne!(from_yaml, from_kdl);
 }

@@ -107,13 +107,15 @@ mod reference {
     }
 }
 
-const DEVICES: &[&str] = &["mlx5_0", "mlx5_1", "mlx5_10", "ibp0", "ibp0p1", "ibp1p3", "a", "ab", "b0", "eth0"];
+const DEVICES: &[&str] = &[
+    "mlx5_0", "mlx5_1", "mlx5_10", "ibp0", "ibp0p1", "ibp1p3", "a", "ab", "b0", "eth0",
+];
 
 fn env_value() -> impl Strategy<Value = String> {
     proptest::collection::vec(
         prop::sample::select(vec![
-            "m", "l", "x", "5", "_", "0", "1", "3", "a", "b", "i", "p", "eth", "mlx5_", "ibp", ":", ",", "^", "=",
-            " ", "-", "-1", ":1", ":2", ":x",
+            "m", "l", "x", "5", "_", "0", "1", "3", "a", "b", "i", "p", "eth", "mlx5_", "ibp", ":",
+            ",", "^", "=", " ", "-", "-1", ":1", ":2", ":x",
         ]),
         0..12,
     )

@@ -22,7 +22,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Component, Path, PathBuf};
 
 use miette::{GraphicalReportHandler, GraphicalTheme};
-use roce_model::{Domain, BuiltinsOnly, Code, Problem, Resolve, Severity, Source, builtin, load};
+use roce_model::{BuiltinsOnly, Code, Domain, Problem, Resolve, Severity, Source, builtin, load};
 
 /// Why each code matters: the paragraph `docs/rules.md` gives it, citing the reference notes.
 const WHY: &[(&str, &str)] = &[

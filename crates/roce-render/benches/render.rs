@@ -8,9 +8,12 @@ fn main() {
 }
 
 fn profile() -> roce_model::Profile {
-    load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly)
-        .profile
-        .unwrap()
+    load(
+        builtin::source("coreweave/gb300-roce").unwrap(),
+        &BuiltinsOnly,
+    )
+    .profile
+    .unwrap()
 }
 
 #[divan::bench]

@@ -18,7 +18,8 @@ pub fn render(plan: &Plan, _opts: &RenderOptions) -> Result<String, RenderError>
     }
     let mut lines = Vec::new();
     for e in &plan.env {
-        let v = quote::dockerfile_env(&e.value).map_err(|why| RenderError::unrepresentable(e, why))?;
+        let v =
+            quote::dockerfile_env(&e.value).map_err(|why| RenderError::unrepresentable(e, why))?;
         lines.push(format!("{}={v}", e.name));
     }
     out.push_str("ENV ");

@@ -153,7 +153,11 @@ impl RenderError {
 }
 
 /// Render a plan for one target.
-pub fn render(plan: &Plan, target: Target, opts: &RenderOptions) -> Result<Vec<Artifact>, RenderError> {
+pub fn render(
+    plan: &Plan,
+    target: Target,
+    opts: &RenderOptions,
+) -> Result<Vec<Artifact>, RenderError> {
     let one = |path: &str, contents: String| {
         vec![Artifact {
             path: path.to_string(),
@@ -166,9 +170,17 @@ pub fn render(plan: &Plan, target: Target, opts: &RenderOptions) -> Result<Vec<A
         Target::Sbatch => one("job.sbatch", sbatch::render(plan, opts)?),
         Target::Dockerfile => one("Dockerfile.roce", dockerfile::render(plan, opts)?),
         Target::Env => one("roce.env", dotenv::render(plan, opts)?),
-        Target::NcclTestsMpijob => one("nccl-tests-mpijob.yaml", validation::mpijob::render(plan, opts)?),
-        Target::NcclTestsSbatch => one("nccl-tests.sbatch", validation::sbatch::render(plan, opts)?),
-        Target::UcxPerftest => one("ucx-perftest.yaml", validation::ucx_perftest::render(plan, opts)?),
+        Target::NcclTestsMpijob => one(
+            "nccl-tests-mpijob.yaml",
+            validation::mpijob::render(plan, opts)?,
+        ),
+        Target::NcclTestsSbatch => {
+            one("nccl-tests.sbatch", validation::sbatch::render(plan, opts)?)
+        }
+        Target::UcxPerftest => one(
+            "ucx-perftest.yaml",
+            validation::ucx_perftest::render(plan, opts)?,
+        ),
     })
 }
 

@@ -141,12 +141,7 @@ pub fn lower(p: &Profile) -> Plan {
             .collect(),
         env: env(p),
         slurm: SlurmPlan {
-            partition: pool
-                .partition
-                .as_ref()
-                .unwrap_or(&pool.name)
-                .value
-                .clone(),
+            partition: pool.partition.as_ref().unwrap_or(&pool.name).value.clone(),
             nodes: p.job.nodes.as_ref().map_or(1, |n| n.value),
             ntasks_per_node: pool.gpus_per_node.value,
             gpus_per_node: pool.gpus_per_node.value,
@@ -165,7 +160,13 @@ pub fn lower(p: &Profile) -> Plan {
 struct EnvBuilder(Vec<EnvVar>);
 
 impl EnvBuilder {
-    fn push(&mut self, name: &str, value: impl Into<String>, consumer: Consumer, origin: Option<Origin>) {
+    fn push(
+        &mut self,
+        name: &str,
+        value: impl Into<String>,
+        consumer: Consumer,
+        origin: Option<Origin>,
+    ) {
         self.0.push(EnvVar {
             name: name.to_string(),
             value: value.into(),
@@ -180,7 +181,12 @@ fn env(p: &Profile) -> Vec<EnvVar> {
     let mut e = EnvBuilder(Vec::new());
     let n = &p.nccl;
     if let Some(s) = &n.socket_ifname {
-        e.push("NCCL_SOCKET_IFNAME", &s.text.value, Nccl, Some(s.text.origin));
+        e.push(
+            "NCCL_SOCKET_IFNAME",
+            &s.text.value,
+            Nccl,
+            Some(s.text.origin),
+        );
     }
     if let Some(h) = &n.ib_hca {
         e.push("NCCL_IB_HCA", &h.text.value, Nccl, Some(h.text.origin));
@@ -197,7 +203,12 @@ fn env(p: &Profile) -> Vec<EnvVar> {
             e.push("NCCL_IB_TC", tc.value.to_string(), Nccl, Some(tc.origin));
         }
         if let Some(g) = &f.gid_index {
-            e.push("NCCL_IB_GID_INDEX", g.value.to_string(), Nccl, Some(g.origin));
+            e.push(
+                "NCCL_IB_GID_INDEX",
+                g.value.to_string(),
+                Nccl,
+                Some(g.origin),
+            );
         }
     }
     if let Some(v) = &n.net_plugin {
@@ -235,7 +246,12 @@ fn env(p: &Profile) -> Vec<EnvVar> {
                 e.push("UCX_IB_GID_INDEX", g.value.to_string(), Ucx, Some(g.origin));
             }
             if let Some(r) = &u.max_rma_rails {
-                e.push("UCX_MAX_RMA_RAILS", r.value.to_string(), Ucx, Some(r.origin));
+                e.push(
+                    "UCX_MAX_RMA_RAILS",
+                    r.value.to_string(),
+                    Ucx,
+                    Some(r.origin),
+                );
             }
         }
     }
@@ -275,6 +291,10 @@ impl Plan {
             .collect();
         name = name.trim_matches('-').to_string();
         name.truncate(63);
-        if name.is_empty() { "roce".to_string() } else { name }
+        if name.is_empty() {
+            "roce".to_string()
+        } else {
+            name
+        }
     }
 }

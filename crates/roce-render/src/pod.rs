@@ -38,7 +38,11 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         .with("kind", "Pod")
         .with("metadata", metadata)
         .with("spec", spec);
-    Ok(format!("{}{}", crate::header("#", plan), yaml::to_string(&pod)))
+    Ok(format!(
+        "{}{}",
+        crate::header("#", plan),
+        yaml::to_string(&pod)
+    ))
 }
 
 /// Name of the memory-backed `/dev/shm` volume.
@@ -146,7 +150,9 @@ mod tests {
 
     #[test]
     fn dollar_escaping_survives_kubernetes_expansion() {
-        for v in ["a$(B)", "$$", "$$(X)", "$HOME", "x$", "$", "$($(A))", "plain", "$$$("] {
+        for v in [
+            "a$(B)", "$$", "$$(X)", "$HOME", "x$", "$", "$($(A))", "plain", "$$$(",
+        ] {
             assert_eq!(k8s_expand(&escape_dependent_vars(v)), v, "{v}");
         }
         assert_eq!(escape_dependent_vars("a$(B)"), "a$$(B)");

@@ -19,7 +19,10 @@ fn any_text() -> impl Strategy<Value = String> {
 }
 
 /// Each string through `sh`: `X=<quoted>; printf '%s\0' "$X"`, many per process.
-fn through_sh(values: &[String], quote: fn(&str) -> Result<String, quote::Unrepresentable>) -> Vec<Option<String>> {
+fn through_sh(
+    values: &[String],
+    quote: fn(&str) -> Result<String, quote::Unrepresentable>,
+) -> Vec<Option<String>> {
     let mut script = String::new();
     let mut accepted = Vec::new();
     for v in values {
@@ -31,9 +34,20 @@ fn through_sh(values: &[String], quote: fn(&str) -> Result<String, quote::Unrepr
             Err(_) => accepted.push(false),
         }
     }
-    let out = Command::new("sh").arg("-c").arg(&script).output().expect("sh runs");
-    assert!(out.status.success(), "sh failed: {}", String::from_utf8_lossy(&out.stderr));
-    let mut read = out.stdout.split(|b| *b == 0).map(|s| String::from_utf8(s.to_vec()).unwrap());
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .expect("sh runs");
+    assert!(
+        out.status.success(),
+        "sh failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut read = out
+        .stdout
+        .split(|b| *b == 0)
+        .map(|s| String::from_utf8(s.to_vec()).unwrap());
     accepted
         .into_iter()
         .map(|ok| if ok { read.next() } else { None })

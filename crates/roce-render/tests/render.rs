@@ -56,7 +56,11 @@ fn snapshots_of_every_target_for_every_profile() {
 #[test]
 fn no_snapshot_is_missing_or_orphaned() {
     let mut expected: Vec<String> = builtin::names()
-        .flat_map(|n| Target::ALL.iter().map(move |t| format!("{}.snap", snapshot_name(*t, n))))
+        .flat_map(|n| {
+            Target::ALL
+                .iter()
+                .map(move |t| format!("{}.snap", snapshot_name(*t, n)))
+        })
         .collect();
     expected.sort();
     let mut found: Vec<String> = std::fs::read_dir(snapshot_dir())
@@ -65,7 +69,10 @@ fn no_snapshot_is_missing_or_orphaned() {
         .filter(|n| n.ends_with(".snap"))
         .collect();
     found.sort();
-    assert_eq!(found, expected, "snapshots/render must hold exactly one snapshot per target × profile");
+    assert_eq!(
+        found, expected,
+        "snapshots/render must hold exactly one snapshot per target × profile"
+    );
 }
 
 #[test]
@@ -73,13 +80,24 @@ fn rendering_is_deterministic_and_identical_from_yaml_twins() {
     for name in builtin::names() {
         let yaml_path = consumers::repo_root().join(format!("profiles/{name}.yaml"));
         let text = std::fs::read_to_string(&yaml_path).unwrap();
-        let loaded = load(Source::new(yaml_path.display().to_string(), text), &BuiltinsOnly);
+        let loaded = load(
+            Source::new(yaml_path.display().to_string(), text),
+            &BuiltinsOnly,
+        );
         let from_yaml = plan::lower(&loaded.profile.unwrap());
         let from_kdl = plan::lower(&profile(name));
         for &target in Target::ALL {
             let a = render_all(&from_kdl, target);
-            assert_eq!(a, render_all(&from_kdl, target), "{name} {target}: not deterministic");
-            assert_eq!(a, render_all(&from_yaml, target), "{name} {target}: KDL and YAML twins differ");
+            assert_eq!(
+                a,
+                render_all(&from_kdl, target),
+                "{name} {target}: not deterministic"
+            );
+            assert_eq!(
+                a,
+                render_all(&from_yaml, target),
+                "{name} {target}: KDL and YAML twins differ"
+            );
         }
     }
 }
@@ -89,17 +107,36 @@ fn rendering_is_deterministic_and_identical_from_yaml_twins() {
 fn every_target_carries_the_same_env() {
     for name in builtin::names() {
         let plan = plan::lower(&profile(name));
-        let want: BTreeMap<String, String> =
-            plan.env.iter().map(|e| (e.name.clone(), e.value.clone())).collect();
+        let want: BTreeMap<String, String> = plan
+            .env
+            .iter()
+            .map(|e| (e.name.clone(), e.value.clone()))
+            .collect();
         assert_eq!(want.len(), plan.env.len(), "{name}: duplicate env names");
-        assert_eq!(pod_env(&render_all(&plan, Target::Pod)), want, "{name}: pod");
-        assert_eq!(dockerfile_env(&render_all(&plan, Target::Dockerfile)), want, "{name}: dockerfile");
+        assert_eq!(
+            pod_env(&render_all(&plan, Target::Pod)),
+            want,
+            "{name}: pod"
+        );
+        assert_eq!(
+            dockerfile_env(&render_all(&plan, Target::Dockerfile)),
+            want,
+            "{name}: dockerfile"
+        );
         let names: Vec<&str> = want.keys().map(String::as_str).collect();
         let sbatch = render_all(&plan, Target::Sbatch);
-        let exports: String = sbatch.lines().filter(|l| l.starts_with("export ")).map(|l| format!("{l}\n")).collect();
+        let exports: String = sbatch
+            .lines()
+            .filter(|l| l.starts_with("export "))
+            .map(|l| format!("{l}\n"))
+            .collect();
         assert_eq!(shell_env(&exports, &names), want, "{name}: sbatch");
         let dotenv = render_all(&plan, Target::Env);
-        assert_eq!(shell_env(&format!("set -a\n{dotenv}"), &names), want, "{name}: env file sourced by sh");
+        assert_eq!(
+            shell_env(&format!("set -a\n{dotenv}"), &names),
+            want,
+            "{name}: env file sourced by sh"
+        );
     }
 }
 
@@ -108,7 +145,9 @@ fn pod_env(yaml: &str) -> BTreeMap<String, String> {
     let env = pod["spec"]["containers"][0]["env"].as_array().unwrap();
     env.iter()
         .map(|e| {
-            let value = e["value"].as_str().unwrap_or_else(|| panic!("{e}: value is not a string"));
+            let value = e["value"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{e}: value is not a string"));
             (e["name"].as_str().unwrap().to_string(), value.to_string())
         })
         .collect()
@@ -122,7 +161,10 @@ fn dockerfile_env(text: &str) -> BTreeMap<String, String> {
         .collect::<Vec<_>>()
         .join("\n")
         .replace(" \\\n", " ");
-    let body = joined.trim().strip_prefix("ENV ").expect("one ENV instruction");
+    let body = joined
+        .trim()
+        .strip_prefix("ENV ")
+        .expect("one ENV instruction");
     let mut out = BTreeMap::new();
     let mut chars = body.chars().peekable();
     loop {
@@ -154,7 +196,11 @@ fn shell_env(script: &str, names: &[&str]) -> BTreeMap<String, String> {
         full.push_str(&format!("printf '%s=%s\\0' {n} \"${n}\"\n"));
     }
     let out = Command::new("sh").arg("-c").arg(&full).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout)
         .unwrap()
         .split('\0')
@@ -199,18 +245,33 @@ fn sbatch_scripts_pass_bash_syntax_check() {
 
 #[test]
 fn gb300_roce_pod_has_the_fabric_wiring() {
-    let pod: serde_json::Value =
-        serde_saphyr::from_str(&render_all(&plan::lower(&profile("coreweave/gb300-roce")), Target::Pod)).unwrap();
+    let pod: serde_json::Value = serde_saphyr::from_str(&render_all(
+        &plan::lower(&profile("coreweave/gb300-roce")),
+        Target::Pod,
+    ))
+    .unwrap();
     let nets: serde_json::Value = serde_json::from_str(
-        pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].as_str().unwrap(),
+        pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"]
+            .as_str()
+            .unwrap(),
     )
     .unwrap();
-    let names: Vec<&str> = nets.as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = nets
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names.len(), 16);
     assert_eq!(names[0], "ibs0p0-macvlan");
     assert_eq!(names[1], "ibs0p1-macvlan", "rail order: NIC-major");
     assert_eq!(names[15], "ibs3p3-macvlan");
-    assert!(nets.as_array().unwrap().iter().all(|n| n["namespace"] == "cw-multus"));
+    assert!(
+        nets.as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["namespace"] == "cw-multus")
+    );
     let c = &pod["spec"]["containers"][0];
     for side in ["requests", "limits"] {
         assert_eq!(c["resources"][side]["rdma/ib"], "1", "{side}");
@@ -223,11 +284,27 @@ fn gb300_roce_pod_has_the_fabric_wiring() {
 fn h100_ib_pod_has_no_multus_and_no_roce_variables() {
     let yaml = render_all(&plan::lower(&profile("coreweave/h100-ib")), Target::Pod);
     let pod: serde_json::Value = serde_saphyr::from_str(&yaml).unwrap();
-    assert!(pod["metadata"]["annotations"].get("k8s.v1.cni.cncf.io/networks").is_none());
-    for roce_only in ["NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE", "NCCL_IB_TC", "NCCL_IB_GID_INDEX", "UCX_IB_GID_INDEX"] {
-        assert!(!yaml.contains(roce_only), "{roce_only} in an InfiniBand pod");
+    assert!(
+        pod["metadata"]["annotations"]
+            .get("k8s.v1.cni.cncf.io/networks")
+            .is_none()
+    );
+    for roce_only in [
+        "NCCL_IB_ADDR_FAMILY",
+        "NCCL_IB_ADDR_RANGE",
+        "NCCL_IB_TC",
+        "NCCL_IB_GID_INDEX",
+        "UCX_IB_GID_INDEX",
+    ] {
+        assert!(
+            !yaml.contains(roce_only),
+            "{roce_only} in an InfiniBand pod"
+        );
     }
-    assert_eq!(pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "8");
+    assert_eq!(
+        pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"],
+        "8"
+    );
 }
 
 #[test]
@@ -237,17 +314,32 @@ fn sunk_nodeset_outputs_carry_env_only() {
     for wiring in ["Multus", "macvlan", "rdma/ib", "IPC_LOCK", "k8s.v1.cni"] {
         assert!(!sbatch.contains(wiring), "SUNK sbatch mentions {wiring}");
     }
-    let direct = render_all(&plan::lower(&profile("coreweave/gb300-roce")), Target::Sbatch);
-    assert!(direct.contains("16 Multus networks"), "the guard above must be able to fail");
+    let direct = render_all(
+        &plan::lower(&profile("coreweave/gb300-roce")),
+        Target::Sbatch,
+    );
+    assert!(
+        direct.contains("16 Multus networks"),
+        "the guard above must be able to fail"
+    );
     assert_eq!(plan.env_value("NCCL_IB_TC"), Some("96"));
 }
 
 #[test]
 fn nixl_dockerfile_states_the_rdma_core_requirement() {
-    let nixl = render_all(&plan::lower(&profile("coreweave/gb300-roce-nixl")), Target::Dockerfile);
+    let nixl = render_all(
+        &plan::lower(&profile("coreweave/gb300-roce-nixl")),
+        Target::Dockerfile,
+    );
     assert!(nixl.contains("rdma-core >= 54"));
-    let tcp = render_all(&plan::lower(&profile("coreweave/gb300-roce")), Target::Dockerfile);
-    assert!(!tcp.contains("rdma-core"), "only UCX RDMA mode needs the comment");
+    let tcp = render_all(
+        &plan::lower(&profile("coreweave/gb300-roce")),
+        Target::Dockerfile,
+    );
+    assert!(
+        !tcp.contains("rdma-core"),
+        "only UCX RDMA mode needs the comment"
+    );
 }
 
 #[test]
@@ -256,8 +348,18 @@ fn no_target_grants_more_than_the_fabric_needs() {
         let plan = plan::lower(&profile(name));
         for &target in Target::ALL {
             let text = render_all(&plan, target);
-            for risky in ["privileged", "hostNetwork", "hostPID", "hostIPC", "SYS_ADMIN", "allowPrivilegeEscalation: true"] {
-                assert!(!text.contains(risky), "{name} {target}: `{risky}` in output");
+            for risky in [
+                "privileged",
+                "hostNetwork",
+                "hostPID",
+                "hostIPC",
+                "SYS_ADMIN",
+                "allowPrivilegeEscalation: true",
+            ] {
+                assert!(
+                    !text.contains(risky),
+                    "{name} {target}: `{risky}` in output"
+                );
             }
         }
     }

@@ -27,10 +27,18 @@ pub fn run(args: CheckArgs, out: &Output) -> miette::Result<Exit> {
             out.problems(&problems);
             if !failed {
                 let warnings = problems.len();
-                let what = if specs.len() == 1 { specs[0].clone() } else { format!("{} profiles", specs.len()) };
+                let what = if specs.len() == 1 {
+                    specs[0].clone()
+                } else {
+                    format!("{} profiles", specs.len())
+                };
                 crate::report::errln!(
                     "ok: {what}{}",
-                    if warnings > 0 { format!(" ({warnings} warning(s))") } else { String::new() }
+                    if warnings > 0 {
+                        format!(" ({warnings} warning(s))")
+                    } else {
+                        String::new()
+                    }
                 );
             }
         }

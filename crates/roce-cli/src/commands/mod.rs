@@ -2,11 +2,11 @@
 
 pub mod apply;
 mod check;
-mod meta;
 pub mod diff;
 pub mod doctor;
 pub mod explain;
 pub mod lint;
+mod meta;
 mod profiles;
 mod render;
 

@@ -35,10 +35,18 @@ pub fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
     let opts = options(&args)?;
     let artifacts = match render(&plan::lower(&profile), args.target, &opts) {
         Ok(a) => a,
-        Err(RenderError::Unrepresentable { name, value, why, origin: Some(origin) }) => {
+        Err(RenderError::Unrepresentable {
+            name,
+            value,
+            why,
+            origin: Some(origin),
+        }) => {
             let problem = Problem::new(
                 Code::Unrepresentable,
-                format!("{name}={value:?} cannot be written safely in the {} target: {why}", args.target),
+                format!(
+                    "{name}={value:?} cannot be written safely in the {} target: {why}",
+                    args.target
+                ),
             )
             .at(origin, "set here")
             .help("change the value; docs/targets.md lists what each target can carry")
@@ -48,7 +56,10 @@ pub fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
         }
         Err(other) => return Err(other.into()),
     };
-    let files: Vec<(String, String)> = artifacts.into_iter().map(|a| (a.path, a.contents)).collect();
+    let files: Vec<(String, String)> = artifacts
+        .into_iter()
+        .map(|a| (a.path, a.contents))
+        .collect();
     match (&args.output, args.check) {
         (None, _) => {
             for (_, contents) in &files {
@@ -143,8 +154,10 @@ fn check_stale(dir: &Path, files: &[(String, String)]) -> Exit {
             let diff = similar::TextDiff::from_lines(&have, want);
             crate::report::outp!(
                 "{}",
-                diff.unified_diff()
-                    .header(&path.display().to_string(), &format!("{} (rendered)", path.display()))
+                diff.unified_diff().header(
+                    &path.display().to_string(),
+                    &format!("{} (rendered)", path.display())
+                )
             );
         }
     }
@@ -152,7 +165,11 @@ fn check_stale(dir: &Path, files: &[(String, String)]) -> Exit {
         crate::report::errln!("up to date: {} file(s) in {}", files.len(), dir.display());
         Exit::Ok
     } else {
-        crate::report::errln!("stale: {stale} of {} file(s) in {} differ; re-run without --check to update", files.len(), dir.display());
+        crate::report::errln!(
+            "stale: {stale} of {} file(s) in {} differ; re-run without --check to update",
+            files.len(),
+            dir.display()
+        );
         Exit::Problems
     }
 }

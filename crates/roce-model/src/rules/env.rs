@@ -29,18 +29,22 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     }
     let n = &p.nccl;
     let typed = [
-        ("NCCL_SOCKET_IFNAME", n.socket_ifname.as_ref().map(|l| &l.text)),
+        (
+            "NCCL_SOCKET_IFNAME",
+            n.socket_ifname.as_ref().map(|l| &l.text),
+        ),
         ("NCCL_IB_HCA", n.ib_hca.as_ref().map(|l| &l.text)),
         ("NCCL_NET_PLUGIN", n.net_plugin.as_ref()),
         ("NCCL_DEBUG", n.debug.as_ref()),
         ("NCCL_DEBUG_SUBSYS", n.debug_subsys.as_ref()),
         ("NCCL_IB_ADDR_RANGE", p.fabric.addr_range.as_ref()),
         ("UCX_TLS", p.ucx.tls.as_ref().map(|(t, _)| t)),
-        ("UCX_NET_DEVICES", p.ucx.net_devices.as_ref().map(|(d, _)| d)),
+        (
+            "UCX_NET_DEVICES",
+            p.ucx.net_devices.as_ref().map(|(d, _)| d),
+        ),
     ];
-    let typed = typed
-        .into_iter()
-        .filter_map(|(k, v)| v.map(|v| (k, v)));
+    let typed = typed.into_iter().filter_map(|(k, v)| v.map(|v| (k, v)));
     let all = p
         .env
         .iter()

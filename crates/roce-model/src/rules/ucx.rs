@@ -134,11 +134,16 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
                 out.push(
                     Problem::new(
                         Code::InvalidValue,
-                        format!("`ucx {key}` has no effect in {} mode", u.mode.value.as_str()),
+                        format!(
+                            "`ucx {key}` has no effect in {} mode",
+                            u.mode.value.as_str()
+                        ),
                     )
                     .at(origin, "ignored")
                     .at(u.mode.origin, "UCX mode")
-                    .help(format!("remove `{key}`, or set `mode=\"rdma\"` if UCX should use RDMA")),
+                    .help(format!(
+                        "remove `{key}`, or set `mode=\"rdma\"` if UCX should use RDMA"
+                    )),
                 );
             }
         }
