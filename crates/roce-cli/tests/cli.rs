@@ -9,7 +9,33 @@ fn cli_cases() {
     trycmd::TestCases::new()
         .env("NO_COLOR", "1")
         .case("tests/cmd/*.trycmd")
-        .case(readme_sandbox());
+        .case(readme_sandbox())
+        .case(doc_sandbox("docs/guide.md", "guide"));
+}
+
+/// A copy of a Markdown page whose `<stem>.in/` working directory holds the repository's `examples/`.
+fn doc_sandbox(page: &str, stem: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = temp(stem);
+    std::fs::copy(root.join(page), dir.join(format!("{stem}.md"))).unwrap();
+    copy_tree(
+        &root.join("examples"),
+        &dir.join(format!("{stem}.in/examples")),
+    );
+    dir.join(format!("{stem}.md"))
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let dest = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &dest);
+        } else {
+            std::fs::copy(&path, &dest).unwrap();
+        }
+    }
 }
 
 /// The README's commands run from the repository root and use `examples/`: give trycmd a copy of the
@@ -18,12 +44,7 @@ fn readme_sandbox() -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = temp("readme");
     std::fs::copy(root.join("README.md"), dir.join("README.md")).unwrap();
-    let examples = dir.join("README.in/examples");
-    std::fs::create_dir_all(&examples).unwrap();
-    for entry in std::fs::read_dir(root.join("examples")).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(&path, examples.join(path.file_name().unwrap())).unwrap();
-    }
+    copy_tree(&root.join("examples"), &dir.join("README.in/examples"));
     dir.join("README.md")
 }
 

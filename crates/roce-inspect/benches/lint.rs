@@ -186,7 +186,7 @@ fn generate(root: &Path, count: usize) {
     for i in 0..count {
         let k = i % sources.len();
         let (stem, raw) = &sources[k];
-        let text = if (i / sources.len()) % 2 == 0 {
+        let text = if (i / sources.len()).is_multiple_of(2) {
             raw
         } else {
             &wired[k]

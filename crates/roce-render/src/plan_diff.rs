@@ -600,7 +600,8 @@ mod tests {
     fn every_plan_field_is_itemised() {
         use roce_model::model::UcxMode;
         let a = lower("coreweave/gb300-roce");
-        let mutations: [(Aspect, fn(&mut Plan)); 6] = [
+        type Mutation = (Aspect, fn(&mut Plan));
+        let mutations: [Mutation; 6] = [
             (Aspect::Wiring, |p| p.shm = !p.shm),
             (Aspect::Header, |p| p.nccl_tests_image.push_str("-other")),
             (Aspect::Header, |p| p.ucx_mode = UcxMode::Rdma),
