@@ -108,6 +108,10 @@ pub enum ProfilesAction {
         /// Built-in profile name, e.g. coreweave/gb300-roce.
         #[arg(value_parser = ProfileArg)]
         name: String,
+        /// Print the YAML twin (what roce loads, and what diagnostics about built-ins point into)
+        /// instead of the commented KDL.
+        #[arg(long)]
+        yaml: bool,
     },
 }
 

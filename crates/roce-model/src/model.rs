@@ -178,15 +178,43 @@ impl Rails {
 }
 
 /// Expand a name pattern: `{nic}`, `{port}`, `{index}` (0-based), `{index1}` (1-based), `{host-port}`.
+///
+/// One pass over the pattern; an unknown placeholder, or `{host-port}` without a host port, stays as
+/// written (the rules report it).
+///
+/// ```
+/// use roce_model::model::expand;
+/// assert_eq!(expand("ibp{nic}p{port}", 2, 3, 11, None), "ibp2p3");
+/// assert_eq!(expand("{host-port}-macvlan", 0, 1, 1, Some("ibs0p1")), "ibs0p1-macvlan");
+/// assert_eq!(expand("net{index1}/{index}", 0, 0, 4, None), "net5/4");
+/// assert_eq!(expand("{host-port}{x}", 0, 0, 0, None), "{host-port}{x}");
+/// assert_eq!(expand("a{nic", 1, 0, 0, None), "a{nic");
+/// ```
 pub fn expand(pattern: &str, nic: u32, port: u32, index: u32, host_port: Option<&str>) -> String {
-    let mut out = pattern
-        .replace("{nic}", &nic.to_string())
-        .replace("{port}", &port.to_string())
-        .replace("{index1}", &(index + 1).to_string())
-        .replace("{index}", &index.to_string());
-    if let Some(h) = host_port {
-        out = out.replace("{host-port}", h);
+    use std::fmt::Write;
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let mut rest = pattern;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let tail = &rest[open..];
+        let Some(close) = tail.find('}') else {
+            out.push_str(tail);
+            return out;
+        };
+        let placeholder = &tail[..=close];
+        let _ = match placeholder {
+            "{nic}" => write!(out, "{nic}"),
+            "{port}" => write!(out, "{port}"),
+            "{index}" => write!(out, "{index}"),
+            "{index1}" => write!(out, "{}", index + 1),
+            "{host-port}" if host_port.is_some() => {
+                write!(out, "{}", host_port.unwrap_or_default())
+            }
+            other => write!(out, "{other}"),
+        };
+        rest = &tail[close + 1..];
     }
+    out.push_str(rest);
     out
 }
 

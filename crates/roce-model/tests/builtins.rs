@@ -34,8 +34,10 @@ fn name_of(path: &Path) -> String {
 
 #[test]
 fn every_builtin_loads_without_problems() {
-    for name in builtin::names() {
-        let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);
+    let both =
+        builtin::names().flat_map(|n| [(n, builtin::source(n)), (n, builtin::kdl_source(n))]);
+    for (name, source) in both {
+        let loaded = load(source.unwrap(), &BuiltinsOnly);
         let problems: Vec<String> = loaded
             .problems
             .iter()
@@ -74,11 +76,16 @@ fn yaml_twins_load_to_the_same_model() {
             from_yaml.problems
         );
         let name = name_of(&path);
-        let from_kdl = load(builtin::source(&name).unwrap(), &BuiltinsOnly);
+        let from_kdl = load(builtin::kdl_source(&name).unwrap(), &BuiltinsOnly);
         assert_eq!(
             from_yaml.profile.unwrap(),
             from_kdl.profile.unwrap(),
             "{name}"
+        );
+        assert_eq!(
+            *builtin::source(&name).unwrap().text,
+            *std::fs::read_to_string(&path).unwrap(),
+            "{name}: the embedded YAML is the file"
         );
     }
 }
@@ -94,7 +101,7 @@ fn twins_differ_when_a_value_differs() {
         .profile
         .unwrap();
     let from_kdl = load(
-        builtin::source("coreweave/gb300-roce").unwrap(),
+        builtin::kdl_source("coreweave/gb300-roce").unwrap(),
         &BuiltinsOnly,
     )
     .profile

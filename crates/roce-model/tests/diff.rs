@@ -97,11 +97,11 @@ fn one_field_override_through_extends() {
     let tls = d.get("ucx.net-devices").unwrap();
     assert_eq!(
         tls.old_at(&over.sources).as_deref(),
-        Some("builtin:coreweave/gb300-roce:39:32")
+        Some("builtin:coreweave/gb300-roce:41:16")
     );
     assert_eq!(
         tls.new_at(&nixl.sources).as_deref(),
-        Some("builtin:coreweave/gb300-roce-nixl:10:65")
+        Some("builtin:coreweave/gb300-roce-nixl:9:16")
     );
 }
 

@@ -85,7 +85,8 @@ fn rendering_is_deterministic_and_identical_from_yaml_twins() {
             &BuiltinsOnly,
         );
         let from_yaml = plan::lower(&loaded.profile.unwrap());
-        let from_kdl = plan::lower(&profile(name));
+        let kdl = load(builtin::kdl_source(name).unwrap(), &BuiltinsOnly);
+        let from_kdl = plan::lower(&kdl.profile.unwrap());
         for &target in Target::ALL {
             let a = render_all(&from_kdl, target);
             assert_eq!(

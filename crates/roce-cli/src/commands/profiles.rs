@@ -13,7 +13,11 @@ pub fn run(args: ProfilesArgs) -> miette::Result<Exit> {
             }
             Ok(Exit::Ok)
         }
-        Some(ProfilesAction::Show { name }) => match builtin::source(&name) {
+        Some(ProfilesAction::Show { name, yaml }) => match if yaml {
+            builtin::source(&name)
+        } else {
+            builtin::kdl_source(&name)
+        } {
             Some(source) => {
                 crate::report::outp!("{}", source.text);
                 Ok(Exit::Ok)
