@@ -31,6 +31,16 @@ pub(crate) struct NcclLine<'a> {
 
 /// Find the NCCL keyword in a line.
 pub(crate) fn nccl<'a>(line: &'a [u8], finder: &Finder<'_>) -> Option<NcclLine<'a>> {
+    // Fast path for the common shape `host:pid:tid [dev] NCCL INFO …`: the marker follows the first `]`.
+    if let Some(close) = memchr::memchr(b']', line)
+        && let Some(rest) = line[close + 1..].strip_prefix(b" NCCL INFO ")
+    {
+        return Some(NcclLine {
+            level: Level::Info,
+            prefix: &line[..close + 2],
+            msg: rest,
+        });
+    }
     let mut from = 0;
     while let Some(i) = finder.find(&line[from..]) {
         let at = from + i;

@@ -243,7 +243,6 @@ pub fn explain_str(name: &str, text: &str) -> Explanation {
 /// Fast substring finders, built once.
 struct Finders {
     nccl: Finder<'static>,
-    via: Finder<'static>,
     set_by_env: Finder<'static>,
     /// Needles of UCX lines worth reading (checked only on lines without `NCCL `).
     ucx: [Finder<'static>; 5],
@@ -254,7 +253,7 @@ impl Finders {
     fn new() -> Self {
         Finders {
             nccl: Finder::new(b"NCCL "),
-            via: Finder::new(b" via "),
+
             set_by_env: Finder::new(b" set by environment to "),
             ucx: [
                 Finder::new(b"UCX"),

@@ -216,7 +216,8 @@ impl Explainer {
 
     /// `Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/0/GDRDMA`.
     fn channel(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) {
-        let Some(i) = self.find.0.via.find(msg) else {
+        // ` via ` sits near the end of a connection line: search backwards from there.
+        let Some(i) = rfind_via(msg) else {
             return; // the ring listing `Channel 00/02 : 0 1`
         };
         let path = &msg[i + 5..];
@@ -227,7 +228,7 @@ impl Explainer {
         if let Some(rest) = path.strip_prefix(b"NET/") {
             let name_end = memchr::memchr(b'/', rest).unwrap_or(rest.len());
             let name = &rest[..name_end];
-            let gdr = memchr::memmem::find(rest, b"/GDRDMA").is_some();
+            let gdr = rest.windows(7).any(|w| w == b"/GDRDMA");
             let need_ev = {
                 let p = &self.procs[pi];
                 p.net_channel_ev.is_none() || (!gdr && p.nongdr_channel_ev.is_none())
@@ -762,6 +763,18 @@ fn interesting(msg: &[u8]) -> bool {
         Some(b'B' | b'G' | b'F' | b'E' | b'I' | b'M' | b'P' | b'S') => true,
         _ => msg.ends_with(b"Init START") || msg.ends_with(b"Init COMPLETE"),
     }
+}
+
+/// Position of the last ` via ` in a channel line.
+fn rfind_via(msg: &[u8]) -> Option<usize> {
+    let mut end = msg.len();
+    while let Some(v) = memchr::memrchr(b'v', &msg[..end]) {
+        if v >= 1 && msg[v - 1] == b' ' && msg.get(v..v + 4) == Some(b"via ") {
+            return Some(v - 1);
+        }
+        end = v;
+    }
+    None
 }
 
 /// `[0]mlx5_0:1/IB` → `mlx5_0:1/IB`.
