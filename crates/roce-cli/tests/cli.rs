@@ -583,3 +583,95 @@ fn works_as_a_kubectl_plugin() {
         "{names}"
     );
 }
+
+/// Every hook in `.pre-commit-hooks.yaml` runs as pre-commit would run it (`entry` + `args` + files) and
+/// gives the expected status on a good and a bad input.
+#[test]
+fn pre_commit_hooks_run() {
+    let hooks_json = Command::new("python3")
+        .args([
+            "-c",
+            "import json,sys,yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+        ])
+        .arg(repo().join(".pre-commit-hooks.yaml"))
+        .output()
+        .unwrap();
+    if !hooks_json.status.success() {
+        assert!(!tools_required(), "CI=true: python3 with PyYAML is needed");
+        eprintln!("\n*** SKIPPED pre-commit hook test: python3 with PyYAML not found ***\n");
+        return;
+    }
+    let hooks: serde_json::Value = serde_json::from_slice(&hooks_json.stdout).unwrap();
+    let entry = |id: &str| -> Vec<String> {
+        let hook = hooks
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["id"] == id)
+            .unwrap();
+        let words: Vec<String> = hook["entry"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .map(String::from)
+            .collect();
+        assert_eq!(words[0], "roce", "{id} runs roce");
+        words[1..].to_vec()
+    };
+    let run = |args: &[String], extra: &[&str]| {
+        roce()
+            .current_dir(repo())
+            .args(args)
+            .args(extra)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    // roce-check: changed profile files are passed as arguments.
+    let check = entry("roce-check");
+    assert_eq!(
+        run(
+            &check,
+            &[
+                "profiles/coreweave/gb300-roce.kdl",
+                "examples/my-team-gb300.kdl"
+            ]
+        ),
+        Some(0)
+    );
+    assert_eq!(run(&check, &["examples/broken.kdl"]), Some(1));
+    // roce-lint: args name the profile, files follow.
+    let lint = entry("roce-lint");
+    let args = ["--profile", "coreweave/gb300-roce"];
+    assert_eq!(
+        run(&lint, &[&args[..], &["examples/trainer.yaml"]].concat()),
+        Some(1)
+    );
+    // roce-render-check: no filenames; args say what to compare.
+    let render_check = entry("roce-render-check");
+    let dir = temp("pre-commit");
+    let d = dir.display().to_string();
+    let target = [
+        "--target",
+        "env",
+        "--profile",
+        "coreweave/h100-ib",
+        "-o",
+        d.as_str(),
+    ];
+    assert_eq!(
+        run(&render_check, &target),
+        Some(1),
+        "nothing rendered yet: stale"
+    );
+    assert!(
+        roce()
+            .args(["render"])
+            .args(target)
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(run(&render_check, &target), Some(0));
+}
