@@ -196,15 +196,22 @@ fn convert(text: &str, source: SourceId, v: YSpanned<YVal>, problems: &mut Vec<P
     }
 }
 
-/// serde-facing mirror of the tree, before source ids are attached.
-enum YVal {
+/// A YAML value with serde-saphyr spans on every key and value: the serde-facing mirror of
+/// [`Node`], before source ids are attached. Shared with other readers of YAML (manifests in
+/// `roce-render`'s `apply`), so there is one visitor for spanned YAML in the workspace.
+#[derive(Debug)]
+pub enum YVal {
+    /// A mapping, in document order.
     Map(Vec<(YSpanned<YVal>, YSpanned<YVal>)>),
+    /// A sequence.
     Seq(Vec<YSpanned<YVal>>),
+    /// A scalar as YAML typed it.
     Scalar(Scalar),
 }
 
 impl YVal {
-    fn type_name(&self) -> &'static str {
+    /// A short name of the type, for messages.
+    pub fn type_name(&self) -> &'static str {
         match self {
             YVal::Map(_) => "a map",
             YVal::Seq(_) => "a list",

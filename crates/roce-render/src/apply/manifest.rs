@@ -12,12 +12,10 @@
 //! * duplicate keys are a syntax error (strict Kubernetes decoders refuse them);
 //! * nesting is limited to [`MAX_DEPTH`] levels, and serde-saphyr's alias budget stops alias bombs.
 
-use std::fmt;
-
 use roce_model::source::{Origin, SourceId, Spanned};
+use roce_model::syntax::yaml::YVal;
 use roce_model::tree::{self, Entry, Node, Scalar, Value};
 use roce_model::{Code, Problem};
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_saphyr::Spanned as YSpanned;
 
 use crate::yaml::Yaml;
@@ -292,77 +290,4 @@ fn is_verbatim_plain(raw: &str) -> bool {
         && !raw.contains(" #")
         && !raw.contains(": ")
         && !raw.ends_with([' ', ':'])
-}
-
-/// serde-facing mirror of the tree, before source ids are attached.
-enum YVal {
-    Map(Vec<(YSpanned<YVal>, YSpanned<YVal>)>),
-    Seq(Vec<YSpanned<YVal>>),
-    Scalar(Scalar),
-}
-
-impl<'de> Deserialize<'de> for YVal {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(YVisitor)
-    }
-}
-
-struct YVisitor;
-
-impl<'de> Visitor<'de> for YVisitor {
-    type Value = YVal;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a YAML value")
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<YVal, E> {
-        Ok(YVal::Scalar(Scalar::Bool(v)))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<YVal, E> {
-        Ok(YVal::Scalar(Scalar::Int(v.into())))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<YVal, E> {
-        Ok(YVal::Scalar(Scalar::Int(v.into())))
-    }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<YVal, E> {
-        Ok(YVal::Scalar(Scalar::Int(v)))
-    }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<YVal, E> {
-        Ok(YVal::Scalar(
-            i128::try_from(v).map_or(Scalar::Str(v.to_string()), Scalar::Int),
-        ))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<YVal, E> {
-        Ok(YVal::Scalar(Scalar::Float(v)))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<YVal, E> {
-        Ok(YVal::Scalar(Scalar::Str(v.to_string())))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<YVal, E> {
-        Ok(YVal::Scalar(Scalar::Str(v)))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<YVal, E> {
-        Ok(YVal::Scalar(Scalar::Null))
-    }
-    fn visit_none<E: de::Error>(self) -> Result<YVal, E> {
-        Ok(YVal::Scalar(Scalar::Null))
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<YVal, D::Error> {
-        YVal::deserialize(d)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<YVal, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<YSpanned<YVal>>()? {
-            items.push(item);
-        }
-        Ok(YVal::Seq(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<YVal, A::Error> {
-        let mut pairs = Vec::new();
-        while let Some(key) = map.next_key::<YSpanned<YVal>>()? {
-            let value = map.next_value::<YSpanned<YVal>>()?;
-            pairs.push((key, value));
-        }
-        Ok(YVal::Map(pairs))
-    }
 }
