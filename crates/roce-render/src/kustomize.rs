@@ -24,7 +24,7 @@
 //! replacement without `create` makes the build fail when a selected workload lacks the container.
 
 use crate::plan::{MULTUS_ANNOTATION, Plan};
-use crate::pod::{self, SHM_VOLUME};
+use crate::pod;
 use crate::yaml::{self, Yaml};
 use crate::{Artifact, PROFILE_ANNOTATION, RenderError, RenderOptions};
 
@@ -477,14 +477,7 @@ fn wiring(plan: &Plan, name: &str, container: &ContainerRef, networks: Option<&s
         c.insert("securityContext", caps);
     }
     if plan.shm {
-        c.insert(
-            "volumeMounts",
-            vec![
-                Yaml::map()
-                    .with("name", SHM_VOLUME)
-                    .with("mountPath", "/dev/shm"),
-            ],
-        );
+        c.insert("volumeMounts", vec![pod::shm_mount()]);
     }
     let mut spec = Yaml::map();
     if let Some(n) = networks {
@@ -517,22 +510,11 @@ fn wiring(plan: &Plan, name: &str, container: &ContainerRef, networks: Option<&s
 /// Strategic-merge patch for the pod-level maps of one kind (no containers: see the module docs).
 fn patch(plan: &Plan, name: &str, kind: &Kind) -> String {
     let mut spec = Yaml::map();
-    if !plan.node_selector.is_empty() {
-        let mut sel = Yaml::map();
-        for (k, v) in &plan.node_selector {
-            sel.insert(k, v.as_str());
-        }
+    if let Some(sel) = pod::node_selector(plan) {
         spec.insert("nodeSelector", sel);
     }
     if plan.shm {
-        spec.insert(
-            "volumes",
-            vec![
-                Yaml::map()
-                    .with("name", SHM_VOLUME)
-                    .with("emptyDir", Yaml::map().with("medium", "Memory")),
-            ],
-        );
+        spec.insert("volumes", vec![pod::shm_volume()]);
     }
     let template = Yaml::map()
         .with(

@@ -15,23 +15,12 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     metadata.insert("annotations", annotations);
 
     let mut spec = Yaml::map().with("restartPolicy", "Never");
-    if !plan.node_selector.is_empty() {
-        let mut sel = Yaml::map();
-        for (k, v) in &plan.node_selector {
-            sel.insert(k, v.as_str());
-        }
+    if let Some(sel) = node_selector(plan) {
         spec.insert("nodeSelector", sel);
     }
     spec.insert("containers", vec![container(plan, opts)]);
     if plan.shm {
-        spec.insert(
-            "volumes",
-            vec![
-                Yaml::map()
-                    .with("name", SHM_VOLUME)
-                    .with("emptyDir", Yaml::map().with("medium", "Memory")),
-            ],
-        );
+        spec.insert("volumes", vec![shm_volume()]);
     }
     let pod = Yaml::map()
         .with("apiVersion", "v1")
@@ -59,16 +48,35 @@ pub fn container(plan: &Plan, opts: &RenderOptions) -> Yaml {
         c.insert("securityContext", caps);
     }
     if plan.shm {
-        c.insert(
-            "volumeMounts",
-            vec![
-                Yaml::map()
-                    .with("name", SHM_VOLUME)
-                    .with("mountPath", "/dev/shm"),
-            ],
-        );
+        c.insert("volumeMounts", vec![shm_mount()]);
     }
     c
+}
+
+/// `nodeSelector:` from the plan's node labels, if any.
+pub fn node_selector(plan: &Plan) -> Option<Yaml> {
+    if plan.node_selector.is_empty() {
+        return None;
+    }
+    let mut sel = Yaml::map();
+    for (k, v) in &plan.node_selector {
+        sel.insert(k, v.as_str());
+    }
+    Some(sel)
+}
+
+/// The memory-backed `/dev/shm` volume.
+pub fn shm_volume() -> Yaml {
+    Yaml::map()
+        .with("name", SHM_VOLUME)
+        .with("emptyDir", Yaml::map().with("medium", "Memory"))
+}
+
+/// The container's mount of [`shm_volume`] at `/dev/shm`.
+pub fn shm_mount() -> Yaml {
+    Yaml::map()
+        .with("name", SHM_VOLUME)
+        .with("mountPath", "/dev/shm")
 }
 
 /// `env:` entries, values as strings, with Kubernetes' `$(VAR)` expansion escaped.

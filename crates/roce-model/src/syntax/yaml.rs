@@ -119,7 +119,8 @@ fn line_col_range(text: &str, l: &serde_saphyr::Location) -> Option<std::ops::Ra
     Some(start + at..start + at + len)
 }
 
-fn byte_range(text: &str, span: serde_saphyr::Span) -> Option<std::ops::Range<usize>> {
+/// The byte range of a serde-saphyr span in `text`, clamped to the text.
+pub fn byte_range(text: &str, span: serde_saphyr::Span) -> Option<std::ops::Range<usize>> {
     let start = usize::try_from(span.byte_offset()?).ok()?.min(text.len());
     let len = usize::try_from(span.byte_len().unwrap_or(0)).ok()?;
     Some(start..(start + len).min(text.len()))

@@ -13,7 +13,7 @@
 //! * nesting is limited to [`MAX_DEPTH`] levels, and serde-saphyr's alias budget stops alias bombs.
 
 use roce_model::source::{Origin, SourceId, Spanned};
-use roce_model::syntax::yaml::YVal;
+use roce_model::syntax::yaml::{YVal, byte_range};
 use roce_model::tree::{self, Entry, Node, Scalar, Value};
 use roce_model::{Code, Problem};
 use serde_saphyr::Spanned as YSpanned;
@@ -140,12 +140,6 @@ fn syntax_problem(
     Problem::new(Code::LintSyntax, format!("invalid YAML: {first}"))
         .at(origin, "here")
         .help("fix the YAML syntax; roce reads the file only when `kubectl` could")
-}
-
-fn byte_range(text: &str, span: serde_saphyr::Span) -> Option<std::ops::Range<usize>> {
-    let start = usize::try_from(span.byte_offset()?).ok()?.min(text.len());
-    let len = usize::try_from(span.byte_len().unwrap_or(0)).ok()?;
-    Some(start..(start + len).min(text.len()))
 }
 
 /// A byte range from a 1-based line and column (in characters), for errors without a byte offset.
