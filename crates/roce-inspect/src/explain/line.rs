@@ -29,17 +29,22 @@ pub(crate) struct NcclLine<'a> {
     pub msg: &'a [u8],
 }
 
+/// The common shape `host:pid:tid [dev] NCCL INFO …`, where the marker follows the first `]`; `None` for any
+/// other line (which [`nccl`] may still recognise).
+pub(crate) fn nccl_info_fast(line: &[u8]) -> Option<NcclLine<'_>> {
+    let close = memchr::memchr(b']', line)?;
+    let rest = line[close + 1..].strip_prefix(b" NCCL INFO ")?;
+    Some(NcclLine {
+        level: Level::Info,
+        prefix: &line[..close + 2],
+        msg: rest,
+    })
+}
+
 /// Find the NCCL keyword in a line.
 pub(crate) fn nccl<'a>(line: &'a [u8], finder: &Finder<'_>) -> Option<NcclLine<'a>> {
-    // Fast path for the common shape `host:pid:tid [dev] NCCL INFO …`: the marker follows the first `]`.
-    if let Some(close) = memchr::memchr(b']', line)
-        && let Some(rest) = line[close + 1..].strip_prefix(b" NCCL INFO ")
-    {
-        return Some(NcclLine {
-            level: Level::Info,
-            prefix: &line[..close + 2],
-            msg: rest,
-        });
+    if let Some(l) = nccl_info_fast(line) {
+        return Some(l);
     }
     let mut from = 0;
     while let Some(i) = finder.find(&line[from..]) {
@@ -179,7 +184,22 @@ pub(crate) fn ucx_who(line: &[u8]) -> Option<Who<'_>> {
 
 /// Parse an unsigned decimal.
 pub(crate) fn parse_u32(b: &[u8]) -> Option<u32> {
-    std::str::from_utf8(b).ok()?.trim().parse().ok()
+    let t = b.trim_ascii();
+    if !t.is_ascii() {
+        // Unicode whitespace around the digits: let `str` decide, exactly as before the fast path.
+        return std::str::from_utf8(b).ok()?.trim().parse().ok();
+    }
+    let digits = t.strip_prefix(b"+").unwrap_or(t);
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u32, |n, &d| {
+        if d.is_ascii_digit() {
+            n.checked_mul(10)?.checked_add(u32::from(d - b'0'))
+        } else {
+            None
+        }
+    })
 }
 
 /// The bytes after `needle` in `hay`, if it occurs.
@@ -312,5 +332,47 @@ mod tests {
             )
             .is_none()
         );
+    }
+
+    /// The byte-level `parse_u32` agrees with `str::trim` + `str::parse::<u32>` (its definition before the
+    /// fast path) on every input: digits, signs, ASCII and Unicode whitespace, overflow, non-UTF-8.
+    mod parse_u32_agrees {
+        use super::parse_u32;
+        use proptest::prelude::*;
+
+        fn reference(b: &[u8]) -> Option<u32> {
+            std::str::from_utf8(b).ok()?.trim().parse().ok()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+            #[test]
+            fn on_number_like_text(s in "[ \t\u{a0}+-]{0,2}[0-9]{0,11}[ \t\u{2003}x]{0,2}") {
+                prop_assert_eq!(parse_u32(s.as_bytes()), reference(s.as_bytes()));
+            }
+
+            #[test]
+            fn on_any_bytes(b in proptest::collection::vec(any::<u8>(), 0..12)) {
+                prop_assert_eq!(parse_u32(&b), reference(&b));
+            }
+        }
+
+        #[test]
+        fn edges() {
+            for s in [
+                "4294967295",
+                "4294967296",
+                "+7",
+                "+",
+                "",
+                " 12 ",
+                "007",
+                "1_0",
+            ] {
+                assert_eq!(parse_u32(s.as_bytes()), reference(s.as_bytes()), "{s:?}");
+            }
+            assert_eq!(parse_u32(b"4294967295"), Some(u32::MAX));
+            assert_eq!(parse_u32(b"4294967296"), None);
+        }
     }
 }

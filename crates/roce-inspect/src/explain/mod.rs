@@ -31,6 +31,7 @@ mod verdict;
 use std::collections::HashMap;
 use std::io::BufRead;
 
+use aho_corasick::packed;
 use indexmap::{IndexMap, IndexSet};
 use memchr::memmem::Finder;
 use roce_model::{Code, Severity};
@@ -41,6 +42,8 @@ pub use finding::{EXCERPT_MAX, Evidence, Finding, HOSTS_MAX, Rendered};
 pub const LINE_MAX: usize = 64 * 1024;
 /// At most this many processes are tracked one by one; lines of further processes are counted together.
 pub const PROCESSES_MAX: usize = 65_536;
+/// Most INFO-line prefixes remembered (see `Explainer::proc_of_prefix`).
+const PREFIXES_MAX: usize = 16_384;
 /// At most this many distinct findings are kept before merging (then later distinct ones are only counted).
 const FINDINGS_MAX: usize = 512;
 
@@ -247,7 +250,23 @@ struct Finders {
     /// Needles of UCX lines worth reading (checked only on lines without `NCCL `).
     ucx: [Finder<'static>; 5],
     qp: Finder<'static>,
+    /// `/GDRDMA` in a connection's path.
+    gdr: Finder<'static>,
+    /// Every needle above in one SIMD (Teddy) pass: a line without any of them (application output, a large
+    /// part of a job's log) is dismissed after one scan instead of six. `None` where Teddy is unavailable.
+    any: Option<packed::Searcher>,
 }
+
+/// The union of the needles [`Finders`] looks for on a line that is not the common NCCL INFO shape.
+const ANY_NEEDLE: [&str; 7] = [
+    "NCCL ",
+    "UCX",
+    "ib_mlx5",
+    "unreachable",
+    "vendor_err",
+    "retry count exceeded",
+    "QP 0x",
+];
 
 impl Finders {
     fn new() -> Self {
@@ -263,6 +282,8 @@ impl Finders {
                 Finder::new(b"retry count exceeded"),
             ],
             qp: Finder::new(b"QP 0x"),
+            gdr: Finder::new(b"/GDRDMA"),
+            any: packed::Config::new().builder().extend(ANY_NEEDLE).build(),
         }
     }
 }
@@ -336,6 +357,10 @@ pub struct Explainer {
     procs: Vec<Proc>,
     index: HashMap<Box<[u8]>, usize, BuildFx>,
     keys: Vec<Box<[u8]>>,
+    /// INFO prefixes already resolved: the process, or `None` for a prefix that names none.
+    prefixes: HashMap<Box<[u8]>, Option<usize>, BuildFx>,
+    /// [`PREFIXES_MAX`]; tests lower it to compare against parsing every prefix.
+    prefixes_max: usize,
     last: Option<usize>,
     hosts: IndexSet<String>,
     versions: IndexMap<String, Evidence>,
@@ -372,6 +397,8 @@ impl Explainer {
             procs: Vec::new(),
             index: HashMap::with_hasher(BuildFx),
             keys: Vec::new(),
+            prefixes: HashMap::with_hasher(BuildFx),
+            prefixes_max: PREFIXES_MAX,
             last: None,
             hosts: IndexSet::new(),
             versions: IndexMap::new(),
@@ -470,6 +497,19 @@ impl Explainer {
             return;
         }
         file.nonblank_lines += 1;
+        if let Some(l) = line::nccl_info_fast(line) {
+            if let Some(f) = self.files.last_mut() {
+                f.nccl_lines += 1;
+            }
+            self.nccl_line(l, line);
+            return;
+        }
+        if let Some(any) = &self.find.0.any
+            && any.find(line).is_none()
+        {
+            self.ucx_retry_key = None;
+            return;
+        }
         if let Some(l) = line::nccl(line, &self.find.0.nccl) {
             if let Some(f) = self.files.last_mut() {
                 f.nccl_lines += 1;
@@ -494,6 +534,36 @@ impl Explainer {
     fn evidence(&self, line: &[u8]) -> Evidence {
         let name = self.files.last().map_or("<input>", |f| f.name.as_str());
         Evidence::new(name, self.line_no, line)
+    }
+
+    /// The process an INFO line's prefix names. A job's INFO lines repeat a few thousand prefixes
+    /// (`host:pid:tid [dev] `) millions of times, so each prefix is parsed once and remembered (up to
+    /// [`PREFIXES_MAX`]; prefixes that never repeat, such as `kubectl logs --timestamps`, fill the table and
+    /// then take the parse every time). A remembered prefix resolves exactly as parsing it again would.
+    fn proc_of_prefix(&mut self, prefix: &[u8]) -> Option<usize> {
+        if let Some(&hit) = self.prefixes.get(prefix) {
+            if let Some(i) = hit {
+                self.last = Some(i);
+                // the prefix's device was offered on first sight; offering it again changes nothing
+                self.touch(i, None);
+            }
+            return hit;
+        }
+        let who = line::who(prefix, false);
+        let pi = who.map(|w| self.proc_of(w.key, w.host, w.dev));
+        let remember = match (who, pi) {
+            (None, _) => Some(None),
+            // only a real process: a later parse of a prefix that overflowed the table gets the catch-all
+            // without touching it
+            (Some(w), Some(i)) if *self.keys[i] == *w.key => Some(Some(i)),
+            _ => None,
+        };
+        if let Some(r) = remember
+            && self.prefixes.len() < self.prefixes_max
+        {
+            self.prefixes.insert(prefix.into(), r);
+        }
+        pi
     }
 
     /// The process a prefix names, created on first sight.
@@ -650,5 +720,82 @@ fn severity_rank(s: Severity) -> u8 {
     match s {
         Severity::Error => 0,
         Severity::Warning => 1,
+    }
+}
+
+#[cfg(test)]
+mod prefix_cache_tests {
+    use super::*;
+
+    /// Explain `log` remembering at most `max` prefixes.
+    fn explain_with(max: usize, log: &[u8]) -> serde_json::Value {
+        let mut x = Explainer::new();
+        x.prefixes_max = max;
+        x.start_file("job.log");
+        x.read(log).unwrap();
+        x.finish().to_json()
+    }
+
+    /// One line of process `p` (device `p % 8`, every third connection without GPUDirect).
+    fn line(log: &mut Vec<u8>, p: usize) {
+        let net = if p.is_multiple_of(3) {
+            "NET/IB/0"
+        } else {
+            "NET/IB/1/GDRDMA"
+        };
+        let (h, t, d) = (p / 8, p + 7, p % 8);
+        log.extend_from_slice(
+            format!(
+                "node-{h}:{p}:{t} [{d}] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via {net}\n"
+            )
+            .as_bytes(),
+        );
+    }
+
+    /// Processes seen again in later rounds, prefixes that name no process, a process seen under a second
+    /// thread and device, a device that does not parse: remembering prefixes (none, a few, a full table, the
+    /// default) must not change a single count, device or finding.
+    #[test]
+    fn remembering_prefixes_changes_nothing() {
+        let mut log = Vec::new();
+        for round in 0..3 {
+            for p in 0..2000 {
+                line(&mut log, p + round * 7);
+            }
+            log.extend_from_slice(
+                b"nohost [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] via P2P/IPC\n",
+            );
+            log.extend_from_slice(
+                b"node-0:0:99 [5] NCCL INFO Channel 00/1 : 0[0] -> 1[0] via SHM/direct\n",
+            );
+            log.extend_from_slice(b"node-9:72:7 [x] NCCL INFO Using network IB\n");
+        }
+        let parsed_every_time = explain_with(0, &log);
+        for max in [3, 1000, PREFIXES_MAX] {
+            assert!(
+                explain_with(max, &log) == parsed_every_time,
+                "remembering {max} prefixes changed the explanation"
+            );
+        }
+    }
+
+    /// Past [`PROCESSES_MAX`] processes the rest share the catch-all; a remembered prefix must not give an
+    /// overflowing process a slot or count of its own.
+    #[test]
+    fn remembering_prefixes_past_the_process_table() {
+        let mut log = Vec::new();
+        let procs = PROCESSES_MAX + 100;
+        for p in 0..procs {
+            line(&mut log, p);
+        }
+        for p in (0..50).chain(procs - 50..procs) {
+            line(&mut log, p);
+        }
+        let parsed_every_time = explain_with(0, &log);
+        assert!(
+            parsed_every_time["ranks"].as_array().map_or(0, Vec::len) >= PROCESSES_MAX,
+            "the process table filled, so the catch-all took the rest"
+        );
+        assert!(explain_with(PREFIXES_MAX, &log) == parsed_every_time);
     }
 }

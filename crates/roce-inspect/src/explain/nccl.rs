@@ -44,7 +44,11 @@ impl Explainer {
         if l.level == Level::Info && !interesting(msg) {
             return;
         }
-        let pi = line::who(l.prefix, warn).map(|w| self.proc_of(w.key, w.host, w.dev));
+        let pi = if l.level == Level::Info {
+            self.proc_of_prefix(l.prefix)
+        } else {
+            line::who(l.prefix, warn).map(|w| self.proc_of(w.key, w.host, w.dev))
+        };
         if l.level == Level::Version {
             self.version(pi, msg, line);
             return;
@@ -228,7 +232,8 @@ impl Explainer {
         if let Some(rest) = path.strip_prefix(b"NET/") {
             let name_end = memchr::memchr(b'/', rest).unwrap_or(rest.len());
             let name = &rest[..name_end];
-            let gdr = rest.windows(7).any(|w| w == b"/GDRDMA");
+            // `NET/IB/0/GDRDMA` ends so; `…/GDRDMA/Shared` and other suffixes take the search
+            let gdr = rest.ends_with(b"/GDRDMA") || self.find.0.gdr.find(rest).is_some();
             let need_ev = {
                 let p = &self.procs[pi];
                 p.net_channel_ev.is_none() || (!gdr && p.nongdr_channel_ev.is_none())
