@@ -90,9 +90,10 @@ const WHY: &[(&str, &str)] = &[
     ),
     (
         "roce::limits::too_deep",
-        "The profile format needs at most four levels of nesting. roce refuses input nested \
-         deeper than 32 levels before the parser recurses into it, so hostile or generated input \
-         cannot exhaust the stack.",
+        "The profile format needs at most four levels of nesting. roce refuses YAML nested \
+         deeper than 32 levels and KDL deeper than 8 before the parser recurses into it, so hostile \
+         or generated input cannot exhaust the stack, nor stall the `kdl` crate, whose time grows \
+         as 2^n in nested slashdashed children (kdl-org/kdl-rs#177).",
     ),
     (
         "roce::fabric::roce_addressing",

@@ -12,7 +12,7 @@ use kdl::{KdlDocument, KdlEntry, KdlNode, KdlValue};
 
 use crate::problem::{Code, Problem};
 use crate::source::{Origin, SourceId, Spanned};
-use crate::tree::{self, Entry, MAX_DEPTH, Node, Scalar, Value};
+use crate::tree::{self, Entry, Node, Scalar, Value};
 
 /// Positional keys of nodes that take a leading argument and also properties or children.
 const POSITIONAL: &[(&str, &str)] = &[
@@ -26,7 +26,7 @@ const POSITIONAL: &[(&str, &str)] = &[
 /// Parse a KDL profile into a tree. Errors are coded problems with spans.
 pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
     let whole = Origin::new(source, 0..text.len());
-    if let Some(at) = tree::bracket_depth(text, MAX_DEPTH, false) {
+    if let Some(at) = brace_depth(text, KDL_MAX_DEPTH) {
         return Err(vec![too_deep(Origin::new(source, at..at + 1))]);
     }
     let doc = KdlDocument::parse(text).map_err(|err| syntax_problems(text, source, &err))?;
@@ -134,10 +134,103 @@ fn lower_first(s: &str) -> String {
     }
 }
 
+/// How deep a KDL profile may nest children blocks. A profile needs four; the cap is low because the `kdl`
+/// crate (6.7) takes time exponential in the nesting of slashdashed children (`a /-{` repeated: 2^n, about a
+/// second at 14 levels; kdl-org/kdl-rs#177, found by our fuzzer), so depth is refused before `kdl` sees it.
+pub const KDL_MAX_DEPTH: usize = 8;
+
+/// Offset of the first `{` that opens a block deeper than `limit`, outside strings and comments, read the way
+/// KDL v2 reads them: `"…"` with escapes on one line, `"""…"""` (a newline after the opener) and raw
+/// `#"…"#` / `##"""…"""##` strings up to their own closer, `//` comments to the line's end, nesting
+/// `/* … */` comments. A `{` inside a closed string opens nothing, so `"{nic}"` patterns never count; a string
+/// or comment that is never closed hides nothing (the scan goes on after its opener). The count can only
+/// err high, on malformed input.
+pub fn brace_depth(text: &str, limit: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = memchr_from(b'\n', b, i).unwrap_or(b.len());
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let mut nest = 1usize;
+                i += 2;
+                while i < b.len() && nest > 0 {
+                    if b[i..].starts_with(b"/*") {
+                        nest += 1;
+                        i += 2;
+                    } else if b[i..].starts_with(b"*/") {
+                        nest -= 1;
+                        i += 2;
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            b'#' | b'"' => i = skip_string(b, i),
+            b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i);
+                }
+                i += 1;
+            }
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Position of `byte` at or after `from`.
+fn memchr_from(byte: u8, b: &[u8], from: usize) -> Option<usize> {
+    b[from..].iter().position(|&c| c == byte).map(|p| from + p)
+}
+
+/// Skip the string (or `#` keyword) starting at `at`; returns the offset just past it. A string that is not
+/// closed (a quote-started line without its closing quote, a multi-line or raw string running to the end) is
+/// not skipped: only its first byte is, so the braces after it still count, whatever `kdl`'s recovery makes
+/// of it.
+fn skip_string(b: &[u8], at: usize) -> usize {
+    let hashes = b[at..].iter().take_while(|&&c| c == b'#').count();
+    let q = at + hashes;
+    if b.get(q) != Some(&b'"') {
+        // `#true`, `#null`, … : a keyword, not a string
+        return q.max(at + 1);
+    }
+    // `"""` opens a multi-line string only when a newline follows it
+    let multi = b[q..].starts_with(b"\"\"\"") && matches!(b.get(q + 3), Some(b'\n' | b'\r'));
+    let open = if multi { 3 } else { 1 };
+    let mut closer = Vec::with_capacity(open + hashes);
+    closer.extend(std::iter::repeat_n(b'"', open));
+    closer.extend(std::iter::repeat_n(b'#', hashes));
+    let mut i = q + open;
+    while i < b.len() {
+        let c = b[i];
+        if hashes == 0 && c == b'\\' {
+            i += 2; // an escape: the next byte cannot close the string
+            continue;
+        }
+        if !multi && c == b'\n' {
+            break;
+        }
+        if b[i..].starts_with(&closer) {
+            return i + closer.len();
+        }
+        i += 1;
+    }
+    at + 1
+}
+
 fn too_deep(origin: Origin) -> Problem {
     Problem::new(
         Code::TooDeep,
-        format!("the profile nests deeper than {MAX_DEPTH} levels"),
+        format!("the profile nests deeper than {KDL_MAX_DEPTH} levels"),
     )
     .at(origin, "too deep here")
     .help("a profile needs at most four levels of nesting; remove the extra braces")
@@ -173,7 +266,7 @@ impl Walker<'_> {
 
     fn node(&self, node: &KdlNode, depth: usize, problems: &mut Vec<Problem>) -> Node {
         let head = self.head(node);
-        if depth > MAX_DEPTH {
+        if depth > KDL_MAX_DEPTH {
             problems.push(too_deep(head));
             return Node::new(Value::Map(Vec::new()), head);
         }
@@ -369,6 +462,62 @@ mod tests {
         assert!(err.iter().any(|p| p.code == Code::MissingKey));
         let err = parse("profile \"a\" {}\nprofile \"b\" {}", SourceId(0)).unwrap_err();
         assert_eq!(err[0].code, Code::UnknownKey);
+    }
+
+    #[test]
+    fn brace_depth_reads_strings_and_comments_as_kdl_does() {
+        assert_eq!(brace_depth("a { b { } }", 2), None);
+        assert_eq!(brace_depth("a { b { c { } } }", 2), Some(10));
+        // braces in strings, raw strings, multi-line strings and comments open nothing
+        assert_eq!(brace_depth("a \"{{{{\" // {{{{\n{}", 1), None);
+        assert_eq!(
+            brace_depth("a #\"x\"{{{\"# #\"\"\"\n{{\n\"\"\"# {}", 1),
+            None
+        );
+        assert_eq!(
+            brace_depth("a \"\"\"\n{{{\n\"\"\" /* { /* { */ { */ {}", 1),
+            None
+        );
+        assert_eq!(brace_depth("a \"\\\"{{\" {}", 1), None);
+        // keywords are not strings
+        assert_eq!(brace_depth("a #true { b #null { c {", 2), Some(22));
+        // an unterminated string hides nothing: the braces after its quote count
+        assert_eq!(brace_depth("a \"x\n b { c { d {", 2), Some(16));
+        assert_eq!(brace_depth("a \"x { b { c {\n", 2), Some(13));
+        assert_eq!(brace_depth("a \"\"\"x { b { c {", 2), Some(15));
+        assert_eq!(brace_depth("a \"\"\"\n { b { c {", 2), Some(15));
+        // a raw string that holds a quote does not hide the braces after it
+        assert_eq!(
+            brace_depth("#\"\"\"\"# a { #\"\"\"\"# b { c {", 2),
+            Some(24)
+        );
+    }
+
+    /// kdl-org/kdl-rs#177: nested slashdashed children take kdl 2^n time. Found by `fuzz/` (profile_kdl,
+    /// `tests/fixtures/fuzz/kdl-hang.kdl`, 1.5 KB, 21 s); each is now refused in microseconds with a coded problem.
+    #[test]
+    fn slashdash_nesting_that_stalls_kdl_is_refused_first() {
+        let hang = include_str!("../../tests/fixtures/fuzz/kdl-hang.kdl");
+        for text in [
+            hang.to_string(),
+            "a /-{\n".repeat(40),
+            format!("{}{}", "a /-{ ".repeat(40), "}".repeat(40)),
+            "/- a {\n b\n".repeat(40),
+        ] {
+            let t = std::time::Instant::now();
+            let err = parse(&text, SourceId(0)).unwrap_err();
+            assert_eq!(err[0].code, Code::TooDeep, "{text:.60}");
+            assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        }
+        // at the cap, the worst nesting still parses quickly
+        let at_cap = format!(
+            "{}{}",
+            "a /-{ ".repeat(KDL_MAX_DEPTH),
+            "}".repeat(KDL_MAX_DEPTH)
+        );
+        let t = std::time::Instant::now();
+        let _ = parse(&at_cap, SourceId(0));
+        assert!(t.elapsed() < std::time::Duration::from_secs(2));
     }
 
     #[test]
