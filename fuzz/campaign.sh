@@ -19,7 +19,9 @@ for t in "${targets[@]}"; do
     (
         cd "$out/$t"
         # -timeout: one input running 10 s is a hang; -rss_limit_mb: a worker past 2 GiB is an OOM.
-        "$bin/$t" "$corpus/$t" -jobs="$n" -workers="$n" -max_total_time="$secs" \
+        # The outer timeout: without a sanitizer, libFuzzer's timeout handler can deadlock in malloc (seen
+        # with `-s none`), and a stuck worker must not hold the whole campaign.
+        timeout -s KILL $((secs + 60)) "$bin/$t" "$corpus/$t" -jobs="$n" -workers="$n" -max_total_time="$secs" \
             -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/$t/artifacts/" \
             >"$out/$t/driver.log" 2>&1 || true
     ) &
@@ -33,6 +35,10 @@ status=0
         execs=$(cat "$out/$t"/fuzz-*.log 2>/dev/null |
             sed -n 's/^stat::number_of_executed_units: *//p' | awk '{s += $1} END {print s + 0}')
         arts=$(find "$out/$t/artifacts" -type f | wc -l)
+        # a worker log without final stats was killed: a hang whose artifact may not have been written
+        for log in "$out/$t"/fuzz-*.log; do
+            grep -q '^stat::number_of_executed_units' "$log" || { echo "$t: $log has no final stats (killed?)" >&2; status=1; }
+        done
         [[ $arts -eq 0 ]] || status=1
         echo "| \`$t\` | $(n_of "$t") | $secs | $execs | $((execs / secs)) | $arts |"
     done
