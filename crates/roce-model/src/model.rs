@@ -189,33 +189,47 @@ impl Rails {
 /// assert_eq!(expand("net{index1}/{index}", 0, 0, 4, None), "net5/4");
 /// assert_eq!(expand("{host-port}{x}", 0, 0, 0, None), "{host-port}{x}");
 /// assert_eq!(expand("a{nic", 1, 0, 0, None), "a{nic");
+/// assert_eq!(expand("{index1}", 0, 0, u32::MAX - 1, None), "4294967295");
 /// ```
 pub fn expand(pattern: &str, nic: u32, port: u32, index: u32, host_port: Option<&str>) -> String {
-    use std::fmt::Write;
+    // Byte search and a plain digit writer: this runs for every name of every rail on every render, and
+    // `str::find(char)` plus `write!` cost about four times as much (callgrind, `render --target pod`).
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut rest = pattern;
-    while let Some(open) = rest.find('{') {
+    while let Some(open) = memchr::memchr(b'{', rest.as_bytes()) {
         out.push_str(&rest[..open]);
         let tail = &rest[open..];
-        let Some(close) = tail.find('}') else {
+        let Some(close) = memchr::memchr(b'}', tail.as_bytes()) else {
             out.push_str(tail);
             return out;
         };
-        let placeholder = &tail[..=close];
-        let _ = match placeholder {
-            "{nic}" => write!(out, "{nic}"),
-            "{port}" => write!(out, "{port}"),
-            "{index}" => write!(out, "{index}"),
-            "{index1}" => write!(out, "{}", index + 1),
-            "{host-port}" if host_port.is_some() => {
-                write!(out, "{}", host_port.unwrap_or_default())
-            }
-            other => write!(out, "{other}"),
-        };
+        match &tail[..=close] {
+            "{nic}" => push_u32(&mut out, nic),
+            "{port}" => push_u32(&mut out, port),
+            "{index}" => push_u32(&mut out, index),
+            "{index1}" => push_u32(&mut out, index + 1),
+            "{host-port}" if host_port.is_some() => out.push_str(host_port.unwrap_or_default()),
+            other => out.push_str(other),
+        }
         rest = &tail[close + 1..];
     }
     out.push_str(rest);
     out
+}
+
+/// Append the decimal digits of `n`.
+fn push_u32(out: &mut String, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    digits[i..].iter().for_each(|&d| out.push(char::from(d)));
 }
 
 /// The placeholders a name pattern may use.
@@ -403,5 +417,52 @@ pub fn nccl_list_kind(env: &str) -> ListKind {
         ListKind::IbHca
     } else {
         ListKind::SocketIfname
+    }
+}
+
+#[cfg(test)]
+mod expand_tests {
+    use super::expand;
+    use proptest::prelude::*;
+
+    /// `expand` as first written (`str::find` and `write!`), the reference for the byte-level version.
+    fn reference(pattern: &str, nic: u32, port: u32, index: u32, host_port: Option<&str>) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let mut rest = pattern;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let tail = &rest[open..];
+            let Some(close) = tail.find('}') else {
+                out.push_str(tail);
+                return out;
+            };
+            let _ = match &tail[..=close] {
+                "{nic}" => write!(out, "{nic}"),
+                "{port}" => write!(out, "{port}"),
+                "{index}" => write!(out, "{index}"),
+                "{index1}" => write!(out, "{}", index + 1),
+                "{host-port}" if host_port.is_some() => write!(out, "{}", host_port.unwrap_or_default()),
+                other => write!(out, "{other}"),
+            };
+            rest = &tail[close + 1..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        #[test]
+        fn agrees_with_the_reference(
+            pattern in "([a-zé_/-]|\\{(nic|port|index|index1|host-port|x)\\}|\\{|\\})*",
+            nic in any::<u32>(), port in any::<u32>(), index in 0..u32::MAX,
+            host_port in proptest::option::of("[a-z0-9]{0,6}"),
+        ) {
+            prop_assert_eq!(
+                expand(&pattern, nic, port, index, host_port.as_deref()),
+                reference(&pattern, nic, port, index, host_port.as_deref())
+            );
+        }
     }
 }
