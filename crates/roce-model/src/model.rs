@@ -426,7 +426,13 @@ mod expand_tests {
     use proptest::prelude::*;
 
     /// `expand` as first written (`str::find` and `write!`), the reference for the byte-level version.
-    fn reference(pattern: &str, nic: u32, port: u32, index: u32, host_port: Option<&str>) -> String {
+    fn reference(
+        pattern: &str,
+        nic: u32,
+        port: u32,
+        index: u32,
+        host_port: Option<&str>,
+    ) -> String {
         use std::fmt::Write;
         let mut out = String::new();
         let mut rest = pattern;
@@ -442,7 +448,9 @@ mod expand_tests {
                 "{port}" => write!(out, "{port}"),
                 "{index}" => write!(out, "{index}"),
                 "{index1}" => write!(out, "{}", index + 1),
-                "{host-port}" if host_port.is_some() => write!(out, "{}", host_port.unwrap_or_default()),
+                "{host-port}" if host_port.is_some() => {
+                    write!(out, "{}", host_port.unwrap_or_default())
+                }
                 other => write!(out, "{other}"),
             };
             rest = &tail[close + 1..];

@@ -710,3 +710,139 @@ fn a_trainjob_gets_env_and_resources_and_a_note() {
         applied.notes
     );
 }
+
+/// `apply` is idempotent on generated workloads, not only on the fixtures: any kind, containers, existing
+/// env (including variables the profile sets), an existing Multus annotation in either form, capabilities
+/// and resources already present, any built-in profile. The first output, applied again, is unchanged.
+mod idempotence {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// YAML single-quoted scalar.
+    fn sq(s: &str) -> String {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+
+    #[derive(Debug, Clone)]
+    struct Workload {
+        kind: usize,
+        containers: Vec<String>,
+        env: Vec<(String, String)>,
+        networks: Option<usize>,
+        caps: bool,
+        gpus: Option<u8>,
+    }
+
+    fn workload() -> impl Strategy<Value = Workload> {
+        (
+            0..3usize,
+            proptest::collection::btree_set("[a-z][a-z0-9-]{0,6}", 1..4),
+            proptest::collection::vec(
+                (
+                    prop_oneof![
+                        Just("NCCL_IB_TC".to_string()),
+                        Just("NCCL_DEBUG".to_string()),
+                        Just("UCX_TLS".to_string()),
+                        "[A-Z][A-Z0-9_]{0,8}",
+                    ],
+                    "[ -~]{0,12}",
+                ),
+                0..4,
+            ),
+            proptest::option::of(0..2usize),
+            any::<bool>(),
+            proptest::option::of(1..9u8),
+        )
+            .prop_map(|(kind, containers, mut env, networks, caps, gpus)| {
+                env.sort();
+                env.dedup_by(|a, b| a.0 == b.0);
+                Workload {
+                    kind,
+                    containers: containers.into_iter().collect(),
+                    env,
+                    networks,
+                    caps,
+                    gpus,
+                }
+            })
+    }
+
+    fn indent(s: &str, n: usize) -> String {
+        s.lines()
+            .map(|l| format!("{}{l}\n", " ".repeat(n)))
+            .collect()
+    }
+
+    fn text(w: &Workload) -> String {
+        let mut meta = String::new();
+        if let Some(n) = w.networks {
+            meta.push_str("annotations:\n  k8s.v1.cni.cncf.io/networks: ");
+            meta.push_str(if n == 0 {
+                "other-net\n"
+            } else {
+                "'[{\"name\": \"other-net\", \"namespace\": \"team\"}]'\n"
+            });
+        }
+        let mut spec = String::from("containers:\n");
+        for (i, c) in w.containers.iter().enumerate() {
+            spec.push_str(&format!("- name: {c}\n  image: busybox\n"));
+            if i == 0 && !w.env.is_empty() {
+                spec.push_str("  env:\n");
+                for (k, v) in &w.env {
+                    spec.push_str(&format!("  - name: {k}\n    value: {}\n", sq(v)));
+                }
+            }
+            if i == 0 && w.caps {
+                spec.push_str("  securityContext:\n    capabilities:\n      add: [SYS_PTRACE]\n");
+            }
+            if let Some(g) = w.gpus.filter(|_| i == 0) {
+                spec.push_str(&format!(
+                    "  resources:\n    limits:\n      nvidia.com/gpu: {g}\n      memory: 1Gi\n"
+                ));
+            }
+        }
+        match w.kind {
+            0 => format!(
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n{}spec:\n{}",
+                indent(&meta, 2),
+                indent(&spec, 2)
+            ),
+            1 => format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  selector:\n    \
+                 matchLabels: {{app: d}}\n  template:\n    metadata:\n      labels: {{app: d}}\n{}    spec:\n{}",
+                indent(&meta, 6),
+                indent(&spec, 6)
+            ),
+            _ => format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    \
+                 metadata:\n{}    spec:\n{}      restartPolicy: Never\n",
+                if meta.is_empty() {
+                    "      labels: {app: j}\n".to_string()
+                } else {
+                    indent(&meta, 6)
+                },
+                indent(&spec, 6)
+            ),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        #[test]
+        fn applying_twice_changes_nothing(w in workload(), profile in 0..7usize) {
+            let input = text(&w);
+            let names: Vec<&str> = builtin::names().collect();
+            let plan = plan(names[profile % names.len()]);
+            let opts = ApplyOptions::default();
+            let once = apply(&Source::new("in.yaml", input.as_str()), &plan, &opts);
+            let once = match once {
+                Ok(a) => a,
+                Err(p) => return Err(TestCaseError::fail(format!("{}\n{input}", describe(&p)))),
+            };
+            prop_assert_eq!(once.templates, 1, "{}", input);
+            let twice = run(&once.text, &plan, &opts);
+            prop_assert_eq!(&twice.text, &once.text, "not idempotent on\n{}", input);
+        }
+    }
+}
