@@ -26,6 +26,9 @@ pub fn parse(source: &Source, id: SourceId) -> Result<Node, Vec<Problem>> {
             .help("is this the right file? a profile is a few kilobytes of KDL or YAML"),
         ]);
     }
+    if let Some(tree) = crate::builtin::frozen_tree(source, id) {
+        return Ok(tree);
+    }
     match source.format {
         Format::Kdl => kdl::parse(&source.text, id),
         Format::Yaml => yaml::parse(&source.text, id),
