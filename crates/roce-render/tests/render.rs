@@ -365,3 +365,77 @@ fn no_target_grants_more_than_the_fabric_needs() {
         }
     }
 }
+
+/// Render determinism beyond the built-ins: a generated profile (any built-in extended with env, NCCL
+/// knobs, GPUs per node and, on RoCE, a traffic class) loaded twice from scratch renders every target
+/// byte-identically both times (hash maps with fresh random seeds in between).
+mod generated_profiles {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn yaml(
+        parent: &str,
+        env: &BTreeMap<String, String>,
+        knobs: &BTreeMap<String, u32>,
+        gpus: u32,
+        tc: u32,
+    ) -> String {
+        let mut y = format!(
+            "name: t/p\nextends: {parent}\nnode-pool:\n  name: p\n  gpus-per-node: {gpus}\n"
+        );
+        if parent.contains("roce") {
+            y.push_str(&format!("fabric:\n  kind: roce\n  traffic-class: {tc}\n"));
+        }
+        if !knobs.is_empty() {
+            y.push_str("nccl:\n  knobs:\n");
+            for (k, v) in knobs {
+                y.push_str(&format!("    {k}: \"{v}\"\n"));
+            }
+        }
+        if !env.is_empty() {
+            y.push_str("env:\n");
+            for (k, v) in env {
+                y.push_str(&format!("  {k}: {}\n", serde_json::to_string(v).unwrap()));
+            }
+        }
+        y
+    }
+
+    fn render_everything(text: &str) -> Vec<String> {
+        let loaded = load(Source::new("p.yaml", text), &BuiltinsOnly);
+        let Some(p) = loaded.profile else {
+            return vec![format!(
+                "{:?}",
+                loaded.problems.iter().map(|p| p.code).collect::<Vec<_>>()
+            )];
+        };
+        let plan = plan::lower(&p);
+        Target::ALL
+            .iter()
+            .map(|&t| format!("{t}: {:?}", render(&plan, t, &RenderOptions::default())))
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        #[test]
+        fn every_target_renders_the_same_twice(
+            parent in 0..7usize,
+            env in proptest::collection::btree_map(
+                "[A-Z][A-Z0-9_]{0,8}".prop_filter("not generated", |k| !k.starts_with("NCCL_") && !k.starts_with("UCX_") && !k.starts_with("OMPI_")),
+                "[ -~]{0,16}",
+                0..5,
+            ),
+            knobs in proptest::collection::btree_map("NCCL_TEST_[A-Z]{1,6}", 0u32..100_000, 0..3),
+            gpus in 1u32..9,
+            tc in 0u32..256,
+        ) {
+            let parents: Vec<&str> = builtin::names().collect();
+            let text = yaml(parents[parent % parents.len()], &env, &knobs, gpus, tc);
+            let first = render_everything(&text);
+            prop_assert!(first.len() == Target::ALL.len(), "did not load: {:?}\n{}", first, text);
+            prop_assert_eq!(first, render_everything(&text), "not deterministic:\n{}", text);
+        }
+    }
+}
