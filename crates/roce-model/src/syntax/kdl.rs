@@ -142,10 +142,11 @@ pub const KDL_MAX_DEPTH: usize = 8;
 /// Offset of the first `{` that may open a block deeper than `limit`: an upper bound on the nesting `kdl` can
 /// see, whatever its error recovery makes of malformed input. Comments are read as KDL v2 reads them (`//` to
 /// the line's end, nesting `/* … */`; an unclosed `/*` hides nothing). Strings (`"…"` with escapes on one
-/// line, `"""…"""` with a newline after the opener, raw `#"…"#` / `##"""…"""##`) are skipped, but a `{`
-/// inside one still counts unless it is a `{name}` placeholder, and a `}` inside one never closes: a string
-/// `kdl` rejects (a control character, a bad escape) may be re-read as code by its recovery, so braces in
-/// strings cannot be trusted to be inert. A placeholder re-read as code opens and closes one level, so `kdl`
+/// line, `"""…"""` with a newline after the opener, raw `#"…"#` / `##"""…"""##`; an unclosed one runs to its
+/// line's end, or to the end for multi-line and raw ones) are skipped, but a `{` inside one still counts
+/// unless it is a `{name}` placeholder, and a `}` inside one never closes: a string `kdl` rejects (a control
+/// character, a bad escape, no closing quote) may be re-read as code by its recovery, so braces in strings
+/// cannot be trusted to be inert, and a `}` there cannot be trusted to close. A placeholder re-read as code opens and closes one level, so `kdl`
 /// sees at most one level more than this counts. The count errs high only on braces in strings.
 pub fn brace_depth(text: &str, limit: usize) -> Option<usize> {
     let b = text.as_bytes();
@@ -229,10 +230,10 @@ fn memchr_from(byte: u8, b: &[u8], from: usize) -> Option<usize> {
     b[from..].iter().position(|&c| c == byte).map(|p| from + p)
 }
 
-/// Skip the string (or `#` keyword) starting at `at`; returns the offset just past it. A string that is not
-/// closed (a quote-started line without its closing quote, a multi-line or raw string running to the end) is
-/// not skipped: only its first byte is, so the braces after it still count, whatever `kdl`'s recovery makes
-/// of it.
+/// The end of the string (or `#` keyword) starting at `at`: just past its closer, or, for a string that is
+/// never closed, the end of its line (a one-line string) or of the text (a multi-line or raw one). The caller
+/// treats everything up to there as string content: a `{` still counts, a `}` closes nothing, so an unclosed
+/// string can neither hide nesting nor undo it, whatever `kdl`'s recovery makes of it.
 fn skip_string(b: &[u8], at: usize) -> usize {
     let hashes = b[at..].iter().take_while(|&&c| c == b'#').count();
     let q = at + hashes;
@@ -253,15 +254,15 @@ fn skip_string(b: &[u8], at: usize) -> usize {
             i += 2; // an escape: the next byte cannot close the string
             continue;
         }
-        if !multi && c == b'\n' {
-            break;
+        if !multi && hashes == 0 && c == b'\n' {
+            return i;
         }
         if b[i..].starts_with(&closer) {
             return i + closer.len();
         }
         i += 1;
     }
-    at + 1
+    b.len()
 }
 
 fn too_deep(origin: Origin) -> Problem {
@@ -522,9 +523,11 @@ mod tests {
         assert_eq!(brace_depth("/* a { b { c {", 2), Some(13));
         // keywords are not strings
         assert_eq!(brace_depth("a #true { b #null { c {", 2), Some(22));
-        // an unterminated string hides nothing: the braces after its quote count
+        // an unterminated string hides nothing: the braces after its quote count ...
         assert_eq!(brace_depth("a \"x\n b { c { d {", 2), Some(16));
         assert_eq!(brace_depth("a \"x { b { c {\n", 2), Some(13));
+        // ... and its `}` close nothing (fuzzer input: `mode="tc} } } } } }` undid six levels)
+        assert_eq!(brace_depth("a { b { x=\"} } }\n c {", 2), Some(20));
         assert_eq!(brace_depth("a \"\"\"x { b { c {", 2), Some(15));
         assert_eq!(brace_depth("a \"\"\"\n { b { c {", 2), Some(15));
         // a raw string that holds a quote does not hide the braces after it
