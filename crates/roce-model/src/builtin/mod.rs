@@ -48,20 +48,19 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 
 /// The source roce loads for a built-in profile (its YAML twin), named `builtin:<name>`.
 pub fn source(name: &str) -> Option<Source> {
-    let name = name.strip_prefix("builtin:").unwrap_or(name);
-    BUILTIN
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(n, _, yaml)| Source::with_format(format!("builtin:{n}"), *yaml, Format::Yaml))
+    entry(name).map(|(n, _, yaml)| Source::with_format(format!("builtin:{n}"), *yaml, Format::Yaml))
 }
 
 /// The canonical KDL text of a built-in profile, as `roce profiles show` prints it.
 pub fn kdl_source(name: &str) -> Option<Source> {
-    let name = name.strip_prefix("builtin:").unwrap_or(name);
-    BUILTIN
-        .iter()
-        .find(|(n, _, _)| *n == name)
+    entry(name)
         .map(|(n, kdl, _)| Source::with_format(format!("builtin:{n}.kdl"), *kdl, Format::Kdl))
+}
+
+/// The catalogue entry of a built-in, named with or without `builtin:`.
+fn entry(name: &str) -> Option<&'static (&'static str, &'static str, &'static str)> {
+    let name = name.strip_prefix("builtin:").unwrap_or(name);
+    BUILTIN.iter().find(|(n, _, _)| *n == name)
 }
 
 /// The spanned tree of a built-in's YAML twin, built by code generated from it (`frozen.rs`) instead of
@@ -70,7 +69,7 @@ pub fn kdl_source(name: &str) -> Option<Source> {
 /// tree equal to the parse, origins included, and the generated file current.
 pub(crate) fn frozen_tree(source: &Source, id: SourceId) -> Option<Node> {
     let name = source.name.strip_prefix("builtin:")?;
-    let (_, _, yaml) = BUILTIN.iter().find(|(n, _, _)| *n == name)?;
+    let (name, _, yaml) = entry(name)?;
     (source.format == Format::Yaml && *source.text == **yaml)
         .then(|| frozen::tree(name, id))
         .flatten()
