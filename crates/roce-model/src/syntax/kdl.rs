@@ -8,7 +8,12 @@
 //!   `multus per-port` → `mode`, `profile "x"` → `name`);
 //! - a node whose children are all named `-` is a list of those children.
 
-use kdl::{KdlDocument, KdlEntry, KdlNode, KdlValue};
+use std::ops::Range;
+
+use kdl::{KdlDocument, KdlEntry, KdlIdentifier, KdlNode, KdlValue};
+
+mod guard;
+pub use guard::{KDL_MAX_DEPTH, brace_depth};
 
 use crate::problem::{Code, Problem};
 use crate::source::{Origin, SourceId, Spanned};
@@ -25,11 +30,15 @@ const POSITIONAL: &[(&str, &str)] = &[
 
 /// Parse a KDL profile into a tree. Errors are coded problems with spans.
 pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
-    let whole = Origin::new(source, 0..text.len());
-    if let Some(at) = brace_depth(text, KDL_MAX_DEPTH) {
-        return Err(vec![too_deep(Origin::new(source, at..at + 1))]);
-    }
-    let doc = KdlDocument::parse(text).map_err(|err| syntax_problems(text, source, &err))?;
+    let doc = match brace_depth(text, KDL_MAX_DEPTH) {
+        None => KdlDocument::parse(text).map_err(|err| syntax_problems(text, source, &err))?,
+        Some(at) => parse_blanked(text, source, at)?,
+    };
+    tree_of(text, source, &doc)
+}
+
+/// The profile tree of a parsed document.
+fn tree_of(text: &str, source: SourceId, doc: &KdlDocument) -> Result<Node, Vec<Problem>> {
     let walker = Walker { text, source };
     let nodes = doc.nodes();
     if nodes.is_empty() {
@@ -59,7 +68,6 @@ pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
                 .at(Origin::new(source, 0..text.len().min(1)), "")
                 .help("a profile starts with `profile \"team/name\" { … }`"),
         );
-        let _ = whole;
         return Err(problems);
     };
     let node = walker.node(profile, 1, &mut problems);
@@ -67,6 +75,67 @@ pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
         Ok(node)
     } else {
         Err(problems)
+    }
+}
+
+/// Parse `text`, which [`brace_depth`] refused at `at`, with its one-line strings blanked (see [`guard`]): when
+/// `kdl` accepts each of those strings on its own (no recovery can then re-read one as code) and the blanked
+/// text nests within [`KDL_MAX_DEPTH`], the blanked text is parsed (its spans are `text`'s) and each string's
+/// value is put back. Otherwise the text is too deep, at the blanked scan's brace or else at `at`.
+fn parse_blanked(text: &str, source: SourceId, at: usize) -> Result<KdlDocument, Vec<Problem>> {
+    let deep_at = |at: usize| vec![too_deep(Origin::new(source, at..at + 1))];
+    let strings = guard::one_line_strings(text);
+    let mut values = Vec::with_capacity(strings.len());
+    for token in strings.iter().cloned() {
+        // An identifier cannot hold a block, so a string `kdl` rejects here cannot nest.
+        let Ok(id) = KdlIdentifier::parse(&text[token.clone()]) else {
+            return Err(deep_at(at));
+        };
+        values.push((token, id.value().to_string()));
+    }
+    let blanked = guard::blank(text, &strings);
+    if let Some(at) = brace_depth(&blanked, KDL_MAX_DEPTH) {
+        return Err(deep_at(at));
+    }
+    let mut doc =
+        KdlDocument::parse(&blanked).map_err(|err| syntax_problems(text, source, &err))?;
+    restore_strings(&mut doc, &values);
+    Ok(doc)
+}
+
+/// Put each blanked string's value back: a node name or property key whose span is the string's token, and
+/// a string value whose entry ends where the token ends.
+fn restore_strings(doc: &mut KdlDocument, values: &[(Range<usize>, String)]) {
+    let at = |start: usize, end: usize| {
+        values
+            .binary_search_by_key(&end, |(token, _)| token.end)
+            .ok()
+            .map(|i| &values[i])
+            .filter(|(token, _)| start <= token.start)
+            .map(|(_, value)| value.clone())
+    };
+    for node in doc.nodes_mut() {
+        let span = node.name().span();
+        if let Some(value) = at(span.offset(), span.offset() + span.len()) {
+            node.name_mut().set_value(value);
+        }
+        for entry in node.entries_mut() {
+            if let Some(key) = entry.name_mut() {
+                let span = key.span();
+                if let Some(value) = at(span.offset(), span.offset() + span.len()) {
+                    key.set_value(value);
+                }
+            }
+            let span = entry.span();
+            if matches!(entry.value(), KdlValue::String(_))
+                && let Some(value) = at(span.offset(), span.offset() + span.len())
+            {
+                *entry.value_mut() = KdlValue::String(value);
+            }
+        }
+        if let Some(children) = node.children_mut() {
+            restore_strings(children, values);
+        }
     }
 }
 
@@ -132,137 +201,6 @@ fn lower_first(s: &str) -> String {
         }
         _ => s.to_string(),
     }
-}
-
-/// How deep a KDL profile may nest children blocks. A profile needs four; the cap is low because the `kdl`
-/// crate (6.7) takes time exponential in the nesting of slashdashed children (`a /-{` repeated: 2^n, about a
-/// second at 14 levels; kdl-org/kdl-rs#177, found by our fuzzer), so depth is refused before `kdl` sees it.
-pub const KDL_MAX_DEPTH: usize = 8;
-
-/// Offset of the first `{` that may open a block deeper than `limit`: an upper bound on the nesting `kdl` can
-/// see, whatever its error recovery makes of malformed input. Comments are read as KDL v2 reads them (`//` to
-/// the line's end, nesting `/* … */`; an unclosed `/*` hides nothing). Strings (`"…"` with escapes on one
-/// line, `"""…"""` with a newline after the opener, raw `#"…"#` / `##"""…"""##`; an unclosed one runs to its
-/// line's end, or to the end for multi-line and raw ones) are skipped, but a `{` inside one still counts
-/// unless it is a `{name}` placeholder, and a `}` inside one never closes: a string `kdl` rejects (a control
-/// character, a bad escape, no closing quote) may be re-read as code by its recovery, so braces in strings
-/// cannot be trusted to be inert, and a `}` there cannot be trusted to close. A placeholder re-read as code opens and closes one level, so `kdl`
-/// sees at most one level more than this counts. The count errs high only on braces in strings.
-pub fn brace_depth(text: &str, limit: usize) -> Option<usize> {
-    let b = text.as_bytes();
-    let mut depth = 0usize;
-    let open = |depth: &mut usize, at: usize| {
-        *depth += 1;
-        (*depth > limit).then_some(at)
-    };
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                i = memchr_from(b'\n', b, i).unwrap_or(b.len());
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
-            b'#' | b'"' => {
-                let end = skip_string(b, i);
-                let mut j = i;
-                while j < end {
-                    if b[j] == b'{' {
-                        if let Some(len) = placeholder_len(&b[j..end]) {
-                            j += len;
-                            continue;
-                        }
-                        if let Some(at) = open(&mut depth, j) {
-                            return Some(at);
-                        }
-                    }
-                    j += 1;
-                }
-                i = end;
-            }
-            b'{' => {
-                if let Some(at) = open(&mut depth, i) {
-                    return Some(at);
-                }
-                i += 1;
-            }
-            b'}' => {
-                depth = depth.saturating_sub(1);
-                i += 1;
-            }
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// Length of a `{name}` placeholder (`{nic}`, `{host-port}`) at the start of `b`.
-fn placeholder_len(b: &[u8]) -> Option<usize> {
-    let name = b[1..]
-        .iter()
-        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_'))
-        .count();
-    (b.get(1 + name) == Some(&b'}')).then_some(name + 2)
-}
-
-/// Skip the `/* … */` comment at `at` (comments nest); an unclosed one skips only its `/`.
-fn skip_block_comment(b: &[u8], at: usize) -> usize {
-    let mut nest = 1usize;
-    let mut i = at + 2;
-    while i < b.len() {
-        if b[i..].starts_with(b"/*") {
-            nest += 1;
-            i += 2;
-        } else if b[i..].starts_with(b"*/") {
-            nest -= 1;
-            i += 2;
-            if nest == 0 {
-                return i;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    at + 1
-}
-
-/// Position of `byte` at or after `from`.
-fn memchr_from(byte: u8, b: &[u8], from: usize) -> Option<usize> {
-    b[from..].iter().position(|&c| c == byte).map(|p| from + p)
-}
-
-/// The end of the string (or `#` keyword) starting at `at`: just past its closer, or, for a string that is
-/// never closed, the end of its line (a one-line string) or of the text (a multi-line or raw one). The caller
-/// treats everything up to there as string content: a `{` still counts, a `}` closes nothing, so an unclosed
-/// string can neither hide nesting nor undo it, whatever `kdl`'s recovery makes of it.
-fn skip_string(b: &[u8], at: usize) -> usize {
-    let hashes = b[at..].iter().take_while(|&&c| c == b'#').count();
-    let q = at + hashes;
-    if b.get(q) != Some(&b'"') {
-        // `#true`, `#null`, … : a keyword, not a string
-        return q.max(at + 1);
-    }
-    // `"""` opens a multi-line string only when a newline follows it
-    let multi = b[q..].starts_with(b"\"\"\"") && matches!(b.get(q + 3), Some(b'\n' | b'\r'));
-    let open = if multi { 3 } else { 1 };
-    let mut closer = Vec::with_capacity(open + hashes);
-    closer.extend(std::iter::repeat_n(b'"', open));
-    closer.extend(std::iter::repeat_n(b'#', hashes));
-    let mut i = q + open;
-    while i < b.len() {
-        let c = b[i];
-        if hashes == 0 && c == b'\\' {
-            i += 2; // an escape: the next byte cannot close the string
-            continue;
-        }
-        if !multi && hashes == 0 && c == b'\n' {
-            return i;
-        }
-        if b[i..].starts_with(&closer) {
-            return i + closer.len();
-        }
-        i += 1;
-    }
-    b.len()
 }
 
 fn too_deep(origin: Origin) -> Problem {
@@ -574,6 +512,148 @@ mod tests {
         let t = std::time::Instant::now();
         let _ = parse(&at_cap, SourceId(0));
         assert!(t.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    fn scalar_at<'n>(node: &'n Node, path: &[&str]) -> &'n Scalar {
+        let mut node = node;
+        for key in path {
+            let Value::Map(entries) = &node.value else {
+                panic!("{key}: not a map")
+            };
+            node = &entries.iter().find(|e| e.key.value == *key).unwrap().node;
+        }
+        match &node.value {
+            Value::Scalar(s) => s,
+            other => panic!("{path:?}: {other:?}"),
+        }
+    }
+
+    /// The depth scan counts every `{` in a string and lets no `}` in one close; a valid profile whose values
+    /// hold braces is read again with its strings blanked, and keeps every value (CI's proptest found a
+    /// profile with env values `"{"` ×3 and `"{{{{"` refused as nine levels deep).
+    #[test]
+    fn braces_in_strings_kdl_accepts_do_not_count_toward_the_depth() {
+        let env: String = (0..7)
+            .map(|i| format!("    V{i} \"${{V{i}:-0}}\"\n"))
+            .collect();
+        let text = format!(
+            "profile \"x\" {{\n  env {{\n{env}  }}\n  \"k{{{{\" a=\"{{\\\"}}\" \"b{{\"=#\"}}{{\"# // {{{{\n}}\n"
+        );
+        assert!(brace_depth(&text, KDL_MAX_DEPTH).is_some(), "{text}");
+        let node = parse(&text, SourceId(0)).unwrap();
+        for i in 0..7 {
+            let v = format!("V{i}");
+            assert_eq!(
+                scalar_at(&node, &["env", &v]),
+                &Scalar::Str(format!("${{V{i}:-0}}"))
+            );
+        }
+        assert_eq!(scalar_at(&node, &["k{{", "a"]), &Scalar::Str("{\"}".into()));
+        assert_eq!(scalar_at(&node, &["k{{", "b{"]), &Scalar::Str("}{".into()));
+        // the value's origin is the original text's, quotes and all
+        let Value::Map(top) = &node.value else {
+            panic!()
+        };
+        let env_node = &top.iter().find(|e| e.key.value == "env").unwrap().node;
+        let Value::Map(vars) = &env_node.value else {
+            panic!()
+        };
+        assert_eq!(&text[vars[0].node.origin.range()], "\"${V0:-0}\"");
+        assert_eq!(&text[vars[0].node.content.unwrap().range()], "${V0:-0}");
+    }
+
+    #[test]
+    fn blanked_strings_still_refuse_real_nesting_and_strings_kdl_rejects() {
+        // real nesting past the cap: refused at the code brace, not at a string's
+        let text = format!(
+            "a \"{{{{{{{{{{{{{{{{{{\" {}",
+            "b { ".repeat(KDL_MAX_DEPTH + 1)
+        );
+        let err = parse(&text, SourceId(0)).unwrap_err();
+        assert_eq!(err[0].code, Code::TooDeep);
+        assert_eq!(err[0].labels[0].origin.offset, text.rfind('{').unwrap());
+        // a string kdl rejects (bad escape, control character) may be re-read as code: still refused
+        for bad in ["\\q", "\u{1}"] {
+            let text = format!("a \"{}{bad}\" {{ }}", "{".repeat(KDL_MAX_DEPTH + 1));
+            let err = parse(&text, SourceId(0)).unwrap_err();
+            assert_eq!(err[0].code, Code::TooDeep, "{text}");
+        }
+        // syntax errors outside the strings are reported as such, at the original offsets
+        let text = format!("profile \"{}\" {{ a=b=c }}", "{".repeat(KDL_MAX_DEPTH + 1));
+        let err = parse(&text, SourceId(0)).unwrap_err();
+        assert!(err.iter().all(|p| p.code == Code::Syntax), "{err:?}");
+    }
+
+    /// Reading a text through its blanked copy gives the same tree, origins included, as reading it directly.
+    mod blanked_reading_agrees {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn quoted(value: &str) -> String {
+            let mut out = String::from("\"");
+            for c in value.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+            out
+        }
+
+        fn string() -> impl Strategy<Value = String> {
+            ("[a-c{}#/\"\\\\ é\n*-]{0,8}", any::<bool>()).prop_map(|(v, raw)| {
+                if raw && !v.contains('"') && !v.contains('\n') {
+                    format!("#\"{v}\"#")
+                } else {
+                    quoted(&v)
+                }
+            })
+        }
+
+        fn key() -> impl Strategy<Value = String> {
+            prop_oneof!["[a-d]{1,3}", string()]
+        }
+
+        fn node() -> impl Strategy<Value = String> {
+            let leaf = (
+                key(),
+                proptest::collection::vec(string(), 0..3),
+                proptest::collection::vec((key(), string()), 0..3),
+            )
+                .prop_map(|(name, args, props)| {
+                    let props: Vec<String> =
+                        props.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    format!("{name} {} {}", args.join(" "), props.join(" "))
+                });
+            leaf.prop_recursive(3, 24, 4, |inner| {
+                ("[a-d]{1,3}", proptest::collection::vec(inner, 0..4))
+                    .prop_map(|(name, children)| format!("{name} {{\n{}\n}}", children.join("\n")))
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(300))]
+            #[test]
+            fn on_generated_profiles(children in proptest::collection::vec(node(), 0..5)) {
+                let text = format!("profile \"p\" {{\n{}\n}}\n", children.join("\n"));
+                prop_assume!(brace_depth(&text, KDL_MAX_DEPTH).is_none() || KdlDocument::parse(&text).is_ok());
+                let direct = KdlDocument::parse(&text).map_err(|e| syntax_problems(&text, SourceId(0), &e));
+                let blanked = parse_blanked(&text, SourceId(0), 0);
+                match (direct, blanked) {
+                    // Debug shows every value, origin and content span
+                    (Ok(direct), Ok(blanked)) => prop_assert_eq!(
+                        format!("{:?}", tree_of(&text, SourceId(0), &direct)),
+                        format!("{:?}", tree_of(&text, SourceId(0), &blanked)),
+                        "{}", text
+                    ),
+                    (Err(_), Err(_)) => {}
+                    (direct, blanked) => prop_assert!(false, "{text}\ndirect {direct:?}\nblanked {blanked:?}"),
+                }
+            }
+        }
     }
 
     #[test]

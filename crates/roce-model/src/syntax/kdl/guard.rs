@@ -1,0 +1,201 @@
+//! The depth guard that runs before `kdl` parses a profile (kdl-org/kdl-rs#177), and the blanked copy of a
+//! text that lets braces inside strings through it.
+//!
+//! [`brace_depth`] is deliberately pessimistic about strings: `kdl`'s error recovery may re-read a string it
+//! rejects as code, so a `{` in any string counts and a `}` in one never closes. That refuses a valid profile
+//! whose string values hold braces (`"${X:-0}"` seven times). [`one_line_strings`] and [`blank`] give the
+//! second chance: the same text with every one-line string's content replaced by `_`, offsets kept, where no
+//! string can hide a brace from the scan or from `kdl`.
+
+use std::ops::Range;
+
+/// How deep a KDL profile may nest children blocks. A profile needs four; the cap is low because the `kdl`
+/// crate (6.7) takes time exponential in the nesting of slashdashed children (`a /-{` repeated: 2^n, about a
+/// second at 14 levels; kdl-org/kdl-rs#177, found by our fuzzer), so depth is refused before `kdl` sees it.
+pub const KDL_MAX_DEPTH: usize = 8;
+
+/// Offset of the first `{` that may open a block deeper than `limit`: an upper bound on the nesting `kdl` can
+/// see, whatever its error recovery makes of malformed input. Comments are read as KDL v2 reads them (`//` to
+/// the line's end, nesting `/* … */`; an unclosed `/*` hides nothing). Strings (`"…"` with escapes on one
+/// line, `"""…"""` with a newline after the opener, raw `#"…"#` / `##"""…"""##`; an unclosed one runs to its
+/// line's end, or to the end for multi-line and raw ones) are skipped, but a `{` inside one still counts
+/// unless it is a `{name}` placeholder, and a `}` inside one never closes: a string `kdl` rejects (a control
+/// character, a bad escape, no closing quote) may be re-read as code by its recovery, so braces in strings
+/// cannot be trusted to be inert, and a `}` there cannot be trusted to close. A placeholder re-read as code opens and closes one level, so `kdl`
+/// sees at most one level more than this counts. The count errs high only on braces in strings.
+pub fn brace_depth(text: &str, limit: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let open = |depth: &mut usize, at: usize| {
+        *depth += 1;
+        (*depth > limit).then_some(at)
+    };
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = memchr_from(b'\n', b, i).unwrap_or(b.len());
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
+            b'#' | b'"' => {
+                let end = skip_string(b, i);
+                let mut j = i;
+                while j < end {
+                    if b[j] == b'{' {
+                        if let Some(len) = placeholder_len(&b[j..end]) {
+                            j += len;
+                            continue;
+                        }
+                        if let Some(at) = open(&mut depth, j) {
+                            return Some(at);
+                        }
+                    }
+                    j += 1;
+                }
+                i = end;
+            }
+            b'{' => {
+                if let Some(at) = open(&mut depth, i) {
+                    return Some(at);
+                }
+                i += 1;
+            }
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Length of a `{name}` placeholder (`{nic}`, `{host-port}`) at the start of `b`.
+fn placeholder_len(b: &[u8]) -> Option<usize> {
+    let name = b[1..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_'))
+        .count();
+    (b.get(1 + name) == Some(&b'}')).then_some(name + 2)
+}
+
+/// Skip the `/* … */` comment at `at` (comments nest); an unclosed one skips only its `/`.
+fn skip_block_comment(b: &[u8], at: usize) -> usize {
+    let mut nest = 1usize;
+    let mut i = at + 2;
+    while i < b.len() {
+        if b[i..].starts_with(b"/*") {
+            nest += 1;
+            i += 2;
+        } else if b[i..].starts_with(b"*/") {
+            nest -= 1;
+            i += 2;
+            if nest == 0 {
+                return i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    at + 1
+}
+
+/// Position of `byte` at or after `from`.
+fn memchr_from(byte: u8, b: &[u8], from: usize) -> Option<usize> {
+    b[from..].iter().position(|&c| c == byte).map(|p| from + p)
+}
+
+/// The end of the string (or `#` keyword) starting at `at`: just past its closer, or, for a string that is
+/// never closed, the end of its line (a one-line string) or of the text (a multi-line or raw one). The caller
+/// treats everything up to there as string content: a `{` still counts, a `}` closes nothing, so an unclosed
+/// string can neither hide nesting nor undo it, whatever `kdl`'s recovery makes of it.
+fn skip_string(b: &[u8], at: usize) -> usize {
+    let hashes = b[at..].iter().take_while(|&&c| c == b'#').count();
+    let q = at + hashes;
+    if b.get(q) != Some(&b'"') {
+        // `#true`, `#null`, … : a keyword, not a string
+        return q.max(at + 1);
+    }
+    // `"""` opens a multi-line string only when a newline follows it
+    let multi = b[q..].starts_with(b"\"\"\"") && matches!(b.get(q + 3), Some(b'\n' | b'\r'));
+    let open = if multi { 3 } else { 1 };
+    let mut closer = Vec::with_capacity(open + hashes);
+    closer.extend(std::iter::repeat_n(b'"', open));
+    closer.extend(std::iter::repeat_n(b'#', hashes));
+    let mut i = q + open;
+    while i < b.len() {
+        let c = b[i];
+        if hashes == 0 && c == b'\\' {
+            i += 2; // an escape: the next byte cannot close the string
+            continue;
+        }
+        if !multi && hashes == 0 && c == b'\n' {
+            return i;
+        }
+        if b[i..].starts_with(&closer) {
+            return i + closer.len();
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+/// The closed one-line strings (`"…"`, `#"…"#`) in `text`, found as [`brace_depth`] finds strings: outside
+/// comments, in order. Multi-line strings, unclosed strings and strings that span a line are left out.
+pub(crate) fn one_line_strings(text: &str) -> Vec<Range<usize>> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = memchr_from(b'\n', b, i).unwrap_or(b.len());
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
+            b'#' | b'"' => {
+                let end = skip_string(b, i);
+                if let Some(content) = one_line_content(b, i..end) {
+                    debug_assert!(content.start > i && content.end < end);
+                    out.push(i..end);
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// The content of the one-line string token `token` (between its opener and closer), if it is one.
+fn one_line_content(b: &[u8], token: Range<usize>) -> Option<Range<usize>> {
+    let t = &b[token.clone()];
+    let hashes = t.iter().take_while(|&&c| c == b'#').count();
+    let open = hashes + 1;
+    let close = hashes + 1;
+    let closed = t.len() >= open + close
+        && t.get(hashes) == Some(&b'"')
+        && t[t.len() - close] == b'"'
+        && t[t.len() - hashes..].iter().all(|&c| c == b'#');
+    let multi =
+        t[hashes..].starts_with(b"\"\"\"") && matches!(t.get(hashes + 3), Some(b'\n' | b'\r'));
+    let one_line = !t.iter().any(|&c| matches!(c, b'\n' | b'\r'));
+    (closed && !multi && one_line).then(|| token.start + open..token.end - close)
+}
+
+/// `text` with the content of each of `strings` (from [`one_line_strings`]) replaced by `_`, byte for byte:
+/// every offset, and so every span `kdl` reports, is the same as in `text`.
+pub(crate) fn blank(text: &str, strings: &[Range<usize>]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    // A content range starts after a `"` and ends at one, so both ends are char boundaries.
+    for content in strings
+        .iter()
+        .filter_map(|t| one_line_content(text.as_bytes(), t.clone()))
+    {
+        out.push_str(&text[at..content.start]);
+        out.extend(std::iter::repeat_n('_', content.len()));
+        at = content.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
