@@ -30,19 +30,13 @@ pub fn brace_depth(text: &str, limit: usize) -> Option<usize> {
         *depth += 1;
         (*depth > limit).then_some(at)
     };
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                i = memchr_from(b'\n', b, i).unwrap_or(b.len());
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
-            b'#' | b'"' => {
-                let end = skip_string(b, i);
-                let mut j = i;
-                while j < end {
+    for lexeme in lexemes(b) {
+        match lexeme {
+            Lexeme::Str(token) => {
+                let mut j = token.start;
+                while j < token.end {
                     if b[j] == b'{' {
-                        if let Some(len) = placeholder_len(&b[j..end]) {
+                        if let Some(len) = placeholder_len(&b[j..token.end]) {
                             j += len;
                             continue;
                         }
@@ -52,22 +46,56 @@ pub fn brace_depth(text: &str, limit: usize) -> Option<usize> {
                     }
                     j += 1;
                 }
-                i = end;
             }
-            b'{' => {
-                if let Some(at) = open(&mut depth, i) {
+            Lexeme::Open(at) => {
+                if let Some(at) = open(&mut depth, at) {
                     return Some(at);
                 }
-                i += 1;
             }
-            b'}' => {
-                depth = depth.saturating_sub(1);
-                i += 1;
-            }
-            _ => i += 1,
+            Lexeme::Close => depth = depth.saturating_sub(1),
         }
     }
     None
+}
+
+/// What the scan reads in KDL text: strings (and `#` keywords), and braces outside strings and comments.
+enum Lexeme {
+    /// A string token, or a `#` keyword, from its first byte to just past its end ([`skip_string`]).
+    Str(Range<usize>),
+    /// A `{` outside strings and comments, at this offset.
+    Open(usize),
+    /// A `}` outside strings and comments.
+    Close,
+}
+
+/// The lexemes of `b`, in order; comments are skipped as KDL v2 reads them.
+fn lexemes(b: &[u8]) -> impl Iterator<Item = Lexeme> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let at = i;
+            match b[i] {
+                b'/' if b.get(i + 1) == Some(&b'/') => {
+                    i = memchr_from(b'\n', b, i).unwrap_or(b.len());
+                }
+                b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
+                b'#' | b'"' => {
+                    i = skip_string(b, at);
+                    return Some(Lexeme::Str(at..i));
+                }
+                b'{' => {
+                    i += 1;
+                    return Some(Lexeme::Open(at));
+                }
+                b'}' => {
+                    i += 1;
+                    return Some(Lexeme::Close);
+                }
+                _ => i += 1,
+            }
+        }
+        None
+    })
 }
 
 /// Length of a `{name}` placeholder (`{nic}`, `{host-port}`) at the start of `b`.
@@ -144,26 +172,12 @@ fn skip_string(b: &[u8], at: usize) -> usize {
 /// comments, in order. Multi-line strings, unclosed strings and strings that span a line are left out.
 pub(crate) fn one_line_strings(text: &str) -> Vec<Range<usize>> {
     let b = text.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                i = memchr_from(b'\n', b, i).unwrap_or(b.len());
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
-            b'#' | b'"' => {
-                let end = skip_string(b, i);
-                if let Some(content) = one_line_content(b, i..end) {
-                    debug_assert!(content.start > i && content.end < end);
-                    out.push(i..end);
-                }
-                i = end;
-            }
-            _ => i += 1,
-        }
-    }
-    out
+    lexemes(b)
+        .filter_map(|lexeme| match lexeme {
+            Lexeme::Str(token) if one_line_content(b, token.clone()).is_some() => Some(token),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The content of the one-line string token `token` (between its opener and closer), if it is one.
