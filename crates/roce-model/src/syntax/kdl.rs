@@ -468,6 +468,18 @@ mod tests {
         assert_eq!(brace_depth("a { b { x=\"} } }\n c {", 2), Some(20));
         assert_eq!(brace_depth("a \"\"\"x { b { c {", 2), Some(15));
         assert_eq!(brace_depth("a \"\"\"\n { b { c {", 2), Some(15));
+        // every KDL newline ends a `//` comment: a scan that knew only LF hid the braces after a CR (fuzzer)
+        for nl in [
+            "\r", "\r\n", "\n", "\u{85}", "\u{b}", "\u{c}", "\u{2028}", "\u{2029}",
+        ] {
+            let text = format!("a // c{nl}{{ b {{ c {{");
+            assert_eq!(brace_depth(&text, 2), Some(text.len() - 1), "{nl:?}");
+            // ... and an unclosed one-line string, whose `}` then close again
+            let text = format!("a {{ b {{ \"x{nl}}} c {{");
+            assert_eq!(brace_depth(&text, 2), None, "{nl:?}");
+        }
+        // a whitespace escape carries a one-line string over CRLF and spaces: its `}` still close nothing
+        assert!(brace_depth("a { b { \"x\\ \r\n } } }\" c {", 2).is_some());
         // a raw string that holds a quote does not hide the braces after it
         assert_eq!(
             brace_depth("#\"\"\"\"# a { #\"\"\"\"# b { c {", 2),

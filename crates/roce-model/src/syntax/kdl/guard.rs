@@ -75,9 +75,7 @@ fn lexemes(b: &[u8]) -> impl Iterator<Item = Lexeme> + '_ {
         while i < b.len() {
             let at = i;
             match b[i] {
-                b'/' if b.get(i + 1) == Some(&b'/') => {
-                    i = memchr_from(b'\n', b, i).unwrap_or(b.len());
-                }
+                b'/' if b.get(i + 1) == Some(&b'/') => i = line_end(b, i),
                 b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
                 b'#' | b'"' => {
                     i = skip_string(b, at);
@@ -128,9 +126,37 @@ fn skip_block_comment(b: &[u8], at: usize) -> usize {
     at + 1
 }
 
-/// Position of `byte` at or after `from`.
-fn memchr_from(byte: u8, b: &[u8], from: usize) -> Option<usize> {
-    b[from..].iter().position(|&c| c == byte).map(|p| from + p)
+/// Length of the KDL v2 newline at `i`, if one starts there: CRLF, CR, LF, NEL, VT, FF, LS or PS, the set
+/// `kdl` ends a `//` comment and a one-line string at. (A scan that knew only LF read a `//` comment past the
+/// CRs that end it for `kdl`, and missed the braces behind them; found by the fuzzer.)
+fn newline_len(b: &[u8], i: usize) -> Option<usize> {
+    match b.get(i..)? {
+        [b'\r', b'\n', ..] => Some(2),
+        [b'\r' | b'\n' | 0x0B | 0x0C, ..] => Some(1),
+        [0xC2, 0x85, ..] => Some(2),
+        [0xE2, 0x80, 0xA8 | 0xA9, ..] => Some(3),
+        _ => None,
+    }
+}
+
+/// Length of the KDL v2 space (`unicode-space`) at `i`, if one starts there.
+fn space_len(b: &[u8], i: usize) -> Option<usize> {
+    match b.get(i..)? {
+        [b'\t' | b' ', ..] => Some(1),
+        [0xC2, 0xA0, ..] => Some(2),
+        [0xE1, 0x9A, 0x80, ..]
+        | [0xE2, 0x80, 0x80..=0x8A | 0xAF, ..]
+        | [0xE2, 0x81, 0x9F, ..]
+        | [0xE3, 0x80, 0x80, ..] => Some(3),
+        _ => None,
+    }
+}
+
+/// Offset of the first newline at or after `from` (the end of the text if none).
+fn line_end(b: &[u8], from: usize) -> usize {
+    (from..b.len())
+        .find(|&i| newline_len(b, i).is_some())
+        .unwrap_or(b.len())
 }
 
 /// The end of the string (or `#` keyword) starting at `at`: just past its closer, or, for a string that is
@@ -145,7 +171,7 @@ fn skip_string(b: &[u8], at: usize) -> usize {
         return q.max(at + 1);
     }
     // `"""` opens a multi-line string only when a newline follows it
-    let multi = b[q..].starts_with(b"\"\"\"") && matches!(b.get(q + 3), Some(b'\n' | b'\r'));
+    let multi = b[q..].starts_with(b"\"\"\"") && newline_len(b, q + 3).is_some();
     let open = if multi { 3 } else { 1 };
     let mut closer = Vec::with_capacity(open + hashes);
     closer.extend(std::iter::repeat_n(b'"', open));
@@ -154,10 +180,16 @@ fn skip_string(b: &[u8], at: usize) -> usize {
     while i < b.len() {
         let c = b[i];
         if hashes == 0 && c == b'\\' {
-            i += 2; // an escape: the next byte cannot close the string
+            // A whitespace escape (`\` and a run of spaces and newlines, as `kdl` reads it) continues the
+            // string past line ends; any other escape takes one more byte, which cannot close the string.
+            let mut j = i + 1;
+            while let Some(len) = space_len(b, j).or_else(|| newline_len(b, j)) {
+                j += len;
+            }
+            i = if j > i + 1 { j } else { i + 2 };
             continue;
         }
-        if !multi && hashes == 0 && c == b'\n' {
+        if !multi && hashes == 0 && newline_len(b, i).is_some() {
             return i;
         }
         if b[i..].starts_with(&closer) {
@@ -192,7 +224,7 @@ fn one_line_content(b: &[u8], token: Range<usize>) -> Option<Range<usize>> {
         && t[t.len() - hashes..].iter().all(|&c| c == b'#');
     let multi =
         t[hashes..].starts_with(b"\"\"\"") && matches!(t.get(hashes + 3), Some(b'\n' | b'\r'));
-    let one_line = !t.iter().any(|&c| matches!(c, b'\n' | b'\r'));
+    let one_line = (0..t.len()).all(|i| newline_len(t, i).is_none());
     (closed && !multi && one_line).then(|| token.start + open..token.end - close)
 }
 
