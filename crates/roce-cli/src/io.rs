@@ -81,13 +81,7 @@ pub fn write_all(dir: &Path, files: &[(String, String)]) -> miette::Result<()> {
         let target = dir.join(name);
         let parent = target.parent().unwrap_or(dir);
         std::fs::create_dir_all(parent).into_diagnostic()?;
-        let mut tmp = tempfile::NamedTempFile::new_in(parent)
-            .into_diagnostic()
-            .wrap_err_with(|| format!("creating a temporary file in {}", parent.display()))?;
-        std::io::Write::write_all(&mut tmp, contents.as_bytes())
-            .into_diagnostic()
-            .wrap_err_with(|| format!("writing {}", target.display()))?;
-        staged.push((tmp, target));
+        staged.push((stage(&target, contents)?, target));
     }
     for (tmp, target) in staged {
         tmp.persist(&target)
@@ -95,4 +89,46 @@ pub fn write_all(dir: &Path, files: &[(String, String)]) -> miette::Result<()> {
             .wrap_err_with(|| format!("renaming into {}", target.display()))?;
     }
     Ok(())
+}
+
+/// Write `contents` to a temporary file beside `target`, ready to be renamed over it.
+///
+/// The temporary file gets the mode the user would get from a plain `open(target, O_CREAT, 0666)`: an
+/// existing file's mode is kept, a new file gets `0666` less the umask. (A temporary file is `0600` by
+/// default, and the rename would carry that into the user's repository.)
+pub fn stage(target: &Path, contents: &str) -> miette::Result<tempfile::NamedTempFile> {
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut builder = tempfile::Builder::new();
+    let existing = match std::fs::metadata(target) {
+        Ok(meta) => Some(meta.permissions()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(e)
+                .into_diagnostic()
+                .wrap_err_with(|| format!("reading the mode of {}", target.display()));
+        }
+    };
+    #[cfg(unix)]
+    if existing.is_none() {
+        use std::os::unix::fs::PermissionsExt;
+        // open(2) applies the umask to this mode, exactly as it would for a new file.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder
+        .tempfile_in(dir)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("creating a temporary file in {}", dir.display()))?;
+    std::io::Write::write_all(&mut tmp, contents.as_bytes())
+        .into_diagnostic()
+        .wrap_err_with(|| format!("writing {}", target.display()))?;
+    if let Some(permissions) = existing {
+        // Set after creation: the umask must not narrow a mode the user already chose.
+        std::fs::set_permissions(tmp.path(), permissions)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("keeping the mode of {}", target.display()))?;
+    }
+    Ok(tmp)
 }

@@ -675,3 +675,67 @@ fn pre_commit_hooks_run() {
     );
     assert_eq!(run(&render_check, &target), Some(0));
 }
+
+/// `render -o` writes files with the mode `open(…, 0666)` gives under the caller's umask (the temporary
+/// file's 0600 must not survive the rename), and keeps the mode of a file it replaces.
+#[cfg(unix)]
+#[test]
+fn render_output_modes_follow_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = env!("CARGO_BIN_EXE_roce");
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    for (umask, expected) in [("022", 0o644), ("027", 0o640), ("077", 0o600)] {
+        let dir = temp(&format!("mode-{umask}"));
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "umask {umask} && exec {bin} render --target kustomize --profile coreweave/h100-ib -o {}",
+                dir.join("out").display()
+            ))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let files: Vec<_> = std::fs::read_dir(dir.join("out"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert!(!files.is_empty());
+        for file in files {
+            assert_eq!(
+                mode(&file),
+                expected,
+                "{} under umask {umask}",
+                file.display()
+            );
+        }
+    }
+    // Re-rendering over a file the user made group-writable keeps that mode, as open(2) would.
+    let dir = temp("mode-keep");
+    let render = || {
+        Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "umask 022 && exec {bin} render --target env --profile coreweave/h100-ib -o {}",
+                dir.display()
+            ))
+            .status()
+            .unwrap()
+    };
+    assert!(render().success());
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).unwrap();
+    std::fs::write(&file, "stale\n").unwrap();
+    assert!(render().success());
+    assert_eq!(mode(&file), 0o664);
+    assert_ne!(std::fs::read_to_string(&file).unwrap(), "stale\n");
+}
