@@ -17,6 +17,7 @@
 
 pub mod builtin;
 pub mod diff;
+pub mod fabric;
 pub mod load;
 pub mod model;
 pub mod nccl_list;

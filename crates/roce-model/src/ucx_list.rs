@@ -25,8 +25,7 @@
 //! # API
 //!
 //! ```text
-//! pub const KNOWN_TRANSPORTS: &[&str];
-//! pub const ALIASES: &[(&str, &[&str])];          // "x:aux" members are auxiliary
+//! // transports and aliases: crate::fabric::ucx (the fabric core)
 //! pub const TLS_MAX_ITEMS: usize = 128;
 //! pub const NET_DEVICES_MAX: usize = 64;
 //! pub fn is_known_transport(name: &str) -> bool;
@@ -65,67 +64,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops::Range;
 
-/// Concrete transport names UCX 1.20 knows (`ucx_info -d` "Transport:" names).
-pub const KNOWN_TRANSPORTS: &[&str] = &[
-    "rc_verbs",
-    "rc_mlx5",
-    "ud_verbs",
-    "ud_mlx5",
-    "dc_mlx5",
-    "gga_mlx5",
-    "srd",
-    "rc_gda",
-    "tcp",
-    "posix",
-    "sysv",
-    "xpmem",
-    "knem",
-    "cma",
-    "self",
-    "cuda_copy",
-    "cuda_ipc",
-    "gdr_copy",
-    "rocm_copy",
-    "rocm_ipc",
-    "rocm_gdr",
-    "ze_copy",
-    "ze_ipc",
-    "ze_gdr",
-    "ugni_smsg",
-    "ugni_udt",
-    "ugni_rdma",
-];
-
-/// `UCX_TLS` aliases of UCX 1.20 (`ucp_tl_aliases[]`). A member written
-/// `name:aux` is enabled by the alias only as an auxiliary (wire-up)
-/// transport, exactly as `UCP_TL_AUX()` in the UCX table.
-pub const ALIASES: &[(&str, &[&str])] = &[
-    ("mm", &["posix", "sysv", "xpmem"]),
-    ("sm", &["posix", "sysv", "xpmem", "knem", "cma"]),
-    ("shm", &["posix", "sysv", "xpmem", "knem", "cma"]),
-    (
-        "ib",
-        &[
-            "rc_verbs", "ud_verbs", "rc_mlx5", "ud_mlx5", "dc_mlx5", "gga_mlx5", "srd",
-        ],
-    ),
-    ("ud_v", &["ud_verbs"]),
-    ("ud_x", &["ud_mlx5"]),
-    ("ud", &["ud_mlx5", "ud_verbs"]),
-    ("rc_v", &["rc_verbs", "ud_verbs:aux"]),
-    ("rc_x", &["rc_mlx5", "ud_mlx5:aux"]),
-    (
-        "rc",
-        &["rc_mlx5", "ud_mlx5:aux", "rc_verbs", "ud_verbs:aux"],
-    ),
-    ("dc", &["dc_mlx5", "ud_mlx5:aux"]),
-    ("dc_x", &["dc_mlx5", "ud_mlx5:aux"]),
-    ("gga", &["gga_mlx5", "ud_mlx5:aux"]),
-    ("ugni", &["ugni_smsg", "ugni_udt:aux", "ugni_rdma"]),
-    ("cuda", &["cuda_copy", "cuda_ipc", "gdr_copy"]),
-    ("rocm", &["rocm_copy", "rocm_ipc", "rocm_gdr"]),
-    ("ze", &["ze_copy", "ze_ipc", "ze_gdr"]),
-];
+use crate::fabric::ucx::{self as facts, ALIASES};
 
 /// Elements UCX reads from any list variable (`UCS_CONFIG_ARRAY_MAX`); the
 /// rest is dropped.
@@ -137,10 +76,10 @@ pub const NET_DEVICES_MAX: usize = 64;
 const AUX_SUFFIX: &str = ":aux";
 const ALL: &str = "all";
 
-/// Whether `name` is a concrete transport in [`KNOWN_TRANSPORTS`] (exact,
+/// Whether `name` is a concrete transport of [`facts::TRANSPORTS`] (exact,
 /// case-sensitive).
 pub fn is_known_transport(name: &str) -> bool {
-    KNOWN_TRANSPORTS.contains(&name)
+    facts::transport(name).is_some()
 }
 
 /// Members of alias `alias` (with `:aux` markers), or `None` if it is not an alias.
@@ -173,9 +112,7 @@ fn is_aux_somewhere(tl: &str) -> bool {
 /// ```
 pub fn suggest_transport(name: &str) -> Option<&'static str> {
     let candidates = || {
-        KNOWN_TRANSPORTS
-            .iter()
-            .copied()
+        facts::names()
             .chain(ALIASES.iter().map(|(a, _)| *a))
             .chain(std::iter::once(ALL))
     };
@@ -549,9 +486,8 @@ impl TlsList {
 
     /// Every known transport the list enables, with its role.
     pub fn roles(&self) -> BTreeMap<&'static str, TlsRole> {
-        KNOWN_TRANSPORTS
-            .iter()
-            .filter_map(|tl| self.role(tl).map(|r| (*tl, r)))
+        facts::names()
+            .filter_map(|tl| self.role(tl).map(|r| (tl, r)))
             .collect()
     }
 
@@ -857,10 +793,6 @@ mod tests {
                 assert!(is_known_transport(tl), "{alias} -> {m}");
             }
         }
-        let mut names: Vec<_> = KNOWN_TRANSPORTS.to_vec();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), KNOWN_TRANSPORTS.len(), "no duplicates");
     }
 
     #[test]
@@ -878,7 +810,7 @@ mod tests {
     fn default_and_all_enable_everything() {
         let all = tls("all");
         assert!(all.is_all());
-        assert_eq!(all.transports(), KNOWN_TRANSPORTS.iter().copied().collect());
+        assert_eq!(all.transports(), facts::names().collect());
         assert_eq!(TlsList::default().transports(), all.transports());
         assert_eq!(TlsList::default().to_string(), "all");
         assert!(all.aux_only().is_empty());
@@ -1019,9 +951,7 @@ mod tests {
     fn caret_negates_whole_list() {
         let list = tls("^tcp,cuda_ipc");
         assert!(list.negate);
-        let expected: BTreeSet<_> = KNOWN_TRANSPORTS
-            .iter()
-            .copied()
+        let expected: BTreeSet<_> = facts::names()
             .filter(|t| !["tcp", "cuda_ipc"].contains(t))
             .collect();
         assert_eq!(list.transports(), expected);
@@ -1106,7 +1036,7 @@ mod tests {
         let (list, issues) = parse_tls("^all");
         assert_eq!(kinds(&issues), [UcxIssueKind::NegatedAll]);
         assert_eq!(issues[0].range, 0..4);
-        assert_eq!(list.transports().len(), KNOWN_TRANSPORTS.len());
+        assert_eq!(list.transports().len(), facts::TRANSPORTS.len());
     }
 
     #[test]

@@ -1,68 +1,15 @@
 //! Lowering: a validated [`Profile`] → a target-neutral [`Plan`].
 //!
-//! This is the only place in the renderer that knows what InfiniBand and RoCE need. Emitters format a
-//! `Plan`; they never look at the profile. So the env of a Pod, an sbatch script and a Dockerfile cannot
+//! The only place in the renderer that knows what InfiniBand and RoCE need; the facts themselves (which
+//! variable a field sets, what a pod must have attached) come from the fabric core, [`roce_model::fabric`].
+//! Emitters format a `Plan`; they never look at the profile. So the env of a Pod, an sbatch script and a Dockerfile cannot
 //! disagree, and adding a target never touches fabric logic.
 
-use roce_model::model::{FabricKind, NadRef, Profile, UcxMode};
-use roce_model::source::Origin;
+use roce_model::fabric;
+use roce_model::model::{FabricKind, Profile, UcxMode};
 
-/// The Multus annotation key.
-pub const MULTUS_ANNOTATION: &str = "k8s.v1.cni.cncf.io/networks";
-/// The GPU extended resource.
-pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
-
-/// Who reads an env variable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Consumer {
-    /// NCCL (collectives).
-    Nccl,
-    /// UCX (MPI, NIXL).
-    Ucx,
-    /// Anything else (MPI, IMEX, user variables).
-    Other,
-}
-
-/// One environment variable, with the profile line that produced it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnvVar {
-    /// Variable name.
-    pub name: String,
-    /// Value, always a string.
-    pub value: String,
-    /// Who reads it.
-    pub consumer: Consumer,
-    /// Where in the profile it came from.
-    pub origin: Option<Origin>,
-}
-
-/// What a pod needs attached so the fabric reaches it. Absent for SUNK NodeSets, which attach it
-/// themselves.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodWiring {
-    /// Multus networks, in rail order.
-    pub networks: Vec<NadRef>,
-    /// Extended resources set to the same value in requests and limits (`rdma/ib: 1`).
-    pub resources: Vec<(String, String)>,
-    /// Linux capabilities to add.
-    pub capabilities: Vec<String>,
-}
-
-impl PodWiring {
-    /// The Multus annotation value: a JSON list, one object per NAD in rail order, one NAD per line (the
-    /// layout of the vendor's examples, so a review diff shows which NAD changed).
-    pub fn multus_annotation(&self) -> Option<String> {
-        if self.networks.is_empty() {
-            return None;
-        }
-        let items: Vec<String> = self
-            .networks
-            .iter()
-            .map(|n| serde_json::json!({ "name": n.name, "namespace": n.namespace }).to_string())
-            .collect();
-        Some(format!("[{}]", items.join(",\n ")))
-    }
-}
+pub use roce_model::fabric::attach::{GPU_RESOURCE, MULTUS_ANNOTATION, PodWiring};
+pub use roce_model::fabric::env::{Consumer, EnvVar};
 
 /// Slurm defaults from the node pool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,17 +63,7 @@ pub struct Plan {
 /// assert_eq!(plan.wiring.unwrap().networks.len(), 16);
 /// ```
 pub fn lower(p: &Profile) -> Plan {
-    let rails = p.rail_list();
-    let wiring = p.direct_pods().then(|| PodWiring {
-        networks: p.multus.nads(&rails),
-        resources: p
-            .node_pool
-            .rdma_resource
-            .iter()
-            .map(|r| (r.value.clone(), "1".to_string()))
-            .collect(),
-        capabilities: p.capabilities.iter().map(|c| c.value.clone()).collect(),
-    });
+    let wiring = fabric::attach::pod_wiring(p);
     let pool = &p.node_pool;
     Plan {
         profile: p.name.value.clone(),
@@ -139,7 +76,7 @@ pub fn lower(p: &Profile) -> Plan {
             .iter()
             .map(|(k, v)| (k.clone(), v.value.clone()))
             .collect(),
-        env: env(p),
+        env: fabric::env::profile_env(p),
         slurm: SlurmPlan {
             partition: pool.partition.as_ref().unwrap_or(&pool.name).value.clone(),
             nodes: p.job.nodes.as_ref().map_or(1, |n| n.value),
@@ -155,110 +92,6 @@ pub fn lower(p: &Profile) -> Plan {
         }
         .to_string(),
     }
-}
-
-struct EnvBuilder(Vec<EnvVar>);
-
-impl EnvBuilder {
-    fn push(
-        &mut self,
-        name: &str,
-        value: impl Into<String>,
-        consumer: Consumer,
-        origin: Option<Origin>,
-    ) {
-        self.0.push(EnvVar {
-            name: name.to_string(),
-            value: value.into(),
-            consumer,
-            origin,
-        });
-    }
-}
-
-fn env(p: &Profile) -> Vec<EnvVar> {
-    use Consumer::*;
-    let mut e = EnvBuilder(Vec::new());
-    let n = &p.nccl;
-    if let Some(s) = &n.socket_ifname {
-        e.push(
-            "NCCL_SOCKET_IFNAME",
-            &s.text.value,
-            Nccl,
-            Some(s.text.origin),
-        );
-    }
-    if let Some(h) = &n.ib_hca {
-        e.push("NCCL_IB_HCA", &h.text.value, Nccl, Some(h.text.origin));
-    }
-    if p.fabric.kind.value == FabricKind::Roce {
-        let f = &p.fabric;
-        if let Some(a) = &f.addr_family {
-            e.push("NCCL_IB_ADDR_FAMILY", a.value.nccl(), Nccl, Some(a.origin));
-        }
-        if let Some(r) = &f.addr_range {
-            e.push("NCCL_IB_ADDR_RANGE", &r.value, Nccl, Some(r.origin));
-        }
-        if let Some(tc) = &f.traffic_class {
-            e.push("NCCL_IB_TC", tc.value.to_string(), Nccl, Some(tc.origin));
-        }
-        if let Some(g) = &f.gid_index {
-            e.push(
-                "NCCL_IB_GID_INDEX",
-                g.value.to_string(),
-                Nccl,
-                Some(g.origin),
-            );
-        }
-    }
-    if let Some(v) = &n.net_plugin {
-        e.push("NCCL_NET_PLUGIN", &v.value, Nccl, Some(v.origin));
-    }
-    if let Some(v) = &n.debug {
-        e.push("NCCL_DEBUG", &v.value, Nccl, Some(v.origin));
-    }
-    if let Some(v) = &n.debug_subsys {
-        e.push("NCCL_DEBUG_SUBSYS", &v.value, Nccl, Some(v.origin));
-    }
-    for (k, v) in &n.knobs {
-        e.push(k, &v.value, Nccl, Some(v.origin));
-    }
-    let u = &p.ucx;
-    match u.mode.value {
-        UcxMode::Off => {}
-        UcxMode::Tcp => {
-            match &u.tls {
-                Some((t, _)) => e.push("UCX_TLS", &t.value, Ucx, Some(t.origin)),
-                None => e.push("UCX_TLS", "tcp", Ucx, Some(u.mode.origin)),
-            }
-            if let Some((d, _)) = &u.net_devices {
-                e.push("UCX_NET_DEVICES", &d.value, Ucx, Some(d.origin));
-            }
-        }
-        UcxMode::Rdma => {
-            if let Some((t, _)) = &u.tls {
-                e.push("UCX_TLS", &t.value, Ucx, Some(t.origin));
-            }
-            if let Some((d, _)) = &u.net_devices {
-                e.push("UCX_NET_DEVICES", &d.value, Ucx, Some(d.origin));
-            }
-            if let Some(g) = u.gid_index.or(p.fabric.gid_index) {
-                e.push("UCX_IB_GID_INDEX", g.value.to_string(), Ucx, Some(g.origin));
-            }
-            if let Some(r) = &u.max_rma_rails {
-                e.push(
-                    "UCX_MAX_RMA_RAILS",
-                    r.value.to_string(),
-                    Ucx,
-                    Some(r.origin),
-                );
-            }
-        }
-    }
-    for (k, v) in &p.env {
-        e.push(k, &v.value, Other, Some(v.origin));
-    }
-    e.0
 }
 
 impl Plan {

@@ -6,6 +6,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use roce_model::fabric::attach::COMMON_RDMA_RESOURCE;
+use roce_model::fabric::ucx;
 use roce_model::model::{FabricKind, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
 use roce_model::source::Origin;
@@ -15,11 +17,6 @@ use roce_render::plan::{self, Plan};
 
 use super::facts::{HostFacts, Limit, LinkLayer, PeerMemory, Port, RdmaDevice};
 use super::gid::{self, Cidr, Family, Unfit, Want};
-
-/// UCX transports that use the RDMA devices (and so need a recent rdma-core).
-pub const UCX_RDMA_TRANSPORTS: &[&str] = &[
-    "rc_verbs", "rc_mlx5", "ud_verbs", "ud_mlx5", "dc_mlx5", "gga_mlx5", "srd", "rc_gda",
-];
 
 /// One RDMA port as the report shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,7 +238,7 @@ impl Ctx<'_> {
         let resource = wiring
             .as_ref()
             .and_then(|w| w.resources.first().map(|(r, _)| r.clone()))
-            .unwrap_or_else(|| "rdma/ib".to_string());
+            .unwrap_or_else(|| COMMON_RDMA_RESOURCE.to_string());
         let (message, help) = if f.in_pod {
             match (self.fabric(), &wiring) {
                 (Some(FabricKind::Roce), Some(w)) if !w.networks.is_empty() => (
@@ -718,7 +715,7 @@ impl Ctx<'_> {
                 && list
                     .transports()
                     .iter()
-                    .any(|t| UCX_RDMA_TRANSPORTS.contains(t))
+                    .any(|t| ucx::class(t).is_some_and(|c| c.opens_rdma_device()))
         });
         if from_profile.is_none() && !tls_rdma {
             return;

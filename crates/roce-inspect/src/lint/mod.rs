@@ -22,12 +22,13 @@ pub mod walk;
 
 use std::collections::BTreeSet;
 
-use roce_model::model::{FabricKind, NadRef, Profile, UcxMode};
+use roce_model::fabric::attach::IPC_LOCK;
+use roce_model::model::{NadRef, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
 use roce_model::source::{Origin, Source, Sources};
 use roce_model::tree::{Entry, Node, Scalar, Value};
-use roce_model::ucx_list::{self, TlsList, TlsRole};
-use roce_model::{Code, Problem};
+use roce_model::ucx_list::{self, TlsList};
+use roce_model::{Code, Problem, Severity};
 use roce_render::Plan;
 use roce_render::apply::templates::{self, Form, Role, Template};
 use roce_render::apply::view::{self, PodView, entry, text};
@@ -66,7 +67,6 @@ impl FileReport {
 #[derive(Debug, Clone)]
 pub struct Linter {
     plan: Plan,
-    fabric: FabricKind,
     /// (name, value as written in a manifest: `$(` escaped), in plan order.
     env: Vec<(String, String)>,
     nads: Vec<NadRef>,
@@ -94,7 +94,6 @@ impl Linter {
             .map(|e| (e.name.clone(), escape_dependent_vars(&e.value)))
             .collect();
         let mut linter = Linter {
-            fabric: profile.fabric.kind.value,
             nads: plan
                 .wiring
                 .as_ref()
@@ -372,7 +371,7 @@ impl<'a> Cx<'a> {
                 .and_then(|sc| entry(&sc.node, "capabilities"))
                 .and_then(|caps| entry(&caps.node, "add"))
                 .is_some_and(|add| match &add.node.value {
-                    Value::Seq(items) => items.iter().any(|i| matches!(&i.value, Value::Scalar(Scalar::Str(s)) if s == "IPC_LOCK" || s == "CAP_IPC_LOCK")),
+                    Value::Seq(items) => items.iter().any(|i| matches!(&i.value, Value::Scalar(Scalar::Str(s)) if s.strip_prefix("CAP_").unwrap_or(s) == IPC_LOCK)),
                     _ => false,
                 });
             let wants_ipc = self
@@ -380,7 +379,7 @@ impl<'a> Cx<'a> {
                 .plan
                 .wiring
                 .as_ref()
-                .is_some_and(|w| w.capabilities.iter().any(|c| c == "IPC_LOCK"));
+                .is_some_and(|w| w.capabilities.iter().any(|c| c == IPC_LOCK));
             if wants_ipc && !has_ipc && privileged.is_none() {
                 self.push(
                     Problem::new(
@@ -410,7 +409,18 @@ impl<'a> Cx<'a> {
                 );
             }
         }
-        self.node_selector(t, v);
+        // A request for the profile's RDMA resource already keeps the pod off nodes without the fabric.
+        let gated = self.linter.plan.wiring.as_ref().is_some_and(|w| {
+            w.resources.iter().any(|(name, _)| {
+                ["limits", "requests"].iter().any(|side| {
+                    entry(c, "resources")
+                        .and_then(|r| entry(&r.node, side))
+                        .and_then(|s| entry(&s.node, name))
+                        .is_some()
+                })
+            })
+        });
+        self.node_selector(t, v, gated);
         let skip: BTreeSet<&str> = forwarded.iter().map(|f| f.name.as_str()).collect();
         self.env(c, &owner, &skip, true);
     }
@@ -601,31 +611,45 @@ impl<'a> Cx<'a> {
             }
             if !absent.is_empty() {
                 let sides = absent.join(" and ");
-                let why = if absent.contains(&"limits") {
-                    "the pod can land on a node without RDMA devices"
-                } else {
-                    "Kubernetes copies the limit into requests, but quota and review tools read requests; the profile sets both"
+                // Kubernetes defaults an extended resource's request to its limit, and rejects a request
+                // without a limit (extended resources cannot be overcommitted): kubernetes.io, "Managing
+                // resources for containers", extended resources.
+                let (why, severity) = match absent.as_slice() {
+                    ["requests"] => (
+                        "Kubernetes copies the limit into requests, so this schedules correctly; quota and review tools read requests, and the profile sets both",
+                        Severity::Warning,
+                    ),
+                    ["limits"] => (
+                        "the API server rejects a request for an extended resource without an equal limit",
+                        Severity::Error,
+                    ),
+                    _ => (
+                        "the pod can land on a node without RDMA devices",
+                        Severity::Error,
+                    ),
                 };
                 let fields: Vec<&str> = match absent.as_slice() {
                     [side] => vec![key, side],
                     _ => vec![key],
                 };
-                self.push(
-                    Problem::new(
-                        Code::LintRdmaResource,
-                        format!("{owner} does not ask for {name} in {sides}: {why}"),
-                    )
-                    .at(self.container_at(c, &fields), format!("{name} missing"))
-                    .help(format!(
-                        "set `{name}: \"{want}\"` in both requests and limits, or run `{}`",
-                        self.hint
-                    )),
-                );
+                let mut problem = Problem::new(
+                    Code::LintRdmaResource,
+                    format!("{owner} does not ask for {name} in {sides}: {why}"),
+                )
+                .at(self.container_at(c, &fields), format!("{name} missing"))
+                .help(format!(
+                    "set `{name}: \"{want}\"` in both requests and limits, or run `{}`",
+                    self.hint
+                ));
+                problem.severity = severity;
+                self.push(problem);
             }
         }
     }
 
-    fn node_selector(&mut self, t: &Template, v: &PodView<'a>) {
+    /// Node labels: a wrong value is always reported; a missing one only when nothing else gates scheduling
+    /// (`gated`: the container requests the profile's RDMA resource, which only fabric nodes offer).
+    fn node_selector(&mut self, t: &Template, v: &PodView<'a>, gated: bool) {
         let labels = &self.linter.plan.node_selector;
         if labels.is_empty() {
             return;
@@ -654,7 +678,7 @@ impl<'a> Cx<'a> {
                         );
                     }
                 }
-                None if affinity_covers(k) => {}
+                None if gated || affinity_covers(k) => {}
                 None => {
                     let at = sel
                         .map(|s| s.key.origin)
@@ -872,47 +896,21 @@ impl<'a> Cx<'a> {
         );
     }
 
-    /// Why a `UCX_TLS` value is wrong for the fabric and the profile's UCX mode, if it is.
+    /// Why a `UCX_TLS` value is wrong for the profile's UCX mode, if it is: the fabric core's verdict, the
+    /// same one `check` gives a profile ([`roce_model::fabric::ucx::tls_concerns`]).
     fn ucx_wrong(&self, have: &str) -> Option<String> {
         let (tls, issues) = ucx_list::parse_tls(have);
         if let Some(issue) = issues.iter().find(|i| i.kind.is_error()) {
             return Some(format!("is malformed: {}", issue.kind));
         }
-        let roles = tls.roles();
-        let rdma: Vec<&str> = roles
-            .iter()
-            .filter(|(tl, role)| **role == TlsRole::Primary && RDMA_TRANSPORTS.contains(tl))
-            .map(|(tl, _)| *tl)
-            .collect();
-        match self.linter.ucx_mode {
-            UcxMode::Off => None,
-            UcxMode::Tcp if !rdma.is_empty() => Some(format!(
-                "lets UCX use the RDMA devices ({}) in a profile that pins UCX to TCP: NCCL never uses UCX, and UCX over RDMA here only adds start-up failures (GID selection, memory registration) to MPI",
-                rdma.join(", ")
-            )),
-            UcxMode::Tcp => None,
-            UcxMode::Rdma if rdma.is_empty() => Some(
-                "enables no RDMA transport in a profile that runs UCX over RDMA: transfers fall back to TCP".to_string(),
-            ),
-            UcxMode::Rdma => {
-                let plan_verbs = self
-                    .linter
-                    .plan_tls
-                    .as_ref()
-                    .is_some_and(|p| VERBS.iter().any(|v| p.roles().get(v) == Some(&TlsRole::Primary)));
-                let verbs: Vec<&str> = rdma.iter().copied().filter(|t| VERBS.contains(t)).collect();
-                if !plan_verbs && !verbs.is_empty() && self.linter.fabric == FabricKind::Roce {
-                    return Some(format!(
-                        "uses the generic verbs transports ({}) where this fabric needs the mlx5 ones (rc_mlx5, ud_mlx5)",
-                        verbs.join(", ")
-                    ));
-                }
-                let plan_cuda = self.linter.plan_tls.as_ref().is_some_and(|p| p.contains("cuda_copy"));
-                (plan_cuda && !tls.contains("cuda_copy")).then(|| {
-                    "has no CUDA transport (cuda_copy): UCX cannot move GPU buffers".to_string()
-                })
-            }
-        }
+        let concerns = roce_model::fabric::ucx::tls_concerns(&tls, self.linter.ucx_mode);
+        (!concerns.is_empty()).then(|| {
+            concerns
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; it ")
+        })
     }
 }
 
@@ -921,13 +919,6 @@ enum ValueAt<'n> {
     Node(&'n Entry),
     Text(&'n str, Origin),
 }
-
-/// UCX transports that use the RDMA devices.
-const RDMA_TRANSPORTS: &[&str] = &[
-    "rc_verbs", "rc_mlx5", "ud_verbs", "ud_mlx5", "dc_mlx5", "gga_mlx5", "srd", "rc_gda",
-];
-/// The generic verbs transports.
-const VERBS: &[&str] = &["rc_verbs", "ud_verbs"];
 
 /// The place of `needle` inside a scalar's source text (block scalars included), else the scalar.
 fn find_in(text: &str, node: &Node, needle: &str) -> Origin {

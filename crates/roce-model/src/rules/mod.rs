@@ -14,28 +14,7 @@ pub mod ucx;
 use crate::model::Profile;
 use crate::problem::Problem;
 
-/// Env variables a typed profile field sets, with the field that sets them. Knobs and extra env may not
-/// set these: the typed field is the one place for each.
-pub const TYPED_ENV: &[(&str, &str)] = &[
-    ("NCCL_SOCKET_IFNAME", "nccl socket-ifname"),
-    ("NCCL_IB_HCA", "nccl ib-hca"),
-    ("NCCL_NET_PLUGIN", "nccl net-plugin"),
-    ("NCCL_DEBUG", "nccl debug"),
-    ("NCCL_DEBUG_SUBSYS", "nccl debug-subsys"),
-    ("NCCL_IB_ADDR_FAMILY", "fabric addr-family"),
-    ("NCCL_IB_ADDR_RANGE", "fabric addr-range"),
-    ("NCCL_IB_TC", "fabric traffic-class"),
-    ("NCCL_IB_GID_INDEX", "fabric gid-index"),
-    ("UCX_TLS", "ucx tls"),
-    ("UCX_NET_DEVICES", "ucx net-devices"),
-    ("UCX_IB_GID_INDEX", "ucx gid-index"),
-    ("UCX_MAX_RMA_RAILS", "ucx max-rma-rails"),
-];
-
-/// The typed field that sets `env`, if any.
-pub fn typed_field(env: &str) -> Option<&'static str> {
-    TYPED_ENV.iter().find(|(k, _)| *k == env).map(|(_, f)| *f)
-}
+pub(crate) use crate::fabric::env::typed_field;
 
 /// Run every rule.
 pub fn check(profile: &Profile) -> Vec<Problem> {

@@ -1,5 +1,6 @@
 //! UCX rules (RDMA mode for MPI/NIXL, TCP mode for NCCL-only jobs).
 
+use crate::fabric::ucx::{self as facts, TlsConcern};
 use crate::model::{FabricKind, Profile, UcxMode};
 use crate::problem::{Code, Problem};
 use crate::source::Origin;
@@ -65,9 +66,6 @@ pub fn list_issue(env: &str, kind: &UcxIssueKind, origin: Origin) -> Problem {
     problem
 }
 
-const VERBS: &[&str] = &["rc_verbs", "ud_verbs", "rc_v", "ud_v"];
-const RDMA_TRANSPORTS: &[&str] = &["rc_mlx5", "ud_mlx5", "dc_mlx5", "rc_verbs", "ud_verbs"];
-
 /// Check the UCX block.
 pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     let u = &p.ucx;
@@ -110,18 +108,8 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         }
     }
 
-    if u.mode.value == UcxMode::Tcp
-        && let Some((text, tls)) = &u.tls
-        && !tls.contains("tcp")
-    {
-        out.push(
-            Problem::new(
-                Code::UcxTls,
-                format!("UCX is in TCP mode but UCX_TLS={} has no `tcp`", text.value),
-            )
-            .at(text.origin, "")
-            .help("use `tls=\"tcp\"` (or drop `tls`: TCP mode emits it)"),
-        );
+    if let Some((text, tls)) = &u.tls {
+        tls_rules(text, tls, u.mode.value, out);
     }
 
     if u.mode.value != UcxMode::Rdma {
@@ -148,41 +136,6 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             }
         }
         return;
-    }
-
-    if let Some((text, tls)) = &u.tls {
-        for item in &tls.items {
-            if !tls.negate && VERBS.contains(&item.name.as_str()) {
-                out.push(
-                    Problem::new(
-                        Code::VerbsTransport,
-                        format!("`{}` is the generic verbs transport; ConnectX NICs need the mlx5 transports", item.name),
-                    )
-                    .at(text.origin.sub(item.range.clone()), "verbs transport")
-                    .help("use `rc_mlx5,ud_mlx5,cuda_copy` (the CoreWeave RoCE guide's list)"),
-                );
-            }
-        }
-        if !RDMA_TRANSPORTS.iter().any(|t| tls.contains(t)) {
-            out.push(
-                Problem::new(
-                    Code::UcxTls,
-                    format!(
-                        "UCX is in RDMA mode but UCX_TLS={} enables no RDMA transport",
-                        text.value
-                    ),
-                )
-                .at(text.origin, "")
-                .help("add `rc_mlx5,ud_mlx5` (RC needs UD for wire-up)"),
-            );
-        }
-        if !tls.contains("cuda_copy") {
-            out.push(
-                Problem::new(Code::UcxNoCuda, format!("UCX_TLS={} has no CUDA transport", text.value))
-                    .at(text.origin, "")
-                    .help("add `cuda_copy`: with an explicit UCX_TLS, GPU buffers need the cuda transports"),
-            );
-        }
     }
 
     let gid = u.gid_index.or(p.fabric.gid_index);
@@ -233,5 +186,65 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             )),
         ),
         Some(_) => {}
+    }
+}
+
+/// `UCX_TLS` against the UCX mode, as the fabric core judges it ([`facts::tls_concerns`]); `lint` asks the
+/// same question of manifests.
+fn tls_rules(
+    text: &crate::source::Spanned<String>,
+    tls: &crate::ucx_list::TlsList,
+    mode: UcxMode,
+    out: &mut Vec<Problem>,
+) {
+    for concern in facts::tls_concerns(tls, mode) {
+        let problem = match &concern {
+            TlsConcern::GenericVerbs(names) => {
+                // Point at each element that enables a flagged transport, as written (`rc_v` included).
+                for item in tls.items.iter().filter(|item| {
+                    let enables = |t: &str| {
+                        item.name == t
+                            || crate::ucx_list::alias_members(&item.name)
+                                .is_some_and(|m| m.contains(&t))
+                    };
+                    !item.aux && names.iter().any(|t| enables(t))
+                }) {
+                    out.push(
+                        Problem::new(
+                            Code::VerbsTransport,
+                            format!("`{}` enables the generic verbs transport without its mlx5 counterpart; ConnectX NICs need the mlx5 transports", item.name),
+                        )
+                        .at(text.origin.sub(item.range.clone()), "verbs transport")
+                        .help("use `rc_mlx5,ud_mlx5,cuda_copy` (the CoreWeave RoCE guide's list)"),
+                    );
+                }
+                continue;
+            }
+            TlsConcern::NoCuda => Problem::new(
+                Code::UcxNoCuda,
+                format!("UCX_TLS={} {concern}", text.value),
+            )
+            .at(text.origin, "")
+            .help("add `cuda_copy`: with an explicit UCX_TLS, GPU buffers need the cuda transports"),
+            TlsConcern::NoRdma => Problem::new(
+                Code::UcxTls,
+                format!("UCX_TLS={} {concern}", text.value),
+            )
+            .at(text.origin, "")
+            .help("add `rc_mlx5,ud_mlx5` (RC needs UD for wire-up); `gga_mlx5` is on-device DMA and carries nothing between nodes"),
+            TlsConcern::NoTcp => Problem::new(
+                Code::UcxTls,
+                format!("UCX_TLS={} {concern}", text.value),
+            )
+            .at(text.origin, "")
+            .help("use `tls=\"tcp\"` (or drop `tls`: TCP mode emits it)"),
+            TlsConcern::RdmaInTcpMode(_) => Problem::new(
+                Code::UcxTls,
+                format!("UCX_TLS={} {concern}", text.value),
+            )
+            .at(text.origin, "")
+            .help("use `tls=\"tcp\"`, or set `mode=\"rdma\"` if UCX should use RDMA"),
+        };
+        out.push(problem);
     }
 }

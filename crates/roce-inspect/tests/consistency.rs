@@ -1,0 +1,139 @@
+//! `check` (on a profile) and `lint` (on a manifest) give one answer about the same UCX_TLS value: both ask
+//! the fabric core (`roce_model::fabric::ucx::tls_concerns`), and this test proves they agree on generated
+//! lists, for a profile that pins UCX to TCP and one that runs UCX over RDMA.
+
+use proptest::prelude::*;
+use roce_inspect::lint::{LintOptions, Linter};
+use roce_model::{BuiltinsOnly, Code, Problem, Source, builtin, load};
+use roce_render::{RenderOptions, Target, lower, render};
+
+/// Profiles by UCX mode: TCP (NCCL-only jobs) and RDMA (NIXL).
+const BASES: &[&str] = &["coreweave/gb300-roce", "coreweave/gb300-roce-nixl"];
+
+/// Transports and aliases of every class (RDMA, on-device DMA, TCP, shared memory, CUDA).
+const NAMES: &[&str] = &[
+    "rc_mlx5",
+    "ud_mlx5",
+    "dc_mlx5",
+    "rc_verbs",
+    "ud_verbs",
+    "gga_mlx5",
+    "srd",
+    "tcp",
+    "sm",
+    "cuda_copy",
+    "cuda_ipc",
+    "gdr_copy",
+    "rc",
+    "rc_x",
+    "rc_v",
+    "ud",
+    "dc",
+    "ib",
+    "cuda",
+    "gga",
+];
+
+fn profile(base: &str, tls: &str) -> (Vec<Problem>, Option<roce_model::Profile>) {
+    let text = format!("profile \"t/p\" extends=\"{base}\" {{\n    ucx tls=\"{tls}\"\n}}\n");
+    let loaded = load(Source::new("p.kdl", text), &BuiltinsOnly);
+    (loaded.problems, loaded.profile)
+}
+
+/// The base profile's Pod with its UCX_TLS value replaced by `tls`.
+fn pod_with_tls(base: &str, tls: &str) -> String {
+    let p = load(builtin::source(base).unwrap(), &BuiltinsOnly)
+        .profile
+        .unwrap();
+    let pod = render(&lower(&p), Target::Pod, &RenderOptions::default())
+        .unwrap()
+        .remove(0)
+        .contents;
+    let mut out = String::new();
+    let mut replace_next = false;
+    for line in pod.lines() {
+        if replace_next && line.trim_start().starts_with("value:") {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            out.push_str(&format!("{indent}value: \"{tls}\"\n"));
+            replace_next = false;
+            continue;
+        }
+        replace_next |= line.trim_end().ends_with("name: UCX_TLS");
+        out.push_str(line);
+        out.push('\n');
+    }
+    assert!(
+        out != pod || pod.contains(&format!("\"{tls}\"")),
+        "no UCX_TLS in {base}'s Pod"
+    );
+    out
+}
+
+fn lint(base: &str, manifest: String) -> Vec<Problem> {
+    let p = load(builtin::source(base).unwrap(), &BuiltinsOnly)
+        .profile
+        .unwrap();
+    Linter::new(&p, LintOptions::default())
+        .lint(Source::new("pod.yaml", manifest))
+        .problems
+}
+
+fn check_objects(problems: &[Problem]) -> bool {
+    problems.iter().any(|p| {
+        matches!(
+            p.code,
+            Code::UcxTls | Code::VerbsTransport | Code::UcxNoCuda
+        )
+    })
+}
+
+fn lint_objects(problems: &[Problem]) -> bool {
+    problems.iter().any(|p| p.code == Code::LintUcxTransport)
+}
+
+#[test]
+fn gga_alone_gets_one_answer() {
+    let base = "coreweave/gb300-roce-nixl";
+    let (checked, _) = profile(base, "gga_mlx5,cuda_copy");
+    let linted = lint(base, pod_with_tls(base, "gga_mlx5,cuda_copy"));
+    let said = |ps: &[Problem], code: Code| {
+        ps.iter()
+            .find(|p| p.code == code)
+            .map(|p| p.message.to_string())
+            .unwrap_or_default()
+    };
+    let by_check = said(&checked, Code::UcxTls);
+    let by_lint = said(&linted, Code::LintUcxTransport);
+    assert!(
+        by_check.contains("enables no RDMA transport"),
+        "{checked:?}"
+    );
+    assert!(by_lint.contains("enables no RDMA transport"), "{linted:?}");
+    // `gga` beside RC is fine for both.
+    let (checked, _) = profile(base, "gga,rc,cuda_copy");
+    assert!(!check_objects(&checked), "{checked:?}");
+    assert!(!lint_objects(&lint(
+        base,
+        pod_with_tls(base, "gga,rc,cuda_copy")
+    )));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+    #[test]
+    fn check_and_lint_agree_on_ucx_tls(
+        base in prop::sample::select(BASES),
+        names in prop::sample::subsequence(NAMES, 1..5).prop_shuffle(),
+    ) {
+        let tls = names.join(",");
+        let (checked, loaded) = profile(base, &tls);
+        prop_assume!(loaded.is_some());
+        let linted = lint(base, pod_with_tls(base, &tls));
+        prop_assert_eq!(
+            check_objects(&checked),
+            lint_objects(&linted),
+            "UCX_TLS={} on {}\ncheck: {:#?}\nlint: {:#?}",
+            tls, base, checked, linted
+        );
+    }
+}

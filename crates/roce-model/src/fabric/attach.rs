@@ -1,0 +1,71 @@
+//! What a pod needs attached so the fabric reaches it: Multus networks, extended resources, capabilities.
+//!
+//! `lower` builds the plan's wiring here, `lint` compares manifests with it and `doctor` names it when a pod
+//! has no RDMA devices; none of them decides it again.
+
+use crate::model::{NadRef, Profile};
+
+/// The Multus annotation key (`k8s.v1.cni.cncf.io/networks`, Network Plumbing WG multi-net spec).
+pub const MULTUS_ANNOTATION: &str = "k8s.v1.cni.cncf.io/networks";
+/// The GPU extended resource (NVIDIA device plugin).
+pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+/// The RDMA device-plugin resource most clusters name (the k8s-rdma-shared-dev-plugin default, CoreWeave's
+/// `rdma/ib`): what `doctor` names when it has no profile to ask.
+pub const COMMON_RDMA_RESOURCE: &str = "rdma/ib";
+/// The capability RDMA memory registration needs past the default locked-memory limit.
+pub const IPC_LOCK: &str = "IPC_LOCK";
+
+/// What a pod needs attached so the fabric reaches it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodWiring {
+    /// Multus networks, in rail order.
+    pub networks: Vec<NadRef>,
+    /// Extended resources set to the same value in requests and limits (`rdma/ib: 1`).
+    pub resources: Vec<(String, String)>,
+    /// Linux capabilities to add.
+    pub capabilities: Vec<String>,
+}
+
+impl PodWiring {
+    /// The Multus annotation value: a JSON list, one object per NAD in rail order, one NAD per line (the
+    /// layout of the vendor's examples, so a review diff shows which NAD changed).
+    pub fn multus_annotation(&self) -> Option<String> {
+        if self.networks.is_empty() {
+            return None;
+        }
+        let items: Vec<String> = self
+            .networks
+            .iter()
+            .map(|n| {
+                let entry = MultusEntry {
+                    name: &n.name,
+                    namespace: &n.namespace,
+                };
+                serde_json::to_string(&entry).expect("two strings always serialize")
+            })
+            .collect();
+        Some(format!("[{}]", items.join(",\n ")))
+    }
+}
+
+/// The wiring a profile's pods need, or `None` when a SUNK NodeSet attaches the fabric itself (jobs on it
+/// get env only). The RDMA resource is a scheduling gate: `1` in requests and limits, whatever the rails.
+pub fn pod_wiring(p: &Profile) -> Option<PodWiring> {
+    p.direct_pods().then(|| PodWiring {
+        networks: p.multus.nads(&p.rail_list()),
+        resources: p
+            .node_pool
+            .rdma_resource
+            .iter()
+            .map(|r| (r.value.clone(), "1".to_string()))
+            .collect(),
+        capabilities: p.capabilities.iter().map(|c| c.value.clone()).collect(),
+    })
+}
+
+/// One element of the Multus annotation, in the multi-net spec's field order.
+#[derive(serde::Serialize)]
+struct MultusEntry<'a> {
+    name: &'a str,
+    namespace: &'a str,
+}

@@ -1,0 +1,223 @@
+//! The environment a profile sets: which typed field becomes which variable, who reads it, and the order
+//! every target emits them in.
+//!
+//! `lower` (roce-render), `check`'s shadowing rules, `lint` and `doctor` read the names from here; a
+//! variable a typed field owns may not be set again as a knob or as extra env.
+
+use crate::model::{FabricKind, Profile, UcxMode};
+use crate::source::Origin;
+
+/// Who reads an env variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Consumer {
+    /// NCCL (collectives).
+    Nccl,
+    /// UCX (MPI, NIXL).
+    Ucx,
+    /// Anything else (MPI, IMEX, user variables).
+    Other,
+}
+
+/// A variable that a typed profile field sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypedEnv {
+    /// The variable.
+    pub name: &'static str,
+    /// The profile field that sets it, as the author writes it (`nccl ib-hca`).
+    pub field: &'static str,
+    /// Who reads it.
+    pub consumer: Consumer,
+}
+
+const fn nccl(name: &'static str, field: &'static str) -> TypedEnv {
+    TypedEnv {
+        name,
+        field,
+        consumer: Consumer::Nccl,
+    }
+}
+
+const fn ucx(name: &'static str, field: &'static str) -> TypedEnv {
+    TypedEnv {
+        name,
+        field,
+        consumer: Consumer::Ucx,
+    }
+}
+
+/// `NCCL_SOCKET_IFNAME`: bootstrap and socket-transport interfaces.
+pub const NCCL_SOCKET_IFNAME: TypedEnv = nccl("NCCL_SOCKET_IFNAME", "nccl socket-ifname");
+/// `NCCL_IB_HCA`: the RDMA devices NCCL uses.
+pub const NCCL_IB_HCA: TypedEnv = nccl("NCCL_IB_HCA", "nccl ib-hca");
+/// `NCCL_IB_ADDR_FAMILY`: RoCE GID address family.
+pub const NCCL_IB_ADDR_FAMILY: TypedEnv = nccl("NCCL_IB_ADDR_FAMILY", "fabric addr-family");
+/// `NCCL_IB_ADDR_RANGE`: RoCE GID address range.
+pub const NCCL_IB_ADDR_RANGE: TypedEnv = nccl("NCCL_IB_ADDR_RANGE", "fabric addr-range");
+/// `NCCL_IB_TC`: RoCE traffic class.
+pub const NCCL_IB_TC: TypedEnv = nccl("NCCL_IB_TC", "fabric traffic-class");
+/// `NCCL_IB_GID_INDEX`: a fixed RoCE GID index.
+pub const NCCL_IB_GID_INDEX: TypedEnv = nccl("NCCL_IB_GID_INDEX", "fabric gid-index");
+/// `NCCL_NET_PLUGIN`: the network plugin library (`none` for NCCL's own transports).
+pub const NCCL_NET_PLUGIN: TypedEnv = nccl("NCCL_NET_PLUGIN", "nccl net-plugin");
+/// `NCCL_DEBUG`.
+pub const NCCL_DEBUG: TypedEnv = nccl("NCCL_DEBUG", "nccl debug");
+/// `NCCL_DEBUG_SUBSYS`.
+pub const NCCL_DEBUG_SUBSYS: TypedEnv = nccl("NCCL_DEBUG_SUBSYS", "nccl debug-subsys");
+/// `UCX_TLS`: the transports UCX may use.
+pub const UCX_TLS: TypedEnv = ucx("UCX_TLS", "ucx tls");
+/// `UCX_NET_DEVICES`: the devices UCX may use.
+pub const UCX_NET_DEVICES: TypedEnv = ucx("UCX_NET_DEVICES", "ucx net-devices");
+/// `UCX_IB_GID_INDEX`: the RoCE GID index UCX uses.
+pub const UCX_IB_GID_INDEX: TypedEnv = ucx("UCX_IB_GID_INDEX", "ucx gid-index");
+/// `UCX_MAX_RMA_RAILS`: how many devices one RMA transfer stripes over.
+pub const UCX_MAX_RMA_RAILS: TypedEnv = ucx("UCX_MAX_RMA_RAILS", "ucx max-rma-rails");
+
+/// Every variable a typed field sets.
+pub const TYPED: &[TypedEnv] = &[
+    NCCL_SOCKET_IFNAME,
+    NCCL_IB_HCA,
+    NCCL_NET_PLUGIN,
+    NCCL_DEBUG,
+    NCCL_DEBUG_SUBSYS,
+    NCCL_IB_ADDR_FAMILY,
+    NCCL_IB_ADDR_RANGE,
+    NCCL_IB_TC,
+    NCCL_IB_GID_INDEX,
+    UCX_TLS,
+    UCX_NET_DEVICES,
+    UCX_IB_GID_INDEX,
+    UCX_MAX_RMA_RAILS,
+];
+
+/// The typed field that sets `env`, if any.
+pub fn typed_field(env: &str) -> Option<&'static str> {
+    TYPED.iter().find(|t| t.name == env).map(|t| t.field)
+}
+
+/// Who reads `name`, by its prefix (`NCCL_`, `UCX_`).
+pub fn consumer_of(name: &str) -> Consumer {
+    if name.starts_with("NCCL_") {
+        Consumer::Nccl
+    } else if name.starts_with("UCX_") {
+        Consumer::Ucx
+    } else {
+        Consumer::Other
+    }
+}
+
+/// One environment variable, with the profile line that produced it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvVar {
+    /// Variable name.
+    pub name: String,
+    /// Value, always a string.
+    pub value: String,
+    /// Who reads it.
+    pub consumer: Consumer,
+    /// Where in the profile it came from.
+    pub origin: Option<Origin>,
+}
+
+#[derive(Default)]
+struct Env(Vec<EnvVar>);
+
+impl Env {
+    fn typed(&mut self, t: TypedEnv, value: impl Into<String>, origin: Origin) {
+        self.push(t.name, value, t.consumer, origin);
+    }
+
+    fn push(&mut self, name: &str, value: impl Into<String>, consumer: Consumer, origin: Origin) {
+        self.0.push(EnvVar {
+            name: name.to_string(),
+            value: value.into(),
+            consumer,
+            origin: Some(origin),
+        });
+    }
+}
+
+/// The profile's environment in the order every target emits it: NCCL's typed fields, NCCL knobs, UCX's
+/// typed fields (by UCX mode), then extra env in author order.
+///
+/// ```
+/// use roce_model::{builtin, load, BuiltinsOnly, fabric};
+/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+/// let env = fabric::env::profile_env(&profile);
+/// assert_eq!(env[0].name, "NCCL_SOCKET_IFNAME");
+/// assert!(env.iter().any(|v| v.name == "UCX_TLS" && v.value == "tcp"));
+/// ```
+pub fn profile_env(p: &Profile) -> Vec<EnvVar> {
+    let mut e = Env::default();
+    let n = &p.nccl;
+    if let Some(s) = &n.socket_ifname {
+        e.typed(NCCL_SOCKET_IFNAME, &s.text.value, s.text.origin);
+    }
+    if let Some(h) = &n.ib_hca {
+        e.typed(NCCL_IB_HCA, &h.text.value, h.text.origin);
+    }
+    if p.fabric.kind.value == FabricKind::Roce {
+        let f = &p.fabric;
+        if let Some(a) = &f.addr_family {
+            e.typed(NCCL_IB_ADDR_FAMILY, a.value.nccl(), a.origin);
+        }
+        if let Some(r) = &f.addr_range {
+            e.typed(NCCL_IB_ADDR_RANGE, &r.value, r.origin);
+        }
+        if let Some(tc) = &f.traffic_class {
+            e.typed(NCCL_IB_TC, tc.value.to_string(), tc.origin);
+        }
+        if let Some(g) = &f.gid_index {
+            e.typed(NCCL_IB_GID_INDEX, g.value.to_string(), g.origin);
+        }
+    }
+    for (t, v) in [
+        (NCCL_NET_PLUGIN, &n.net_plugin),
+        (NCCL_DEBUG, &n.debug),
+        (NCCL_DEBUG_SUBSYS, &n.debug_subsys),
+    ] {
+        if let Some(v) = v {
+            e.typed(t, &v.value, v.origin);
+        }
+    }
+    for (k, v) in &n.knobs {
+        e.push(k, &v.value, Consumer::Nccl, v.origin);
+    }
+    let u = &p.ucx;
+    if u.mode.value != UcxMode::Off {
+        match (&u.tls, u.mode.value) {
+            (Some((t, _)), _) => e.typed(UCX_TLS, &t.value, t.origin),
+            // TCP mode pins the transport even when the author names none.
+            (None, UcxMode::Tcp) => e.typed(UCX_TLS, "tcp", u.mode.origin),
+            (None, _) => {}
+        }
+        if let Some((d, _)) = &u.net_devices {
+            e.typed(UCX_NET_DEVICES, &d.value, d.origin);
+        }
+    }
+    if u.mode.value == UcxMode::Rdma {
+        if let Some(g) = u.gid_index.or(p.fabric.gid_index) {
+            e.typed(UCX_IB_GID_INDEX, g.value.to_string(), g.origin);
+        }
+        if let Some(r) = &u.max_rma_rails {
+            e.typed(UCX_MAX_RMA_RAILS, r.value.to_string(), r.origin);
+        }
+    }
+    for (k, v) in &p.env {
+        e.push(k, &v.value, Consumer::Other, v.origin);
+    }
+    e.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_typed_variable_is_read_by_its_prefix() {
+        for t in TYPED {
+            assert_eq!(consumer_of(t.name), t.consumer, "{}", t.name);
+        }
+        assert_eq!(typed_field("NCCL_IB_HCA"), Some("nccl ib-hca"));
+        assert_eq!(typed_field("NCCL_IB_QPS_PER_CONNECTION"), None);
+    }
+}

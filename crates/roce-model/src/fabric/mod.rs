@@ -1,0 +1,16 @@
+//! The fabric core: every fact roce knows about fabrics, in one place.
+//!
+//! `check`'s rules, `lower` (roce-render), `lint`, `doctor` and `explain --profile` (roce-inspect) ask these
+//! modules instead of keeping their own lists, so two commands cannot give two answers about one value.
+//! Adding a fact — a UCX transport, a variable a typed field sets, a resource a fabric needs — is a change
+//! here and nowhere else.
+//!
+//! - [`ucx`]: UCX transports, their classes and releases, the aliases, and what is wrong with a `UCX_TLS`
+//!   value for a UCX mode ([`ucx::tls_concerns`]).
+//! - [`env`]: which typed field sets which variable, who reads it, and the profile's environment in emit
+//!   order ([`env::profile_env`]).
+//! - [`attach`]: what a pod needs attached (Multus networks, resources, capabilities).
+
+pub mod attach;
+pub mod env;
+pub mod ucx;
