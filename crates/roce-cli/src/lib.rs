@@ -4,6 +4,7 @@
 
 mod cli;
 mod commands;
+mod git;
 mod io;
 mod report;
 

@@ -58,10 +58,23 @@ impl PodWiring {
         let items: Vec<String> = self
             .networks
             .iter()
-            .map(|n| serde_json::json!({ "name": n.name, "namespace": n.namespace }).to_string())
+            .map(|n| {
+                let entry = MultusEntry {
+                    name: &n.name,
+                    namespace: &n.namespace,
+                };
+                serde_json::to_string(&entry).expect("strings serialise")
+            })
             .collect();
         Some(format!("[{}]", items.join(",\n ")))
     }
+}
+
+/// One element of the Multus annotation's JSON list.
+#[derive(serde::Serialize)]
+struct MultusEntry<'a> {
+    name: &'a str,
+    namespace: &'a str,
 }
 
 /// Slurm defaults from the node pool.
