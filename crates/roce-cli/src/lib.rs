@@ -7,6 +7,7 @@ mod commands;
 mod git;
 mod io;
 mod report;
+mod text;
 
 use std::process::ExitCode;
 

@@ -25,7 +25,7 @@
 //!
 //! let json = serde_json::to_value(&r).unwrap();
 //! assert_eq!(json["targets"][4]["target"], "env");
-//! assert_eq!(json["plan"]["networks"]["removed"][0]["namespace"], "default");
+//! assert_eq!(json["plan"]["networks"]["removed"][0]["namespace"], "cw-multus");
 //! ```
 
 use roce_model::diff::FieldChange;
@@ -551,15 +551,17 @@ mod tests {
     use super::*;
     use roce_model::{BuiltinsOnly, Source, load};
 
-    fn loaded(text: &str) -> Loaded {
-        load(Source::new("x.kdl", text.to_string()), &BuiltinsOnly)
+    fn loaded(body: &str) -> Loaded {
+        let text = format!("profile \"t/x\" extends=\"coreweave/gb300-roce\" {{\n{body}\n}}\n");
+        load(Source::new("x.kdl", text), &BuiltinsOnly)
     }
 
-    const BASE: &str = "profile \"t/x\" {\n    extends \"coreweave/gb300-roce\"\n}\n";
+    const DEBUG: &str = "nccl debug=\"INFO\"";
 
     #[test]
     fn a_profile_compared_with_itself_is_equal() {
-        let a = loaded(BASE);
+        let a = loaded(DEBUG);
+        assert!(a.profile.is_some(), "{:?}", a.problems);
         let r = review(
             Input::new("a.kdl", &a),
             Input::new("b.kdl", &a),
@@ -575,18 +577,33 @@ mod tests {
         );
         // Same profile name on both sides: titles fall back to the specs.
         assert_eq!(r.names(), ["a.kdl", "b.kdl"]);
+        assert_eq!(r.a.sources, ["x.kdl", "builtin:coreweave/gb300-roce"]);
     }
 
     #[test]
     fn a_side_that_does_not_load_fails_the_review() {
-        let (good, bad) = (
-            loaded(BASE),
-            loaded("profile \"t/x\" {\n    nonsense 1\n}\n"),
-        );
+        let (good, bad) = (loaded(DEBUG), loaded("nccl ib-hca=\"mlx9\""));
         let err = review(Input::new("a", &good), Input::new("b", &bad), &[]).unwrap_err();
         assert_eq!(err.failed.len(), 1);
         assert_eq!(err.failed[0].side, "b");
         assert!(!err.failed[0].problems.is_empty());
+    }
+
+    #[test]
+    fn a_target_that_cannot_render_is_reported_after_the_file_diffs() {
+        // dotenv readers disagree on `$`, so the env target refuses B; the pod carries it fine.
+        let (a, b) = (loaded(DEBUG), loaded("env {\n    GREETING \"a$b\"\n}"));
+        assert!(b.profile.is_some(), "{:?}", b.problems);
+        let show = [Target::Env, Target::Pod];
+        let r = review(Input::new("a", &a), Input::new("b", &b), &show).unwrap();
+        let env = r.targets.iter().find(|t| t.target == Target::Env).unwrap();
+        assert!(env.error.as_deref().unwrap().starts_with("B: GREETING="));
+        let order: Vec<Target> = r.artifacts.iter().map(ArtifactDiff::target).collect();
+        assert_eq!(order, [Target::Pod, Target::Env]);
+        let json = serde_json::to_value(&r.artifacts).unwrap();
+        assert_eq!(json[0]["path"], "pod.yaml");
+        assert_eq!(json[1]["target"], "env");
+        assert_eq!(json[1]["error"], env.error.as_deref().unwrap());
     }
 
     #[test]

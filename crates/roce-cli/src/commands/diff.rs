@@ -14,6 +14,7 @@ use roce_render::review::{self, ArtifactDiff, ChangedField, Input, Review, Side,
 
 use super::Exit;
 use crate::report::{Output, errln, outp, to_json};
+use crate::text::{capitalise, code, fence_for, md_cell, md_opt, table, wrap};
 
 /// Arguments of `roce diff`.
 #[derive(Debug, Args)]
@@ -305,50 +306,6 @@ fn dash(v: &Option<String>) -> String {
     v.clone().unwrap_or_else(|| "—".to_string())
 }
 
-/// Left-aligned columns, two spaces apart; the last column is not padded.
-fn table<const N: usize>(rows: &[[String; N]], indent: usize) -> String {
-    let mut widths = [0usize; N];
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            widths[i] = widths[i].max(c.chars().count());
-        }
-    }
-    let mut o = String::new();
-    for r in rows {
-        let mut line = " ".repeat(indent);
-        for (i, c) in r.iter().enumerate() {
-            line.push_str(c);
-            if i + 1 < N {
-                line.push_str(&" ".repeat(widths[i] - c.chars().count() + 2));
-            }
-        }
-        o.push_str(line.trim_end());
-        o.push('\n');
-    }
-    o
-}
-
-/// Word-wrap a paragraph at `width` columns with an indent.
-fn wrap(text: &str, indent: usize, width: usize) -> String {
-    let pad = " ".repeat(indent);
-    let mut o = String::new();
-    let mut line = pad.clone();
-    for word in text.split(' ') {
-        if line.len() > indent && line.chars().count() + 1 + word.chars().count() > width {
-            o.push_str(&line);
-            o.push('\n');
-            line = pad.clone();
-        }
-        if line.len() > indent {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    o.push_str(&line);
-    o.push('\n');
-    o
-}
-
 // ---- markdown ----
 
 fn markdown(r: &Review) -> String {
@@ -473,55 +430,5 @@ fn markdown_changes(r: &Review, o: &mut String) {
             .unwrap_or_default();
         let (sev, c, msg) = (p.severity, code(p.code), md_cell(&p.message));
         o.push_str(&format!("- {what} {sev}: {c} {msg}{at}\n"));
-    }
-}
-
-/// Inline code for Markdown, safe inside a table cell.
-fn code(s: &str) -> String {
-    let s = s.replace('|', "\\|").replace('\n', " ");
-    if s.contains('`') {
-        format!("`` {s} ``")
-    } else {
-        format!("`{s}`")
-    }
-}
-
-fn md_opt(v: &Option<String>) -> String {
-    v.as_deref().map_or_else(|| "—".to_string(), code)
-}
-
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// A code fence longer than any run of backticks in the text.
-fn fence_for(text: &str) -> String {
-    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    "`".repeat(longest.max(2) + 1)
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn markdown_cells_are_escaped() {
-        assert_eq!(code("a|b"), "`a\\|b`");
-        assert_eq!(code("a`b"), "`` a`b ``");
-        assert_eq!(fence_for("x ```` y"), "`````");
-        assert_eq!(fence_for("plain"), "```");
-    }
-
-    #[test]
-    fn wrap_keeps_words_whole() {
-        let w = wrap("aaa bbb ccc", 2, 9);
-        assert_eq!(w, "  aaa bbb\n  ccc\n");
     }
 }
