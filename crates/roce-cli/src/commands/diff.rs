@@ -165,8 +165,11 @@ fn diagnostics(r: &Review) -> impl Iterator<Item = (&'static str, &ProblemRecord
     (d.new.iter().map(tag("new"))).chain(d.resolved.iter().map(tag("resolved")))
 }
 
+/// A target's changed files as `(path, unified diff)`, or why it cannot render.
+type Files<'r> = Result<Vec<(&'r str, &'r str)>, &'r str>;
+
 /// For each target asked for: why it cannot render, or its changed files.
-fn shown(r: &Review) -> impl Iterator<Item = (Target, Result<Vec<(&str, &str)>, &str>)> {
+fn shown(r: &Review) -> impl Iterator<Item = (Target, Files<'_>)> {
     r.shown.iter().map(|&t| {
         let mut files = Vec::new();
         for a in r.artifacts.iter().filter(|a| a.target() == t) {
