@@ -36,7 +36,7 @@ use serde::{Serialize, Serializer};
 
 use crate::plan::{Consumer, MULTUS_ANNOTATION};
 use crate::plan_diff::{self, Aspect, Change, PlanDiff, join_and};
-use crate::{Artifact, RenderOptions, Target, plan, render};
+use crate::{Artifact, Plan, RenderOptions, Target, plan, render};
 
 /// One side of the comparison, as the caller read it.
 #[derive(Debug, Clone, Copy)]
@@ -314,6 +314,32 @@ pub fn review(a: Input<'_>, b: Input<'_>, show: &[Target]) -> Result<Review, Loa
         summarise(&phrases, &fields)
     };
 
+    let (targets, artifacts) = effects(&pd, [&plan_a, &plan_b], show);
+
+    Ok(Review {
+        a: side(a),
+        b: side(b),
+        equal,
+        summary,
+        fields,
+        plan: plan_changes(&pd, sa, sb),
+        targets,
+        diagnostics: Diagnostics {
+            unchanged: b.loaded.problems.len() - new.len(),
+            new: new.into_iter().map(ProblemRecord::from).collect(),
+            resolved: resolved.into_iter().map(ProblemRecord::from).collect(),
+        },
+        artifacts,
+        shown: show.to_vec(),
+    })
+}
+
+/// Each target's effect row, and the diffs (then the render errors) of the targets in `show`.
+fn effects(
+    pd: &PlanDiff,
+    [plan_a, plan_b]: [&Plan; 2],
+    show: &[Target],
+) -> (Vec<TargetEffect>, Vec<ArtifactDiff>) {
     let opts = RenderOptions::default();
     let mut targets = Vec::new();
     let (mut artifacts, mut unrenderable) = (Vec::new(), Vec::new());
@@ -325,7 +351,7 @@ pub fn review(a: Input<'_>, b: Input<'_>, show: &[Target]) -> Result<Review, Loa
             lines_removed: 0,
             error: None,
         };
-        match (render(&plan_a, t, &opts), render(&plan_b, t, &opts)) {
+        match (render(plan_a, t, &opts), render(plan_b, t, &opts)) {
             (Ok(fa), Ok(fb)) => {
                 for (path, old, new) in pair_files(&fa, &fb) {
                     let d = similar::TextDiff::from_lines(old, new);
@@ -364,23 +390,7 @@ pub fn review(a: Input<'_>, b: Input<'_>, show: &[Target]) -> Result<Review, Loa
         targets.push(row);
     }
     artifacts.extend(unrenderable);
-
-    Ok(Review {
-        a: side(a),
-        b: side(b),
-        equal,
-        summary,
-        fields,
-        plan: plan_changes(&pd, sa, sb),
-        targets,
-        diagnostics: Diagnostics {
-            unchanged: b.loaded.problems.len() - new.len(),
-            new: new.into_iter().map(ProblemRecord::from).collect(),
-            resolved: resolved.into_iter().map(ProblemRecord::from).collect(),
-        },
-        artifacts,
-        shown: show.to_vec(),
-    })
+    (targets, artifacts)
 }
 
 fn load_failure(a: Input<'_>, b: Input<'_>) -> LoadFailure {
