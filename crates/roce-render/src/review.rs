@@ -1,7 +1,7 @@
 //! The review of a profile change: what `roce diff A B` reports, as data.
 //!
 //! [`review`] compares two loaded profiles: the model fields that changed and where each side set them;
-//! the effect on the lowered [`Plan`](crate::Plan) ([`plan_diff`]); which [`Target`]s' artifacts change,
+//! the effect on the lowered [`Plan`] ([`plan_diff`]); which [`Target`]s' artifacts change,
 //! and by how many lines; the diagnostics the change introduces and resolves; and, for the targets asked
 //! for, unified diffs of the rendered files. The result is plain [`Serialize`] data: its JSON is
 //! `roce diff --format json`, field for field (docs/diff.md), and the CLI's human and Markdown printers
