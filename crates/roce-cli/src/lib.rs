@@ -4,8 +4,10 @@
 
 mod cli;
 mod commands;
+mod git;
 mod io;
 mod report;
+mod text;
 
 use std::process::ExitCode;
 

@@ -4,6 +4,8 @@ use std::io::IsTerminal;
 
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme};
 use roce_model::Problem;
+use roce_model::problem::ProblemRecord;
+use serde::Serialize;
 
 use crate::cli::Color;
 
@@ -72,24 +74,37 @@ pub fn err(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
-/// The JSON form of problems: `{"problems":[{code, severity, message, help, file, line, column}]}`.
-pub fn json(problems: &[Problem]) -> serde_json::Value {
-    let list: Vec<serde_json::Value> = problems
-        .iter()
-        .map(|p| {
-            let loc = p.location();
-            serde_json::json!({
-                "code": p.code.as_str(),
-                "severity": p.severity.as_str(),
-                "message": p.message,
-                "help": p.help,
-                "file": loc.map(|l| l.file.clone()),
-                "line": loc.map(|l| l.line),
-                "column": loc.map(|l| l.column),
-            })
-        })
-        .collect();
-    serde_json::json!({ "problems": list })
+/// The JSON form of a problem list, `{"problems":[…]}`: what `check`, `lint` and a `doctor` whose
+/// profile does not load print.
+#[derive(Debug, Serialize)]
+pub struct ProblemList {
+    /// Each problem's record.
+    pub problems: Vec<ProblemRecord>,
+}
+
+impl ProblemList {
+    /// The records of `problems`, in order.
+    pub fn new(problems: &[Problem]) -> Self {
+        ProblemList {
+            problems: problems.iter().map(ProblemRecord::from).collect(),
+        }
+    }
+}
+
+/// [`ProblemList`] as one line of JSON.
+pub fn json(problems: &[Problem]) -> String {
+    to_json(&ProblemList::new(problems), false)
+}
+
+/// Serialise a report, on one line or pretty-printed with two-space indents.
+pub fn to_json(value: &impl Serialize, pretty: bool) -> String {
+    let text = if pretty {
+        serde_json::to_string_pretty(value)
+    } else {
+        serde_json::to_string(value)
+    };
+    // Serialising derived structs with string keys into a String cannot fail.
+    text.expect("report types serialise")
 }
 
 /// `println!` that survives a closed stdout.

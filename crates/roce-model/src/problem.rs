@@ -489,6 +489,57 @@ impl Diagnostic for Problem {
     }
 }
 
+/// The machine-readable form of a [`Problem`], one object of every `--format json` problem list:
+/// `{code, severity, message, help, file, line, column}`. The place is `null` until
+/// [`Problem::resolve`] has run.
+///
+/// ```
+/// use roce_model::{Code, Problem, problem::ProblemRecord};
+/// let p = Problem::new(Code::ALL[0], "bad").help("fix it");
+/// let json = serde_json::to_string(&ProblemRecord::from(&p)).unwrap();
+/// assert!(json.ends_with(r#""message":"bad","help":"fix it","file":null,"line":null,"column":null}"#));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ProblemRecord {
+    /// The catalogue code (`roce::…`).
+    pub code: &'static str,
+    /// `error` or `warning`.
+    pub severity: &'static str,
+    /// What is wrong.
+    pub message: String,
+    /// How to fix it.
+    pub help: Option<String>,
+    /// Source name of the primary place.
+    pub file: Option<String>,
+    /// 1-based line of the primary place.
+    pub line: Option<usize>,
+    /// 1-based column of the primary place, in characters.
+    pub column: Option<usize>,
+}
+
+impl From<&Problem> for ProblemRecord {
+    fn from(p: &Problem) -> Self {
+        let loc = p.location();
+        ProblemRecord {
+            code: p.code.as_str(),
+            severity: p.severity.as_str(),
+            message: p.message.clone(),
+            help: p.help.clone(),
+            file: loc.map(|l| l.file.clone()),
+            line: loc.map(|l| l.line),
+            column: loc.map(|l| l.column),
+        }
+    }
+}
+
+impl ProblemRecord {
+    /// `path:line:column` of the primary place, once resolved.
+    pub fn place(&self) -> Option<String> {
+        let (file, line, column) = (self.file.as_ref()?, self.line?, self.column?);
+        Some(format!("{file}:{line}:{column}"))
+    }
+}
+
 /// Sort problems for output: by source, then position, then code.
 pub fn sort(problems: &mut [Problem]) {
     problems.sort_by_key(|p| {

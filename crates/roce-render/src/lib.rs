@@ -22,6 +22,7 @@ pub mod plan;
 pub mod plan_diff;
 pub mod pod;
 pub mod quote;
+pub mod review;
 pub mod sbatch;
 pub mod target;
 pub mod validation;

@@ -2,8 +2,8 @@
 //!
 //! The only place in the renderer that knows what InfiniBand and RoCE need; the facts themselves (which
 //! variable a field sets, what a pod must have attached) come from the fabric core, [`roce_model::fabric`].
-//! Emitters format a `Plan`; they never look at the profile. So the env of a Pod, an sbatch script and a Dockerfile cannot
-//! disagree, and adding a target never touches fabric logic.
+//! Emitters format a `Plan`; they never look at the profile. So the env of a Pod, an sbatch script and a
+//! Dockerfile cannot disagree, and adding a target never touches fabric logic.
 
 use roce_model::fabric;
 use roce_model::model::{FabricKind, Profile, UcxMode};

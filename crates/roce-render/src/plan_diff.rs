@@ -29,7 +29,7 @@ use crate::target::Target;
 use crate::{PROFILE_ANNOTATION, RenderOptions, render};
 
 /// One keyed value that differs (`None`: absent on that side).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Change {
     /// What changed (a resource name, a label key, `partition`, …).
     pub key: String,

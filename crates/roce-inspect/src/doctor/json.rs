@@ -1,9 +1,62 @@
-//! The JSON form of a report.
+//! The JSON form of a report: derived from the view types below, whose field order is the output's.
 
-use serde_json::{Value, json};
+use roce_model::problem::ProblemRecord;
+use serde::Serialize;
+use serde_json::Value;
 
-use super::facts::Limit;
-use super::findings::Report;
+use super::facts::{Limit, SharedObject};
+use super::findings::{PortReport, Report};
+
+#[derive(Serialize)]
+struct Json<'a> {
+    profile: &'a Option<String>,
+    pod: bool,
+    devices: Vec<Device<'a>>,
+    netdevs: Option<Vec<String>>,
+    rdma_core_version: Option<&'a str>,
+    libibverbs: Option<&'a str>,
+    librdmacm: Option<&'a str>,
+    kernel_modules: &'a Option<Vec<String>>,
+    peer_memory: Option<&'static str>,
+    gpus: Option<u32>,
+    ipc_lock: Option<bool>,
+    memlock: Option<Memlock>,
+    gid_family: Option<&'static str>,
+    gid_range: Option<String>,
+    env_source: &'static str,
+    findings: Vec<ProblemRecord>,
+}
+
+#[derive(Serialize)]
+struct Device<'a> {
+    name: &'a str,
+    port: u32,
+    state: &'a Option<String>,
+    link_layer: &'a Option<String>,
+    netdev: &'a Option<String>,
+    suggested_gid_index: Option<u32>,
+}
+
+/// `"unlimited"` or a number of bytes.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Memlock {
+    Unlimited(&'static str),
+    Bytes(u64),
+}
+
+impl<'a> From<&'a PortReport> for Device<'a> {
+    fn from(p: &'a PortReport) -> Self {
+        Device {
+            name: &p.device,
+            port: p.port,
+            state: &p.state,
+            link_layer: &p.link_layer,
+            netdev: &p.netdev,
+            suggested_gid_index: p.suggested_gid_index,
+        }
+    }
+}
 
 impl Report {
     /// `{"devices":[{name, port, state, link_layer, netdev, suggested_gid_index}], "rdma_core_version",
@@ -12,59 +65,36 @@ impl Report {
     /// once resolved against the profile's sources.
     pub fn to_json(&self) -> Value {
         let f = &self.facts;
-        let devices: Vec<Value> = self
-            .ports
-            .iter()
-            .map(|p| {
-                json!({
-                    "name": p.device,
-                    "port": p.port,
-                    "state": p.state,
-                    "link_layer": p.link_layer,
-                    "netdev": p.netdev,
-                    "suggested_gid_index": p.suggested_gid_index,
-                })
-            })
-            .collect();
-        let findings: Vec<Value> = self
-            .findings
-            .iter()
-            .map(|p| {
-                let loc = p.location();
-                json!({
-                    "code": p.code.as_str(),
-                    "severity": p.severity.as_str(),
-                    "message": p.message,
-                    "help": p.help,
-                    "file": loc.map(|l| l.file.clone()),
-                    "line": loc.map(|l| l.line),
-                    "column": loc.map(|l| l.column),
-                })
-            })
-            .collect();
-        let lib = |o: &Option<super::facts::SharedObject>| o.as_ref().map(|s| s.path.clone());
-        json!({
-            "profile": self.profile,
-            "pod": f.in_pod,
-            "devices": devices,
-            "netdevs": f.netdev_list(),
-            "rdma_core_version": f.libibverbs.as_ref().and_then(|l| l.version.clone())
-                .or_else(|| f.librdmacm.as_ref().and_then(|l| l.version.clone())),
-            "libibverbs": lib(&f.libibverbs),
-            "librdmacm": lib(&f.librdmacm),
-            "kernel_modules": f.modules,
-            "peer_memory": f.peer_memory.map(|p| p.as_str()),
-            "gpus": f.gpus,
-            "ipc_lock": f.ipc_lock(),
-            "memlock": match f.memlock {
-                Some(Limit::Unlimited) => json!("unlimited"),
-                Some(Limit::Bytes(n)) => json!(n),
-                None => Value::Null,
-            },
-            "gid_family": self.want.family.map(|x| x.as_str()),
-            "gid_range": self.want.range.map(|r| r.to_string()),
-            "env_source": f.env.source.as_str(),
-            "findings": findings,
-        })
+        let json = Json {
+            profile: &self.profile,
+            pod: f.in_pod,
+            devices: self.ports.iter().map(Device::from).collect(),
+            netdevs: f.netdev_list(),
+            rdma_core_version: version(&f.libibverbs).or_else(|| version(&f.librdmacm)),
+            libibverbs: path(&f.libibverbs),
+            librdmacm: path(&f.librdmacm),
+            kernel_modules: &f.modules,
+            peer_memory: f.peer_memory.map(|p| p.as_str()),
+            gpus: f.gpus,
+            ipc_lock: f.ipc_lock(),
+            memlock: f.memlock.map(|l| match l {
+                Limit::Unlimited => Memlock::Unlimited("unlimited"),
+                Limit::Bytes(n) => Memlock::Bytes(n),
+            }),
+            gid_family: self.want.family.map(|x| x.as_str()),
+            gid_range: self.want.range.map(|r| r.to_string()),
+            env_source: f.env.source.as_str(),
+            findings: self.findings.iter().map(ProblemRecord::from).collect(),
+        };
+        // Derived structs with string keys always serialise.
+        serde_json::to_value(json).expect("doctor report serialises")
     }
+}
+
+fn path(o: &Option<SharedObject>) -> Option<&str> {
+    o.as_ref().map(|s| s.path.as_str())
+}
+
+fn version(o: &Option<SharedObject>) -> Option<&str> {
+    o.as_ref().and_then(|l| l.version.as_deref())
 }
