@@ -326,13 +326,7 @@ fn plan_items(plan: &Plan) -> Vec<String> {
     plan.wiring
         .iter()
         .flat_map(|w| &w.networks)
-        .map(|n| {
-            if n.namespace.is_empty() {
-                n.name.clone()
-            } else {
-                format!("{}/{}", n.namespace, n.name)
-            }
-        })
+        .map(|n| n.to_string())
         .collect()
 }
 
@@ -344,11 +338,11 @@ fn multus_value(plan: &Plan) -> Result<Option<String>, RenderError> {
         return Ok(None);
     };
     for n in &w.networks {
-        let ok = is_dns_label(&n.name) && (n.namespace.is_empty() || is_dns_label(&n.namespace));
+        let ok = is_dns_label(n.name());
         if !ok {
             return Err(RenderError::Unrepresentable {
                 name: MULTUS_ANNOTATION.to_string(),
-                value: format!("{}/{}", n.namespace, n.name),
+                value: format!("{}/{}", n.namespace(), n.name()),
                 why: "the kustomize target appends Multus networks in comma form, whose namespace and name must be DNS labels".to_string(),
                 origin: None,
             });

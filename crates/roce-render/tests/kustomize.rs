@@ -32,11 +32,7 @@ fn plan_of(name: &str) -> Plan {
 /// The comma-form list the plan's networks must add, in rail order.
 fn our_networks(plan: &Plan) -> Option<String> {
     let w = plan.wiring.as_ref()?;
-    let items: Vec<String> = w
-        .networks
-        .iter()
-        .map(|n| format!("{}/{}", n.namespace, n.name))
-        .collect();
+    let items: Vec<String> = w.networks.iter().map(|n| n.to_string()).collect();
     (!items.is_empty()).then(|| items.join(","))
 }
 
