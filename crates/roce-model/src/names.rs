@@ -182,10 +182,10 @@ fn check_env_key(s: &str) -> Result<(), NameError> {
 /// A Linux capability name without `CAP_`, as Kubernetes `capabilities.add` takes it: upper-case letters,
 /// digits and `_`.
 fn check_capability(s: &str) -> Result<(), NameError> {
-    if s.starts_with("CAP_") {
+    if let Some(bare) = s.strip_prefix("CAP_") {
         return Err(error(
             format!("`{s}` carries the `CAP_` prefix"),
-            &format!("write `{}`, without the `CAP_` prefix", &s[4..]),
+            &format!("write `{bare}`, without the `CAP_` prefix"),
         ));
     }
     let ok = !s.is_empty()
