@@ -208,14 +208,15 @@ fn wiring(ctx: &Ctx) -> String {
         .with("kind", WIRING_KIND)
         .with(
             "metadata",
-            Yaml::map().with("name", ctx.name.as_str()).with(
-                "annotations",
-                Yaml::map().with(LOCAL_CONFIG, "true"),
-            ),
+            Yaml::map()
+                .with("name", ctx.name.as_str())
+                .with("annotations", Yaml::map().with(LOCAL_CONFIG, "true")),
         )
         .with("spec", spec);
     let mut out = crate::header("#", ctx.plan);
-    out.push_str("#\n# The values transformers.yaml copies; local config, so not in the build output.\n");
+    out.push_str(
+        "#\n# The values transformers.yaml copies; local config, so not in the build output.\n",
+    );
     out.push_str(&yaml::to_string(&doc));
     out
 }

@@ -41,7 +41,12 @@ struct Step {
 
 /// The whole `transformers.yaml`.
 pub(super) fn transformers(ctx: &Ctx) -> String {
-    let mut steps: Vec<Step> = ctx.groups.iter().map(|g| mark(ctx, g)).collect();
+    let mut steps: Vec<Step> = ctx
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| mark(ctx, g, i))
+        .collect();
     steps.push(container(ctx));
     for &shape in &ctx.shapes {
         steps.push(Step {
@@ -93,7 +98,7 @@ fn mark_selector(shape: Shape) -> String {
 
 /// Step 0, per group: the marker label. A patch target's kind and name are anchored regular
 /// expressions, so kinds are an alternation and the name is escaped.
-fn mark(ctx: &Ctx, g: &Group) -> Step {
+fn mark(ctx: &Ctx, g: &Group, i: usize) -> Step {
     let mut target = Yaml::map().with("kind", g.kinds.join("|"));
     if let Some(n) = &g.name {
         target.insert("name", super::select::regex_escape(n));
@@ -111,15 +116,33 @@ fn mark(ctx: &Ctx, g: &Group) -> Step {
             g.kinds.join(", "),
             g.shape.slug()
         ),
-        doc: builtin("PatchTransformer", ctx, "mark")
-            .with("patch", Yaml::Block(body))
-            .with("target", target),
+        doc: builtin(
+            "PatchTransformer",
+            ctx,
+            &numbered("mark", i, ctx.groups.len()),
+        )
+        .with("patch", Yaml::Block(body))
+        .with("target", target),
+    }
+}
+
+/// Transformer configs are resources to kustomize, so their names must differ within the file.
+fn numbered(suffix: &str, i: usize, count: usize) -> String {
+    if count > 1 {
+        format!("{suffix}-{}", i + 1)
+    } else {
+        suffix.to_string()
     }
 }
 
 /// A `PatchTransformer` for the marked workloads of one shape; `patch` holds `path:` or `patch:`.
 fn patch_transformer(ctx: &Ctx, suffix: &str, shape: Shape, patch: Yaml) -> Yaml {
-    let mut doc = builtin("PatchTransformer", ctx, suffix);
+    let suffix = if ctx.shapes.len() > 1 {
+        format!("{suffix}-{}", shape.slug())
+    } else {
+        suffix.to_string()
+    };
+    let mut doc = builtin("PatchTransformer", ctx, &suffix);
     if let Yaml::Map(entries) = patch {
         for (k, v) in entries {
             doc.insert(&k, v);
@@ -141,7 +164,10 @@ fn json_patch(ctx: &Ctx, suffix: &str, shape: Shape, ops: &str) -> Yaml {
 }
 
 fn unmark_op() -> String {
-    format!("- {{op: remove, path: /metadata/labels/{}}}\n", pointer_key(MARK))
+    format!(
+        "- {{op: remove, path: /metadata/labels/{}}}\n",
+        pointer_key(MARK)
+    )
 }
 
 /// A map key as one JSON-pointer segment.
@@ -150,7 +176,12 @@ fn pointer_key(key: &str) -> String {
 }
 
 /// One replacement from a `Wiring` field to a field path in the marked workloads of each shape.
-fn replacement(ctx: &Ctx, source: Yaml, path: impl Fn(Shape) -> String, options: Option<Yaml>) -> Yaml {
+fn replacement(
+    ctx: &Ctx,
+    source: Yaml,
+    path: impl Fn(Shape) -> String,
+    options: Option<Yaml>,
+) -> Yaml {
     let targets: Vec<Yaml> = ctx
         .shapes
         .iter()
