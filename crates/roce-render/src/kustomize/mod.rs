@@ -182,9 +182,9 @@ fn kustomization(ctx: &Ctx) -> String {
     let mut out = crate::header("#", ctx.plan);
     out.push_str(&format!(
         "#\n\
-         # A Kustomize Component: list this directory under `components:` in a kustomization. It wires\n\
-         # the container `{c}` of each selected {kinds}, and fails the build for one without it\n\
-         # (--container NAME picks another). Design and limits: docs/targets.md, section kustomize.\n",
+         # A Kustomize Component: list this directory under `components:` in a kustomization.\n\
+         # Wires the container `{c}` of each selected {kinds};\n\
+         # the build fails for one without it (--container NAME picks another). docs/targets.md says more.\n",
         c = ctx.container,
         kinds = kinds.join(", "),
     ));
@@ -277,8 +277,8 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
         .collect();
     let mut out = crate::header("#", plan);
     out.push_str(&format!(
-        "#\n# Strategic-merge patch for each selected {} (kustomize ignores its kind and name). Lists\n\
-         # merge by key: env by name, mounts by mountPath, volumes by name; `{}` moves to the front.\n",
+        "#\n# Strategic-merge patch for each selected {} (kustomize ignores its kind and name).\n\
+         # Lists merge by key: env by name, mounts by mountPath, volumes by name; `{}` moves to the front.\n",
         dedup(kinds).join(", "),
         ctx.container,
     ));
