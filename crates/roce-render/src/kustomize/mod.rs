@@ -13,7 +13,7 @@
 //! * `transformers.yaml`: in order, a replacement that fails the build for a selected workload
 //!   without the container (before the patch could add an image-less one) and adds the capabilities
 //!   (a list a patch would replace); the patches; and, when the profile attaches networks, the
-//!   append to the Multus annotation ([`steps`] says how).
+//!   append to the Multus annotation (`steps.rs` says how).
 
 mod select;
 mod steps;
