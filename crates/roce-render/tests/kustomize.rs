@@ -821,3 +821,48 @@ fn the_component_layout_is_stable() {
             .all(|f| !f.contents.contains(MULTUS_ANNOTATION))
     );
 }
+
+/// Kustomize reads transformer configs as resources: two with one name fail the build. Checked
+/// here without kubectl, for a selection that needs several marks and every shape.
+#[test]
+fn transformer_names_are_unique_for_every_selection() {
+    let plan = plan_of("coreweave/gb300-roce");
+    let sel = |kind: &str, name: Option<&str>| Selector {
+        kind: Some(kind.into()),
+        name: name.map(str::to_string),
+        label_selector: None,
+    };
+    for select in [
+        vec![],
+        vec![sel("Deployment", Some("a")), sel("Job", Some("b"))],
+        vec![
+            sel("Pod", None),
+            sel("CronJob", None),
+            sel("StatefulSet", None),
+        ],
+    ] {
+        let opts = RenderOptions {
+            select,
+            ..RenderOptions::default()
+        };
+        let files = kustomize::render(&plan, &opts).unwrap();
+        let transformers = &files
+            .iter()
+            .find(|f| f.path == "transformers.yaml")
+            .unwrap();
+        let docs = yaml_docs(&transformers.contents);
+        let Some(docs) = docs else { return };
+        let names: Vec<&str> = docs
+            .iter()
+            .map(|d| d["metadata"]["name"].as_str().unwrap())
+            .collect();
+        let unique: BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        // Every patch file a transformer names is one of the rendered files.
+        for d in &docs {
+            if let Some(path) = d["path"].as_str() {
+                assert!(files.iter().any(|f| f.path == path), "{path}");
+            }
+        }
+    }
+}

@@ -215,7 +215,7 @@ fn wiring(ctx: &Ctx) -> String {
         .with("spec", spec);
     let mut out = crate::header("#", ctx.plan);
     out.push_str(
-        "#\n# The values transformers.yaml copies; local config, so not in the build output.\n",
+        "# The values transformers.yaml copies; local config, so not in the build output.\n",
     );
     out.push_str(&yaml::to_string(&doc));
     out
@@ -277,7 +277,7 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
         .collect();
     let mut out = crate::header("#", plan);
     out.push_str(&format!(
-        "#\n# Strategic-merge patch for each selected {} (kustomize ignores its kind and name).\n\
+        "# Strategic-merge patch for each selected {} (kustomize ignores its kind and name).\n\
          # Lists merge by key: env by name, mounts by mountPath, volumes by name; `{}` moves to the front.\n",
         dedup(kinds).join(", "),
         ctx.container,
