@@ -866,3 +866,57 @@ fn transformer_names_are_unique_for_every_selection() {
         }
     }
 }
+
+/// Selectors mark workloads with a label and every later step selects by that label, so a workload
+/// that two selectors pick is wired once.
+#[test]
+fn overlapping_selectors_wire_a_workload_once() {
+    let plan = plan_of("coreweave/gb300-roce");
+    let ours = our_networks(&plan).unwrap();
+    let dir = consumers::temp_dir("kustomize-overlap");
+    let opts = RenderOptions {
+        select: vec![
+            Selector {
+                kind: Some("Deployment".into()),
+                name: Some("both".into()),
+                label_selector: None,
+            },
+            Selector {
+                label_selector: Some("app=both".into()),
+                ..Selector::default()
+            },
+        ],
+        ..RenderOptions::default()
+    };
+    write_component(&dir, "component", &plan, &opts);
+    let base = deployment("both", Some("default/storage")).replacen(
+        "metadata:\n  name: both\n",
+        "metadata:\n  name: both\n  labels:\n    app: both\n",
+        1,
+    );
+    let Some(built) = build(&dir, &base, &["component"]).unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let Some(docs) = yaml_docs(&built) else {
+        return;
+    };
+    let base_docs = yaml_docs(&base).unwrap();
+    let got = find(&docs, "Deployment", "both");
+    check_wired(
+        &plan,
+        got,
+        find(&base_docs, "Deployment", "both"),
+        TEMPLATE,
+        1,
+    );
+    assert_eq!(
+        networks_of(got, TEMPLATE),
+        Some(format!("default/storage,{ours}"))
+    );
+    assert_eq!(
+        got["metadata"]["labels"],
+        json!({"app": "both"}),
+        "marker removed"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

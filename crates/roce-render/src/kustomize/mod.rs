@@ -27,8 +27,8 @@ use select::{Group, Shape, Target};
 /// Which workloads a Component patches: by kind and name, or by label selector.
 ///
 /// Fields combine with AND. A selector without `kind` stands for each of [`DEFAULT_KINDS`]. Names
-/// match exactly; label selectors use Kubernetes syntax (`app=trainer,tier in (a,b)`). Selectors must
-/// not overlap: a workload matched twice gets the Multus networks twice (see `docs/targets.md`).
+/// match exactly; label selectors use Kubernetes syntax (`app=trainer,tier in (a,b)`). Selectors may
+/// overlap: a workload two of them pick is wired once.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Selector {
     /// Workload kind (`Deployment`, `Job`, …).
