@@ -7,7 +7,7 @@
 //! step lives in this one ordered file.
 //!
 //! Replacement targets match kinds exactly (no alternation, unlike patch targets), so the first
-//! step labels each selected workload with [`MARK`]` = <shape>` and later steps select by that label:
+//! step labels each selected workload [`MARK`]`=<shape>` and later steps select by that label:
 //! one target per pod-template shape instead of one per kind. The last step removes the label.
 //!
 //! Appending to the Multus annotation takes four steps, because kustomize has no "append to this
