@@ -88,8 +88,8 @@ impl ListKind {
     /// Name of the environment variable this kind models.
     pub const fn env_var(self) -> &'static str {
         match self {
-            Self::SocketIfname => "NCCL_SOCKET_IFNAME",
-            Self::IbHca => "NCCL_IB_HCA",
+            Self::SocketIfname => crate::fabric::env::NCCL_SOCKET_IFNAME.name,
+            Self::IbHca => crate::fabric::env::NCCL_IB_HCA.name,
         }
     }
 

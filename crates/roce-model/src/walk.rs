@@ -5,6 +5,7 @@
 
 use indexmap::IndexMap;
 
+use crate::fabric::env;
 use crate::model::*;
 use crate::names::{Capability, DnsLabel, EnvKey, K8sName, NameError, ResourceName};
 use crate::nccl_list;
@@ -706,10 +707,10 @@ impl Walker<'_> {
         let mut m = self.map(node, "nccl", None)?;
         let socket_ifname = m
             .get("socket-ifname")
-            .and_then(|n| self.nccl_list(n, "NCCL_SOCKET_IFNAME"));
+            .and_then(|n| self.nccl_list(n, env::NCCL_SOCKET_IFNAME.name));
         let ib_hca = m
             .get("ib-hca")
-            .and_then(|n| self.nccl_list(n, "NCCL_IB_HCA"));
+            .and_then(|n| self.nccl_list(n, env::NCCL_IB_HCA.name));
         let net_plugin = m.get("net-plugin").and_then(|n| self.nonempty(n));
         let debug = m.get("debug").and_then(|n| self.nonempty(n));
         let debug_subsys = m.get("debug-subsys").and_then(|n| self.nonempty(n));
@@ -746,7 +747,7 @@ impl Walker<'_> {
             for issue in issues {
                 let origin = n.token_origin(issue.range.clone());
                 self.problems.push(crate::rules::ucx::list_issue(
-                    "UCX_TLS",
+                    env::UCX_TLS.name,
                     &issue.kind,
                     origin,
                 ));
@@ -759,7 +760,7 @@ impl Walker<'_> {
             for issue in issues {
                 let origin = n.token_origin(issue.range.clone());
                 self.problems.push(crate::rules::ucx::list_issue(
-                    "UCX_NET_DEVICES",
+                    env::UCX_NET_DEVICES.name,
                     &issue.kind,
                     origin,
                 ));

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use roce_model::fabric::attach::COMMON_RDMA_RESOURCE;
-use roce_model::fabric::ucx;
+use roce_model::fabric::{env, ucx};
 use roce_model::model::{FabricKind, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
 use roce_model::source::Origin;
@@ -107,10 +107,10 @@ pub fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
     };
     ctx.want = Want {
         family: ctx
-            .setting("NCCL_IB_ADDR_FAMILY")
+            .setting(env::NCCL_IB_ADDR_FAMILY.name)
             .map(|s| Family::from_nccl(s.value.trim())),
         range: ctx
-            .setting("NCCL_IB_ADDR_RANGE")
+            .setting(env::NCCL_IB_ADDR_RANGE.name)
             .and_then(|s| Cidr::parse(&s.value)),
     };
     if facts.devices.is_empty() {
@@ -120,8 +120,8 @@ pub fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
         ctx.missing_rail();
         ctx.port_down();
         ctx.no_usable_gid();
-        ctx.gid_index("NCCL_IB_GID_INDEX");
-        ctx.gid_index("UCX_IB_GID_INDEX");
+        ctx.gid_index(env::NCCL_IB_GID_INDEX.name);
+        ctx.gid_index(env::UCX_IB_GID_INDEX.name);
         ctx.hca();
     }
     ctx.socket_ifname();
@@ -226,7 +226,7 @@ impl Ctx<'_> {
             many => format!(" (network interfaces: {})", list(many)),
         };
         let hca = self
-            .setting("NCCL_IB_HCA")
+            .setting(env::NCCL_IB_HCA.name)
             .map(|s| {
                 format!(
                     "; {} matches nothing, so NCCL falls back to TCP sockets",
@@ -540,7 +540,7 @@ impl Ctx<'_> {
                     format!("no single index fits every port: {}", per.join("; "))
                 }
             };
-            let auto = if var == "NCCL_IB_GID_INDEX" {
+            let auto = if var == env::NCCL_IB_GID_INDEX.name {
                 "; or leave NCCL_IB_GID_INDEX unset and let NCCL choose by NCCL_IB_ADDR_FAMILY and NCCL_IB_ADDR_RANGE"
             } else {
                 ""
@@ -558,14 +558,14 @@ impl Ctx<'_> {
     /// Would NCCL (`NCCL_IB_HCA`) or UCX (`UCX_NET_DEVICES`) use this port?
     fn port_selected(&self, var: &str, d: &RdmaDevice, p: &Port) -> bool {
         if var.starts_with("NCCL") {
-            match self.setting("NCCL_IB_HCA") {
+            match self.setting(env::NCCL_IB_HCA.name) {
                 Some(s) => nccl_list::parse(&s.value, ListKind::IbHca)
                     .0
                     .matches(&d.name, Some(p.num)),
                 None => true,
             }
         } else {
-            match self.setting("UCX_NET_DEVICES") {
+            match self.setting(env::UCX_NET_DEVICES.name) {
                 Some(s) => ucx_list::parse_net_devices(&s.value)
                     .0
                     .selects(&port_label(d, p)),
@@ -575,7 +575,7 @@ impl Ctx<'_> {
     }
 
     fn hca(&mut self) {
-        let Some(s) = self.setting("NCCL_IB_HCA") else {
+        let Some(s) = self.setting(env::NCCL_IB_HCA.name) else {
             return;
         };
         let active: Vec<(&str, u32)> = self
@@ -616,7 +616,7 @@ impl Ctx<'_> {
     }
 
     fn socket_ifname(&mut self) {
-        let Some(s) = self.setting("NCCL_SOCKET_IFNAME") else {
+        let Some(s) = self.setting(env::NCCL_SOCKET_IFNAME.name) else {
             return;
         };
         let Some(netdevs) = &self.facts.netdevs else {
@@ -645,7 +645,7 @@ impl Ctx<'_> {
     }
 
     fn ucx_net_devices(&mut self) {
-        let Some(s) = self.setting("UCX_NET_DEVICES") else {
+        let Some(s) = self.setting(env::UCX_NET_DEVICES.name) else {
             return;
         };
         let (devices, _) = ucx_list::parse_net_devices(&s.value);
@@ -708,7 +708,7 @@ impl Ctx<'_> {
             return;
         }
         let from_profile = self.plan.as_ref().and_then(|p| p.min_rdma_core);
-        let tls = self.setting("UCX_TLS");
+        let tls = self.setting(env::UCX_TLS.name);
         let tls_rdma = tls.as_ref().filter(|s| s.from_env).is_some_and(|s| {
             let (list, _) = ucx_list::parse_tls(&s.value);
             !list.is_all()

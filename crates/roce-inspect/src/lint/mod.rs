@@ -23,6 +23,7 @@ pub mod walk;
 use std::collections::BTreeSet;
 
 use roce_model::fabric::attach::IPC_LOCK;
+use roce_model::fabric::env;
 use roce_model::model::{NadRef, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
 use roce_model::source::{Origin, Source, Sources};
@@ -101,13 +102,15 @@ impl Linter {
                 .unwrap_or_default(),
             plan_hca: BTreeSet::new(),
             ucx_mode: profile.ucx.mode.value,
-            plan_tls: plan.env_value("UCX_TLS").map(|t| ucx_list::parse_tls(t).0),
+            plan_tls: plan
+                .env_value(env::UCX_TLS.name)
+                .map(|t| ucx_list::parse_tls(t).0),
             rail_ports,
             env,
             plan,
             opts,
         };
-        linter.plan_hca = match linter.plan.env_value("NCCL_IB_HCA") {
+        linter.plan_hca = match linter.plan.env_value(env::NCCL_IB_HCA.name) {
             Some(v) => linter.hca_selects(v),
             None => linter.rail_ports.iter().cloned().collect(),
         };
@@ -830,7 +833,7 @@ impl<'a> Cx<'a> {
         if have == want {
             return;
         }
-        if name == "NCCL_IB_HCA" && !self.linter.rail_ports.is_empty() {
+        if name == env::NCCL_IB_HCA.name && !self.linter.rail_ports.is_empty() {
             let selects = self.linter.hca_selects(&have);
             if selects.is_empty() {
                 let devices: Vec<&str> = self
@@ -870,7 +873,7 @@ impl<'a> Cx<'a> {
             );
             return;
         }
-        if name == "UCX_TLS"
+        if name == env::UCX_TLS.name
             && let Some(plan_tls) = &self.linter.plan_tls
         {
             if let Some(why) = self.ucx_wrong(&have) {

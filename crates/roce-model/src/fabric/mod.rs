@@ -9,8 +9,10 @@
 //!   value for a UCX mode ([`ucx::tls_concerns`]).
 //! - [`env`]: which typed field sets which variable, who reads it, and the profile's environment in emit
 //!   order ([`env::profile_env`]).
+//! - [`nccl`]: which NCCL variables are strings, the net-plugin library rule, NCCL's internal networks.
 //! - [`attach`]: what a pod needs attached (Multus networks, resources, capabilities).
 
 pub mod attach;
 pub mod env;
+pub mod nccl;
 pub mod ucx;

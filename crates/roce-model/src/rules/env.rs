@@ -1,6 +1,7 @@
 //! Environment rules: extra env must not fight generated variables, and every value must be
 //! representable in every target.
 
+use crate::fabric::env;
 use crate::model::Profile;
 use crate::problem::{Code, Problem};
 use crate::source::Spanned;
@@ -30,17 +31,17 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     let n = &p.nccl;
     let typed = [
         (
-            "NCCL_SOCKET_IFNAME",
+            env::NCCL_SOCKET_IFNAME.name,
             n.socket_ifname.as_ref().map(|l| &l.text),
         ),
-        ("NCCL_IB_HCA", n.ib_hca.as_ref().map(|l| &l.text)),
-        ("NCCL_NET_PLUGIN", n.net_plugin.as_ref()),
-        ("NCCL_DEBUG", n.debug.as_ref()),
-        ("NCCL_DEBUG_SUBSYS", n.debug_subsys.as_ref()),
-        ("NCCL_IB_ADDR_RANGE", p.fabric.addr_range.as_ref()),
-        ("UCX_TLS", p.ucx.tls.as_ref().map(|(t, _)| t)),
+        (env::NCCL_IB_HCA.name, n.ib_hca.as_ref().map(|l| &l.text)),
+        (env::NCCL_NET_PLUGIN.name, n.net_plugin.as_ref()),
+        (env::NCCL_DEBUG.name, n.debug.as_ref()),
+        (env::NCCL_DEBUG_SUBSYS.name, n.debug_subsys.as_ref()),
+        (env::NCCL_IB_ADDR_RANGE.name, p.fabric.addr_range.as_ref()),
+        (env::UCX_TLS.name, p.ucx.tls.as_ref().map(|(t, _)| t)),
         (
-            "UCX_NET_DEVICES",
+            env::UCX_NET_DEVICES.name,
             p.ucx.net_devices.as_ref().map(|(d, _)| d),
         ),
     ];

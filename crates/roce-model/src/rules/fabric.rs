@@ -1,5 +1,6 @@
 //! Fabric rules: RoCE addressing, and RoCE-only settings on InfiniBand.
 
+use crate::fabric::env::{NCCL_IB_ADDR_FAMILY, NCCL_IB_TC};
 use crate::model::{FabricKind, Profile};
 use crate::problem::{Code, Problem};
 
@@ -10,10 +11,10 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         FabricKind::Roce => {
             let mut missing = Vec::new();
             if f.addr_family.is_none() {
-                missing.push(("addr-family", "NCCL_IB_ADDR_FAMILY", "addr-family ipv6"));
+                missing.push(("addr-family", NCCL_IB_ADDR_FAMILY.name, "addr-family ipv6"));
             }
             if f.traffic_class.is_none() {
-                missing.push(("traffic-class", "NCCL_IB_TC", "traffic-class 96"));
+                missing.push(("traffic-class", NCCL_IB_TC.name, "traffic-class 96"));
             }
             for (key, env, example) in missing {
                 out.push(

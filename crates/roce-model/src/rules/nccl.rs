@@ -5,39 +5,7 @@ use crate::nccl_list::TokenIssueKind;
 use crate::problem::{Code, Problem};
 use crate::source::Origin;
 
-/// Jobs at least this many GPUs large are what the Spectrum-X NCCL plugin is for (CoreWeave RoCE guide).
-pub const SPCX_MIN_GPUS: u64 = 10_000;
-
-/// NCCL variables read as strings; every other `NCCL_*` knob is an integer parsed with `strtoll(…, 0)`.
-pub const STRING_KNOBS: &[&str] = &[
-    "NCCL_ALGO",
-    "NCCL_COMM_ID",
-    "NCCL_CONF_FILE",
-    "NCCL_DEBUG",
-    "NCCL_DEBUG_FILE",
-    "NCCL_DEBUG_SUBSYS",
-    "NCCL_ENV_PLUGIN",
-    "NCCL_GRAPH_DUMP_FILE",
-    "NCCL_GRAPH_FILE",
-    "NCCL_HOSTID",
-    "NCCL_IB_ADDR_FAMILY",
-    "NCCL_IB_ADDR_RANGE",
-    "NCCL_IB_HCA",
-    "NCCL_LAUNCH_MODE",
-    "NCCL_NET",
-    "NCCL_NET_GDR_LEVEL",
-    "NCCL_NET_PLUGIN",
-    "NCCL_OOB_NET_IFNAME",
-    "NCCL_P2P_LEVEL",
-    "NCCL_PROFILER_PLUGIN",
-    "NCCL_PROTO",
-    "NCCL_SHM_USE_CUDA_MEMCPY",
-    "NCCL_SOCKET_FAMILY",
-    "NCCL_SOCKET_IFNAME",
-    "NCCL_TOPO_DUMP_FILE",
-    "NCCL_TOPO_FILE",
-    "NCCL_TUNER_PLUGIN",
-];
+use crate::fabric::nccl::{SPCX_MIN_GPUS, is_string_knob};
 
 /// The problem for one list token NCCL would drop or misread.
 pub fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem {
@@ -230,7 +198,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             );
             continue;
         }
-        if !STRING_KNOBS.contains(&key.as_str()) {
+        if !is_string_knob(key) {
             int_syntax(key, &value.value, value.origin, out);
         }
     }

@@ -9,7 +9,7 @@ use crate::ucx_list::{NetDevices, UcxIssueKind};
 
 /// The problem for one malformed `UCX_TLS` / `UCX_NET_DEVICES` entry.
 pub fn list_issue(env: &str, kind: &UcxIssueKind, origin: Origin) -> Problem {
-    let code = if env == "UCX_TLS" {
+    let code = if env == crate::fabric::env::UCX_TLS.name {
         Code::UcxTls
     } else {
         Code::UcxNetDevice

@@ -1,0 +1,104 @@
+//! NCCL: how it reads its variables, its networks and net plugins.
+//!
+//! Sources: NCCL's environment-variable documentation (docs.nvidia.com/deeplearning/nccl, "Environment
+//! Variables"), `src/misc/param.cc` (`ncclGetEnv` + `strtoll(…, 0)` for integer parameters) and
+//! `src/plugin/net.cc` (plugin loading) in NVIDIA/nccl 2.28.
+
+/// NCCL variables read as strings; every other `NCCL_*` knob is an integer parsed with `strtoll(…, 0)`
+/// (`NCCL_PARAM` in NCCL's source), so `true` reads as 0 and a leading `0` as octal.
+pub const STRING_KNOBS: &[&str] = &[
+    "NCCL_ALGO",
+    "NCCL_COMM_ID",
+    "NCCL_CONF_FILE",
+    "NCCL_DEBUG",
+    "NCCL_DEBUG_FILE",
+    "NCCL_DEBUG_SUBSYS",
+    "NCCL_ENV_PLUGIN",
+    "NCCL_GRAPH_DUMP_FILE",
+    "NCCL_GRAPH_FILE",
+    "NCCL_HOSTID",
+    "NCCL_IB_ADDR_FAMILY",
+    "NCCL_IB_ADDR_RANGE",
+    "NCCL_IB_HCA",
+    "NCCL_LAUNCH_MODE",
+    "NCCL_NET",
+    "NCCL_NET_GDR_LEVEL",
+    "NCCL_NET_PLUGIN",
+    "NCCL_OOB_NET_IFNAME",
+    "NCCL_P2P_LEVEL",
+    "NCCL_PROFILER_PLUGIN",
+    "NCCL_PROTO",
+    "NCCL_SHM_USE_CUDA_MEMCPY",
+    "NCCL_SOCKET_FAMILY",
+    "NCCL_SOCKET_IFNAME",
+    "NCCL_TOPO_DUMP_FILE",
+    "NCCL_TOPO_FILE",
+    "NCCL_TUNER_PLUGIN",
+];
+
+/// Whether NCCL reads `name` as a string (else as an integer).
+pub fn is_string_knob(name: &str) -> bool {
+    STRING_KNOBS.contains(&name)
+}
+
+/// Jobs at least this many GPUs large are what the Spectrum-X NCCL plugin is for (CoreWeave RoCE guide).
+pub const SPCX_MIN_GPUS: u64 = 10_000;
+
+/// `NCCL_NET_PLUGIN` value that loads no plugin: NCCL uses its internal IB verbs and socket transports.
+pub const NO_PLUGIN: &str = "none";
+
+/// The library NCCL loads for `NCCL_NET_PLUGIN=name`: `libnccl-net-<name>.so` (a value that already names a
+/// library, with `.so` in it, is used as given).
+pub fn plugin_library(name: &str) -> Option<String> {
+    if name == NO_PLUGIN || name.is_empty() {
+        None
+    } else if name.contains(".so") {
+        Some(name.to_string())
+    } else {
+        Some(format!("libnccl-net-{name}.so"))
+    }
+}
+
+/// NCCL's internal networks, by the name it prints (`NET/IB`, `NET/Socket`) and accepts in `NCCL_NET`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Network {
+    /// The name (`IB`, `Socket`).
+    pub name: &'static str,
+    /// Whether it moves data by RDMA (and can do GPUDirect RDMA).
+    pub rdma: bool,
+}
+
+/// NCCL's internal verbs transport: InfiniBand and RoCE alike.
+pub const NET_IB: Network = Network {
+    name: "IB",
+    rdma: true,
+};
+/// NCCL's TCP socket transport: the silent fall-back when no RDMA device is usable.
+pub const NET_SOCKET: Network = Network {
+    name: "Socket",
+    rdma: false,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugin_libraries() {
+        assert_eq!(plugin_library("none"), None);
+        assert_eq!(
+            plugin_library("spcx").as_deref(),
+            Some("libnccl-net-spcx.so")
+        );
+        assert_eq!(
+            plugin_library("libnccl-net-ofi.so").as_deref(),
+            Some("libnccl-net-ofi.so")
+        );
+    }
+
+    #[test]
+    fn knobs() {
+        assert!(is_string_knob("NCCL_IB_HCA"));
+        assert!(!is_string_knob("NCCL_IB_QPS_PER_CONNECTION"));
+    }
+}
