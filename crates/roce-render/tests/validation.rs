@@ -900,7 +900,10 @@ fn ucx_perftest_for_an_nccl_only_profile_says_ucx_is_on_tcp_and_why() {
             .collect::<Vec<_>>()
             .join(" ");
         let header = header.replace("# ", "");
-        assert!(header.contains("UCX is on TCP: this profile pins it"), "{name}: {header}");
+        assert!(
+            header.contains("UCX is on TCP: this profile pins it"),
+            "{name}: {header}"
+        );
         assert!(
             header.contains("UCX_TLS=tcp UCX_NET_DEVICES=eth0"),
             "{name}"
