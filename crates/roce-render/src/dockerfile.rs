@@ -1,18 +1,13 @@
 //! `dockerfile`: `ENV` lines to paste after `FROM`.
 
-use crate::plan::Plan;
-use crate::quote;
+use crate::plan::{Plan, Topic};
 use crate::{RenderError, RenderOptions};
+use crate::{comment, quote};
 
-/// Render the plan's env as one `ENV` instruction.
+/// Render the plan's env as one `ENV` instruction, after what the plan says the image must ship.
 pub fn render(plan: &Plan, _opts: &RenderOptions) -> Result<String, RenderError> {
     let mut out = crate::header("#", plan);
-    if let Some(min) = plan.min_rdma_core {
-        out.push_str(&format!(
-            "# Requires rdma-core >= {min} in this image, with UCX built against it: with an older\n\
-             # rdma-core UCX initialises but GPUDirect RDMA transfers fail with vendor_err 0x89.\n"
-        ));
-    }
+    out.push_str(&comment::notes(plan.notes_about(&[Topic::Image])));
     if plan.env.is_empty() {
         return Ok(out);
     }

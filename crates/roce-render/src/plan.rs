@@ -2,14 +2,29 @@
 //!
 //! The only place in the renderer that knows what InfiniBand and RoCE need; the facts themselves (which
 //! variable a field sets, what a pod must have attached) come from the fabric core, [`roce_model::fabric`].
-//! Emitters format a `Plan`; they never look at the profile. So the env of a Pod, an sbatch script and a
-//! Dockerfile cannot disagree, and adding a target never touches fabric logic.
+//! Emitters format a `Plan`; they never look at the profile, the fabric kind or the UCX mode. So the env
+//! of a Pod, an sbatch script and a Dockerfile cannot disagree, and adding a target never touches fabric
+//! logic.
+//!
+//! Lowering has two steps, both here: [`lower`] gives the plan of the user's job, and a validation
+//! [`Workload`] is lowered from that plan ([`lower_workload`]; [`crate::render`] does it for a workload
+//! target), adding the test's logging variables, its default arguments and its [`Note`]s. Whatever an
+//! artifact says in prose about the fabric is a note made here, never a sentence composed by an emitter.
+
+mod note;
+mod workload;
+
+use std::borrow::Cow;
 
 use roce_model::fabric;
 use roce_model::model::{FabricKind, Profile, UcxMode};
 
+pub use note::{Note, Topic};
 pub use roce_model::fabric::attach::{GPU_RESOURCE, MULTUS_ANNOTATION, PodWiring};
 pub use roce_model::fabric::env::{Consumer, EnvVar};
+
+use crate::RenderError;
+pub use crate::target::Workload;
 
 /// Slurm defaults from the node pool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +46,7 @@ pub struct Plan {
     pub profile: String,
     /// Profile description.
     pub description: Option<String>,
-    /// The fabric, for comments.
+    /// The fabric. Lowering reads it; emitters print [`Plan::fabric_name`].
     pub fabric: FabricKind,
     /// Pod wiring, or `None` when a SUNK NodeSet attaches the fabric (env only).
     pub wiring: Option<PodWiring>,
@@ -47,10 +62,19 @@ pub struct Plan {
     pub min_rdma_core: Option<u32>,
     /// Mount a memory-backed `/dev/shm` (NCCL and UCX need more than the container default).
     pub shm: bool,
-    /// What UCX is for in this profile (validation jobs say when UCX is on TCP, and why).
+    /// What UCX is for in this profile. Lowering reads it (notes, the `ucx_perftest` arguments); emitters
+    /// do not.
     pub ucx_mode: UcxMode,
     /// The public nccl-tests image that matches this fabric, for validation jobs (`--image` overrides).
     pub nccl_tests_image: String,
+    /// What runs: the user's job, or a validation workload lowered from it.
+    pub workload: Workload,
+    /// What the artifacts say beyond configuration, in lowering order; each emitter prints the
+    /// [`Topic`]s that concern its readers.
+    pub notes: Vec<Note>,
+    /// The workload's default arguments, where lowering chooses them: `ucx_perftest`'s client arguments
+    /// (GPU memory, or host memory when UCX is pinned to TCP). `None` for the user's job and nccl-tests.
+    pub test_args: Option<String>,
 }
 
 /// Lower a profile to a plan.
@@ -65,7 +89,7 @@ pub struct Plan {
 pub fn lower(p: &Profile) -> Plan {
     let wiring = fabric::attach::pod_wiring(p);
     let pool = &p.node_pool;
-    Plan {
+    let mut plan = Plan {
         profile: p.name.value.clone(),
         description: p.description.as_ref().map(|d| d.value.clone()),
         fabric: p.fabric.kind.value,
@@ -91,10 +115,76 @@ pub fn lower(p: &Profile) -> Plan {
             FabricKind::InfiniBand => crate::NCCL_TESTS_IMAGE_INFINIBAND,
         }
         .to_string(),
-    }
+        workload: Workload::Job,
+        notes: Vec::new(),
+        test_args: None,
+    };
+    plan.notes = note::notes(&plan);
+    plan
+}
+
+/// Lower a profile for a workload: the job's plan ([`lower`]) with what the workload adds.
+///
+/// ```
+/// use roce_model::{builtin, load, BuiltinsOnly};
+/// use roce_render::plan::{self, Topic, Workload};
+/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+/// let test = plan::lower_workload(&profile, Workload::UcxPerftest);
+/// assert_eq!(test.env_value("UCX_LOG_LEVEL"), Some("info"));
+/// assert!(test.test_args.unwrap().contains("-m host"), "UCX is pinned to TCP");
+/// assert!(test.notes.iter().any(|n| n.topic == Topic::Ucx && n.text.contains("TCP")));
+/// ```
+pub fn lower_workload(p: &Profile, w: Workload) -> Plan {
+    workload::lower(lower(p), w)
+}
+
+/// Recompute the notes of a plan whose fields were edited (`roce diff` swaps one aspect at a time).
+pub(crate) fn refresh_notes(plan: &mut Plan) {
+    plan.notes = note::notes(plan);
 }
 
 impl Plan {
+    /// This job plan lowered for the workload `w` (see [`lower_workload`]); a plan already lowered for `w`
+    /// comes back as it is.
+    ///
+    /// # Errors
+    ///
+    /// [`RenderError::Workload`] for a plan lowered for another workload: it carries that workload's
+    /// additions, so lower `w` from the job's plan instead.
+    pub fn with_workload(&self, w: Workload) -> Result<Plan, RenderError> {
+        self.for_workload(w).map(Cow::into_owned)
+    }
+
+    /// The plan for `w`: this one when it was lowered for `w`, else lowered from this job plan. A plan
+    /// already lowered for another workload cannot be: it carries that workload's additions.
+    pub(crate) fn for_workload(&self, w: Workload) -> Result<Cow<'_, Plan>, RenderError> {
+        if self.workload == w {
+            Ok(Cow::Borrowed(self))
+        } else if self.workload == Workload::Job {
+            Ok(Cow::Owned(workload::lower(self.clone(), w)))
+        } else {
+            Err(RenderError::Workload {
+                plan: self.workload,
+                wanted: w,
+            })
+        }
+    }
+
+    /// The fabric's name for comments: `RoCE` or `InfiniBand`.
+    pub fn fabric_name(&self) -> &'static str {
+        match self.fabric {
+            FabricKind::Roce => "RoCE",
+            FabricKind::InfiniBand => "InfiniBand",
+        }
+    }
+
+    /// The notes about `topics`, topic by topic in the order given, each topic's in plan order.
+    pub fn notes_about<'a>(&'a self, topics: &'a [Topic]) -> impl Iterator<Item = &'a Note> + 'a {
+        topics
+            .iter()
+            .flat_map(|t| self.notes.iter().filter(move |n| n.topic == *t))
+    }
+
     /// The value of an env variable in this plan.
     pub fn env_value(&self, name: &str) -> Option<&str> {
         self.env

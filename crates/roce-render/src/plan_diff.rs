@@ -148,6 +148,8 @@ impl Aspect {
             }
             Aspect::Other => p = b.clone(),
         }
+        // Notes are derived from the fields above: say what this aspect alone would say.
+        crate::plan::refresh_notes(&mut p);
         p
     }
 }

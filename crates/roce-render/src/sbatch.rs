@@ -1,8 +1,8 @@
 //! `sbatch`: a runnable Slurm batch script.
 
-use crate::plan::Plan;
-use crate::quote;
+use crate::plan::{Plan, Topic};
 use crate::{RenderError, RenderOptions};
+use crate::{comment, quote};
 
 /// Render the plan as an sbatch script. Options override the node pool's `#SBATCH` defaults.
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
@@ -29,25 +29,8 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     }
     out.push('\n');
     out.push_str(&crate::header("#", plan));
-    if let Some(w) = &plan.wiring
-        && let (Some(first), Some(last)) = (w.networks.first(), w.networks.last())
-    {
-        // Slurm cannot attach pod networks: say what the nodes must already provide.
-        let resources: Vec<&str> = w.resources.iter().map(|(r, _)| r.as_str()).collect();
-        out.push_str(&format!(
-            "# The nodes must already attach the fabric: {} Multus networks ({}/{} … {}/{}){}.\n",
-            w.networks.len(),
-            first.namespace(),
-            first.name(),
-            last.namespace(),
-            last.name(),
-            if resources.is_empty() {
-                String::new()
-            } else {
-                format!(" and {}", resources.join(", "))
-            }
-        ));
-    }
+    // Slurm cannot attach pod networks: the plan's notes say what the nodes must already provide.
+    out.push_str(&comment::notes(plan.notes_about(&[Topic::Nodes])));
     out.push_str("set -euo pipefail\n\n");
     for e in &plan.env {
         let v =

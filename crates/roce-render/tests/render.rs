@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use roce_model::{BuiltinsOnly, Profile, Source, builtin, load};
-use roce_render::{Plan, RenderOptions, Target, plan, render};
+use roce_render::plan::{Note, Topic};
+use roce_render::{Plan, RenderError, RenderOptions, Target, Workload, plan, render};
 
 fn profile(name: &str) -> Profile {
     let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);
@@ -341,6 +342,98 @@ fn nixl_dockerfile_states_the_rdma_core_requirement() {
         !tcp.contains("rdma-core"),
         "only UCX RDMA mode needs the comment"
     );
+}
+
+/// Emitters print the plan's notes, by topic, and compose no fabric prose of their own: a plan whose notes
+/// are replaced by markers shows each target's readers exactly the topics they act on.
+#[test]
+fn each_target_prints_the_plans_notes_for_its_readers() {
+    use Topic::{Image, Nodes, Ucx, Workload as Test};
+    let topics = [Image, Nodes, Ucx, Test];
+    let marker = |t: Topic| format!("MARKER-{t:?}");
+    let expected = |target: Target| -> &[Topic] {
+        match target {
+            Target::Dockerfile => &[Image],
+            Target::Sbatch => &[Nodes],
+            Target::NcclTestsSbatch => &[Nodes, Test],
+            Target::NcclTestsMpijob => &[Test],
+            Target::UcxPerftest => &[Ucx, Test, Image],
+            Target::Pod | Target::Kustomize | Target::Env => &[],
+        }
+    };
+    let job = plan::lower(&profile("coreweave/gb300-roce-nixl"));
+    for &target in Target::ALL {
+        let mut p = job.with_workload(target.workload()).unwrap();
+        p.notes = topics
+            .iter()
+            .map(|&topic| Note {
+                topic,
+                text: marker(topic),
+            })
+            .collect();
+        let out = render_all(&p, target);
+        // The topics printed, in the order the artifact prints them.
+        let mut printed: Vec<(usize, Topic)> = topics
+            .into_iter()
+            .filter_map(|t| out.find(&format!("# {}\n", marker(t))).map(|at| (at, t)))
+            .collect();
+        printed.sort_by_key(|(at, _)| *at);
+        let printed: Vec<Topic> = printed.into_iter().map(|(_, t)| t).collect();
+        assert_eq!(printed, expected(target), "{target}");
+        for fabric_prose in ["rdma-core", "must already attach", "UCX over RDMA, as"] {
+            assert!(
+                !out.contains(fabric_prose),
+                "{target}: `{fabric_prose}` comes only from the notes"
+            );
+        }
+    }
+}
+
+/// One lowering: a workload target renders the same from the job's plan (lowered on the way) as from the
+/// plan lowered for its workload, and a plan lowered for a validation workload renders no other
+/// workload's target.
+#[test]
+fn workload_targets_render_the_workload_lowering() {
+    let p = profile("coreweave/gb300-roce-nixl");
+    let job = plan::lower(&p);
+    for &target in Target::ALL {
+        let lowered = plan::lower_workload(&p, target.workload());
+        assert_eq!(lowered.workload, target.workload());
+        assert_eq!(
+            render_all(&lowered, target),
+            render_all(&job, target),
+            "{target}"
+        );
+        for &other in Target::ALL {
+            let wrong = render(&lowered, other, &RenderOptions::default());
+            if other.workload() == target.workload() || target.workload() == Workload::Job {
+                assert!(
+                    wrong.is_ok(),
+                    "{target} → {other}: the job's plan renders every target"
+                );
+            } else {
+                assert!(
+                    matches!(wrong, Err(RenderError::Workload { plan, wanted })
+                        if plan == target.workload() && wanted == other.workload()),
+                    "{target} → {other}: {wrong:?}"
+                );
+            }
+        }
+    }
+    // What the workloads add: their logging variables, after the profile's own of the same consumer.
+    let nccl = plan::lower_workload(&p, Workload::NcclTests);
+    let ucx = plan::lower_workload(&p, Workload::UcxPerftest);
+    assert_eq!(
+        job.env_value("NCCL_DEBUG"),
+        None,
+        "the guards below can fail"
+    );
+    assert_eq!(nccl.env_value("NCCL_DEBUG"), Some("INFO"));
+    assert_eq!(nccl.env_value("UCX_LOG_LEVEL"), None);
+    assert_eq!(ucx.env_value("UCX_LOG_LEVEL"), Some("info"));
+    assert_eq!(ucx.env_value("NCCL_DEBUG"), None);
+    assert_eq!(job.env.len() + 2, nccl.env.len());
+    assert_eq!(job.env.len() + 1, ucx.env.len());
 }
 
 #[test]

@@ -10,9 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use roce_model::fabric::env::NCCL_DEBUG_SUBSYS_NET;
 use roce_model::{BuiltinsOnly, Source, builtin, load};
-use roce_render::validation::{self, ValidationOptions};
-use roce_render::{Plan, RenderError, RenderOptions, Target, plan, render};
+use roce_render::plan::EnvVar;
+use roce_render::validation::ValidationOptions;
+use roce_render::{Plan, RenderError, RenderOptions, Target, Workload, plan, render};
 use serde_json::{Value, json};
 
 fn plan_of(name: &str) -> Plan {
@@ -32,6 +34,11 @@ fn plan_from(kdl: &str) -> Plan {
             .profile
             .unwrap_or_else(|| panic!("{kdl}: {:#?}", loaded.problems)),
     )
+}
+
+/// The env of the nccl-tests workload lowered from a job plan.
+fn nccl_env(plan: &Plan) -> Vec<EnvVar> {
+    plan.with_workload(Workload::NcclTests).unwrap().env
 }
 
 fn rendered(plan: &Plan, target: Target, opts: &RenderOptions) -> String {
@@ -299,7 +306,7 @@ fn mpijob_runs_all_reduce_perf_across_nodes_with_every_variable_passed_by_mpirun
             launcher_env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"], "1",
             "{name}"
         );
-        let want: BTreeMap<String, String> = validation::nccl_env(&plan)
+        let want: BTreeMap<String, String> = nccl_env(&plan)
             .into_iter()
             .map(|e| (e.name, e.value))
             .collect();
@@ -531,7 +538,7 @@ fn validation_jobs_log_at_info_even_when_the_profile_says_otherwise() {
         Some("WARN"),
         "the guard below must be able to fail"
     );
-    let env: BTreeMap<String, String> = validation::nccl_env(&quiet)
+    let env: BTreeMap<String, String> = nccl_env(&quiet)
         .into_iter()
         .map(|e| (e.name, e.value))
         .collect();
@@ -544,11 +551,11 @@ fn validation_jobs_log_at_info_even_when_the_profile_says_otherwise() {
     assert!(sbatch.contains("export NCCL_DEBUG=INFO\n"), "{sbatch}");
     assert!(!sbatch.contains("NCCL_DEBUG=WARN"));
 
-    let plain = validation::nccl_env(&plan_of("coreweave/gb300-roce"));
+    let plain = nccl_env(&plan_of("coreweave/gb300-roce"));
     let names: Vec<&str> = plain.iter().map(|e| e.name.as_str()).collect();
     let debug = names.iter().position(|n| *n == "NCCL_DEBUG").unwrap();
     assert_eq!(names[debug + 1], "NCCL_DEBUG_SUBSYS");
-    assert_eq!(plain[debug + 1].value, validation::NCCL_DEBUG_SUBSYS);
+    assert_eq!(plain[debug + 1].value, NCCL_DEBUG_SUBSYS_NET.value);
     assert!(
         names[debug + 2].starts_with("UCX_"),
         "NCCL variables stay before UCX ones: {names:?}"
@@ -621,7 +628,7 @@ fn sbatch_runs_all_reduce_perf_with_pmix_and_the_validation_env() {
             ],
             "{name}"
         );
-        let want: BTreeMap<String, String> = validation::nccl_env(&plan)
+        let want: BTreeMap<String, String> = nccl_env(&plan)
             .into_iter()
             .map(|e| (e.name, e.value))
             .collect();
@@ -893,7 +900,10 @@ fn ucx_perftest_for_an_nccl_only_profile_says_ucx_is_on_tcp_and_why() {
             .collect::<Vec<_>>()
             .join(" ");
         let header = header.replace("# ", "");
-        assert!(header.contains("UCX is on TCP here"), "{name}: {header}");
+        assert!(
+            header.contains("UCX is on TCP: this profile pins it"),
+            "{name}: {header}"
+        );
         assert!(
             header.contains("UCX_TLS=tcp UCX_NET_DEVICES=eth0"),
             "{name}"

@@ -208,6 +208,74 @@ pub fn profile_env(p: &Profile) -> Vec<EnvVar> {
     e.0
 }
 
+/// A variable a validation job sets on top of the profile's environment. Not a typed field: these make
+/// the job's log readable by `roce explain`, and a profile cannot turn them off for a validation job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobVar {
+    /// The variable.
+    pub name: &'static str,
+    /// The value the job uses.
+    pub value: &'static str,
+    /// Who reads it.
+    pub consumer: Consumer,
+    /// `true`: the job's value replaces the profile's; `false`: it only fills in when the profile sets none.
+    pub replaces: bool,
+}
+
+/// `NCCL_DEBUG=INFO`, in place of the profile's level: `INFO` prints the transport NCCL chose, its devices
+/// and `GDRDMA` per channel (a validation job that logs nothing validates nothing).
+pub const NCCL_DEBUG_INFO: JobVar = JobVar {
+    name: NCCL_DEBUG.name,
+    value: "INFO",
+    consumer: Consumer::Nccl,
+    replaces: true,
+};
+
+/// `NCCL_DEBUG_SUBSYS=INIT,BOOTSTRAP,ENV,NET` unless the profile chooses its own subsystems: NCCL's default
+/// set plus `NET`, which prints GPUDirect RDMA per HCA and the GID each QP uses.
+pub const NCCL_DEBUG_SUBSYS_NET: JobVar = JobVar {
+    name: NCCL_DEBUG_SUBSYS.name,
+    value: "INIT,BOOTSTRAP,ENV,NET",
+    consumer: Consumer::Nccl,
+    replaces: false,
+};
+
+/// `UCX_LOG_LEVEL=info`: UCX prints the env it read and each endpoint's transports and devices
+/// (`ep_cfg[0]: tag(rc_mlx5/ibp0p0:1 …)`). Not set for NCCL jobs: Open MPI may start UCX there, and its
+/// info lines would only add noise.
+pub const UCX_LOG_LEVEL_INFO: JobVar = JobVar {
+    name: "UCX_LOG_LEVEL",
+    value: "info",
+    consumer: Consumer::Ucx,
+    replaces: true,
+};
+
+/// `OMPI_ALLOW_RUN_AS_ROOT=1`: the MPI Operator's launcher runs `mpirun` as root, which Open MPI refuses
+/// unless this and [`OMPI_ALLOW_RUN_AS_ROOT_CONFIRM`] are set.
+pub const OMPI_ALLOW_RUN_AS_ROOT: JobVar = JobVar {
+    name: "OMPI_ALLOW_RUN_AS_ROOT",
+    value: "1",
+    consumer: Consumer::Other,
+    replaces: true,
+};
+
+/// `OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1`: the second half of [`OMPI_ALLOW_RUN_AS_ROOT`].
+pub const OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: JobVar = JobVar {
+    name: "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM",
+    value: "1",
+    consumer: Consumer::Other,
+    replaces: true,
+};
+
+/// What the nccl-tests validation jobs add to the profile's environment, in this order.
+pub const NCCL_TESTS_ENV: &[JobVar] = &[NCCL_DEBUG_INFO, NCCL_DEBUG_SUBSYS_NET];
+
+/// What the `ucx_perftest` validation job adds to the profile's environment.
+pub const UCX_PERFTEST_ENV: &[JobVar] = &[UCX_LOG_LEVEL_INFO];
+
+/// The MPI launcher container's own environment (for `mpirun` itself; not forwarded to the ranks).
+pub const MPI_LAUNCHER_ENV: &[JobVar] = &[OMPI_ALLOW_RUN_AS_ROOT, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,5 +287,16 @@ mod tests {
         }
         assert_eq!(typed_field("NCCL_IB_HCA"), Some("nccl ib-hca"));
         assert_eq!(typed_field("NCCL_IB_QPS_PER_CONNECTION"), None);
+    }
+
+    #[test]
+    fn job_variables_are_read_by_their_prefix() {
+        for v in NCCL_TESTS_ENV
+            .iter()
+            .chain(UCX_PERFTEST_ENV)
+            .chain(MPI_LAUNCHER_ENV)
+        {
+            assert_eq!(consumer_of(v.name), v.consumer, "{}", v.name);
+        }
     }
 }

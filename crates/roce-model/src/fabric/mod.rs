@@ -7,7 +7,7 @@
 //!
 //! - [`ucx`]: UCX transports, their classes and releases, the aliases, and what is wrong with a `UCX_TLS`
 //!   value for a UCX mode ([`ucx::tls_concerns`]).
-//! - [`env`]: which typed field sets which variable, who reads it, and the profile's environment in emit
+//! - [`env`](mod@env): which typed field sets which variable, who reads it, and the profile's environment in emit
 //!   order ([`env::profile_env`]).
 //! - [`nccl`]: which NCCL variables are strings, the net-plugin library rule, NCCL's internal networks.
 //! - [`attach`]: what a pod needs attached (Multus networks, resources, capabilities).

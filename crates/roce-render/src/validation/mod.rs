@@ -4,23 +4,26 @@
 //! - [`sbatch`]: the same test as a Slurm batch script (`srun --mpi=pmix`);
 //! - [`ucx_perftest`]: `ucx_perftest` between a server and a client Pod on two different nodes.
 //!
-//! Like every emitter they only format a [`Plan`]: the wiring, the env and the fabric's nccl-tests image come
-//! from the lowering. What they add is observability, so that `roce explain` can read the output:
-//! NCCL jobs log at `NCCL_DEBUG=INFO` ([`nccl_env`]), the UCX test at `UCX_LOG_LEVEL=info` ([`ucx_env`]).
+//! Like every emitter they only format a [`Plan`], lowered for their [`Workload`](crate::Workload): the
+//! wiring, the env with the test's logging variables (NCCL jobs log at `NCCL_DEBUG=INFO`, the UCX test at
+//! `UCX_LOG_LEVEL=info`, so that `roce explain` can read the output), the fabric's nccl-tests image, the
+//! default arguments and the notes all come from the lowering ([`crate::plan::lower_workload`]). What they
+//! add is the job's shape: objects, commands, and how to run it.
 //!
 //! ```
 //! use roce_model::{builtin, load, BuiltinsOnly};
-//! use roce_render::{plan, validation};
+//! use roce_render::plan::{self, Workload};
 //! let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
-//! let env = validation::nccl_env(&plan::lower(&profile));
-//! assert!(env.iter().any(|e| e.name == "NCCL_DEBUG" && e.value == "INFO"));
+//! let test = plan::lower_workload(&profile, Workload::NcclTests);
+//! assert_eq!(test.env_value("NCCL_DEBUG"), Some("INFO"));
 //! ```
 
 pub mod mpijob;
 pub mod sbatch;
 pub mod ucx_perftest;
 
-use crate::plan::{Consumer, EnvVar, Plan};
+pub(crate) use crate::comment::block as comment;
+use crate::plan::Plan;
 use crate::yaml::Yaml;
 use crate::{RenderError, RenderOptions};
 
@@ -29,17 +32,6 @@ pub const NCCL_TEST_BIN: &str = "/opt/nccl_tests/build/all_reduce_perf";
 
 /// `all_reduce_perf` arguments: 512 MiB to 8 GiB, doubling, one GPU per rank (the vendor's examples).
 pub const NCCL_TEST_ARGS: &str = "-b 512M -e 8G -f 2 -g 1";
-
-/// NCCL log level of validation jobs: `INFO` prints the transport, the devices and `GDRDMA` per channel.
-pub const NCCL_DEBUG: &str = "INFO";
-
-/// NCCL log subsystems of validation jobs (unless the profile sets its own): NCCL's default set
-/// (`INIT,BOOTSTRAP,ENV`) plus `NET`, which prints GPUDirect RDMA per HCA and the GID each QP uses.
-pub const NCCL_DEBUG_SUBSYS: &str = "INIT,BOOTSTRAP,ENV,NET";
-
-/// UCX log level of the `ucx-perftest` job: `info` prints the UCX env UCX read and each endpoint's
-/// transports and devices (`ep_cfg[0]: tag(rc_mlx5/ibp0p0:1 …)`).
-pub const UCX_LOG_LEVEL: &str = "info";
 
 /// Options of the validation targets. `Default` gives the values documented on each field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +45,7 @@ pub struct ValidationOptions {
     pub nccl_test: String,
     /// Its arguments, separated by whitespace (default [`NCCL_TEST_ARGS`]).
     pub nccl_test_args: String,
-    /// `ucx_perftest` client arguments, separated by whitespace (default: [`ucx_perftest::default_args`]).
+    /// `ucx_perftest` client arguments, separated by whitespace (default: the plan's, [`Plan::test_args`]).
     pub ucx_perftest_args: Option<String>,
 }
 
@@ -66,68 +58,6 @@ impl Default for ValidationOptions {
             nccl_test_args: NCCL_TEST_ARGS.to_string(),
             ucx_perftest_args: None,
         }
-    }
-}
-
-/// The env of an NCCL validation job: the plan's, with `NCCL_DEBUG=INFO` (in place of the profile's level,
-/// if any) and [`NCCL_DEBUG_SUBSYS`] unless the profile chooses its own subsystems. New variables go right
-/// after the profile's last NCCL variable, so the NCCL → UCX → other order holds.
-pub fn nccl_env(plan: &Plan) -> Vec<EnvVar> {
-    let mut env = plan.env.clone();
-    set(&mut env, "NCCL_DEBUG", NCCL_DEBUG, Consumer::Nccl);
-    if !env.iter().any(|e| e.name == "NCCL_DEBUG_SUBSYS") {
-        set(
-            &mut env,
-            "NCCL_DEBUG_SUBSYS",
-            NCCL_DEBUG_SUBSYS,
-            Consumer::Nccl,
-        );
-    }
-    env
-}
-
-/// The env of the UCX validation job: the plan's, with `UCX_LOG_LEVEL=info` (see [`UCX_LOG_LEVEL`]).
-pub fn ucx_env(plan: &Plan) -> Vec<EnvVar> {
-    let mut env = plan.env.clone();
-    set(&mut env, "UCX_LOG_LEVEL", UCX_LOG_LEVEL, Consumer::Ucx);
-    env
-}
-
-/// Set `name` to `value`: in place when present (the value no longer comes from the profile, so it loses
-/// its origin), else after the last variable of `consumer` (or after the consumers that sort before it).
-fn set(env: &mut Vec<EnvVar>, name: &str, value: &str, consumer: Consumer) {
-    if let Some(e) = env.iter_mut().find(|e| e.name == name) {
-        if e.value != value {
-            e.value = value.to_string();
-            e.origin = None;
-        }
-        return;
-    }
-    let rank = |c: Consumer| match c {
-        Consumer::Nccl => 0,
-        Consumer::Ucx => 1,
-        Consumer::Other => 2,
-    };
-    let at = env
-        .iter()
-        .rposition(|e| rank(e.consumer) <= rank(consumer))
-        .map_or(0, |i| i + 1);
-    env.insert(
-        at,
-        EnvVar {
-            name: name.to_string(),
-            value: value.to_string(),
-            consumer,
-            origin: None,
-        },
-    );
-}
-
-/// A copy of `plan` with `env` in place of its own, for reusing the other emitters' helpers.
-pub(crate) fn with_env(plan: &Plan, env: Vec<EnvVar>) -> Plan {
-    Plan {
-        env,
-        ..plan.clone()
     }
 }
 
@@ -227,47 +157,6 @@ pub(crate) fn nccl_test_command(opts: &RenderOptions) -> Result<Vec<String>, Ren
     Ok(cmd)
 }
 
-/// `KEY=value KEY=value` for comments, from the variables of one consumer.
-pub(crate) fn env_summary(env: &[EnvVar], consumer: Consumer) -> String {
-    env.iter()
-        .filter(|e| e.consumer == consumer)
-        .map(|e| format!("{}={}", e.name, e.value))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// A comment block, each line prefixed with `# ` and prose wrapped at [`WRAP`] columns. Lines that start
-/// with a space (commands to copy) are kept whole.
-pub(crate) fn comment(lines: &[String]) -> String {
-    let mut out = String::new();
-    for line in lines {
-        if line.is_empty() {
-            out.push_str("#\n");
-            continue;
-        }
-        if line.starts_with(' ') {
-            out.push_str(&format!("# {line}\n"));
-            continue;
-        }
-        let mut current = String::new();
-        for word in line.split(' ').filter(|w| !w.is_empty()) {
-            if !current.is_empty() && current.len() + 1 + word.len() > WRAP - 2 {
-                out.push_str(&format!("# {current}\n"));
-                current.clear();
-            }
-            if !current.is_empty() {
-                current.push(' ');
-            }
-            current.push_str(word);
-        }
-        out.push_str(&format!("# {current}\n"));
-    }
-    out
-}
-
-/// Width of comment prose.
-const WRAP: usize = 110;
-
 /// Rebuild a container map with `command` (and `args`) right after `image`, where readers look for them.
 pub(crate) fn with_command(container: Yaml, command: &[&str], args: Vec<Yaml>) -> Yaml {
     let Yaml::Map(entries) = container else {
@@ -302,67 +191,6 @@ fn bad_option(option: &str, value: &str, why: &str) -> RenderError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn var(name: &str, consumer: Consumer) -> EnvVar {
-        EnvVar {
-            name: name.to_string(),
-            value: "v".to_string(),
-            consumer,
-            origin: None,
-        }
-    }
-
-    fn names(env: &[EnvVar]) -> Vec<&str> {
-        env.iter().map(|e| e.name.as_str()).collect()
-    }
-
-    #[test]
-    fn set_inserts_after_its_consumer_group_and_replaces_in_place() {
-        let mut env = vec![
-            var("NCCL_A", Consumer::Nccl),
-            var("UCX_TLS", Consumer::Ucx),
-            var("X", Consumer::Other),
-        ];
-        set(&mut env, "NCCL_DEBUG", "INFO", Consumer::Nccl);
-        set(&mut env, "UCX_LOG_LEVEL", "info", Consumer::Ucx);
-        assert_eq!(
-            names(&env),
-            ["NCCL_A", "NCCL_DEBUG", "UCX_TLS", "UCX_LOG_LEVEL", "X"]
-        );
-        set(&mut env, "X", "new", Consumer::Nccl);
-        assert_eq!(
-            names(&env),
-            ["NCCL_A", "NCCL_DEBUG", "UCX_TLS", "UCX_LOG_LEVEL", "X"],
-            "kept its place"
-        );
-        assert_eq!(env[4].value, "new");
-        let mut only_other = vec![var("X", Consumer::Other)];
-        set(&mut only_other, "NCCL_DEBUG", "INFO", Consumer::Nccl);
-        assert_eq!(names(&only_other), ["NCCL_DEBUG", "X"]);
-    }
-
-    #[test]
-    fn comments_wrap_prose_and_keep_commands_whole() {
-        let long = "word ".repeat(40);
-        let cmd = format!("  kubectl {}", "x".repeat(150));
-        let text = comment(&[long.trim().to_string(), String::new(), cmd.clone()]);
-        let lines: Vec<&str> = text.lines().collect();
-        assert!(lines.iter().all(|l| l.starts_with('#')));
-        assert!(
-            lines[..lines.len() - 1].iter().all(|l| l.len() <= WRAP),
-            "{text}"
-        );
-        assert_eq!(
-            lines
-                .iter()
-                .filter(|l| l.contains("word"))
-                .map(|l| l.matches("word").count())
-                .sum::<usize>(),
-            40
-        );
-        assert!(lines.contains(&"#"));
-        assert_eq!(lines.last().copied(), Some(format!("# {cmd}").as_str()));
-    }
 
     #[test]
     fn dns1035_labels() {

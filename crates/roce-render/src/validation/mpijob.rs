@@ -4,10 +4,10 @@
 //! `pod` target would; the launcher runs `mpirun`, which hands every variable of the job's env to each rank
 //! with `-x NAME` (MPI ranks start under the workers' sshd and do not see the worker container's env).
 
-use super::{
-    comment, image, nccl_env, nccl_test_command, nodes, object_name, with_command, with_env,
-};
-use crate::plan::{MULTUS_ANNOTATION, Plan};
+use roce_model::fabric::env::MPI_LAUNCHER_ENV;
+
+use super::{comment, image, nccl_test_command, nodes, object_name, with_command};
+use crate::plan::{MULTUS_ANNOTATION, Plan, Topic};
 use crate::pod::{self, SHM_VOLUME};
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
@@ -15,12 +15,10 @@ use crate::{RenderError, RenderOptions};
 /// Name of the launcher container.
 pub const LAUNCHER_CONTAINER: &str = "launcher";
 
-/// Render the MPIJob.
+/// Render the MPIJob from a plan lowered for nccl-tests.
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let name = object_name(plan, opts, "nccl-tests")?;
     let nodes = nodes(plan, opts)?;
-    let env = nccl_env(plan);
-    let job_plan = with_env(plan, env);
     let image = image(plan, opts);
     let ranks = u64::from(nodes) * u64::from(plan.gpus_per_node);
 
@@ -30,21 +28,21 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         "--bind-to".into(),
         "none".into(),
     ];
-    for e in &job_plan.env {
+    for e in &plan.env {
         mpirun.push("-x".into());
         mpirun.push(e.name.clone());
     }
     mpirun.extend(nccl_test_command(opts)?);
 
-    let mut launcher_env = vec![
-        Yaml::map()
-            .with("name", "OMPI_ALLOW_RUN_AS_ROOT")
-            .with("value", Yaml::Quoted("1".into())),
-        Yaml::map()
-            .with("name", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
-            .with("value", Yaml::Quoted("1".into())),
-    ];
-    launcher_env.extend(pod::env_list(&job_plan));
+    let mut launcher_env: Vec<Yaml> = MPI_LAUNCHER_ENV
+        .iter()
+        .map(|v| {
+            Yaml::map()
+                .with("name", v.name)
+                .with("value", Yaml::Quoted(v.value.into()))
+        })
+        .collect();
+    launcher_env.extend(pod::env_list(plan));
     let launcher = Yaml::map()
         .with("name", LAUNCHER_CONTAINER)
         .with("image", image)
@@ -81,7 +79,7 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         }
         worker_spec.insert("nodeSelector", sel);
     }
-    worker_spec.insert("containers", vec![pod::container(&job_plan, &worker_opts)]);
+    worker_spec.insert("containers", vec![pod::container(plan, &worker_opts)]);
     if plan.shm {
         worker_spec.insert(
             "volumes",
@@ -150,9 +148,8 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         "The launcher hands the env below to every rank with `mpirun -x` (ranks start under the workers' sshd \
          and do not see a container's env); the workers carry the same env for `kubectl exec` and `roce lint`."
             .to_string(),
-        "NCCL_DEBUG=INFO so the log shows the transport NCCL chose, its devices and GDRDMA per channel."
-            .to_string(),
     ];
+    notes.extend(plan.notes_about(&[Topic::Workload]).map(|n| n.text.clone()));
     if plan.wiring.is_none() {
         notes.push("This profile's nodes attach the fabric themselves (SUNK NodeSet): the workers carry env only.".into());
     }

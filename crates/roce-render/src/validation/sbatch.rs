@@ -4,14 +4,13 @@
 //! The script is the `sbatch` target's (same `#SBATCH` lines from the node pool, same exports) with the
 //! validation env and the nccl-tests step, so the two cannot drift apart.
 
-use super::{comment, image, nccl_env, nccl_test_command, nodes, with_env};
-use crate::plan::Plan;
+use super::{comment, image, nccl_test_command, nodes};
+use crate::plan::{Plan, Topic};
 use crate::{RenderError, RenderOptions, quote};
 
-/// Render the batch script.
+/// Render the batch script from a plan lowered for nccl-tests.
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let nodes = nodes(plan, opts)?;
-    let job_plan = with_env(plan, nccl_env(plan));
     let mut step = vec!["--kill-on-bad-exit=1".to_string()];
     for word in nccl_test_command(opts)? {
         step.push(
@@ -30,7 +29,7 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         slurm.job_name = Some(super::default_name(plan, "nccl-tests"));
     }
     let script = crate::sbatch::render(
-        &job_plan,
+        plan,
         &RenderOptions {
             slurm,
             ..opts.clone()
@@ -38,18 +37,16 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     )?;
 
     let bin = &opts.validation.nccl_test;
-    let mut notes = vec![
-        format!(
-            "Validation job: nccl-tests across {nodes} node(s) x {} GPU(s), one rank per GPU (srun --mpi=pmix).",
-            plan.gpus_per_node
-        ),
-        "NCCL_DEBUG=INFO so the log shows the transport NCCL chose, its devices and GDRDMA per channel.".to_string(),
-        format!(
+    let mut notes = vec![format!(
+        "Validation job: nccl-tests across {nodes} node(s) x {} GPU(s), one rank per GPU (srun --mpi=pmix).",
+        plan.gpus_per_node
+    )];
+    notes.extend(plan.notes_about(&[Topic::Workload]).map(|n| n.text.clone()));
+    notes.push(format!(
             "The nodes must have nccl-tests at {bin} (CoreWeave's SUNK images do); with pyxis, run it in \
              {} instead by adding --container-image to the srun line.",
             image(plan, opts)
-        ),
-    ];
+        ));
     if nodes < 2 {
         notes.push(
             "One node: NCCL stays on NVLink and shared memory, so the fabric is not tested.".into(),

@@ -5,10 +5,8 @@
 //! `podAntiAffinity` on `kubernetes.io/hostname` keeps them apart, so the traffic crosses the fabric. An init
 //! container prints `ucx_info -d` (the devices and transports the Pod really has) before each side starts.
 
-use roce_model::model::UcxMode;
-
-use super::{comment, env_summary, image, object_name, ucx_env, with_command, with_env};
-use crate::plan::{Consumer, MULTUS_ANNOTATION, Plan};
+use super::{comment, image, object_name, with_command};
+use crate::plan::{MULTUS_ANNOTATION, Plan, Topic};
 use crate::pod::{self, SHM_VOLUME};
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
@@ -31,17 +29,9 @@ pub const TEST_LABEL: &str = "roce.dev/ucx-perftest";
 /// Label that tells the server from the client.
 pub const ROLE_LABEL: &str = "roce.dev/role";
 
-/// The client's default arguments: tagged-message bandwidth with 16 MiB messages. GPU memory (`-m cuda`)
-/// unless UCX is pinned to TCP, which is not set up to carry GPU buffers (`-m host`).
-pub fn default_args(mode: UcxMode) -> String {
-    let memory = if mode == UcxMode::Tcp { "host" } else { "cuda" };
-    format!("-t tag_bw -m {memory} -s 16777216 -n 1000")
-}
-
-/// Render the Service and the two Pods.
+/// Render the Service and the two Pods from a plan lowered for `ucx_perftest`.
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let name = object_name(plan, opts, "ucx-perftest")?;
-    let test_plan = with_env(plan, ucx_env(plan));
     let container_opts = RenderOptions {
         image: image(plan, opts).to_string(),
         ..opts.clone()
@@ -50,14 +40,15 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     let args_text = opts
         .validation
         .ucx_perftest_args
-        .clone()
-        .unwrap_or_else(|| default_args(plan.ucx_mode));
+        .as_deref()
+        .or(plan.test_args.as_deref())
+        .unwrap_or_default();
     let mut client_args: Vec<Yaml> = vec![
         server_host.as_str().into(),
         "-p".into(),
         PORT.to_string().into(),
     ];
-    for word in super::words("ucx-perftest-args", &args_text)? {
+    for word in super::words("ucx-perftest-args", args_text)? {
         // Kubernetes expands `$(VAR)` in args: keep user arguments verbatim.
         client_args.push(pod::escape_dependent_vars(&word).into());
     }
@@ -89,11 +80,11 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         );
 
     let main = |command: &[&str], args: Vec<Yaml>| {
-        with_command(pod::container(&test_plan, &container_opts), command, args)
+        with_command(pod::container(plan, &container_opts), command, args)
     };
     let info = with_command(
         pod::container(
-            &test_plan,
+            plan,
             &RenderOptions {
                 container: INFO_CONTAINER.to_string(),
                 ..container_opts.clone()
@@ -150,38 +141,10 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
          client starts once the server listens (its readiness probe publishes `server.NAME`)."
             .to_string(),
     ];
-    let ucx = env_summary(&plan.env, Consumer::Ucx);
-    match plan.ucx_mode {
-        UcxMode::Rdma => {
-            notes.push(format!("UCX over RDMA, as the profile sets it: {ucx}."));
-            notes.push(
-                "UCX_LOG_LEVEL=info: each endpoint's line (ep_cfg) names the transports and devices UCX \
-                 chose; a tcp lane there means UCX fell back off RDMA."
-                    .to_string(),
-            );
-            if let Some(min) = plan.min_rdma_core {
-                notes.push(format!("The image must ship rdma-core >= {min}, with UCX built against it."));
-            }
-        }
-        UcxMode::Tcp => {
-            notes.push(format!(
-                "UCX is on TCP here: this profile pins it ({ucx}). NCCL never uses UCX, so an NCCL-only \
-                 profile keeps UCX off the RDMA devices, where an accidental UCX start (e.g. Open MPI's UCX \
-                 layer) could crash the job. So this job measures UCX over TCP with host memory (-m host: a \
-                 TCP-pinned UCX is not set up to carry GPU buffers), not RDMA."
-            ));
-            notes.push(
-                "To validate UCX over RDMA (NIXL, vLLM disaggregated serving, UCX-based MPI), render this \
-                 target from a profile with ucx mode=\"rdma\", such as the built-in coreweave/gb300-roce-nixl."
-                    .to_string(),
-            );
-        }
-        UcxMode::Off => notes.push(
-            "The profile leaves UCX unconfigured (ucx mode=\"off\"): UCX picks its own transports; \
-             `ucx_info -d` and the endpoint lines (UCX_LOG_LEVEL=info) in the log show which."
-                .to_string(),
-        ),
-    }
+    notes.extend(
+        plan.notes_about(&[Topic::Ucx, Topic::Workload, Topic::Image])
+            .map(|n| n.text.clone()),
+    );
     if plan.wiring.is_none() {
         notes.push("This profile's nodes attach the fabric themselves (SUNK NodeSet): the Pods carry env only.".into());
     }

@@ -1,0 +1,105 @@
+//! Notes: what an artifact says in prose about the fabric, decided in lowering.
+//!
+//! Some facts cannot be configuration: the image must ship a recent rdma-core, a batch script cannot
+//! attach pod networks, UCX is on TCP on purpose. Lowering writes them as [`Note`]s with a [`Topic`]; an
+//! emitter prints the topics its readers act on, as comments, and composes no fabric prose of its own.
+
+use roce_model::model::UcxMode;
+
+use super::{Consumer, Plan};
+
+/// One thing the artifacts should tell their reader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// What it is about, which decides the artifacts that print it.
+    pub topic: Topic,
+    /// Whole sentences, unwrapped: emitters wrap them as comments.
+    pub text: String,
+}
+
+/// What a note is about. Emitters choose by topic: the Dockerfile prints [`Topic::Image`], a batch
+/// script [`Topic::Nodes`], the `ucx-perftest` job [`Topic::Ucx`], [`Topic::Workload`] and
+/// [`Topic::Image`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Topic {
+    /// What the container image must ship (for whoever builds or picks it).
+    Image,
+    /// What the nodes must already attach, for artifacts that cannot attach it themselves.
+    Nodes,
+    /// How UCX is set up in this profile, and why.
+    Ucx,
+    /// What a validation workload adds and measures, given this profile.
+    Workload,
+}
+
+impl Note {
+    pub(super) fn new(topic: Topic, text: impl Into<String>) -> Self {
+        Note {
+            topic,
+            text: text.into(),
+        }
+    }
+}
+
+/// The plan's notes, from its other fields (so they can be recomputed when those change): the job's, then
+/// the workload's.
+pub(super) fn notes(plan: &Plan) -> Vec<Note> {
+    let mut out = Vec::new();
+    if let Some(w) = &plan.wiring
+        && let (Some(first), Some(last)) = (w.networks.first(), w.networks.last())
+    {
+        let resources: Vec<&str> = w.resources.iter().map(|(r, _)| r.as_str()).collect();
+        out.push(Note::new(
+            Topic::Nodes,
+            format!(
+                "The nodes must already attach the fabric: {} Multus networks ({}/{} … {}/{}){}.",
+                w.networks.len(),
+                first.namespace(),
+                first.name(),
+                last.namespace(),
+                last.name(),
+                if resources.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and {}", resources.join(", "))
+                }
+            ),
+        ));
+    }
+    let ucx = ucx_summary(plan);
+    out.push(Note::new(
+        Topic::Ucx,
+        match plan.ucx_mode {
+            UcxMode::Rdma => format!("UCX over RDMA, as the profile sets it: {ucx}."),
+            UcxMode::Tcp => format!(
+                "UCX is on TCP: this profile pins it ({ucx}). NCCL never uses UCX, so an NCCL-only \
+                 profile keeps UCX off the RDMA devices, where an accidental UCX start (e.g. Open MPI's \
+                 UCX layer) could crash the job."
+            ),
+            UcxMode::Off => "The profile leaves UCX unconfigured (ucx mode=\"off\"): UCX picks its own \
+                             transports."
+                .to_string(),
+        },
+    ));
+    if let Some(min) = plan.min_rdma_core {
+        out.push(Note::new(
+            Topic::Image,
+            format!(
+                "The image must ship rdma-core >= {min}, with UCX built against it: with an older \
+                 rdma-core UCX initialises but GPUDirect RDMA transfers fail with vendor_err 0x89."
+            ),
+        ));
+    }
+    out.extend(super::workload::notes(plan));
+    out
+}
+
+/// `KEY=value KEY=value` of the UCX variables the profile sets (not those a workload adds).
+fn ucx_summary(plan: &Plan) -> String {
+    plan.env
+        .iter()
+        .filter(|e| e.consumer == Consumer::Ucx && e.origin.is_some())
+        .map(|e| format!("{}={}", e.name, e.value))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
