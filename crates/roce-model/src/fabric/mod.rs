@@ -10,7 +10,10 @@
 //! - [`env`]: which typed field sets which variable, who reads it, and the profile's environment in emit
 //!   order ([`env::profile_env`]).
 //! - [`attach`]: what a pod needs attached (Multus networks, resources, capabilities).
+//! - [`dra`]: DRA NIC claims, the NVLink domain (ComputeDomain) and placement (clique affinity, Kueue
+//!   topology), the objects they add to a pod, and what is wrong with them.
 
 pub mod attach;
+pub mod dra;
 pub mod env;
 pub mod ucx;
