@@ -77,7 +77,7 @@ pub fn nic_count_concerns(nics: &DraNics, rails: u32) -> Vec<NicCountConcern> {
     }
     if let Some(a) = nics.alignment() {
         let gpus = a.gpus();
-        if claimed % gpus != 0 && gpus % claimed != 0 {
+        if !claimed.is_multiple_of(gpus) && !gpus.is_multiple_of(claimed) {
             out.push(NicCountConcern::UnevenAlignment {
                 nics: claimed,
                 gpus,
