@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use roce_model::fabric::dra::{
-    self, AlignBy, CelExpression, CliqueAffinity, ComputeDomain, DeviceClassName, DnsSubdomain,
-    DraNics, GpuAlignment, KueueTopology, LabelKey, LabelValue, NicAttachment, NvlinkDomain,
+    self, AlignBy, CelExpression, ClaimedGpus, CliqueAffinity, ComputeDomain, DeviceClassName,
+    DnsSubdomain, DraNics, KueueTopology, LabelKey, LabelValue, NicAttachment, NvlinkDomain,
     Placement, TopologyMode, emit,
 };
 use roce_render::yaml::{self, Yaml};
@@ -53,11 +53,30 @@ fn vendor_placement() -> Placement {
     }
 }
 
-fn dranet_nics(align: Option<AlignBy>) -> DraNics {
-    let template = match align {
-        None => "gb300-rdma-nics",
-        Some(AlignBy::PcieRoot) => "gb300-rdma-nics-pcie-root",
-        Some(AlignBy::NumaNode) => "gb300-rdma-nics-numa-node",
+/// Where the pod's GPUs come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gpus {
+    /// `nvidia.com/gpu` (device plugin).
+    Resource,
+    /// The NICs' claim, unaligned.
+    Claimed,
+    /// The NICs' claim, each GPU aligned with its NICs.
+    Aligned(AlignBy),
+}
+
+const GPU_SOURCES: [Gpus; 4] = [
+    Gpus::Resource,
+    Gpus::Claimed,
+    Gpus::Aligned(AlignBy::PcieRoot),
+    Gpus::Aligned(AlignBy::NumaNode),
+];
+
+fn dranet_nics(gpus: Gpus) -> DraNics {
+    let template = match gpus {
+        Gpus::Resource => "gb300-rdma-nics",
+        Gpus::Claimed => "gb300-gpus-rdma-nics",
+        Gpus::Aligned(AlignBy::PcieRoot) => "gb300-rdma-nics-pcie-root",
+        Gpus::Aligned(AlignBy::NumaNode) => "gb300-rdma-nics-numa-node",
     };
     let nics = DraNics::new(
         DeviceClassName::new("dranet.net").unwrap(),
@@ -70,13 +89,14 @@ fn dranet_nics(align: Option<AlignBy>) -> DraNics {
         )
         .unwrap(),
     ]);
-    match align {
-        None => nics,
-        Some(by) => nics.with_alignment(GpuAlignment::new(
-            by,
-            DeviceClassName::new(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
-            n(4),
-        )),
+    let claimed = ClaimedGpus::new(
+        DeviceClassName::new(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+        n(4),
+    );
+    match gpus {
+        Gpus::Resource => nics,
+        Gpus::Claimed => nics.with_gpus(claimed),
+        Gpus::Aligned(by) => nics.with_gpus(claimed.aligned(by)),
     }
 }
 
@@ -160,10 +180,10 @@ fn by_kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
 #[test]
 fn resource_claim_templates_and_pods_with_claims_pass_kubernetes_strict() {
     let mut docs = Vec::new();
-    for align in [None, Some(AlignBy::PcieRoot), Some(AlignBy::NumaNode)] {
-        let nics = NicAttachment::Dra(dranet_nics(align));
+    for gpus in GPU_SOURCES {
+        let nics = NicAttachment::Dra(dranet_nics(gpus));
         let wiring = emit::dra_wiring(&nics, &vendor_domain(), &vendor_placement());
-        let mut pod = pod_with(&wiring, align.is_some());
+        let mut pod = pod_with(&wiring, gpus != Gpus::Resource);
         pod["metadata"]["name"] = json!(format!("worker-{}", docs.len()));
         for d in &wiring.documents {
             if let emit::ExtraDocument::ResourceClaimTemplate(t) = d {
@@ -191,7 +211,7 @@ fn resource_claim_templates_and_pods_with_claims_pass_kubernetes_strict() {
 #[test]
 fn kubernetes_strict_rejects_a_misspelt_claim_field() {
     let wiring = emit::dra_wiring(
-        &NicAttachment::Dra(dranet_nics(None)),
+        &NicAttachment::Dra(dranet_nics(Gpus::Resource)),
         &vendor_domain(),
         &Placement::default(),
     );
@@ -199,7 +219,7 @@ fn kubernetes_strict_rejects_a_misspelt_claim_field() {
     let claim = pod["spec"]["resourceClaims"][0].as_object_mut().unwrap();
     let template = claim.remove("resourceClaimTemplateName").unwrap();
     claim.insert("resourceClaimTemplate".into(), template);
-    let mut rct = json_of(&emit::resource_claim_template(&dranet_nics(None)));
+    let mut rct = json_of(&emit::resource_claim_template(&dranet_nics(Gpus::Resource)));
     rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClass"] = json!("dranet.net");
     for doc in [pod, rct] {
         let kind = doc["kind"].clone();
@@ -438,11 +458,13 @@ fn aligned_templates_have_dranets_shape() {
             n(1),
             DnsSubdomain::new("gpu-efa-aligned").unwrap(),
         )
-        .with_alignment(GpuAlignment::new(
-            AlignBy::PcieRoot,
-            DeviceClassName::new(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
-            n(1),
-        )),
+        .with_gpus(
+            ClaimedGpus::new(
+                DeviceClassName::new(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+                n(1),
+            )
+            .aligned(AlignBy::PcieRoot),
+        ),
     ));
     let shape = |t: &Value| -> (Vec<(Value, Value)>, Value) {
         let d = &t["spec"]["spec"]["devices"];
@@ -470,4 +492,58 @@ fn aligned_templates_have_dranets_shape() {
             .unwrap()
             .contains(&format!("device.driver == \"{}\"", dra::DRANET_DRIVER))
     );
+}
+
+/// dranet's OCI GB200 job claims 4 GPUs and 8 RDMA NICs in one template and a ComputeDomain channel beside
+/// it: roce writes the same template and the same ComputeDomain, byte for byte after parsing.
+#[test]
+fn dranets_oci_gb200_template_and_compute_domain_are_what_roce_emits() {
+    let docs = fixture("dranet-oci-gb200.yaml");
+    let theirs = by_kind(&docs, "ResourceClaimTemplate")
+        .into_iter()
+        .find(|t| t["metadata"]["name"] == "4gpu-8nic")
+        .unwrap();
+    let nics = DraNics::new(
+        DeviceClassName::new("dranet.net").unwrap(),
+        n(8),
+        DnsSubdomain::new("4gpu-8nic").unwrap(),
+    )
+    .with_selectors(vec![
+        CelExpression::new(
+            r#"device.attributes["dra.net"].rdma == true && device.attributes["dra.net"].virtual == false"#,
+        )
+        .unwrap(),
+    ])
+    .with_gpus(ClaimedGpus::new(
+        DeviceClassName::new(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+        n(4),
+    ));
+    let ours: Value =
+        serde_saphyr::from_str(&printed(&[json_of(&emit::resource_claim_template(&nics))]))
+            .unwrap();
+    assert_eq!(&ours, theirs);
+
+    let domain = NvlinkDomain::ComputeDomain(
+        ComputeDomain::new(
+            DnsSubdomain::new("nccl-test-compute-domain").unwrap(),
+            0,
+            None,
+        )
+        .unwrap(),
+    );
+    let cd = by_kind(&docs, "ComputeDomain")[0];
+    assert_ne!(
+        printed_compute_domain(&domain),
+        *cd,
+        "dranet names its channel template <name>-channel, not the vendor's <name>-cd-channel"
+    );
+    let named = NvlinkDomain::ComputeDomain(
+        ComputeDomain::new(
+            DnsSubdomain::new("nccl-test-compute-domain").unwrap(),
+            0,
+            Some(DnsSubdomain::new("nccl-test-compute-domain-channel").unwrap()),
+        )
+        .unwrap(),
+    );
+    assert_eq!(printed_compute_domain(&named), *cd);
 }

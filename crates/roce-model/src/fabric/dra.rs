@@ -94,7 +94,7 @@ pub struct DraNics {
     class: DeviceClassName,
     count: NonZeroU32,
     selectors: Vec<CelExpression>,
-    align: Option<GpuAlignment>,
+    gpus: Option<ClaimedGpus>,
     template: DnsSubdomain,
     claim: DnsLabel,
 }
@@ -107,7 +107,7 @@ impl DraNics {
             class,
             count,
             selectors: Vec::new(),
-            align: None,
+            gpus: None,
             template,
             claim: constant_label(DEFAULT_NIC_CLAIM),
         }
@@ -119,9 +119,9 @@ impl DraNics {
         self
     }
 
-    /// Aligns the NICs with GPUs claimed in the same claim.
-    pub fn with_alignment(mut self, align: GpuAlignment) -> Self {
-        self.align = Some(align);
+    /// Claims the pod's GPUs in the same claim.
+    pub fn with_gpus(mut self, gpus: ClaimedGpus) -> Self {
+        self.gpus = Some(gpus);
         self
     }
 
@@ -146,9 +146,9 @@ impl DraNics {
         &self.selectors
     }
 
-    /// The GPU alignment, if any.
-    pub fn alignment(&self) -> Option<&GpuAlignment> {
-        self.align.as_ref()
+    /// The GPUs claimed with the NICs, if any.
+    pub fn gpus(&self) -> Option<&ClaimedGpus> {
+        self.gpus.as_ref()
     }
 
     /// The ResourceClaimTemplate's name.
@@ -164,42 +164,49 @@ impl DraNics {
     /// Whether the GPUs come through this claim too. Then the pod must not also request the GPUs'
     /// extended resource (`nvidia.com/gpu`): DRA and the device plugin would each hand out GPUs.
     pub fn claims_gpus(&self) -> bool {
-        self.align.is_some()
+        self.gpus.is_some()
     }
 }
 
-/// Keep each GPU and its NICs on one NUMA node or PCIe root. A DRA constraint only binds devices of one
-/// claim, so the GPUs are claimed beside the NICs, as in dranet's aligned examples.
+/// GPUs claimed in the NICs' claim (`gpu.nvidia.com`), optionally each aligned with its NICs. A DRA
+/// constraint binds only devices of one claim, so alignment needs the GPUs here, as in dranet's aligned
+/// examples; dranet's OCI GB200 example claims them here unaligned.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GpuAlignment {
-    by: AlignBy,
-    gpu_class: DeviceClassName,
-    gpus: NonZeroU32,
+pub struct ClaimedGpus {
+    class: DeviceClassName,
+    count: NonZeroU32,
+    align: Option<AlignBy>,
 }
 
-impl GpuAlignment {
-    /// `gpus` GPUs of `gpu_class` (usually [`NVIDIA_GPU_DEVICE_CLASS`]), each sharing `by` with its NICs.
-    pub fn new(by: AlignBy, gpu_class: DeviceClassName, gpus: NonZeroU32) -> Self {
-        GpuAlignment {
-            by,
-            gpu_class,
-            gpus,
+impl ClaimedGpus {
+    /// `count` GPUs of `class` (usually [`NVIDIA_GPU_DEVICE_CLASS`]), not aligned.
+    pub fn new(class: DeviceClassName, count: NonZeroU32) -> Self {
+        ClaimedGpus {
+            class,
+            count,
+            align: None,
         }
     }
 
-    /// What GPU and NICs share.
-    pub fn by(&self) -> AlignBy {
-        self.by
+    /// Each GPU shares `by` with its NICs.
+    pub fn aligned(mut self, by: AlignBy) -> Self {
+        self.align = Some(by);
+        self
     }
 
     /// The GPUs' DeviceClass.
-    pub fn gpu_class(&self) -> &DeviceClassName {
-        &self.gpu_class
+    pub fn class(&self) -> &DeviceClassName {
+        &self.class
     }
 
     /// GPUs per pod.
-    pub fn gpus(&self) -> u32 {
-        self.gpus.get()
+    pub fn count(&self) -> u32 {
+        self.count.get()
+    }
+
+    /// What each GPU shares with its NICs, if aligned.
+    pub fn align(&self) -> Option<AlignBy> {
+        self.align
     }
 }
 
@@ -419,22 +426,21 @@ mod tests {
     }
 
     #[test]
-    fn aligned_nics_claim_the_gpus_too() {
+    fn nics_claim_gpus_only_when_told() {
         let nics = DraNics::new(
             DeviceClassName::new("dranet.net").unwrap(),
             n(4),
             DnsSubdomain::new("nics").unwrap(),
         );
         assert!(!nics.claims_gpus());
-        let aligned = nics.with_alignment(GpuAlignment::new(
-            AlignBy::PcieRoot,
-            DeviceClassName::new(NVIDIA_GPU_DEVICE_CLASS).unwrap(),
-            n(4),
-        ));
-        assert!(aligned.claims_gpus());
+        let gpus = ClaimedGpus::new(DeviceClassName::new(NVIDIA_GPU_DEVICE_CLASS).unwrap(), n(4));
+        let unaligned = nics.clone().with_gpus(gpus.clone());
+        assert!(unaligned.claims_gpus());
+        assert_eq!(unaligned.gpus().unwrap().align(), None);
+        let aligned = nics.with_gpus(gpus.aligned(AlignBy::PcieRoot));
         assert_eq!(
-            aligned.alignment().unwrap().by().attribute(),
-            PCIE_ROOT_ATTRIBUTE
+            aligned.gpus().unwrap().align().map(AlignBy::attribute),
+            Some(PCIE_ROOT_ATTRIBUTE)
         );
     }
 

@@ -274,10 +274,11 @@ struct DeviceConstraint {
     match_attribute: &'static str,
 }
 
-/// The NICs' claim template. Unaligned: one request `nic`. Aligned: the GPUs and NICs split into
-/// `min(gpus, nics)` groups `gpu-i` + `nic-i`, each bound by one `matchAttribute` constraint — a constraint
-/// makes all its devices share one value, so a single group would need every GPU on one PCIe root. Counts
-/// that do not divide are spread over the first groups ([`super::rules::nic_count_concerns`] reports them).
+/// The NICs' claim template. NICs only: one request `nic`. With unaligned GPUs: `gpu` and `nic`. Aligned:
+/// the GPUs and NICs split into `min(gpus, nics)` groups `gpu-i` + `nic-i`, each bound by one
+/// `matchAttribute` constraint — a constraint makes all its devices share one value, so a single group would
+/// need every GPU on one PCIe root. Counts that do not divide are spread over the first groups
+/// ([`super::rules::nic_count_concerns`] reports them).
 pub fn resource_claim_template(nics: &DraNics) -> ResourceClaimTemplate {
     let selectors: Vec<DeviceSelector> = nics
         .selectors()
@@ -297,41 +298,44 @@ pub fn resource_claim_template(nics: &DraNics) -> ResourceClaimTemplate {
                 selectors,
             },
         };
-    let devices = match nics.alignment() {
-        None => DeviceClaim {
-            requests: vec![request("nic".into(), nics.class(), nics.count(), selectors)],
-            constraints: Vec::new(),
-        },
-        Some(align) => {
-            let groups = align.gpus().min(nics.count());
-            let mut requests = Vec::new();
-            let mut constraints = Vec::new();
-            for i in 0..groups {
-                let (gpu, nic) = (format!("gpu-{i}"), format!("nic-{i}"));
-                let gpu_count = share(align.gpus(), groups, i);
+    let nic = |name: String, count: u32| request(name, nics.class(), count, selectors.clone());
+    let mut requests = Vec::new();
+    let mut constraints = Vec::new();
+    match nics.gpus() {
+        None => requests.push(nic("nic".into(), nics.count())),
+        Some(gpus) => match gpus.align() {
+            None => {
                 requests.push(request(
-                    gpu.clone(),
-                    align.gpu_class(),
-                    gpu_count,
+                    "gpu".into(),
+                    gpus.class(),
+                    gpus.count(),
                     Vec::new(),
                 ));
-                let nic_count = share(nics.count(), groups, i);
-                requests.push(request(
-                    nic.clone(),
-                    nics.class(),
-                    nic_count,
-                    selectors.clone(),
-                ));
-                constraints.push(DeviceConstraint {
-                    requests: vec![gpu, nic],
-                    match_attribute: align.by().attribute(),
-                });
+                requests.push(nic("nic".into(), nics.count()));
             }
-            DeviceClaim {
-                requests,
-                constraints,
+            Some(by) => {
+                let groups = gpus.count().min(nics.count());
+                for i in 0..groups {
+                    let (gpu_name, nic_name) = (format!("gpu-{i}"), format!("nic-{i}"));
+                    let gpu_count = share(gpus.count(), groups, i);
+                    requests.push(request(
+                        gpu_name.clone(),
+                        gpus.class(),
+                        gpu_count,
+                        Vec::new(),
+                    ));
+                    requests.push(nic(nic_name.clone(), share(nics.count(), groups, i)));
+                    constraints.push(DeviceConstraint {
+                        requests: vec![gpu_name, nic_name],
+                        match_attribute: by.attribute(),
+                    });
+                }
             }
-        }
+        },
+    }
+    let devices = DeviceClaim {
+        requests,
+        constraints,
     };
     ResourceClaimTemplate {
         api_version: RESOURCE_API_VERSION,
@@ -409,7 +413,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::super::{
-        AlignBy, CliqueAffinity, GpuAlignment, KueueTopology, NVIDIA_GPU_DEVICE_CLASS,
+        AlignBy, ClaimedGpus, CliqueAffinity, KueueTopology, NVIDIA_GPU_DEVICE_CLASS,
         PCIE_ROOT_ATTRIBUTE, TopologyMode,
     };
     use super::*;
@@ -542,12 +546,26 @@ mod tests {
     }
 
     #[test]
-    fn an_aligned_template_pairs_each_gpu_with_its_nics() {
-        let nics = dranet(8).with_alignment(GpuAlignment::new(
-            AlignBy::PcieRoot,
+    fn unaligned_gpus_are_one_request_beside_the_nics() {
+        let nics = dranet(8).with_gpus(ClaimedGpus::new(
             DeviceClassName::new(NVIDIA_GPU_DEVICE_CLASS).unwrap(),
             n(4),
         ));
+        let t = to_json(&resource_claim_template(&nics));
+        let devices = &t["spec"]["spec"]["devices"];
+        assert_eq!(devices["requests"][0]["name"], "gpu");
+        assert_eq!(devices["requests"][0]["exactly"]["count"], 4);
+        assert_eq!(devices["requests"][1]["name"], "nic");
+        assert_eq!(devices["requests"][1]["exactly"]["count"], 8);
+        assert!(devices.get("constraints").is_none());
+    }
+
+    #[test]
+    fn an_aligned_template_pairs_each_gpu_with_its_nics() {
+        let nics = dranet(8).with_gpus(
+            ClaimedGpus::new(DeviceClassName::new(NVIDIA_GPU_DEVICE_CLASS).unwrap(), n(4))
+                .aligned(AlignBy::PcieRoot),
+        );
         let t = to_json(&resource_claim_template(&nics));
         let devices = &t["spec"]["spec"]["devices"];
         let requests: Vec<(String, String, u64)> = devices["requests"]
@@ -582,11 +600,10 @@ mod tests {
 
     #[test]
     fn uneven_alignment_still_gives_every_request_a_device() {
-        let nics = dranet(2).with_alignment(GpuAlignment::new(
-            AlignBy::NumaNode,
-            DeviceClassName::new(NVIDIA_GPU_DEVICE_CLASS).unwrap(),
-            n(3),
-        ));
+        let nics = dranet(2).with_gpus(
+            ClaimedGpus::new(DeviceClassName::new(NVIDIA_GPU_DEVICE_CLASS).unwrap(), n(3))
+                .aligned(AlignBy::NumaNode),
+        );
         let t = to_json(&resource_claim_template(&nics));
         let counts: Vec<u64> = t["spec"]["spec"]["devices"]["requests"]
             .as_array()

@@ -75,8 +75,8 @@ pub fn nic_count_concerns(nics: &DraNics, rails: u32) -> Vec<NicCountConcern> {
     if claimed != rails {
         out.push(NicCountConcern::RailMismatch { claimed, rails });
     }
-    if let Some(a) = nics.alignment() {
-        let gpus = a.gpus();
+    if let Some(g) = nics.gpus().filter(|g| g.align().is_some()) {
+        let gpus = g.count();
         if !claimed.is_multiple_of(gpus) && !gpus.is_multiple_of(claimed) {
             out.push(NicCountConcern::UnevenAlignment {
                 nics: claimed,
@@ -186,7 +186,7 @@ mod tests {
     use std::num::NonZeroU32;
 
     use super::super::{
-        AlignBy, CliqueAffinity, DeviceClassName, DnsLabel, DnsSubdomain, GpuAlignment, LabelKey,
+        AlignBy, ClaimedGpus, CliqueAffinity, DeviceClassName, DnsLabel, DnsSubdomain, LabelKey,
         LabelValue, Placement,
     };
     use super::*;
@@ -208,11 +208,10 @@ mod tests {
     }
 
     fn aligned(count: u32, gpus: u32) -> DraNics {
-        nics(count).with_alignment(GpuAlignment::new(
-            AlignBy::PcieRoot,
-            DeviceClassName::new("gpu.nvidia.com").unwrap(),
-            n(gpus),
-        ))
+        nics(count).with_gpus(
+            ClaimedGpus::new(DeviceClassName::new("gpu.nvidia.com").unwrap(), n(gpus))
+                .aligned(AlignBy::PcieRoot),
+        )
     }
 
     #[test]
@@ -260,6 +259,12 @@ mod tests {
             nic_count_concerns(&aligned(6, 4), 6),
             [NicCountConcern::UnevenAlignment { nics: 6, gpus: 4 }]
         );
+        // Unaligned GPUs have no per-GPU share to be uneven.
+        let unaligned = nics(6).with_gpus(ClaimedGpus::new(
+            DeviceClassName::new("gpu.nvidia.com").unwrap(),
+            n(4),
+        ));
+        assert!(nic_count_concerns(&unaligned, 6).is_empty());
     }
 
     fn domain() -> NvlinkDomain {
