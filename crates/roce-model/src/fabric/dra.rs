@@ -7,6 +7,21 @@
 //! clique label, Kueue Topology Aware Scheduling). [`emit`] turns them into the objects a pod needs;
 //! [`rules`] says what is wrong with them against a job or a manifest.
 //!
+//! ```
+//! use roce_model::fabric::dra::{self, emit, ComputeDomain, DnsSubdomain, NicAttachment, NvlinkDomain, Placement};
+//!
+//! // The vendor's GB300 NVL72 job: Multus NICs, and a ComputeDomain whose channel each worker claims.
+//! let cd = ComputeDomain::new(DnsSubdomain::new("nccl-test-72-gb300-18n-dra")?, 0, None)?;
+//! let domain = NvlinkDomain::ComputeDomain(cd);
+//! let wiring = emit::dra_wiring(&NicAttachment::MultusAndResource, &domain, &Placement::default());
+//! assert_eq!(wiring.pod_claims[0].template().as_str(), "nccl-test-72-gb300-18n-dra-cd-channel");
+//! assert_eq!(wiring.documents[0].kind(), dra::COMPUTE_DOMAIN_KIND);
+//!
+//! // A manifest pod without the claim: NCCL would get no IMEX channel.
+//! assert!(dra::rules::channel_claim_concern(&domain, &[], &[]).is_some());
+//! # Ok::<(), dra::NameError>(())
+//! ```
+//!
 //! Sources (fixtures with commits under `crates/roce-render/tests/fixtures/`):
 //! - DRA is GA in Kubernetes 1.34 as `resource.k8s.io/v1` (kubernetes.io/blog/2025/09/01/kubernetes-v1-34-dra-updates).
 //! - `ComputeDomain` is the CRD of kubernetes-sigs/dra-driver-nvidia-gpu,

@@ -668,4 +668,47 @@ mod tests {
         }
         assert!(kueue_annotations(&Placement::default()).is_empty());
     }
+
+    proptest::proptest! {
+        /// Whatever the counts, an aligned template hands out exactly the GPUs and NICs asked for, every
+        /// request gets at least one device, request names are unique DNS labels, and each constraint
+        /// binds one GPU request and one NIC request that exist.
+        #[test]
+        fn aligned_templates_keep_the_counts(gpus in 1u32..=16, count in 1u32..=32, numa: bool) {
+            let by = if numa { AlignBy::NumaNode } else { AlignBy::PcieRoot };
+            let nics = dranet(count).with_gpus(
+                ClaimedGpus::new(DeviceClassName::new(NVIDIA_GPU_DEVICE_CLASS).unwrap(), n(gpus))
+                    .aligned(by),
+            );
+            let t = to_json(&resource_claim_template(&nics));
+            let devices = &t["spec"]["spec"]["devices"];
+            let requests = devices["requests"].as_array().unwrap();
+            let total = |class: &str| -> u64 {
+                requests
+                    .iter()
+                    .filter(|r| r["exactly"]["deviceClassName"] == class)
+                    .map(|r| r["exactly"]["count"].as_u64().unwrap())
+                    .sum()
+            };
+            proptest::prop_assert_eq!(total(NVIDIA_GPU_DEVICE_CLASS), u64::from(gpus));
+            proptest::prop_assert_eq!(total("dranet.net"), u64::from(count));
+            let names: Vec<&str> = requests.iter().map(|r| r["name"].as_str().unwrap()).collect();
+            for r in requests {
+                proptest::prop_assert!(r["exactly"]["count"].as_u64().unwrap() >= 1);
+            }
+            let mut unique = names.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            proptest::prop_assert_eq!(unique.len(), names.len());
+            proptest::prop_assert!(names.iter().all(|n| DnsLabel::new(n).is_ok()));
+            for c in devices["constraints"].as_array().unwrap() {
+                let pair: Vec<&str> =
+                    c["requests"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
+                proptest::prop_assert_eq!(pair.len(), 2);
+                proptest::prop_assert!(pair[0].starts_with("gpu-") && pair[1].starts_with("nic-"));
+                proptest::prop_assert!(pair.iter().all(|p| names.contains(p)));
+                proptest::prop_assert_eq!(&c["matchAttribute"], by.attribute());
+            }
+        }
+    }
 }
