@@ -162,6 +162,23 @@ pub fn clique_affinity_concern(
     (!together_on.contains(&CLIQUE_LABEL)).then_some(AffinityConcern::NoCliqueAffinity)
 }
 
+/// GPUs claimed twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum GpuConcern {
+    /// The NIC claim also claims the GPUs, and the pod requests the GPU extended resource as well: the
+    /// device plugin and the DRA driver each hand the pod GPUs, so it gets twice as many or cannot be
+    /// scheduled (most drivers refuse to share a GPU between the two).
+    ClaimedTwice,
+}
+
+/// Whether a pod that requests the GPU extended resource (`requests_gpu_resource`: in the profile's plan,
+/// or `nvidia.com/gpu` found in a manifest's container resources) also claims GPUs through DRA.
+pub fn gpu_concern(nics: &NicAttachment, requests_gpu_resource: bool) -> Option<GpuConcern> {
+    let claims = nics.dra().is_some_and(DraNics::claims_gpus);
+    (claims && requests_gpu_resource).then_some(GpuConcern::ClaimedTwice)
+}
+
 /// Two pod claims with one name: the pod spec is refused (`resourceClaims` names are unique).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -347,6 +364,20 @@ mod tests {
             clique_affinity_concern(&domain(), &Placement::default().together_on()),
             Some(AffinityConcern::NoCliqueAffinity)
         );
+    }
+
+    #[test]
+    fn gpus_through_dra_or_the_device_plugin_is_fine() {
+        let claimed = NicAttachment::Dra(aligned(8, 4));
+        assert_eq!(gpu_concern(&claimed, false), None);
+        assert_eq!(gpu_concern(&NicAttachment::Dra(nics(8)), true), None);
+        assert_eq!(gpu_concern(&NicAttachment::MultusAndResource, true), None);
+    }
+
+    #[test]
+    fn gpus_through_both_fires() {
+        let claimed = NicAttachment::Dra(aligned(8, 4));
+        assert_eq!(gpu_concern(&claimed, true), Some(GpuConcern::ClaimedTwice));
     }
 
     #[test]
