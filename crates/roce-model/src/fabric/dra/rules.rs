@@ -167,8 +167,8 @@ pub fn clique_affinity_concern(
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum GpuConcern {
     /// The NIC claim also claims the GPUs, and the pod requests the GPU extended resource as well: the
-    /// device plugin and the DRA driver each hand the pod GPUs, so it gets twice as many or cannot be
-    /// scheduled (most drivers refuse to share a GPU between the two).
+    /// device plugin and the DRA driver allocate GPUs without knowing of each other, so the pod asks for
+    /// twice the GPUs it uses, and a node running both can hand one GPU out twice.
     ClaimedTwice,
 }
 
