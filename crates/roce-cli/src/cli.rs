@@ -146,8 +146,8 @@ pub struct RenderArgs {
     /// Do not write: exit 1 and show a diff when the files in --output are stale.
     #[arg(long, requires = "output")]
     pub check: bool,
-    /// Container that receives the wiring (pod: its name, default `main`; kustomize: the container
-    /// patched in each selected workload, default the first one).
+    /// Container that receives the wiring, default `main` (pod: its name; kustomize: the container
+    /// patched in each selected workload, which must have one of that name).
     #[arg(long)]
     pub container: Option<String>,
     /// Container image for generated pods (validation jobs: unless given, the nccl-tests image for the

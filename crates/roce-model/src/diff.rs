@@ -343,8 +343,8 @@ impl Fields {
         }
     }
 
-    fn str(&mut self, path: &str, v: Option<&Spanned<String>>) {
-        self.text(path, v.map(|v| v.as_ref().map(String::as_str)));
+    fn str<T: AsRef<str>>(&mut self, path: &str, v: Option<&Spanned<T>>) {
+        self.text(path, v.map(|v| v.as_ref().map(AsRef::as_ref)));
     }
 
     fn show<T: std::fmt::Display>(&mut self, path: &str, v: Option<&Spanned<T>>) {
@@ -353,13 +353,18 @@ impl Fields {
         }
     }
 
-    fn map(&mut self, prefix: &str, m: &IndexMap<String, Spanned<String>>) {
+    fn map<K: AsRef<str>>(&mut self, prefix: &str, m: &IndexMap<K, Spanned<String>>) {
         for (k, v) in m {
+            let k = k.as_ref();
             // Keys with dots or slashes (`backend.coreweave.cloud/flavor`) are quoted, as in KDL.
             let plain = !k.is_empty()
                 && k.chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            let key = if plain { k.clone() } else { format!("{k:?}") };
+            let key = if plain {
+                k.to_string()
+            } else {
+                format!("{k:?}")
+            };
             self.str(&format!("{prefix}.{key}"), Some(v));
         }
     }

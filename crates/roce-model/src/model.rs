@@ -6,6 +6,8 @@
 
 use indexmap::IndexMap;
 
+pub use crate::names::NadRef;
+use crate::names::{Capability, DnsLabel, EnvKey, K8sName, ResourceName};
 use crate::nccl_list::{IfList, ListKind};
 use crate::source::Spanned;
 use crate::ucx_list::{NetDevices, TlsList};
@@ -38,9 +40,9 @@ pub struct Profile {
     /// Job sizing.
     pub job: Job,
     /// Linux capabilities added to the workload container (`IPC_LOCK`).
-    pub capabilities: Vec<Spanned<String>>,
+    pub capabilities: Vec<Spanned<Capability>>,
     /// Extra environment, in author order.
-    pub env: IndexMap<String, Spanned<String>>,
+    pub env: IndexMap<EnvKey, Spanned<String>>,
 }
 
 /// InfiniBand or RoCE.
@@ -106,7 +108,7 @@ pub struct NodePool {
     /// GPUs per node.
     pub gpus_per_node: Spanned<u32>,
     /// Extended resource that gates RDMA scheduling (`rdma/ib`): 1 in requests and limits.
-    pub rdma_resource: Option<Spanned<String>>,
+    pub rdma_resource: Option<Spanned<ResourceName>>,
     /// Node labels to require, in author order.
     pub node_labels: IndexMap<String, Spanned<String>>,
     /// A SUNK NodeSet that attaches Multus networks and the RDMA resource itself: jobs get env only.
@@ -242,20 +244,20 @@ pub enum Multus {
     /// One NAD per rail port, in rail order.
     PerPort {
         /// Where the NADs live.
-        namespace: Spanned<String>,
+        namespace: Spanned<DnsLabel>,
         /// NAD name pattern (`{host-port}-macvlan`); expanded per rail.
         name: Spanned<String>,
         /// An explicit NAD list, checked against the rails.
-        nads: Option<Spanned<Vec<Spanned<String>>>>,
+        nads: Option<Spanned<Vec<Spanned<K8sName>>>>,
         /// Where `multus` was written.
         at: Spanned<()>,
     },
     /// One backend NAD that carries every rail.
     Backend {
         /// Where the NAD lives.
-        namespace: Spanned<String>,
+        namespace: Spanned<DnsLabel>,
         /// The NAD name.
-        name: Spanned<String>,
+        name: Spanned<K8sName>,
         /// Where `multus` was written.
         at: Spanned<()>,
     },
@@ -266,17 +268,9 @@ pub enum Multus {
     },
 }
 
-/// One NetworkAttachmentDefinition reference.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NadRef {
-    /// Namespace of the NAD.
-    pub namespace: String,
-    /// NAD name.
-    pub name: String,
-}
-
 impl Multus {
-    /// The NADs to attach, in rail order.
+    /// The NADs to attach, in rail order. A pattern that expands to an invalid name yields no NAD for that
+    /// rail; `check` reports it (`roce::invalid_value`), so a loaded profile never has one.
     pub fn nads(&self, rails: &[Rail]) -> Vec<NadRef> {
         match self {
             Multus::PerPort {
@@ -288,25 +282,20 @@ impl Multus {
                 Some(list) => list
                     .value
                     .iter()
-                    .map(|n| NadRef {
-                        namespace: namespace.value.clone(),
-                        name: n.value.clone(),
-                    })
+                    .map(|n| NadRef::new(namespace.value.clone(), n.value.clone()))
                     .collect(),
                 None => rails
                     .iter()
-                    .map(|r| NadRef {
-                        namespace: namespace.value.clone(),
-                        name: expand(&name.value, r.nic, r.port, r.index, r.host_port.as_deref()),
+                    .filter_map(|r| {
+                        let name =
+                            expand(&name.value, r.nic, r.port, r.index, r.host_port.as_deref());
+                        Some(NadRef::new(namespace.value.clone(), name.parse().ok()?))
                     })
                     .collect(),
             },
             Multus::Backend {
                 namespace, name, ..
-            } => vec![NadRef {
-                namespace: namespace.value.clone(),
-                name: name.value.clone(),
-            }],
+            } => vec![NadRef::new(namespace.value.clone(), name.value.clone())],
             Multus::None { .. } => Vec::new(),
         }
     }
@@ -335,7 +324,7 @@ pub struct Nccl {
     /// `NCCL_DEBUG_SUBSYS`.
     pub debug_subsys: Option<Spanned<String>>,
     /// Further `NCCL_*` variables, in author order.
-    pub knobs: IndexMap<String, Spanned<String>>,
+    pub knobs: IndexMap<EnvKey, Spanned<String>>,
 }
 
 /// What UCX is for in this profile.

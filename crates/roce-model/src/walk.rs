@@ -6,6 +6,7 @@
 use indexmap::IndexMap;
 
 use crate::model::*;
+use crate::names::{Capability, DnsLabel, EnvKey, K8sName, NameError, ResourceName};
 use crate::nccl_list;
 use crate::problem::{Code, Problem};
 use crate::source::{Origin, Spanned};
@@ -52,9 +53,16 @@ pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
         .get("capabilities")
         .map(|n| w.string_list(n))
         .unwrap_or_default();
-    for cap in &capabilities {
-        w.capability(cap);
-    }
+    let capabilities: Vec<Spanned<Capability>> = capabilities
+        .iter()
+        .filter_map(|cap| {
+            if w.capability(cap) {
+                w.parse_spanned(cap)
+            } else {
+                None
+            }
+        })
+        .collect();
     let env = top
         .get("env")
         .map(|n| w.env_map(n, None))
@@ -282,6 +290,25 @@ impl Walker<'_> {
         Some(s)
     }
 
+    /// A validated name ([`crate::names`]): the parser's own message and fix on failure.
+    fn parsed<T: std::str::FromStr<Err = NameError>>(&mut self, node: &Node) -> Option<Spanned<T>> {
+        let s = self.nonempty(node)?;
+        self.parse_spanned(&s)
+    }
+
+    fn parse_spanned<T: std::str::FromStr<Err = NameError>>(
+        &mut self,
+        s: &Spanned<String>,
+    ) -> Option<Spanned<T>> {
+        match s.value.parse() {
+            Ok(v) => Some(Spanned::new(v, s.origin)),
+            Err(NameError { message, help }) => {
+                self.invalid(s.origin, message, help);
+                None
+            }
+        }
+    }
+
     fn boolean(&mut self, node: &Node) -> Option<Spanned<bool>> {
         match &node.value {
             Value::Scalar(Scalar::Bool(b)) => Some(Spanned::new(*b, node.origin)),
@@ -341,7 +368,7 @@ impl Walker<'_> {
     }
 
     /// A map of env-like values. `prefix` restricts keys (NCCL knobs).
-    fn env_map(&mut self, node: &Node, prefix: Option<&str>) -> IndexMap<String, Spanned<String>> {
+    fn env_map(&mut self, node: &Node, prefix: Option<&str>) -> IndexMap<EnvKey, Spanned<String>> {
         let mut out = IndexMap::new();
         let entries: &[Entry] = match &node.value {
             Value::Map(e) => e,
@@ -353,14 +380,9 @@ impl Walker<'_> {
         };
         for entry in entries {
             let key = &entry.key;
-            if !is_env_key(&key.value) {
-                self.invalid(
-                    key.origin,
-                    format!("`{}` is not a valid environment variable name", key.value),
-                    "names are letters, digits and `_`, not starting with a digit".into(),
-                );
+            let Some(name) = self.parse_spanned::<EnvKey>(key) else {
                 continue;
-            }
+            };
             if let Some(prefix) = prefix
                 && !key.value.starts_with(prefix)
             {
@@ -375,7 +397,7 @@ impl Walker<'_> {
                 continue;
             }
             if let Some(value) = self.env_value(&entry.node) {
-                out.insert(key.value.clone(), value);
+                out.insert(name.value, value);
             }
         }
         out
@@ -404,9 +426,10 @@ impl Walker<'_> {
         }
     }
 
-    fn capability(&mut self, cap: &Spanned<String>) {
+    /// Whether `cap` is one roce adds; reports it when not.
+    fn capability(&mut self, cap: &Spanned<String>) -> bool {
         if CAPABILITIES.contains(&cap.value.as_str()) {
-            return;
+            return true;
         }
         let bare = cap.value.trim_start_matches("CAP_");
         let help = if CAPABILITIES.contains(&bare) {
@@ -431,6 +454,7 @@ impl Walker<'_> {
             .at(cap.origin, "not accepted")
             .help(help),
         );
+        false
     }
 
     fn fabric(&mut self, node: &Node) -> Option<Fabric> {
@@ -499,7 +523,9 @@ impl Walker<'_> {
         let gpus_per_node = m
             .req(self, "gpus-per-node")
             .and_then(|n| self.uint(n, 1, 64));
-        let rdma_resource = m.get("rdma-resource").and_then(|n| self.resource_name(n));
+        let rdma_resource = m
+            .get("rdma-resource")
+            .and_then(|n| self.parsed::<ResourceName>(n));
         let node_labels = m
             .get("node-labels")
             .map(|n| self.label_map(n))
@@ -519,27 +545,6 @@ impl Walker<'_> {
             sunk_nodeset,
             partition,
         })
-    }
-
-    fn resource_name(&mut self, node: &Node) -> Option<Spanned<String>> {
-        let s = self.nonempty(node)?;
-        let valid = s.value.split_once('/').is_some_and(|(domain, name)| {
-            !domain.is_empty()
-                && !name.is_empty()
-                && s.value.len() <= 253
-                && s.value
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-._/".contains(c))
-        });
-        if !valid {
-            self.invalid(
-                s.origin,
-                format!("`{}` is not an extended resource name", s.value),
-                "write `domain/name`, e.g. `rdma/ib`".into(),
-            );
-            return None;
-        }
-        Some(s)
     }
 
     fn label_map(&mut self, node: &Node) -> IndexMap<String, Spanned<String>> {
@@ -651,13 +656,16 @@ impl Walker<'_> {
         let out = match mode.value {
             Mode::None => Some(Multus::None { at: Some(at) }),
             Mode::PerPort => {
-                let namespace = m.req(self, "namespace").and_then(|n| self.k8s_name(n));
+                let namespace = m
+                    .req(self, "namespace")
+                    .and_then(|n| self.parsed::<DnsLabel>(n));
                 let name = m.req(self, "name").and_then(|n| {
                     let p = self.pattern(n)?;
                     self.k8s_name(n).map(|_| p)
                 });
                 let nads = m.get("nads").map(|n| {
                     let list = self.string_list(n);
+                    let list = list.iter().filter_map(|s| self.parse_spanned(s)).collect();
                     Spanned::new(list, n.origin)
                 });
                 Some(Multus::PerPort {
@@ -668,8 +676,10 @@ impl Walker<'_> {
                 })
             }
             Mode::Backend => {
-                let namespace = m.req(self, "namespace").and_then(|n| self.k8s_name(n));
-                let name = m.req(self, "name").and_then(|n| self.k8s_name(n));
+                let namespace = m
+                    .req(self, "namespace")
+                    .and_then(|n| self.parsed::<DnsLabel>(n));
+                let name = m.req(self, "name").and_then(|n| self.parsed::<K8sName>(n));
                 Some(Multus::Backend {
                     namespace: namespace?,
                     name: name?,
@@ -786,13 +796,4 @@ impl Walker<'_> {
         m.finish(self);
         Some(Job { nodes })
     }
-}
-
-/// `[A-Za-z_][A-Za-z0-9_]*`.
-pub fn is_env_key(key: &str) -> bool {
-    let mut chars = key.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -207,7 +207,7 @@ proptest! {
         let (a, b) = (a.profile.unwrap(), b.profile.unwrap());
         prop_assert_eq!(&a, &b);
         for (k, v) in &env {
-            prop_assert_eq!(&a.env[k].value, v);
+            prop_assert_eq!(&a.env[k.as_str()].value, v);
         }
     }
 }

@@ -107,7 +107,7 @@ impl Plan {
     pub fn resources(&self) -> Vec<(String, String)> {
         let mut out = vec![(GPU_RESOURCE.to_string(), self.gpus_per_node.to_string())];
         if let Some(w) = &self.wiring {
-            out.extend(w.resources.iter().cloned());
+            out.extend(w.resources.iter().map(|(r, q)| (r.to_string(), q.clone())));
         }
         out
     }

@@ -380,8 +380,16 @@ pub fn diff(a: &Plan, b: &Plan) -> PlanDiff {
             .unwrap_or_default()
     };
     let (ca, cb) = (caps(a), caps(b));
-    d.capabilities_added = cb.iter().filter(|c| !ca.contains(c)).cloned().collect();
-    d.capabilities_removed = ca.iter().filter(|c| !cb.contains(c)).cloned().collect();
+    d.capabilities_added = cb
+        .iter()
+        .filter(|c| !ca.contains(c))
+        .map(|c| c.to_string())
+        .collect();
+    d.capabilities_removed = ca
+        .iter()
+        .filter(|c| !cb.contains(c))
+        .map(|c| c.to_string())
+        .collect();
     d.node_selector = changes(
         &keyed(a.node_selector.clone()),
         &keyed(b.node_selector.clone()),

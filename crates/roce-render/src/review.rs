@@ -486,8 +486,8 @@ fn summarise(phrases: &[String], fields: &[ChangedField]) -> String {
 fn plan_changes(p: &PlanDiff, a: &Sources, b: &Sources) -> PlanChanges {
     let nads = |list: &[roce_model::model::NadRef]| {
         let nad = |n: &roce_model::model::NadRef| Nad {
-            namespace: n.namespace.to_string(),
-            name: n.name.to_string(),
+            namespace: n.namespace().to_string(),
+            name: n.name().to_string(),
         };
         list.iter().map(nad).collect()
     };

@@ -37,10 +37,10 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         out.push_str(&format!(
             "# The nodes must already attach the fabric: {} Multus networks ({}/{} … {}/{}){}.\n",
             w.networks.len(),
-            first.namespace,
-            first.name,
-            last.namespace,
-            last.name,
+            first.namespace(),
+            first.name(),
+            last.namespace(),
+            last.name(),
             if resources.is_empty() {
                 String::new()
             } else {

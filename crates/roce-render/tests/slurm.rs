@@ -351,7 +351,7 @@ fn sunk_scripts_have_no_multus_or_resource_directives() {
             forbidden.extend(
                 w.networks
                     .iter()
-                    .flat_map(|n| [n.name.to_lowercase(), n.namespace.to_lowercase()]),
+                    .flat_map(|n| [n.name().to_lowercase(), n.namespace().to_lowercase()]),
             );
             forbidden.extend(w.resources.iter().map(|(r, _)| r.to_lowercase()));
         }

@@ -5,7 +5,7 @@ use std::path::Path;
 use roce_model::{Code, Problem, load};
 use roce_render::kustomize::Selector;
 use roce_render::validation::ValidationOptions;
-use roce_render::{RenderError, RenderOptions, SlurmOptions, Target, plan, render};
+use roce_render::{RenderError, RenderOptions, SlurmOptions, plan, render};
 
 use super::Exit;
 use crate::cli::RenderArgs;
@@ -102,10 +102,10 @@ fn options(args: &RenderArgs) -> miette::Result<RenderOptions> {
     }
     let s = &args.slurm;
     Ok(RenderOptions {
-        container: args.container.clone().unwrap_or_else(|| match args.target {
-            Target::Kustomize => roce_render::kustomize::FIRST_CONTAINER.to_string(),
-            _ => RenderOptions::default().container,
-        }),
+        container: args
+            .container
+            .clone()
+            .unwrap_or_else(|| RenderOptions::default().container),
         image: args.image.clone(),
         name: args.name.clone(),
         select,

@@ -237,7 +237,7 @@ impl Ctx<'_> {
         let wiring = self.plan.as_ref().and_then(|p| p.wiring.clone());
         let resource = wiring
             .as_ref()
-            .and_then(|w| w.resources.first().map(|(r, _)| r.clone()))
+            .and_then(|w| w.resources.first().map(|(r, _)| r.to_string()))
             .unwrap_or_else(|| COMMON_RDMA_RESOURCE.to_string());
         let (message, help) = if f.in_pod {
             match (self.fabric(), &wiring) {
@@ -246,7 +246,7 @@ impl Ctx<'_> {
                         "no RDMA devices in this pod{seen}: the Multus annotation `{}` ({} NADs in {}) or the `{resource}` resource request is missing{hca}",
                         plan::MULTUS_ANNOTATION,
                         w.networks.len(),
-                        w.networks[0].namespace,
+                        w.networks[0].namespace(),
                     ),
                     format!(
                         "attach the profile's networks and request `{resource}: 1` in requests and limits: `roce render --target pod --profile {}` or `roce apply` wires both, and `roce lint` checks a hand-written manifest",

@@ -504,7 +504,7 @@ impl<'a> Cx<'a> {
                     self.push(
                         Problem::new(
                             Code::LintWrongNad,
-                            format!("{owner} lists {}/{} twice: Multus attaches it twice, and the netdev names no longer follow the rails", nad.namespace, nad.name),
+                            format!("{owner} lists {}/{} twice: Multus attaches it twice, and the netdev names no longer follow the rails", nad.namespace(), nad.name()),
                         )
                         .at(place(n), "listed again here")
                         .help(format!("list each network once, or run `{}`", self.hint)),
@@ -514,10 +514,10 @@ impl<'a> Cx<'a> {
                 continue;
             }
             // Not one of the profile's: is it a mistaken one?
-            let same_name = missing.iter().position(|nad| nad.name == n.name);
+            let same_name = missing.iter().position(|nad| nad.name().as_str() == n.name);
             let near = || {
-                roce_model::suggest::closest(&n.name, missing.iter().map(|m| m.name.as_str()))
-                    .and_then(|c| missing.iter().position(|m| m.name == c))
+                roce_model::suggest::closest(&n.name, missing.iter().map(|m| m.name().as_str()))
+                    .and_then(|c| missing.iter().position(|m| m.name().as_str() == c))
             };
             let (i, why) = match same_name {
                 Some(i) => (
@@ -528,7 +528,7 @@ impl<'a> Cx<'a> {
                             .as_deref()
                             .or(pod_namespace)
                             .unwrap_or("(the pod's)"),
-                        missing[i].namespace
+                        missing[i].namespace()
                     ),
                 ),
                 None => match near() {
@@ -536,7 +536,7 @@ impl<'a> Cx<'a> {
                         i,
                         format!(
                             "is not one of the profile's networks; did you mean `{}`?",
-                            missing[i].name
+                            missing[i].name()
                         ),
                     ),
                     None => continue,
@@ -551,12 +551,14 @@ impl<'a> Cx<'a> {
                 .at(place(n), "wrong network")
                 .help(format!(
                     "attach `{}/{}` instead, or run `{}`",
-                    nad.namespace, nad.name, self.hint
+                    nad.namespace(),
+                    nad.name(),
+                    self.hint
                 )),
             );
         }
         if !missing.is_empty() {
-            let names: Vec<&str> = missing.iter().map(|n| n.name.as_str()).collect();
+            let names: Vec<&str> = missing.iter().map(|n| n.name().as_str()).collect();
             self.push(
                 Problem::new(
                     Code::LintMissingNad,
@@ -570,7 +572,7 @@ impl<'a> Cx<'a> {
                 .at(e.node.origin, "missing networks")
                 .help(format!(
                     "a rail without its network has no netdev in the pod and NCCL loses it; add {}, or run `{}`",
-                    missing.iter().map(|n| format!("{}/{}", n.namespace, n.name)).collect::<Vec<_>>().join(", "),
+                    missing.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", "),
                     self.hint
                 )),
             );

@@ -4,6 +4,7 @@
 //! has no RDMA devices; none of them decides it again.
 
 use crate::model::{NadRef, Profile};
+use crate::names::{Capability, ResourceName};
 
 /// The Multus annotation key (`k8s.v1.cni.cncf.io/networks`, Network Plumbing WG multi-net spec).
 pub const MULTUS_ANNOTATION: &str = "k8s.v1.cni.cncf.io/networks";
@@ -15,15 +16,22 @@ pub const COMMON_RDMA_RESOURCE: &str = "rdma/ib";
 /// The capability RDMA memory registration needs past the default locked-memory limit.
 pub const IPC_LOCK: &str = "IPC_LOCK";
 
+/// The GPU resource as a validated name.
+pub fn gpu_resource() -> ResourceName {
+    GPU_RESOURCE
+        .parse()
+        .expect("nvidia.com/gpu is an extended resource name")
+}
+
 /// What a pod needs attached so the fabric reaches it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PodWiring {
     /// Multus networks, in rail order.
     pub networks: Vec<NadRef>,
     /// Extended resources set to the same value in requests and limits (`rdma/ib: 1`).
-    pub resources: Vec<(String, String)>,
+    pub resources: Vec<(ResourceName, String)>,
     /// Linux capabilities to add.
-    pub capabilities: Vec<String>,
+    pub capabilities: Vec<Capability>,
 }
 
 impl PodWiring {
@@ -38,8 +46,8 @@ impl PodWiring {
             .iter()
             .map(|n| {
                 let entry = MultusEntry {
-                    name: &n.name,
-                    namespace: &n.namespace,
+                    name: n.name(),
+                    namespace: n.namespace(),
                 };
                 serde_json::to_string(&entry).expect("two strings always serialize")
             })

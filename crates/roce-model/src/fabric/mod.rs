@@ -7,8 +7,8 @@
 //!
 //! - [`ucx`]: UCX transports, their classes and releases, the aliases, and what is wrong with a `UCX_TLS`
 //!   value for a UCX mode ([`ucx::tls_concerns`]).
-//! - [`env`](mod@env): which typed field sets which variable, who reads it, and the profile's environment in emit
-//!   order ([`env::profile_env`]).
+//! - [`env`](mod@env): which typed field sets which variable, who reads it, and the profile's environment
+//!   in emit order ([`env::profile_env`]).
 //! - [`attach`]: what a pod needs attached (Multus networks, resources, capabilities).
 //! - [`dra`]: DRA NIC claims, the NVLink domain (ComputeDomain) and placement (clique affinity, Kueue
 //!   topology), the objects they add to a pod, and what is wrong with them.

@@ -1,6 +1,7 @@
 //! Multus rules: per-port NADs cover every rail; RoCE pods need attachments; InfiniBand needs none.
 
 use crate::model::{FabricKind, Multus, Profile, expand};
+use crate::names::K8sName;
 use crate::problem::{Code, Problem};
 use crate::suggest;
 
@@ -62,11 +63,27 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             );
             return;
         }
-        let Some(nads) = nads else { return };
         let expected: Vec<String> = rails
             .iter()
             .map(|r| expand(&name.value, r.nic, r.port, r.index, r.host_port.as_deref()))
             .collect();
+        // The pattern's literal text was checked when it was read; what it expands to must be a name too.
+        if nads.is_none()
+            && let Some((bad, e)) = expected
+                .iter()
+                .find_map(|n| n.parse::<K8sName>().err().map(|e| (n, e)))
+        {
+            out.push(
+                Problem::new(
+                    Code::InvalidValue,
+                    format!("the NAD name pattern expands to `{bad}`: {}", e.message),
+                )
+                .at(name.origin, "expands to an invalid name")
+                .help(e.help),
+            );
+            return;
+        }
+        let Some(nads) = nads else { return };
         let listed: Vec<&str> = nads.value.iter().map(|n| n.value.as_str()).collect();
         let missing: Vec<&str> = expected
             .iter()
@@ -101,7 +118,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             );
         }
         for nad in &nads.value {
-            if !expected.contains(&nad.value) {
+            if !expected.iter().any(|e| nad.value == e.as_str()) {
                 out.push(
                     Problem::new(
                         Code::ExtraNad,

@@ -462,8 +462,8 @@ fn wire_pod(
         && let Yaml::Seq(items) = add
     {
         for cap in &w.capabilities {
-            if !items.iter().any(|i| i.as_str() == Some(cap)) {
-                items.push(Yaml::Str(cap.clone()));
+            if !items.iter().any(|i| i.as_str() == Some(cap.as_str())) {
+                items.push(Yaml::Str(cap.to_string()));
             }
         }
     }
@@ -531,7 +531,12 @@ fn merge_resources(c: &mut Yaml, key: &str, plan: &Plan) {
     let wiring: Vec<(String, String)> = plan
         .wiring
         .as_ref()
-        .map(|w| w.resources.clone())
+        .map(|w| {
+            w.resources
+                .iter()
+                .map(|(r, q)| (r.to_string(), q.clone()))
+                .collect()
+        })
         .unwrap_or_default();
     let Some(resources) = ensure_map(c, key, false) else {
         return;

@@ -26,7 +26,8 @@ pub struct Network {
 impl Network {
     /// Is this `nad`, for a pod in `pod_namespace`?
     pub fn is(&self, nad: &NadRef, pod_namespace: Option<&str>) -> bool {
-        self.name == nad.name && self.namespace.as_deref().or(pod_namespace) == Some(&nad.namespace)
+        self.name == nad.name().as_str()
+            && self.namespace.as_deref().or(pod_namespace) == Some(nad.namespace().as_str())
     }
 }
 
@@ -202,8 +203,11 @@ fn is_dns_label(s: &str) -> bool {
 /// [`crate::plan::PodWiring::multus_annotation`]).
 pub fn nad_object(nad: &NadRef) -> Map<String, Value> {
     let mut object = Map::new();
-    object.insert("name".into(), Value::String(nad.name.clone()));
-    object.insert("namespace".into(), Value::String(nad.namespace.clone()));
+    object.insert("name".into(), Value::String(nad.name().to_string()));
+    object.insert(
+        "namespace".into(),
+        Value::String(nad.namespace().to_string()),
+    );
     object
 }
 
@@ -246,10 +250,7 @@ mod tests {
     use super::*;
 
     fn nad(ns: &str, name: &str) -> NadRef {
-        NadRef {
-            namespace: ns.into(),
-            name: name.into(),
-        }
+        NadRef::new(ns.parse().unwrap(), name.parse().unwrap())
     }
 
     #[test]

@@ -1,0 +1,283 @@
+//! `kustomize`: a Kustomize Component that wires the fabric into existing workloads.
+//!
+//! The output is a directory to list under `components:` in a kustomization. It never adds a
+//! workload; it edits the pod template of each selected one (`docs/targets.md`, section
+//! `kustomize`, has the design, what `kubectl kustomize` does in each case, and the limits):
+//!
+//! * `kustomization.yaml`: the Component; its one transformers file runs in order.
+//! * `wiring.yaml`: a local-config object (kustomize drops it from the output) holding the values
+//!   the replacements copy: the container name, the capabilities, the Multus network list.
+//! * `patch-<shape>.yaml`: a strategic-merge patch keyed on the container name: env (by name),
+//!   requests and limits, the `/dev/shm` mount (by `mountPath`) and volume (by name), `nodeSelector`
+//!   and the `roce.dev/profile` annotation. One per pod-template shape (`spec.template`, CronJob, Pod).
+//! * `transformers.yaml`: in order, a replacement that fails the build for a selected workload
+//!   without the container (before the patch could add an image-less one) and adds the capabilities
+//!   (a list a patch would replace); the patches; and, when the profile attaches networks, the
+//!   append to the Multus annotation (`steps.rs` says how).
+
+mod select;
+mod steps;
+
+use crate::plan::{MULTUS_ANNOTATION, Plan};
+use crate::pod;
+use crate::yaml::{self, Yaml};
+use crate::{Artifact, PROFILE_ANNOTATION, RenderError, RenderOptions};
+use roce_model::names::Capability;
+use select::{Group, Shape, Target};
+
+/// Which workloads a Component patches: by kind and name, or by label selector.
+///
+/// Fields combine with AND. A selector without `kind` stands for each of [`DEFAULT_KINDS`]. Names
+/// match exactly; label selectors use Kubernetes syntax (`app=trainer,tier in (a,b)`). Selectors may
+/// overlap: a workload two of them pick is wired once.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Selector {
+    /// Workload kind (`Deployment`, `Job`, …).
+    pub kind: Option<String>,
+    /// Workload name.
+    pub name: Option<String>,
+    /// Label selector (`app=trainer`).
+    pub label_selector: Option<String>,
+}
+
+/// Workload kinds patched when there is no selector (or a selector has no `kind`).
+pub const DEFAULT_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "Job"];
+
+/// Local-config annotation: kustomize drops the object from the build output.
+const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
+
+/// Group/version and kind of the local-config source object.
+const WIRING_API_VERSION: &str = "roce.dev/v1alpha1";
+const WIRING_KIND: &str = "Wiring";
+
+/// What every step needs: the Component's name, the container, the selection.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    name: String,
+    container: String,
+    targets: Vec<Target>,
+    groups: Vec<Group>,
+    /// The pod-template shapes of the selection, each once: one patch file each.
+    shapes: Vec<Shape>,
+    /// The comma-form network list, when the profile attaches networks.
+    networks: Option<String>,
+}
+
+/// Render the Component: `kustomization.yaml` first, then the files it references.
+pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<Vec<Artifact>, RenderError> {
+    let name = opts.name.clone().unwrap_or_else(|| plan.short_name());
+    if !select::is_dns_subdomain(&name) {
+        return Err(bad_option(
+            "name",
+            &name,
+            "names the Component's objects, so it must be a DNS subdomain (lowercase letters, digits, '-', '.')",
+        ));
+    }
+    if !select::is_dns_label(&opts.container) {
+        return Err(bad_option(
+            "container",
+            &opts.container,
+            "the Component patches one container by name (a DNS label: lowercase letters, digits, '-'); the default is `main`",
+        ));
+    }
+    let targets = select::resolve(&opts.select)?;
+    let groups = select::groups(&targets);
+    let mut shapes: Vec<Shape> = Vec::new();
+    for g in &groups {
+        if !shapes.contains(&g.shape) {
+            shapes.push(g.shape);
+        }
+    }
+    let ctx = Ctx {
+        plan,
+        name,
+        container: opts.container.clone(),
+        targets,
+        groups,
+        shapes,
+        networks: multus_value(plan)?,
+    };
+
+    let mut files = vec![
+        artifact("kustomization.yaml", kustomization(&ctx)),
+        artifact("wiring.yaml", wiring(&ctx)),
+    ];
+    for &shape in &ctx.shapes {
+        files.push(artifact(shape.patch().0, patch(&ctx, shape)));
+    }
+    files.push(artifact("transformers.yaml", steps::transformers(&ctx)));
+    Ok(files)
+}
+
+fn artifact(path: &str, contents: String) -> Artifact {
+    Artifact {
+        path: path.to_string(),
+        contents,
+    }
+}
+
+/// The comma-form Multus list to append, when the plan attaches networks. The comma form takes
+/// `namespace/name` items whose parts are DNS labels; anything else needs the JSON form, which
+/// kustomize cannot append to.
+fn multus_value(plan: &Plan) -> Result<Option<String>, RenderError> {
+    let Some(w) = &plan.wiring else {
+        return Ok(None);
+    };
+    let mut items = Vec::new();
+    for n in &w.networks {
+        // The namespace is a DNS label by type; an object name may hold dots, which the comma form splits on.
+        if !select::is_dns_label(n.name()) {
+            return Err(RenderError::Unrepresentable {
+                name: MULTUS_ANNOTATION.to_string(),
+                value: n.to_string(),
+                why: "the kustomize target appends Multus networks in comma form, whose namespace and name must be DNS labels".to_string(),
+                origin: None,
+            });
+        }
+        items.push(n.to_string());
+    }
+    Ok((!items.is_empty()).then(|| items.join(",")))
+}
+
+/// The capabilities to add. They end up in a `[=NAME]` field-path matcher, which kustomize reads as a
+/// regular expression; a [`Capability`] is upper case, digits and `_` only, so it matches itself.
+fn capabilities(plan: &Plan) -> &[Capability] {
+    plan.wiring.as_ref().map_or(&[], |w| &w.capabilities)
+}
+
+fn kustomization(ctx: &Ctx) -> String {
+    let doc = Yaml::map()
+        .with("apiVersion", "kustomize.config.k8s.io/v1alpha1")
+        .with("kind", "Component")
+        .with("resources", Yaml::seq().item("wiring.yaml"))
+        .with("transformers", Yaml::seq().item("transformers.yaml"));
+    let mut kinds: Vec<&str> = Vec::new();
+    for t in &ctx.targets {
+        if !kinds.contains(&t.kind.name) {
+            kinds.push(t.kind.name);
+        }
+    }
+    let mut out = crate::header("#", ctx.plan);
+    out.push_str(&format!(
+        "#\n\
+         # A Kustomize Component: list this directory under `components:` in a kustomization.\n\
+         # Wires the container `{c}` of each selected {kinds};\n\
+         # the build fails for one without it (--container NAME picks another). docs/targets.md says more.\n",
+        c = ctx.container,
+        kinds = kinds.join(", "),
+    ));
+    out.push_str(&yaml::to_string(&doc));
+    out
+}
+
+/// The local-config source object: the values the replacements copy.
+fn wiring(ctx: &Ctx) -> String {
+    let mut spec = Yaml::map().with("container", ctx.container.as_str());
+    let caps = capabilities(ctx.plan);
+    if !caps.is_empty() {
+        let list: Vec<Yaml> = caps.iter().map(|c| Yaml::from(c.as_str())).collect();
+        spec.insert("capabilities", list);
+    }
+    if let Some(n) = &ctx.networks {
+        spec.insert("networks", n.as_str());
+    }
+    let doc = Yaml::map()
+        .with("apiVersion", WIRING_API_VERSION)
+        .with("kind", WIRING_KIND)
+        .with(
+            "metadata",
+            Yaml::map()
+                .with("name", ctx.name.as_str())
+                .with("annotations", Yaml::map().with(LOCAL_CONFIG, "true")),
+        )
+        .with("spec", spec);
+    let mut out = crate::header("#", ctx.plan);
+    out.push_str(
+        "# The values transformers.yaml copies; local config, so not in the build output.\n",
+    );
+    out.push_str(&yaml::to_string(&doc));
+    out
+}
+
+/// The strategic-merge patch for one pod-template shape, keyed on the container name.
+fn patch(ctx: &Ctx, shape: Shape) -> String {
+    let plan = ctx.plan;
+    let mut container = Yaml::map()
+        .with("name", ctx.container.as_str())
+        .with("env", pod::env_list(plan))
+        .with("resources", pod::resources(plan));
+    if plan.shm {
+        container.insert("volumeMounts", vec![pod::shm_mount()]);
+    }
+    let mut spec = Yaml::map();
+    if let Some(sel) = pod::node_selector(plan) {
+        spec.insert("nodeSelector", sel);
+    }
+    spec.insert("containers", vec![container]);
+    if plan.shm {
+        spec.insert("volumes", vec![pod::shm_volume()]);
+    }
+    let annotations = Yaml::map().with(
+        "annotations",
+        Yaml::map().with(PROFILE_ANNOTATION, plan.profile.as_str()),
+    );
+    let (_, api_version, kind) = shape.patch();
+    let mut metadata = Yaml::map().with("name", ctx.name.as_str());
+    let body = match shape {
+        Shape::Pod => {
+            // A Pod is its own template: the annotations go into the patch's own metadata.
+            if let Some(a) = annotations.get("annotations") {
+                metadata.insert("annotations", a.clone());
+            }
+            spec
+        }
+        _ => {
+            let mut body = Yaml::map().with("metadata", annotations).with("spec", spec);
+            for key in shape.template().iter().rev() {
+                body = Yaml::map().with(key, body);
+            }
+            match body {
+                Yaml::Map(mut entries) => entries.remove(0).1,
+                _ => unreachable!("built as a map"),
+            }
+        }
+    };
+    let doc = Yaml::map()
+        .with("apiVersion", api_version)
+        .with("kind", kind)
+        .with("metadata", metadata)
+        .with("spec", body);
+    let kinds: Vec<&str> = ctx
+        .groups
+        .iter()
+        .filter(|g| g.shape == shape)
+        .flat_map(|g| g.kinds.iter().copied())
+        .collect();
+    let mut out = crate::header("#", plan);
+    out.push_str(&format!(
+        "# Strategic-merge patch for each selected {} (kustomize ignores its kind and name).\n\
+         # Lists merge by key: env by name, mounts by mountPath, volumes by name; `{}` moves to the front.\n",
+        dedup(kinds).join(", "),
+        ctx.container,
+    ));
+    out.push_str(&yaml::to_string(&doc));
+    out
+}
+
+fn dedup(mut v: Vec<&str>) -> Vec<&str> {
+    let mut seen = Vec::new();
+    v.retain(|k| {
+        let new = !seen.contains(k);
+        seen.push(*k);
+        new
+    });
+    v
+}
+
+fn bad_option(option: &str, value: &str, why: &str) -> RenderError {
+    RenderError::Option {
+        option: option.to_string(),
+        value: value.to_string(),
+        why: why.to_string(),
+    }
+}
