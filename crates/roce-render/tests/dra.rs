@@ -10,11 +10,12 @@ mod consumers;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::str::FromStr;
 
 use roce_model::fabric::dra::{
     self, AlignBy, CelExpression, ClaimedGpus, CliqueAffinity, ComputeDomain, DeviceClassName,
-    DnsSubdomain, DraNics, KueueTopology, LabelKey, LabelValue, NicAttachment, NvlinkDomain,
-    Placement, TopologyMode, emit,
+    DraNics, K8sName, KueueTopology, LabelKey, LabelValue, NicAttachment, NvlinkDomain, Placement,
+    TopologyMode, emit,
 };
 use roce_render::yaml::{self, Yaml};
 use serde_json::{Value, json};
@@ -32,7 +33,7 @@ fn n(v: u32) -> NonZeroU32 {
 fn vendor_domain() -> NvlinkDomain {
     NvlinkDomain::ComputeDomain(
         ComputeDomain::new(
-            DnsSubdomain::new("nccl-test-72-gb300-18n-dra").unwrap(),
+            K8sName::from_str("nccl-test-72-gb300-18n-dra").unwrap(),
             0,
             None,
         )
@@ -43,12 +44,12 @@ fn vendor_domain() -> NvlinkDomain {
 fn vendor_placement() -> Placement {
     Placement {
         clique_affinity: Some(CliqueAffinity {
-            key: LabelKey::new("metadata.coreweave.cloud/job").unwrap(),
-            value: LabelValue::new("nccl-test").unwrap(),
+            key: LabelKey::from_str("metadata.coreweave.cloud/job").unwrap(),
+            value: LabelValue::from_str("nccl-test").unwrap(),
         }),
         kueue: Some(KueueTopology {
             mode: TopologyMode::Required,
-            level: LabelKey::new(dra::CLIQUE_LABEL).unwrap(),
+            level: LabelKey::from_str(dra::CLIQUE_LABEL).unwrap(),
         }),
     }
 }
@@ -79,18 +80,18 @@ fn dranet_nics(gpus: Gpus) -> DraNics {
         Gpus::Aligned(AlignBy::NumaNode) => "gb300-rdma-nics-numa-node",
     };
     let nics = DraNics::new(
-        DeviceClassName::new("dranet.net").unwrap(),
+        DeviceClassName::from_str("dranet.net").unwrap(),
         n(8),
-        DnsSubdomain::new(template).unwrap(),
+        K8sName::from_str(template).unwrap(),
     )
     .with_selectors(vec![
-        CelExpression::new(
+        CelExpression::from_str(
             r#"device.attributes["dra.net"].rdma == true && device.attributes["dra.net"].virtual == false"#,
         )
         .unwrap(),
     ]);
     let claimed = ClaimedGpus::new(
-        DeviceClassName::new(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+        DeviceClassName::from_str(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
         n(4),
     );
     match gpus {
@@ -327,7 +328,7 @@ fn printed_compute_domain(domain: &NvlinkDomain) -> Value {
 #[test]
 fn compute_domains_pass_the_crd_schema() {
     let all = NvlinkDomain::ComputeDomain(
-        ComputeDomain::new(DnsSubdomain::new("gb300-18n").unwrap(), 18, None)
+        ComputeDomain::new(K8sName::from_str("gb300-18n").unwrap(), 18, None)
             .unwrap()
             .with_allocation(dra::ChannelAllocation::All),
     );
@@ -454,13 +455,13 @@ fn aligned_templates_have_dranets_shape() {
         .unwrap();
     let ours = json_of(&emit::resource_claim_template(
         &DraNics::new(
-            DeviceClassName::new("efa.networking.k8s.aws").unwrap(),
+            DeviceClassName::from_str("efa.networking.k8s.aws").unwrap(),
             n(1),
-            DnsSubdomain::new("gpu-efa-aligned").unwrap(),
+            K8sName::from_str("gpu-efa-aligned").unwrap(),
         )
         .with_gpus(
             ClaimedGpus::new(
-                DeviceClassName::new(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+                DeviceClassName::from_str(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
                 n(1),
             )
             .aligned(AlignBy::PcieRoot),
@@ -504,18 +505,18 @@ fn dranets_oci_gb200_template_and_compute_domain_are_what_roce_emits() {
         .find(|t| t["metadata"]["name"] == "4gpu-8nic")
         .unwrap();
     let nics = DraNics::new(
-        DeviceClassName::new("dranet.net").unwrap(),
+        DeviceClassName::from_str("dranet.net").unwrap(),
         n(8),
-        DnsSubdomain::new("4gpu-8nic").unwrap(),
+        K8sName::from_str("4gpu-8nic").unwrap(),
     )
     .with_selectors(vec![
-        CelExpression::new(
+        CelExpression::from_str(
             r#"device.attributes["dra.net"].rdma == true && device.attributes["dra.net"].virtual == false"#,
         )
         .unwrap(),
     ])
     .with_gpus(ClaimedGpus::new(
-        DeviceClassName::new(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+        DeviceClassName::from_str(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
         n(4),
     ));
     let ours: Value =
@@ -525,7 +526,7 @@ fn dranets_oci_gb200_template_and_compute_domain_are_what_roce_emits() {
 
     let domain = NvlinkDomain::ComputeDomain(
         ComputeDomain::new(
-            DnsSubdomain::new("nccl-test-compute-domain").unwrap(),
+            K8sName::from_str("nccl-test-compute-domain").unwrap(),
             0,
             None,
         )
@@ -539,9 +540,9 @@ fn dranets_oci_gb200_template_and_compute_domain_are_what_roce_emits() {
     );
     let named = NvlinkDomain::ComputeDomain(
         ComputeDomain::new(
-            DnsSubdomain::new("nccl-test-compute-domain").unwrap(),
+            K8sName::from_str("nccl-test-compute-domain").unwrap(),
             0,
-            Some(DnsSubdomain::new("nccl-test-compute-domain-channel").unwrap()),
+            Some(K8sName::from_str("nccl-test-compute-domain-channel").unwrap()),
         )
         .unwrap(),
     );

@@ -8,10 +8,10 @@
 //! [`rules`] says what is wrong with them against a job or a manifest.
 //!
 //! ```
-//! use roce_model::fabric::dra::{self, emit, ComputeDomain, DnsSubdomain, NicAttachment, NvlinkDomain, Placement};
+//! use roce_model::fabric::dra::{self, emit, ComputeDomain, NicAttachment, NvlinkDomain, Placement};
 //!
 //! // The vendor's GB300 NVL72 job: Multus NICs, and a ComputeDomain whose channel each worker claims.
-//! let cd = ComputeDomain::new(DnsSubdomain::new("nccl-test-72-gb300-18n-dra")?, 0, None)?;
+//! let cd = ComputeDomain::new("nccl-test-72-gb300-18n-dra".parse()?, 0, None)?;
 //! let domain = NvlinkDomain::ComputeDomain(cd);
 //! let wiring = emit::dra_wiring(&NicAttachment::MultusAndResource, &domain, &Placement::default());
 //! assert_eq!(wiring.pod_claims[0].template().as_str(), "nccl-test-72-gb300-18n-dra-cd-channel");
@@ -36,11 +36,10 @@ mod names;
 pub mod rules;
 
 use std::num::NonZeroU32;
+use std::str::FromStr;
 
-pub use names::{
-    CEL_MAX_LEN, CelExpression, DeviceClassName, DnsLabel, DnsSubdomain, LabelKey, LabelValue,
-    NameError,
-};
+pub use crate::names::{DnsLabel, K8sName, NameError};
+pub use names::{CEL_MAX_LEN, CelExpression, DeviceClassName, LabelKey, LabelValue};
 
 /// The API version of ResourceClaimTemplate and DeviceClass: DRA's GA group (Kubernetes ≥ 1.34).
 pub const RESOURCE_API_VERSION: &str = "resource.k8s.io/v1";
@@ -78,7 +77,7 @@ pub const DEFAULT_CHANNEL_CLAIM: &str = "compute-domain-channel";
 pub const DEFAULT_NIC_CLAIM: &str = "rdma-nics";
 
 fn constant_label(s: &'static str) -> DnsLabel {
-    DnsLabel::new(s).expect("the default claim names are DNS labels")
+    DnsLabel::from_str(s).expect("the default claim names are DNS labels")
 }
 
 /// How the RDMA NICs reach the pod.
@@ -110,14 +109,14 @@ pub struct DraNics {
     count: NonZeroU32,
     selectors: Vec<CelExpression>,
     gpus: Option<ClaimedGpus>,
-    template: DnsSubdomain,
+    template: K8sName,
     claim: DnsLabel,
 }
 
 impl DraNics {
     /// `count` NICs of `class`, claimed through the template `template`; the pod claim is named
     /// [`DEFAULT_NIC_CLAIM`] until [`DraNics::with_claim`] says otherwise.
-    pub fn new(class: DeviceClassName, count: NonZeroU32, template: DnsSubdomain) -> Self {
+    pub fn new(class: DeviceClassName, count: NonZeroU32, template: K8sName) -> Self {
         DraNics {
             class,
             count,
@@ -167,7 +166,7 @@ impl DraNics {
     }
 
     /// The ResourceClaimTemplate's name.
-    pub fn template(&self) -> &DnsSubdomain {
+    pub fn template(&self) -> &K8sName {
         &self.template
     }
 
@@ -269,9 +268,9 @@ impl NvlinkDomain {
 /// A ComputeDomain and the pods' claim on its IMEX channel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ComputeDomain {
-    name: DnsSubdomain,
+    name: K8sName,
     num_nodes: u32,
-    channel_template: DnsSubdomain,
+    channel_template: K8sName,
     claim: DnsLabel,
     allocation: ChannelAllocation,
 }
@@ -280,13 +279,13 @@ impl ComputeDomain {
     /// The ComputeDomain `name` with `numNodes: num_nodes`. Its channel template is `channel_template`, or
     /// `<name>-cd-channel` (the vendor's naming) when `None`; the pod claim is [`DEFAULT_CHANNEL_CLAIM`].
     pub fn new(
-        name: DnsSubdomain,
+        name: K8sName,
         num_nodes: u32,
-        channel_template: Option<DnsSubdomain>,
+        channel_template: Option<K8sName>,
     ) -> Result<Self, NameError> {
         let channel_template = match channel_template {
             Some(t) => t,
-            None => DnsSubdomain::new(&format!("{name}-cd-channel"))?,
+            None => K8sName::from_str(&format!("{name}-cd-channel"))?,
         };
         Ok(ComputeDomain {
             name,
@@ -310,7 +309,7 @@ impl ComputeDomain {
     }
 
     /// The ComputeDomain's name.
-    pub fn name(&self) -> &DnsSubdomain {
+    pub fn name(&self) -> &K8sName {
         &self.name
     }
 
@@ -320,7 +319,7 @@ impl ComputeDomain {
     }
 
     /// The channel's ResourceClaimTemplate, which the DRA driver creates.
-    pub fn channel_template(&self) -> &DnsSubdomain {
+    pub fn channel_template(&self) -> &K8sName {
         &self.channel_template
     }
 
@@ -420,7 +419,7 @@ mod tests {
     #[test]
     fn channel_template_defaults_to_the_vendors_naming() {
         let cd = ComputeDomain::new(
-            DnsSubdomain::new("nccl-test-72-gb300-18n-dra").unwrap(),
+            K8sName::from_str("nccl-test-72-gb300-18n-dra").unwrap(),
             0,
             None,
         )
@@ -436,19 +435,22 @@ mod tests {
     #[test]
     fn a_derived_channel_template_must_still_be_a_valid_name() {
         let name = vec!["a".repeat(60); 4].join(".");
-        let cd = ComputeDomain::new(DnsSubdomain::new(&name).unwrap(), 0, None);
-        assert!(matches!(cd, Err(NameError::TooLong { .. })), "{cd:?}");
+        let cd = ComputeDomain::new(K8sName::from_str(&name).unwrap(), 0, None);
+        assert!(cd.unwrap_err().message.contains("DNS-1123 subdomain"));
     }
 
     #[test]
     fn nics_claim_gpus_only_when_told() {
         let nics = DraNics::new(
-            DeviceClassName::new("dranet.net").unwrap(),
+            DeviceClassName::from_str("dranet.net").unwrap(),
             n(4),
-            DnsSubdomain::new("nics").unwrap(),
+            K8sName::from_str("nics").unwrap(),
         );
         assert!(!nics.claims_gpus());
-        let gpus = ClaimedGpus::new(DeviceClassName::new(NVIDIA_GPU_DEVICE_CLASS).unwrap(), n(4));
+        let gpus = ClaimedGpus::new(
+            DeviceClassName::from_str(NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+            n(4),
+        );
         let unaligned = nics.clone().with_gpus(gpus.clone());
         assert!(unaligned.claims_gpus());
         assert_eq!(unaligned.gpus().unwrap().align(), None);
@@ -465,14 +467,14 @@ mod tests {
         assert!(p.together_on().is_empty());
         p.kueue = Some(KueueTopology {
             mode: TopologyMode::Preferred,
-            level: LabelKey::new("cloud.google.com/gce-topology-block").unwrap(),
+            level: LabelKey::from_str("cloud.google.com/gce-topology-block").unwrap(),
         });
         assert!(p.together_on().is_empty(), "preferred does not bind");
         p.kueue.as_mut().unwrap().mode = TopologyMode::Required;
         assert_eq!(p.together_on(), ["cloud.google.com/gce-topology-block"]);
         p.clique_affinity = Some(CliqueAffinity {
-            key: LabelKey::new("app").unwrap(),
-            value: LabelValue::new("x").unwrap(),
+            key: LabelKey::from_str("app").unwrap(),
+            value: LabelValue::from_str("x").unwrap(),
         });
         assert_eq!(
             p.together_on(),

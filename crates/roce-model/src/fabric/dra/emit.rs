@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::{
     CLIQUE_LABEL, COMPUTE_DOMAIN_API_VERSION, COMPUTE_DOMAIN_KIND, CelExpression,
-    ChannelAllocation, ComputeDomain, DeviceClassName, DnsLabel, DnsSubdomain, DraNics, LabelKey,
+    ChannelAllocation, ComputeDomain, DeviceClassName, DnsLabel, DraNics, K8sName, LabelKey,
     LabelValue, NicAttachment, NvlinkDomain, Placement, RESOURCE_API_VERSION,
     RESOURCE_CLAIM_TEMPLATE_KIND,
 };
@@ -50,7 +50,7 @@ pub fn dra_wiring(nics: &NicAttachment, domain: &NvlinkDomain, placement: &Place
 #[serde(rename_all = "camelCase")]
 pub struct PodResourceClaim {
     name: DnsLabel,
-    resource_claim_template_name: DnsSubdomain,
+    resource_claim_template_name: K8sName,
 }
 
 impl PodResourceClaim {
@@ -60,7 +60,7 @@ impl PodResourceClaim {
     }
 
     /// The template the claim is made from.
-    pub fn template(&self) -> &DnsSubdomain {
+    pub fn template(&self) -> &K8sName {
         &self.resource_claim_template_name
     }
 }
@@ -190,7 +190,7 @@ impl ExtraDocument {
     }
 
     /// `metadata.name` of the object.
-    pub fn name(&self) -> &DnsSubdomain {
+    pub fn name(&self) -> &K8sName {
         match self {
             ExtraDocument::ResourceClaimTemplate(t) => &t.metadata.name,
             ExtraDocument::ComputeDomain(c) => &c.metadata.name,
@@ -212,7 +212,7 @@ pub fn extra_documents(nics: Option<&DraNics>, domain: &NvlinkDomain) -> Vec<Ext
 /// namespace, which a claim template must share).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 struct ObjectMeta {
-    name: DnsSubdomain,
+    name: K8sName,
 }
 
 /// A `resource.k8s.io/v1` ResourceClaimTemplate.
@@ -382,7 +382,7 @@ struct ChannelSpec {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 struct TemplateRef {
-    name: DnsSubdomain,
+    name: K8sName,
 }
 
 /// The ComputeDomain object.
@@ -409,6 +409,7 @@ pub fn compute_domain(cd: &ComputeDomain) -> ComputeDomainObject {
 #[cfg(test)]
 mod tests {
     use std::num::NonZeroU32;
+    use std::str::FromStr;
 
     use serde_json::{Value, json};
 
@@ -425,7 +426,7 @@ mod tests {
     fn vendor_domain() -> NvlinkDomain {
         NvlinkDomain::ComputeDomain(
             ComputeDomain::new(
-                DnsSubdomain::new("nccl-test-72-gb300-18n-dra").unwrap(),
+                K8sName::from_str("nccl-test-72-gb300-18n-dra").unwrap(),
                 0,
                 None,
             )
@@ -435,12 +436,12 @@ mod tests {
 
     fn dranet(count: u32) -> DraNics {
         DraNics::new(
-            DeviceClassName::new("dranet.net").unwrap(),
+            DeviceClassName::from_str("dranet.net").unwrap(),
             n(count),
-            DnsSubdomain::new("gb300-rdma-nics").unwrap(),
+            K8sName::from_str("gb300-rdma-nics").unwrap(),
         )
         .with_selectors(vec![
-            CelExpression::new(r#"device.attributes["dra.net"].rdma == true"#).unwrap(),
+            CelExpression::from_str(r#"device.attributes["dra.net"].rdma == true"#).unwrap(),
         ])
     }
 
@@ -548,7 +549,7 @@ mod tests {
     #[test]
     fn unaligned_gpus_are_one_request_beside_the_nics() {
         let nics = dranet(8).with_gpus(ClaimedGpus::new(
-            DeviceClassName::new(NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+            DeviceClassName::from_str(NVIDIA_GPU_DEVICE_CLASS).unwrap(),
             n(4),
         ));
         let t = to_json(&resource_claim_template(&nics));
@@ -563,8 +564,11 @@ mod tests {
     #[test]
     fn an_aligned_template_pairs_each_gpu_with_its_nics() {
         let nics = dranet(8).with_gpus(
-            ClaimedGpus::new(DeviceClassName::new(NVIDIA_GPU_DEVICE_CLASS).unwrap(), n(4))
-                .aligned(AlignBy::PcieRoot),
+            ClaimedGpus::new(
+                DeviceClassName::from_str(NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+                n(4),
+            )
+            .aligned(AlignBy::PcieRoot),
         );
         let t = to_json(&resource_claim_template(&nics));
         let devices = &t["spec"]["spec"]["devices"];
@@ -601,8 +605,11 @@ mod tests {
     #[test]
     fn uneven_alignment_still_gives_every_request_a_device() {
         let nics = dranet(2).with_gpus(
-            ClaimedGpus::new(DeviceClassName::new(NVIDIA_GPU_DEVICE_CLASS).unwrap(), n(3))
-                .aligned(AlignBy::NumaNode),
+            ClaimedGpus::new(
+                DeviceClassName::from_str(NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+                n(3),
+            )
+            .aligned(AlignBy::NumaNode),
         );
         let t = to_json(&resource_claim_template(&nics));
         let counts: Vec<u64> = t["spec"]["spec"]["devices"]["requests"]
@@ -619,8 +626,8 @@ mod tests {
     fn clique_affinity_selects_the_jobs_pods_and_labels_them() {
         let p = Placement {
             clique_affinity: Some(CliqueAffinity {
-                key: LabelKey::new("metadata.coreweave.cloud/job").unwrap(),
-                value: LabelValue::new("nccl-test").unwrap(),
+                key: LabelKey::from_str("metadata.coreweave.cloud/job").unwrap(),
+                value: LabelValue::from_str("nccl-test").unwrap(),
             }),
             kueue: None,
         };
@@ -658,7 +665,7 @@ mod tests {
                 clique_affinity: None,
                 kueue: Some(KueueTopology {
                     mode,
-                    level: LabelKey::new(CLIQUE_LABEL).unwrap(),
+                    level: LabelKey::from_str(CLIQUE_LABEL).unwrap(),
                 }),
             };
             assert_eq!(
@@ -677,7 +684,7 @@ mod tests {
         fn aligned_templates_keep_the_counts(gpus in 1u32..=16, count in 1u32..=32, numa: bool) {
             let by = if numa { AlignBy::NumaNode } else { AlignBy::PcieRoot };
             let nics = dranet(count).with_gpus(
-                ClaimedGpus::new(DeviceClassName::new(NVIDIA_GPU_DEVICE_CLASS).unwrap(), n(gpus))
+                ClaimedGpus::new(DeviceClassName::from_str(NVIDIA_GPU_DEVICE_CLASS).unwrap(), n(gpus))
                     .aligned(by),
             );
             let t = to_json(&resource_claim_template(&nics));
@@ -700,7 +707,7 @@ mod tests {
             unique.sort_unstable();
             unique.dedup();
             proptest::prop_assert_eq!(unique.len(), names.len());
-            proptest::prop_assert!(names.iter().all(|n| DnsLabel::new(n).is_ok()));
+            proptest::prop_assert!(names.iter().all(|n| DnsLabel::from_str(n).is_ok()));
             for c in devices["constraints"].as_array().unwrap() {
                 let pair: Vec<&str> =
                     c["requests"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();

@@ -1,43 +1,17 @@
-//! Validated names and expressions for DRA objects. Each exists only after its rule held, so emitters and
-//! rules never check a name again.
+//! Names DRA adds to the shared ones in [`crate::names`]: device class names, CEL selector expressions,
+//! label keys and values. Each exists only after its rule held, so emitters and rules never check again.
 //!
-//! The rules are Kubernetes' own (`k8s.io/apimachinery/pkg/util/validation`): `IsDNS1123Label`,
-//! `IsDNS1123Subdomain`, `IsQualifiedName`, `IsValidLabelValue`; and `resource.k8s.io/v1`'s
-//! `CELSelectorExpressionMaxLength` for device selectors.
+//! The rules are Kubernetes' own (`k8s.io/apimachinery/pkg/util/validation`): `IsDNS1123Subdomain`,
+//! `IsQualifiedName`, `IsValidLabelValue`; and `resource.k8s.io/v1`'s `CELSelectorExpressionMaxLength` for
+//! device selectors ("must be smaller or equal to 10 Ki").
 
 use std::fmt;
+use std::str::FromStr;
 
-/// Why a name or expression was refused; the message says which Kubernetes rule it broke.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NameError {
-    /// Nothing was written.
-    #[error("{what} must not be empty")]
-    Empty {
-        /// What kind of value it is (`"a DNS label"`).
-        what: &'static str,
-    },
-    /// Longer than the API server accepts.
-    #[error("{what} is {len} characters long; at most {max} are allowed")]
-    TooLong {
-        /// What kind of value it is.
-        what: &'static str,
-        /// Its length in bytes.
-        len: usize,
-        /// The limit.
-        max: usize,
-    },
-    /// A character or shape the rule does not allow.
-    #[error("{what} {rule}")]
-    Invalid {
-        /// What kind of value it is.
-        what: &'static str,
-        /// The rule, as a sentence tail (`"must consist of lower-case letters, digits and '-'"`).
-        rule: &'static str,
-    },
-}
+use crate::names::{K8sName, NameError};
 
 macro_rules! newtype {
-    ($(#[$doc:meta])* $name:ident) => {
+    ($(#[$doc:meta])* $name:ident, $check:path) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
         #[serde(transparent)]
@@ -56,195 +30,112 @@ macro_rules! newtype {
             }
         }
 
-        impl std::str::FromStr for $name {
+        impl FromStr for $name {
             type Err = NameError;
             fn from_str(s: &str) -> Result<Self, NameError> {
-                Self::new(s)
+                $check(s).map($name)
             }
         }
     };
 }
 
 newtype!(
-    /// An RFC 1123 DNS label: what a pod's `resourceClaims[].name` and a device request's `name` must be.
-    DnsLabel
-);
-newtype!(
-    /// An RFC 1123 DNS subdomain: the name of a ResourceClaimTemplate or a ComputeDomain.
-    DnsSubdomain
-);
-newtype!(
     /// A DeviceClass name (a DNS subdomain an administrator chose: `dranet.net`, `gpu.nvidia.com`,
     /// `mrdma.google.com`).
-    DeviceClassName
+    DeviceClassName,
+    check_device_class
 );
 newtype!(
     /// A CEL expression a device selector evaluates (`device.attributes["dra.net"].rdma == true`). Kept as
-    /// text: the API server compiles it against the devices' attributes, which roce cannot see.
-    CelExpression
+    /// text, trimmed: the API server compiles it against the devices' attributes, which roce cannot see.
+    CelExpression,
+    check_cel
 );
 newtype!(
     /// A label key: an optional DNS-subdomain prefix and `/`, then a name of at most 63 characters
     /// (`nvidia.com/gpu.clique`, `app`).
-    LabelKey
+    LabelKey,
+    check_label_key
 );
 newtype!(
     /// A label value: empty, or at most 63 alphanumerics, `-`, `_` and `.`, starting and ending with an
     /// alphanumeric.
-    LabelValue
+    LabelValue,
+    check_label_value
 );
-
-const LABEL: &str = "a DNS label";
-const SUBDOMAIN: &str = "a DNS subdomain";
-
-impl DnsLabel {
-    /// Checks `s` against `IsDNS1123Label`.
-    pub fn new(s: &str) -> Result<Self, NameError> {
-        dns_label(s, LABEL).map(|()| DnsLabel(s.to_owned()))
-    }
-}
-
-impl DnsSubdomain {
-    /// Checks `s` against `IsDNS1123Subdomain`.
-    pub fn new(s: &str) -> Result<Self, NameError> {
-        dns_subdomain(s, SUBDOMAIN).map(|()| DnsSubdomain(s.to_owned()))
-    }
-}
-
-impl DeviceClassName {
-    /// Checks `s` against `IsDNS1123Subdomain` (DeviceClass is a cluster-scoped object).
-    pub fn new(s: &str) -> Result<Self, NameError> {
-        dns_subdomain(s, "a device class name").map(|()| DeviceClassName(s.to_owned()))
-    }
-}
 
 /// `CELSelectorExpressionMaxLength` in `k8s.io/api/resource/v1/types.go`.
 pub const CEL_MAX_LEN: usize = 10 * 1024;
 
-impl CelExpression {
-    /// Accepts any non-blank expression up to [`CEL_MAX_LEN`] bytes, trimmed of surrounding whitespace (a
-    /// KDL multi-line string keeps its indentation otherwise).
-    pub fn new(s: &str) -> Result<Self, NameError> {
-        const WHAT: &str = "a CEL expression";
-        let s = s.trim();
-        if s.is_empty() {
-            return Err(NameError::Empty { what: WHAT });
-        }
-        max_len(s, WHAT, CEL_MAX_LEN)?;
-        Ok(CelExpression(s.to_owned()))
+fn error(message: String, help: &str) -> NameError {
+    NameError {
+        message,
+        help: help.to_owned(),
     }
 }
 
-impl LabelKey {
-    /// Checks `s` against `IsQualifiedName`.
-    pub fn new(s: &str) -> Result<Self, NameError> {
-        const WHAT: &str = "a label key";
-        let name = match s.split_once('/') {
-            Some((prefix, name)) => {
-                if prefix.is_empty() {
-                    return Err(NameError::Invalid {
-                        what: WHAT,
-                        rule: "must have a prefix before '/'",
-                    });
-                }
-                dns_subdomain(prefix, "a label key's prefix")?;
-                name
-            }
-            None => s,
-        };
-        if name.is_empty() {
-            return Err(NameError::Empty { what: WHAT });
-        }
-        label_name(name, WHAT)?;
-        Ok(LabelKey(s.to_owned()))
-    }
+fn check_device_class(s: &str) -> Result<String, NameError> {
+    K8sName::from_str(s).map(String::from).map_err(|_| {
+        error(
+            format!("`{s}` is not a valid device class name (DNS-1123 subdomain)"),
+            "name a DeviceClass the cluster has, e.g. `dranet.net` or `gpu.nvidia.com`",
+        )
+    })
 }
 
-impl LabelValue {
-    /// Checks `s` against `IsValidLabelValue`.
-    pub fn new(s: &str) -> Result<Self, NameError> {
-        if !s.is_empty() {
-            label_name(s, "a label value")?;
-        }
-        Ok(LabelValue(s.to_owned()))
-    }
-}
-
-fn max_len(s: &str, what: &'static str, max: usize) -> Result<(), NameError> {
-    if s.len() > max {
-        return Err(NameError::TooLong {
-            what,
-            len: s.len(),
-            max,
-        });
-    }
-    Ok(())
-}
-
-fn dns_label(s: &str, what: &'static str) -> Result<(), NameError> {
+fn check_cel(s: &str) -> Result<String, NameError> {
+    let s = s.trim();
     if s.is_empty() {
-        return Err(NameError::Empty { what });
+        return Err(error(
+            "the CEL selector is empty".to_owned(),
+            r#"write an expression on the device's attributes, e.g. `device.attributes["dra.net"].rdma == true`"#,
+        ));
     }
-    max_len(s, what, 63)?;
-    let b = s.as_bytes();
-    let inner = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-';
-    let end = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    if !b.iter().all(inner) {
-        return Err(NameError::Invalid {
-            what,
-            rule: "must consist of lower-case letters, digits and '-'",
-        });
+    if s.len() > CEL_MAX_LEN {
+        return Err(error(
+            format!("the CEL selector is {} bytes long", s.len()),
+            "Kubernetes accepts at most 10 KiB: split it into several selectors (a device must pass all)",
+        ));
     }
-    if !end(&b[0]) || !end(&b[b.len() - 1]) {
-        return Err(NameError::Invalid {
-            what,
-            rule: "must start and end with a lower-case letter or digit",
-        });
-    }
-    Ok(())
+    Ok(s.to_owned())
 }
 
-fn dns_subdomain(s: &str, what: &'static str) -> Result<(), NameError> {
-    if s.is_empty() {
-        return Err(NameError::Empty { what });
+fn check_label_key(s: &str) -> Result<String, NameError> {
+    let (prefix, name) = match s.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, s),
+    };
+    let prefix_ok = prefix.is_none_or(|p| K8sName::from_str(p).is_ok());
+    if prefix_ok && label_name(name) && !name.is_empty() {
+        return Ok(s.to_owned());
     }
-    max_len(s, what, 253)?;
-    for part in s.split('.') {
-        dns_label(part, what).map_err(|e| match e {
-            NameError::Empty { .. } => NameError::Invalid {
-                what,
-                rule: "must not have an empty part between dots",
-            },
-            NameError::TooLong { .. } => NameError::Invalid {
-                what,
-                rule: "must not have a part between dots longer than 63 characters",
-            },
-            other => other,
-        })?;
-    }
-    Ok(())
+    Err(error(
+        format!("`{s}` is not a valid label key"),
+        "write `prefix/name` or `name`: the prefix a DNS subdomain, the name at most 63 letters, digits, \
+         `-`, `_` and `.`, starting and ending with a letter or digit",
+    ))
 }
 
-/// The name part of a qualified name, and a label value: `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, ≤ 63.
-fn label_name(s: &str, what: &'static str) -> Result<(), NameError> {
-    max_len(s, what, 63)?;
+fn check_label_value(s: &str) -> Result<String, NameError> {
+    if s.is_empty() || label_name(s) {
+        return Ok(s.to_owned());
+    }
+    Err(error(
+        format!("`{s}` is not a valid label value"),
+        "use at most 63 letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit",
+    ))
+}
+
+/// The name part of a qualified name, and a non-empty label value:
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, at most 63 characters.
+fn label_name(s: &str) -> bool {
     let b = s.as_bytes();
-    if !b
-        .iter()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-    {
-        return Err(NameError::Invalid {
-            what,
-            rule: "must consist of letters, digits, '-', '_' and '.'",
-        });
-    }
-    if !b[0].is_ascii_alphanumeric() || !b[b.len() - 1].is_ascii_alphanumeric() {
-        return Err(NameError::Invalid {
-            what,
-            rule: "must start and end with a letter or digit",
-        });
-    }
-    Ok(())
+    !b.is_empty()
+        && b.len() <= 63
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
 }
 
 #[cfg(test)]
@@ -252,66 +143,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dns_labels_follow_rfc_1123() {
-        for ok in ["a", "compute-domain-channel", "nic-0", "0", &"a".repeat(63)] {
-            assert!(DnsLabel::new(ok).is_ok(), "{ok}");
+    fn device_classes_are_subdomains() {
+        for ok in ["dranet.net", "gpu.nvidia.com", "efa.networking.k8s.aws"] {
+            assert!(DeviceClassName::from_str(ok).is_ok(), "{ok}");
         }
-        assert_eq!(DnsLabel::new(""), Err(NameError::Empty { what: LABEL }));
-        assert!(matches!(
-            DnsLabel::new(&"a".repeat(64)),
-            Err(NameError::TooLong { max: 63, .. })
-        ));
-        for bad in ["Nic", "nic_0", "-nic", "nic-", "a.b"] {
-            assert!(
-                matches!(DnsLabel::new(bad), Err(NameError::Invalid { .. })),
-                "{bad}"
-            );
+        for bad in ["dranet..net", ".net", "net.", "Dranet.net", "a_b.c", ""] {
+            let e = DeviceClassName::from_str(bad).unwrap_err();
+            assert!(e.message.contains("device class"), "{bad}: {e}");
         }
-    }
-
-    #[test]
-    fn subdomains_and_device_classes_allow_dots_but_not_empty_parts() {
-        for ok in [
-            "dranet.net",
-            "gpu.nvidia.com",
-            "nccl-test-72-gb300-18n-dra-cd-channel",
-        ] {
-            assert!(DnsSubdomain::new(ok).is_ok(), "{ok}");
-            assert!(DeviceClassName::new(ok).is_ok(), "{ok}");
-        }
-        for bad in ["dranet..net", ".net", "net.", "Dranet.net", "a_b.c"] {
-            assert!(DeviceClassName::new(bad).is_err(), "{bad}");
-        }
-        let long = vec!["a".repeat(63); 4].join(".");
-        assert!(matches!(
-            DnsSubdomain::new(&long),
-            Err(NameError::TooLong { max: 253, .. })
-        ));
     }
 
     #[test]
     fn cel_expressions_are_kept_as_text_but_not_blank() {
-        let e = CelExpression::new("\n  device.attributes[\"dra.net\"].rdma == true\n").unwrap();
+        let e =
+            CelExpression::from_str("\n  device.attributes[\"dra.net\"].rdma == true\n").unwrap();
         assert_eq!(e.as_str(), "device.attributes[\"dra.net\"].rdma == true");
-        assert!(matches!(
-            CelExpression::new("  \n"),
-            Err(NameError::Empty { .. })
-        ));
-        assert!(matches!(
-            CelExpression::new(&"x".repeat(CEL_MAX_LEN + 1)),
-            Err(NameError::TooLong { .. })
-        ));
+        assert!(CelExpression::from_str("  \n").is_err());
+        assert!(CelExpression::from_str(&"x".repeat(CEL_MAX_LEN)).is_ok());
+        let long = CelExpression::from_str(&"x".repeat(CEL_MAX_LEN + 1)).unwrap_err();
+        assert!(long.help.contains("10 KiB"), "{long:?}");
     }
 
     #[test]
-    fn label_keys_and_values_follow_qualified_name_rules() {
+    fn label_keys_follow_qualified_name_rules() {
         for ok in [
             "nvidia.com/gpu.clique",
             "app",
             "metadata.coreweave.cloud/job",
             "A_b.c",
         ] {
-            assert!(LabelKey::new(ok).is_ok(), "{ok}");
+            assert!(LabelKey::from_str(ok).is_ok(), "{ok}");
         }
         for bad in [
             "",
@@ -321,23 +182,19 @@ mod tests {
             "a/b/c",
             "-a",
             "a b",
+            &"a".repeat(64),
         ] {
-            assert!(LabelKey::new(bad).is_err(), "{bad}");
-        }
-        for ok in ["", "nccl-test", "Nccl_Test.1"] {
-            assert!(LabelValue::new(ok).is_ok(), "{ok}");
-        }
-        for bad in ["-x", "x-", "a/b", &"a".repeat(64)] {
-            assert!(LabelValue::new(bad).is_err(), "{bad}");
+            assert!(LabelKey::from_str(bad).is_err(), "{bad}");
         }
     }
 
     #[test]
-    fn messages_name_the_rule() {
-        let e = DnsLabel::new("Nic").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "a DNS label must consist of lower-case letters, digits and '-'"
-        );
+    fn label_values_may_be_empty() {
+        for ok in ["", "nccl-test", "Nccl_Test.1"] {
+            assert!(LabelValue::from_str(ok).is_ok(), "{ok}");
+        }
+        for bad in ["-x", "x-", "a/b", &"a".repeat(64)] {
+            assert!(LabelValue::from_str(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -201,9 +201,10 @@ pub fn claim_name_concern(nics: &NicAttachment, domain: &NvlinkDomain) -> Option
 #[cfg(test)]
 mod tests {
     use std::num::NonZeroU32;
+    use std::str::FromStr;
 
     use super::super::{
-        AlignBy, ClaimedGpus, CliqueAffinity, DeviceClassName, DnsLabel, DnsSubdomain, LabelKey,
+        AlignBy, ClaimedGpus, CliqueAffinity, DeviceClassName, DnsLabel, K8sName, LabelKey,
         LabelValue, Placement,
     };
     use super::*;
@@ -213,21 +214,24 @@ mod tests {
     }
 
     fn cd(num_nodes: u32) -> ComputeDomain {
-        ComputeDomain::new(DnsSubdomain::new("cd").unwrap(), num_nodes, None).unwrap()
+        ComputeDomain::new(K8sName::from_str("cd").unwrap(), num_nodes, None).unwrap()
     }
 
     fn nics(count: u32) -> DraNics {
         DraNics::new(
-            DeviceClassName::new("dranet.net").unwrap(),
+            DeviceClassName::from_str("dranet.net").unwrap(),
             n(count),
-            DnsSubdomain::new("nics").unwrap(),
+            K8sName::from_str("nics").unwrap(),
         )
     }
 
     fn aligned(count: u32, gpus: u32) -> DraNics {
         nics(count).with_gpus(
-            ClaimedGpus::new(DeviceClassName::new("gpu.nvidia.com").unwrap(), n(gpus))
-                .aligned(AlignBy::PcieRoot),
+            ClaimedGpus::new(
+                DeviceClassName::from_str("gpu.nvidia.com").unwrap(),
+                n(gpus),
+            )
+            .aligned(AlignBy::PcieRoot),
         )
     }
 
@@ -278,7 +282,7 @@ mod tests {
         );
         // Unaligned GPUs have no per-GPU share to be uneven.
         let unaligned = nics(6).with_gpus(ClaimedGpus::new(
-            DeviceClassName::new("gpu.nvidia.com").unwrap(),
+            DeviceClassName::from_str("gpu.nvidia.com").unwrap(),
             n(4),
         ));
         assert!(nic_count_concerns(&unaligned, 6).is_empty());
@@ -344,8 +348,8 @@ mod tests {
     fn clique_affinity_from_the_profile_or_kueue_is_fine() {
         let p = Placement {
             clique_affinity: Some(CliqueAffinity {
-                key: LabelKey::new("app").unwrap(),
-                value: LabelValue::new("job").unwrap(),
+                key: LabelKey::from_str("app").unwrap(),
+                value: LabelValue::from_str("job").unwrap(),
             }),
             kueue: None,
         };
@@ -385,7 +389,7 @@ mod tests {
         let dra = NicAttachment::Dra(nics(8));
         assert_eq!(claim_name_concern(&dra, &domain()), None);
         let same = NicAttachment::Dra(
-            nics(8).with_claim(DnsLabel::new(super::super::DEFAULT_CHANNEL_CLAIM).unwrap()),
+            nics(8).with_claim(DnsLabel::from_str(super::super::DEFAULT_CHANNEL_CLAIM).unwrap()),
         );
         assert_eq!(
             claim_name_concern(&same, &domain()),
