@@ -7,12 +7,15 @@
 //!
 //! - [`ucx`]: UCX transports, their classes and releases, the aliases, and what is wrong with a `UCX_TLS`
 //!   value for a UCX mode ([`ucx::tls_concerns`]).
-//! - [`env`](mod@env): which typed field sets which variable, who reads it, and the profile's environment in emit
-//!   order ([`env::profile_env`]).
+//! - [`env`](mod@env): which typed field sets which variable, who reads it, and the profile's environment
+//!   in emit order ([`env::profile_env`]).
 //! - [`nccl`]: which NCCL variables are strings, the net-plugin library rule, NCCL's internal networks.
 //! - [`attach`]: what a pod needs attached (Multus networks, resources, capabilities).
+//! - [`dra`]: DRA NIC claims, the NVLink domain (ComputeDomain) and placement (clique affinity, Kueue
+//!   topology), the objects they add to a pod, and what is wrong with them.
 
 pub mod attach;
+pub mod dra;
 pub mod env;
 pub mod nccl;
 pub mod ucx;

@@ -1,0 +1,550 @@
+//! DRA and NVLink domains (`roce_model::fabric::dra`) against their real consumers: the ResourceClaimTemplate
+//! and a Pod with `resourceClaims` / `resources.claims` through `kubernetes-validate --strict` (Kubernetes
+//! 1.34, where `resource.k8s.io/v1` is GA, and 1.37, the newest it bundles); the ComputeDomain through the
+//! CRD's OpenAPI schema with Python `jsonschema`. The emitted objects are also compared with the sources in
+//! `tests/fixtures/dra/` (the vendor's MPIJob, dranet's claim templates).
+
+#[path = "support/consumers.rs"]
+mod consumers;
+
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::str::FromStr;
+
+use roce_model::fabric::dra::{
+    self, AlignBy, CelExpression, ClaimedGpus, CliqueAffinity, ComputeDomain, DeviceClassName,
+    DraNics, K8sName, KueueTopology, LabelKey, LabelValue, NicAttachment, NvlinkDomain, Placement,
+    TopologyMode, emit,
+};
+use roce_render::yaml::{self, Yaml};
+use serde_json::{Value, json};
+
+/// `resource.k8s.io/v1` exists from 1.34; 1.37 is the newest minor kubernetes-validate 1.37.0 bundles.
+const DRA_K8S_VERSIONS: &[&str] = &["1.34.0", "1.37.0"];
+
+fn n(v: u32) -> NonZeroU32 {
+    NonZeroU32::new(v).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The facts under test: the vendor's GB300 NVL72 job, and dranet-style NICs.
+
+fn vendor_domain() -> NvlinkDomain {
+    NvlinkDomain::ComputeDomain(
+        ComputeDomain::new(
+            K8sName::from_str("nccl-test-72-gb300-18n-dra").unwrap(),
+            0,
+            None,
+        )
+        .unwrap(),
+    )
+}
+
+fn vendor_placement() -> Placement {
+    Placement {
+        clique_affinity: Some(CliqueAffinity {
+            key: LabelKey::from_str("metadata.coreweave.cloud/job").unwrap(),
+            value: LabelValue::from_str("nccl-test").unwrap(),
+        }),
+        kueue: Some(KueueTopology {
+            mode: TopologyMode::Required,
+            level: LabelKey::from_str(dra::CLIQUE_LABEL).unwrap(),
+        }),
+    }
+}
+
+/// Where the pod's GPUs come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gpus {
+    /// `nvidia.com/gpu` (device plugin).
+    Resource,
+    /// The NICs' claim, unaligned.
+    Claimed,
+    /// The NICs' claim, each GPU aligned with its NICs.
+    Aligned(AlignBy),
+}
+
+const GPU_SOURCES: [Gpus; 4] = [
+    Gpus::Resource,
+    Gpus::Claimed,
+    Gpus::Aligned(AlignBy::PcieRoot),
+    Gpus::Aligned(AlignBy::NumaNode),
+];
+
+fn dranet_nics(gpus: Gpus) -> DraNics {
+    let template = match gpus {
+        Gpus::Resource => "gb300-rdma-nics",
+        Gpus::Claimed => "gb300-gpus-rdma-nics",
+        Gpus::Aligned(AlignBy::PcieRoot) => "gb300-rdma-nics-pcie-root",
+        Gpus::Aligned(AlignBy::NumaNode) => "gb300-rdma-nics-numa-node",
+    };
+    let nics = DraNics::new(
+        DeviceClassName::from_str("dranet.net").unwrap(),
+        n(8),
+        K8sName::from_str(template).unwrap(),
+    )
+    .with_selectors(vec![
+        CelExpression::from_str(
+            r#"device.attributes["dra.net"].rdma == true && device.attributes["dra.net"].virtual == false"#,
+        )
+        .unwrap(),
+    ]);
+    let claimed = ClaimedGpus::new(
+        DeviceClassName::from_str(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+        n(4),
+    );
+    match gpus {
+        Gpus::Resource => nics,
+        Gpus::Claimed => nics.with_gpus(claimed),
+        Gpus::Aligned(by) => nics.with_gpus(claimed.aligned(by)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Printing through roce's own YAML writer, as a target would.
+
+/// A JSON value as the writer's document model. Strings stay `Str` (the writer quotes what could re-type).
+fn to_yaml(v: &Value) -> Yaml {
+    match v {
+        Value::Null => Yaml::Null,
+        Value::Bool(b) => Yaml::Bool(*b),
+        Value::Number(x) => Yaml::Int(x.as_i64().expect("DRA objects carry integers only")),
+        Value::String(s) => Yaml::Str(s.clone()),
+        Value::Array(items) => Yaml::Seq(items.iter().map(to_yaml).collect()),
+        Value::Object(m) => Yaml::Map(m.iter().map(|(k, v)| (k.clone(), to_yaml(v))).collect()),
+    }
+}
+
+fn printed(docs: &[Value]) -> String {
+    yaml::to_multi_doc(&docs.iter().map(to_yaml).collect::<Vec<_>>())
+}
+
+fn json_of<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap()
+}
+
+/// A GB300 worker pod with everything the wiring adds: claims, affinity, labels, annotations.
+fn pod_with(wiring: &emit::DraWiring, gpus_by_dra: bool) -> Value {
+    let mut labels = serde_json::Map::new();
+    for (k, v) in &wiring.labels {
+        labels.insert(k.clone(), json!(v));
+    }
+    let mut annotations = serde_json::Map::new();
+    for (k, v) in &wiring.annotations {
+        annotations.insert((*k).to_owned(), json!(v));
+    }
+    // GPUs claimed through DRA are not requested again as an extended resource.
+    let limits = if gpus_by_dra {
+        json!({"cpu": "140", "memory": "900Gi"})
+    } else {
+        json!({"cpu": "140", "memory": "900Gi", "nvidia.com/gpu": "4"})
+    };
+    let mut spec = json!({
+        "containers": [{
+            "name": "nccl",
+            "image": "ghcr.io/coreweave/nccl-tests:13.1.0-devel-ubuntu22.04-nccl2.29.2-1-0bf62c2",
+            "resources": {"limits": limits, "claims": json_of(&wiring.container_claims)},
+        }],
+        "resourceClaims": json_of(&wiring.pod_claims),
+    });
+    if let Some(a) = &wiring.affinity {
+        spec["affinity"] = json_of(a);
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "worker-0", "labels": labels, "annotations": annotations},
+        "spec": spec,
+    })
+}
+
+fn fixture(name: &str) -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/dra")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_saphyr::from_multiple::<Value>(&text)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .into_iter()
+        .filter(|d| !d.is_null())
+        .collect()
+}
+
+fn by_kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    docs.iter().filter(|d| d["kind"] == kind).collect()
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// kubernetes-validate --strict.
+
+#[test]
+fn resource_claim_templates_and_pods_with_claims_pass_kubernetes_strict() {
+    let mut docs = Vec::new();
+    for gpus in GPU_SOURCES {
+        let nics = NicAttachment::Dra(dranet_nics(gpus));
+        let wiring = emit::dra_wiring(&nics, &vendor_domain(), &vendor_placement());
+        let mut pod = pod_with(&wiring, gpus != Gpus::Resource);
+        pod["metadata"]["name"] = json!(format!("worker-{}", docs.len()));
+        for d in &wiring.documents {
+            if let emit::ExtraDocument::ResourceClaimTemplate(t) = d {
+                docs.push(json_of(t));
+            }
+        }
+        docs.push(pod);
+    }
+    // The vendor's job: Multus and rdma/ib stay, only the channel is claimed.
+    let wiring = emit::dra_wiring(
+        &NicAttachment::MultusAndResource,
+        &vendor_domain(),
+        &vendor_placement(),
+    );
+    let mut pod = pod_with(&wiring, false);
+    pod["metadata"]["name"] = json!("worker-multus");
+    docs.push(pod);
+
+    let text = printed(&docs);
+    consumers::kubernetes_validate_strict(&text, DRA_K8S_VERSIONS)
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Strict mode reaches the claim fields: a misspelt one is refused, so the test above is not a rubber stamp.
+#[test]
+fn kubernetes_strict_rejects_a_misspelt_claim_field() {
+    let wiring = emit::dra_wiring(
+        &NicAttachment::Dra(dranet_nics(Gpus::Resource)),
+        &vendor_domain(),
+        &Placement::default(),
+    );
+    let mut pod = pod_with(&wiring, false);
+    let claim = pod["spec"]["resourceClaims"][0].as_object_mut().unwrap();
+    let template = claim.remove("resourceClaimTemplateName").unwrap();
+    claim.insert("resourceClaimTemplate".into(), template);
+    let mut rct = json_of(&emit::resource_claim_template(&dranet_nics(Gpus::Resource)));
+    rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClass"] = json!("dranet.net");
+    for doc in [pod, rct] {
+        let kind = doc["kind"].clone();
+        match consumers::kubernetes_validate_strict(&printed(&[doc]), DRA_K8S_VERSIONS) {
+            Err(_) => {}
+            Ok(consumers::Checked::Skipped) => return,
+            Ok(consumers::Checked::Ran) => panic!("{kind} with a misspelt field passed"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The ComputeDomain CRD schema, with Python jsonschema (as tests/validation.rs checks the MPIJob CRD).
+
+fn crd_schema_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/crds/compute-domain-v1beta1.json")
+}
+
+/// Strict field validation: `additionalProperties: false` on every object schema listing `properties`
+/// (see the fixture's README).
+const JSONSCHEMA_CHECK: &str = r#"
+import json, sys
+import jsonschema
+
+schema = json.load(open(sys.argv[1]))
+doc = json.load(open(sys.argv[2]))
+
+def strict(node):
+    if isinstance(node, dict):
+        if (node.get("type") == "object" and isinstance(node.get("properties"), dict)
+                and "additionalProperties" not in node
+                and not node.get("x-kubernetes-preserve-unknown-fields")):
+            node["additionalProperties"] = False
+        for value in node.values():
+            strict(value)
+    elif isinstance(node, list):
+        for value in node:
+            strict(value)
+
+strict(schema)
+validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+for e in errors:
+    print("/" + "/".join(map(str, e.absolute_path)) + ": " + e.message)
+sys.exit(1 if errors else 0)
+"#;
+
+fn python_with_jsonschema() -> Option<PathBuf> {
+    let venv = consumers::repo_root().join(".venv/bin/python");
+    for py in [venv, PathBuf::from("python3")] {
+        let ok = Command::new(&py)
+            .args(["-c", "import jsonschema"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(py);
+        }
+    }
+    let msg = "the ComputeDomain schema check needs Python with `jsonschema` (.venv/bin/python or \
+               python3); run `.ci/install-tools` from the repo root";
+    if consumers::tools_required() {
+        panic!("{msg} (CI/ROCE_REQUIRE_TOOLS is set, so a missing tool is a failure)");
+    }
+    eprintln!(
+        "\n!!! SKIPPED: {msg}\n!!! (set CI=true or ROCE_REQUIRE_TOOLS=1 to make this a failure)\n"
+    );
+    None
+}
+
+/// `Ok(true)`: valid; `Ok(false)`: skipped; `Err(report)`: rejected.
+fn check_compute_domain_schema(doc: &Value) -> Result<bool, String> {
+    let Some(py) = python_with_jsonschema() else {
+        return Ok(false);
+    };
+    let dir = consumers::temp_dir("computedomain-schema");
+    let doc_path = dir.join("computedomain.json");
+    std::fs::write(&doc_path, serde_json::to_string_pretty(doc).unwrap()).unwrap();
+    let out = Command::new(&py)
+        .arg("-c")
+        .arg(JSONSCHEMA_CHECK)
+        .arg(crd_schema_path())
+        .arg(&doc_path)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", py.display()));
+    if out.status.success() {
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(true)
+    } else {
+        Err(format!(
+            "jsonschema rejected {} ({}):\n{}{}",
+            doc_path.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// The emitted ComputeDomain, read back from the YAML the writer prints.
+fn printed_compute_domain(domain: &NvlinkDomain) -> Value {
+    let cd = json_of(&emit::compute_domain(domain.compute_domain().unwrap()));
+    serde_saphyr::from_str(&printed(&[cd])).unwrap()
+}
+
+#[test]
+fn compute_domains_pass_the_crd_schema() {
+    let all = NvlinkDomain::ComputeDomain(
+        ComputeDomain::new(K8sName::from_str("gb300-18n").unwrap(), 18, None)
+            .unwrap()
+            .with_allocation(dra::ChannelAllocation::All),
+    );
+    let vendor = by_kind(
+        &fixture("coreweave-gb300-roce-nvl72-mpijob-dra.yaml"),
+        "ComputeDomain",
+    )[0]
+    .clone();
+    for doc in [
+        printed_compute_domain(&vendor_domain()),
+        printed_compute_domain(&all),
+        vendor,
+    ] {
+        if let Err(e) = check_compute_domain_schema(&doc) {
+            panic!("{e}");
+        }
+    }
+}
+
+#[test]
+fn the_crd_schema_check_rejects_broken_compute_domains() {
+    let good = printed_compute_domain(&vendor_domain());
+    let mut negative = good.clone();
+    negative["spec"]["numNodes"] = json!(-1);
+    let mut misspelt = good.clone();
+    misspelt["spec"]["channel"]["resourceClaimTemplates"] = json!({"name": "x"});
+    let mut bad_mode = good.clone();
+    bad_mode["spec"]["channel"]["allocationMode"] = json!("Many");
+    let mut no_channel = good;
+    no_channel["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("channel");
+    for (what, doc) in [
+        ("numNodes -1", negative),
+        ("misspelt field", misspelt),
+        ("unknown allocationMode", bad_mode),
+        ("no channel", no_channel),
+    ] {
+        match check_compute_domain_schema(&doc) {
+            Err(_) => {}
+            Ok(false) => return,
+            Ok(true) => panic!("{what} passed the schema"),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The sources: what roce emits for their facts is what they wrote.
+
+#[test]
+fn the_vendors_compute_domain_claim_and_affinity_are_what_roce_emits() {
+    let docs = fixture("coreweave-gb300-roce-nvl72-mpijob-dra.yaml");
+    let mut vendor_cd = by_kind(&docs, "ComputeDomain")[0].clone();
+    // roce leaves the namespace to where the objects are applied.
+    vendor_cd["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("namespace");
+    assert_eq!(printed_compute_domain(&vendor_domain()), vendor_cd);
+
+    let worker = &by_kind(&docs, "MPIJob")[0]["spec"]["mpiReplicaSpecs"]["Worker"]["template"];
+    let placement = Placement {
+        kueue: None,
+        ..vendor_placement()
+    };
+    let wiring = emit::dra_wiring(
+        &NicAttachment::MultusAndResource,
+        &vendor_domain(),
+        &placement,
+    );
+    assert_eq!(
+        json_of(&wiring.pod_claims),
+        worker["spec"]["resourceClaims"]
+    );
+    assert_eq!(
+        json_of(&wiring.container_claims),
+        worker["spec"]["containers"][0]["resources"]["claims"]
+    );
+    let required = &worker["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+    assert_eq!(
+        json_of(wiring.affinity.as_ref().unwrap())["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"],
+        *required
+    );
+    for (k, v) in &wiring.labels {
+        assert_eq!(worker["metadata"]["labels"][k], json!(v), "{k}");
+    }
+    // The vendor's worker claims the channel in its container: the lint rule is quiet on it.
+    let pod_claims: Vec<dra::rules::FoundPodClaim<'_>> = worker["spec"]["resourceClaims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| dra::rules::FoundPodClaim {
+            name: c["name"].as_str().unwrap(),
+            template: c["resourceClaimTemplateName"].as_str(),
+        })
+        .collect();
+    let container_claims: Vec<&str> = worker["spec"]["containers"][0]["resources"]["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        dra::rules::channel_claim_concern(&vendor_domain(), &pod_claims, &container_claims),
+        None
+    );
+    assert_eq!(
+        dra::rules::channel_claim_concern(&vendor_domain(), &[], &[]),
+        Some(dra::rules::ChannelConcern::NoPodClaim {
+            template: "nccl-test-72-gb300-18n-dra-cd-channel".into()
+        })
+    );
+}
+
+/// dranet's aligned templates bind a GPU request and a NIC request with one `matchAttribute` constraint;
+/// roce's per-GPU groups have the same shape (its request names are `gpu-i`/`nic-i`).
+#[test]
+fn aligned_templates_have_dranets_shape() {
+    let efa = fixture("dranet-aws-efa-pcieroot.yaml");
+    let theirs = by_kind(&efa, "ResourceClaimTemplate")
+        .into_iter()
+        .find(|t| t["metadata"]["name"] == "gpu-efa-aligned")
+        .unwrap();
+    let ours = json_of(&emit::resource_claim_template(
+        &DraNics::new(
+            DeviceClassName::from_str("efa.networking.k8s.aws").unwrap(),
+            n(1),
+            K8sName::from_str("gpu-efa-aligned").unwrap(),
+        )
+        .with_gpus(
+            ClaimedGpus::new(
+                DeviceClassName::from_str(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+                n(1),
+            )
+            .aligned(AlignBy::PcieRoot),
+        ),
+    ));
+    let shape = |t: &Value| -> (Vec<(Value, Value)>, Value) {
+        let d = &t["spec"]["spec"]["devices"];
+        let requests = d["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["exactly"]["deviceClassName"].clone(),
+                    r["exactly"]["count"].clone(),
+                )
+            })
+            .collect();
+        (requests, d["constraints"][0]["matchAttribute"].clone())
+    };
+    assert_eq!(shape(&ours), shape(theirs));
+    assert_eq!(ours["apiVersion"], theirs["apiVersion"]);
+
+    let numa = fixture("dranet-numa-aligned.yaml");
+    let class = by_kind(&numa, "DeviceClass")[0];
+    assert!(
+        class["spec"]["selectors"][0]["cel"]["expression"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("device.driver == \"{}\"", dra::DRANET_DRIVER))
+    );
+}
+
+/// dranet's OCI GB200 job claims 4 GPUs and 8 RDMA NICs in one template and a ComputeDomain channel beside
+/// it: roce writes the same template and the same ComputeDomain, byte for byte after parsing.
+#[test]
+fn dranets_oci_gb200_template_and_compute_domain_are_what_roce_emits() {
+    let docs = fixture("dranet-oci-gb200.yaml");
+    let theirs = by_kind(&docs, "ResourceClaimTemplate")
+        .into_iter()
+        .find(|t| t["metadata"]["name"] == "4gpu-8nic")
+        .unwrap();
+    let nics = DraNics::new(
+        DeviceClassName::from_str("dranet.net").unwrap(),
+        n(8),
+        K8sName::from_str("4gpu-8nic").unwrap(),
+    )
+    .with_selectors(vec![
+        CelExpression::from_str(
+            r#"device.attributes["dra.net"].rdma == true && device.attributes["dra.net"].virtual == false"#,
+        )
+        .unwrap(),
+    ])
+    .with_gpus(ClaimedGpus::new(
+        DeviceClassName::from_str(dra::NVIDIA_GPU_DEVICE_CLASS).unwrap(),
+        n(4),
+    ));
+    let ours: Value =
+        serde_saphyr::from_str(&printed(&[json_of(&emit::resource_claim_template(&nics))]))
+            .unwrap();
+    assert_eq!(&ours, theirs);
+
+    let domain = NvlinkDomain::ComputeDomain(
+        ComputeDomain::new(
+            K8sName::from_str("nccl-test-compute-domain").unwrap(),
+            0,
+            None,
+        )
+        .unwrap(),
+    );
+    let cd = by_kind(&docs, "ComputeDomain")[0];
+    assert_ne!(
+        printed_compute_domain(&domain),
+        *cd,
+        "dranet names its channel template <name>-channel, not the vendor's <name>-cd-channel"
+    );
+    let named = NvlinkDomain::ComputeDomain(
+        ComputeDomain::new(
+            K8sName::from_str("nccl-test-compute-domain").unwrap(),
+            0,
+            Some(K8sName::from_str("nccl-test-compute-domain-channel").unwrap()),
+        )
+        .unwrap(),
+    );
+    assert_eq!(printed_compute_domain(&named), *cd);
+}
