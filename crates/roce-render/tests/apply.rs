@@ -280,12 +280,27 @@ fn everything_the_user_wrote_survives_with_its_type() {
     }
 }
 
+/// The lines of `before` that `after` no longer has, and how many lines it adds (a line diff).
+fn line_changes(before: &str, after: &str) -> (Vec<String>, usize) {
+    let diff = similar::TextDiff::from_lines(before, after);
+    let mut removed = Vec::new();
+    let mut added = 0;
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Delete => removed.push(change.value().trim_end().to_string()),
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    (removed, added)
+}
+
 #[test]
-fn spellings_survive_where_yaml_allows() {
+fn lines_apply_does_not_change_keep_their_bytes() {
     let text = r#"apiVersion: v1
 kind: Pod
 metadata:
-  name: spellings # comments are lost
+  name: spellings # a comment
   labels:
     port: "8080"
     ratio: '1.0'
@@ -313,29 +328,26 @@ spec:
     env:
     - {name: A, value: "1"}
 "#;
-    let out = run(text, &plan("coreweave/h100-ib"), &ApplyOptions::default()).text;
+    let plan = plan("coreweave/h100-ib");
+    let out = run(text, &plan, &ApplyOptions::default()).text;
+    // Nothing here needs changing, so every line stays, spelled as written: quotes, flow lists, the
+    // flow env item, block scalars, the empty value, the comment.
+    let (removed, added) = line_changes(text, &out);
+    assert_eq!(removed, Vec::<String>::new(), "{out}");
+    assert!(added > 0);
     for line in [
-        "    port: \"8080\"",
-        "    ratio: \"1.0\"",
-        "    flag: \"true\"",
-        "    note: |\n      line one\n\n      line three\n",
-        "    folded: one two\n",
-        "  priority: 010\n",
-        "  hex: 0x1F\n",
-        "  float: 1.50\n",
-        "  yes_bool: yes\n",
-        "  tilde: ~\n",
-        "  empty: null\n",
-        "  date: 2024-01-01\n",
-        "    - -np\n    - \"8\"\n    - --flag=1\n    - \"quoted\"\n",
-        "    - name: A\n      value: \"1\"\n",
+        "  name: spellings # a comment\n",
+        "    ratio: '1.0'\n",
+        "    folded: >-\n      one\n      two\n",
+        "  empty:\n",
+        "    args: [-np, \"8\", --flag=1, 'quoted']\n",
+        "    - {name: A, value: \"1\"}\n    - name: NCCL_",
     ] {
         assert!(out.contains(line), "missing {line:?} in\n{out}");
     }
-    assert!(!out.contains('#'), "comments are not kept: {out}");
     // The typed values read the same before and after.
     let (a, b) = (documents(text), documents(&out));
-    contained(&a[0], &b[0], &plan("coreweave/h100-ib"), "").unwrap();
+    contained(&a[0], &b[0], &plan, "").unwrap();
 }
 
 fn pod_with(extra_metadata: &str, container: &str, spec: &str) -> String {
@@ -859,3 +871,134 @@ mod idempotence {
         }
     }
 }
+
+fn commented() -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apply/commented.yaml"),
+    )
+    .unwrap()
+}
+
+/// Which document (0: what precedes the first `---`) each line of `text` is in.
+fn document_of_lines(text: &str) -> Vec<usize> {
+    let mut doc = 0;
+    text.lines()
+        .map(|l| {
+            if l == "---" {
+                doc += 1;
+            }
+            doc
+        })
+        .collect()
+}
+
+#[test]
+fn a_commented_manifest_keeps_every_line_but_the_wired_ones() {
+    let text = commented();
+    let plan = plan("coreweave/gb300-roce");
+    let applied = run(&text, &plan, &ApplyOptions::default());
+    let out = &applied.text;
+    assert_eq!(
+        applied.templates, 4,
+        "Deployment, Job, MPIJob launcher and worker"
+    );
+
+    // Every comment survives (a `#` in this fixture only ever starts one).
+    for line in text.lines().filter(|l| l.contains('#')) {
+        let comment = &line[line.find('#').unwrap()..];
+        assert!(out.contains(comment), "lost {comment:?}:\n{out}");
+    }
+    // A line is removed only where the wiring changes it: at most 2 per pod template.
+    let (removed, added) = line_changes(&text, out);
+    assert_eq!(
+        removed,
+        [
+            "        k8s.v1.cni.cncf.io/networks: 'storage/nfs@stor0'",
+            "                value: mlx5   # wrong for this fabric; roce corrects it",
+            "                      add: [SYS_NICE]   # a flow list that grows",
+            "            - NCCL_IB_HCA=mlx5 # corrected to the profile's value",
+            "              limits: {nvidia.com/gpu: 4, memory: 900Gi}   # a flow map that grows",
+        ],
+        "{out}"
+    );
+    let docs = document_of_lines(&text);
+    let per_doc: Vec<usize> = (0..=4)
+        .map(|d| {
+            removed
+                .iter()
+                .filter(|r| {
+                    text.lines()
+                        .zip(&docs)
+                        .any(|(l, doc)| l == r.as_str() && *doc == d)
+                })
+                .count()
+        })
+        .collect();
+    // Header, ConfigMap, Deployment (1 template), Job (1), MPIJob (2).
+    assert_eq!(per_doc, [0, 0, 1, 2, 2]);
+    assert!(added > 100, "{added} lines of wiring");
+    // The changed lines keep their comments and the style of the value.
+    for line in [
+        "                value: \"ibp\"   # wrong for this fabric; roce corrects it\n",
+        "                      add: [SYS_NICE, IPC_LOCK]   # a flow list that grows\n",
+        "            - NCCL_IB_HCA=ibp # corrected to the profile's value\n",
+        "              limits: {nvidia.com/gpu: 4, memory: 900Gi, rdma/ib: \"1\"}   # a flow map that grows\n",
+        "        k8s.v1.cni.cncf.io/networks: |-\n          [{\"name\":\"nfs\",\"namespace\":\"storage\",\"interface\":\"stor0\"},\n",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in\n{out}");
+    }
+    // New keys and items take the indentation of the block they join: two-space maps with indented
+    // sequences in the Deployment, four-space maps with sequences at their key's column in the Job.
+    for block in [
+        "              value: 'info'\n            - name: NCCL_SOCKET_IFNAME\n              value: \"eth0\"\n",
+        "          volumeMounts:\n            - name: dshm\n              mountPath: /dev/shm\n",
+        "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n      nodeSelector:\n        backend.coreweave.cloud/flavor: roce\n      volumes:\n        - name: dshm\n",
+        "    template:\n        metadata:\n            annotations:\n                roce.dev/profile: coreweave/gb300-roce\n",
+        "              resources:\n                  requests:\n                      nvidia.com/gpu: \"4\"\n",
+        "              volumeMounts:\n              - name: dshm\n                mountPath: /dev/shm\n",
+        "              - name: NCCL_SOCKET_IFNAME\n                value: \"eth0\"\n",
+    ] {
+        assert!(out.contains(block), "missing {block:?} in\n{out}");
+    }
+    // The result is what apply decided: the same values as the old writer produced.
+    let (a, b) = (documents(&text), documents(out));
+    for (x, y) in a.iter().zip(&b) {
+        contained(x, y, &plan, "").unwrap();
+    }
+}
+
+#[test]
+fn a_commented_manifest_applies_idempotently_with_every_profile_and_role() {
+    let text = commented();
+    for name in builtin::names() {
+        let plan = plan(name);
+        for role in ROLES {
+            let opts = ApplyOptions {
+                container: None,
+                role,
+            };
+            let once = run(&text, &plan, &opts);
+            let twice = run(&once.text, &plan, &opts);
+            assert_eq!(once.text, twice.text, "{name} ({role:?})");
+            for line in text.lines().filter(|l| l.starts_with('#')) {
+                assert!(once.text.contains(line), "{name} ({role:?}) lost {line:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_commented_manifest_passes_kubernetes_validate_strict() {
+    let out = run(
+        &commented(),
+        &plan("coreweave/gb300-roce"),
+        &ApplyOptions::default(),
+    )
+    .text;
+    // The Deployment and the Job (kubernetes-validate knows no MPIJob, and the ConfigMap is not wired).
+    let docs: Vec<&str> = out.split("\n---\n").collect();
+    let core = format!("{}\n---\n{}\n", docs[2], docs[3]);
+    assert!(core.contains("kind: Deployment") && core.contains("kind: Job"));
+    consumers::kubernetes_validate_strict(&core, consumers::K8S_VERSIONS).unwrap();
+}
+

@@ -39,6 +39,17 @@ pub(crate) struct Doc<'a> {
 /// The file with every changed document edited; `None` when a document's place in the text cannot be
 /// found (the caller writes every document anew).
 pub(crate) fn splice(text: &str, source: SourceId, docs: &[Doc<'_>]) -> Option<String> {
+    if docs.iter().all(|d| same(&d.before, &d.after)) {
+        return Some(text.to_string());
+    }
+    // Lines are inserted after line breaks: give the last line one (no offset moves).
+    let owned;
+    let text = if text.is_empty() || text.ends_with('\n') {
+        text
+    } else {
+        owned = format!("{text}\n");
+        owned.as_str()
+    };
     let mut regions = Vec::new();
     for doc in docs.iter().filter(|d| !same(&d.before, &d.after)) {
         let region = region(text, doc.node)?;
@@ -198,14 +209,8 @@ impl<'t> Editor<'t> {
         }
     }
 
-    /// Insert whole lines at `pos`, a line start (or the end of a text without a final line break).
+    /// Insert whole lines at `pos`, a line start.
     fn insert_lines(&mut self, pos: usize, lines: String) {
-        let lines = if pos == self.text.len() && !self.text.is_empty() && !self.text.ends_with('\n')
-        {
-            format!("\n{lines}")
-        } else {
-            lines
-        };
         self.push(pos..pos, lines);
     }
 
@@ -383,19 +388,37 @@ impl<'t> Editor<'t> {
             (Value::Seq(items), Yaml::Seq(o), Yaml::Seq(n), Shape::Block { .. }) => {
                 self.seq(items, slot.lead, o, n)
             }
-            (_, Yaml::Map(o), Yaml::Map(_), Shape::Inline { range, flow: true })
-                if !o.is_empty() =>
+            (_, Yaml::Map(_), Yaml::Map(_), Shape::Inline { range, flow: true })
+            | (_, Yaml::Seq(_), Yaml::Seq(_), Shape::Inline { range, flow: true })
+                if yaml::one_line(old).is_none() =>
             {
-                self.push(range.clone(), yaml::flow(new)?);
-                Some(())
-            }
-            (_, Yaml::Seq(o), Yaml::Seq(_), Shape::Inline { range, flow: true })
-                if !o.is_empty() =>
-            {
-                self.push(range.clone(), yaml::flow(new)?);
-                Some(())
+                self.flow(node, slot, &shape, range.clone(), new)
             }
             _ => self.replace(&node.value, slot, &shape, new),
+        }
+    }
+
+    /// A flow collection that changes: written again in flow style when its line stays short, else as a
+    /// block.
+    fn flow(
+        &mut self,
+        node: &Node,
+        slot: Slot,
+        shape: &Shape,
+        range: Range<usize>,
+        new: &Yaml,
+    ) -> Option<()> {
+        let text = self.text;
+        let line = scan::line_start(text, range.start);
+        let end = text[range.end..]
+            .find(['\n', '\r'])
+            .map_or(text.len(), |i| range.end + i);
+        match yaml::flow(new) {
+            Some(f) if range.start - line + f.len() + (end - range.end) <= MAX_FLOW_LINE => {
+                self.push(range, f);
+                Some(())
+            }
+            _ => self.replace(&node.value, slot, shape, new),
         }
     }
 
@@ -651,6 +674,9 @@ impl<'t> Editor<'t> {
         Some(())
     }
 }
+
+/// Longest line a flow collection that grows may make; a longer one is written as a block.
+const MAX_FLOW_LINE: usize = 100;
 
 /// Are the keys of `old` in `new`, in the same order?
 fn keeps_keys(old: &[(String, Yaml)], new: &[(String, Yaml)]) -> bool {
