@@ -971,6 +971,54 @@ lead_space: \" a\\nb\"
     }
 
     #[test]
+    fn flow_quotes_what_flow_context_would_split() {
+        let v = Yaml::map()
+            .with("name", "a")
+            .with(
+                "add",
+                Yaml::seq()
+                    .item("A,B")
+                    .item(Yaml::Plain("--x=[1]".into()))
+                    .item(Yaml::Plain("-np".into()))
+                    .item(Yaml::Raw("0x1F".into()))
+                    .item(Yaml::Quoted("8".into())),
+            )
+            .with("k:v", Yaml::map());
+        assert_eq!(
+            flow(&v).unwrap(),
+            "{name: a, add: [\"A,B\", \"--x=[1]\", -np, 0x1F, \"8\"], \"k:v\": {}}"
+        );
+        assert_eq!(flow(&Yaml::Raw("1,2".into())), None);
+    }
+
+    #[test]
+    fn layouts_indent_nested_blocks() {
+        let v = Yaml::map().with("a", Yaml::map().with("b", Yaml::seq().item("c")));
+        let four = Layout {
+            step: 4,
+            seq_offset: 2,
+        };
+        assert_eq!(
+            entries_at(
+                v.get("a")
+                    .map(|_| match &v {
+                        Yaml::Map(e) => e.as_slice(),
+                        _ => &[],
+                    })
+                    .unwrap(),
+                2,
+                four
+            ),
+            "  a:\n      b:\n        - c\n"
+        );
+        assert_eq!(
+            literal_block("x\ny\n", 4),
+            Some(("|", "    x\n    y\n".to_string()))
+        );
+        assert_eq!(literal_block("x", 4), None);
+    }
+
+    #[test]
     fn output_is_deterministic() {
         assert_eq!(to_string(&pod()), to_string(&pod().clone()));
     }

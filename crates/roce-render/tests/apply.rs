@@ -868,6 +868,16 @@ mod idempotence {
             prop_assert_eq!(once.templates, 1, "{}", input);
             let twice = run(&once.text, &plan, &opts);
             prop_assert_eq!(&twice.text, &once.text, "not idempotent on\n{}", input);
+            // The only lines that change are the ones the wiring rewrites: a profile variable's value,
+            // the capabilities list, the Multus annotation.
+            let (removed, _) = line_changes(&input, &once.text);
+            for line in &removed {
+                let t = line.trim_start();
+                prop_assert!(
+                    t.starts_with("value: ") || t.starts_with("add: ") || t.starts_with("k8s.v1.cni.cncf.io/networks: "),
+                    "removed {:?} from\n{}\ngiving\n{}", line, input, once.text
+                );
+            }
         }
     }
 }
@@ -1002,3 +1012,151 @@ fn a_commented_manifest_passes_kubernetes_validate_strict() {
     consumers::kubernetes_validate_strict(&core, consumers::K8S_VERSIONS).unwrap();
 }
 
+/// Apply, check that a second run changes nothing, and return the output with the lines it removed.
+fn spliced(text: &str, profile: &str, role: RoleChoice) -> (String, Vec<String>) {
+    let plan = plan(profile);
+    let opts = ApplyOptions {
+        container: None,
+        role,
+    };
+    let out = run(text, &plan, &opts).text;
+    assert_eq!(run(&out, &plan, &opts).text, out, "not idempotent:\n{out}");
+    let (removed, _) = line_changes(text, &out);
+    (out, removed)
+}
+
+#[test]
+fn env_items_are_edited_deleted_and_added_line_by_line() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x\n    env:\n    - name: FIRST\n      value: a\n    - name: NCCL_IB_HCA   # first\n      value: mlx5\n    - name: MIDDLE\n      value: b\n    # a duplicate follows\n    - name: NCCL_IB_HCA\n      value: mlx5_0\n    - name: NCCL_NET_PLUGIN\n      valueFrom:\n        configMapKeyRef: {name: c, key: k}\n    - name: LAST\n      value: c\n";
+    let (out, removed) = spliced(text, "coreweave/h100-ib", RoleChoice::Worker);
+    assert_eq!(
+        removed,
+        [
+            "      value: mlx5",
+            "    - name: NCCL_IB_HCA",
+            "      value: mlx5_0",
+            "      valueFrom:",
+            "        configMapKeyRef: {name: c, key: k}",
+        ],
+        "{out}"
+    );
+    assert!(out.contains("    - name: NCCL_IB_HCA   # first\n      value: \"ibp\"\n    - name: MIDDLE\n      value: b\n    # a duplicate follows\n    - name: NCCL_NET_PLUGIN\n      value: \"none\"\n    - name: LAST\n      value: c\n    - name: "), "{out}");
+}
+
+#[test]
+fn empty_values_become_blocks_and_keep_their_comments() {
+    let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    metadata:\n      annotations:   # none yet\n    spec:\n      containers:\n      - name: main\n        image: x\n        resources: {}\n        env: []\n        securityContext:\n      nodeSelector: {}\n";
+    let (out, removed) = spliced(text, "coreweave/gb300-roce", RoleChoice::Worker);
+    assert_eq!(
+        removed,
+        [
+            "        resources: {}",
+            "        env: []",
+            "      nodeSelector: {}"
+        ],
+        "{out}"
+    );
+    for block in [
+        "      annotations:   # none yet\n        roce.dev/profile: coreweave/gb300-roce\n",
+        "        resources:\n          requests:\n",
+        "        env:\n        - name: NCCL_SOCKET_IFNAME\n",
+        "        securityContext:\n          capabilities:\n            add:\n            - IPC_LOCK\n",
+        "      nodeSelector:\n        backend.coreweave.cloud/flavor: roce\n",
+    ] {
+        assert!(out.contains(block), "missing {block:?} in\n{out}");
+    }
+}
+
+#[test]
+fn a_launcher_script_changes_only_its_mpirun_lines() {
+    let script = "            command:\n            - /bin/bash\n            - -c\n            - |\n              set -e   # not a YAML comment: script text\n              echo start\n              mpirun -np 16 \\\n                -x NCCL_IB_HCA=mlx5 ./run\n              echo done\n";
+    let (out, removed) = spliced(&mpijob(script), "coreweave/h100-ib", RoleChoice::Launcher);
+    assert_eq!(
+        removed,
+        [
+            "              mpirun -np 16 \\",
+            "                -x NCCL_IB_HCA=mlx5 ./run"
+        ],
+        "{out}"
+    );
+    assert!(out.contains("            - |\n              set -e   # not a YAML comment: script text\n              echo start\n              mpirun -x NCCL_SOCKET_IFNAME"), "{out}");
+}
+
+#[test]
+fn a_block_annotation_that_grows_keeps_its_lines() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    k8s.v1.cni.cncf.io/networks: |-\n      [{\"name\":\"nfs\",\"namespace\":\"storage\"},\n       {\"name\":\"ibs0p0-macvlan\",\"namespace\":\"cw-multus\"}]\nspec:\n  containers:\n  - name: main\n    image: x\n";
+    let (out, removed) = spliced(text, "coreweave/gb300-roce", RoleChoice::Worker);
+    assert_eq!(
+        removed,
+        ["       {\"name\":\"ibs0p0-macvlan\",\"namespace\":\"cw-multus\"}]"],
+        "{out}"
+    );
+}
+
+#[test]
+fn line_ends_and_a_missing_final_newline_are_kept_apart() {
+    let crlf = "apiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  name: p # crlf\r\nspec:\r\n  containers:\r\n  - name: main\r\n    image: x\r\n";
+    let (out, _) = spliced(crlf, "coreweave/gb300-roce", RoleChoice::Worker);
+    assert!(
+        out.starts_with(
+            "apiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  name: p # crlf\r\n  annotations:\r\n"
+        ),
+        "{out:?}"
+    );
+    assert_eq!(
+        out.matches('\n').count(),
+        out.matches("\r\n").count(),
+        "{out:?}"
+    );
+
+    let bare = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x";
+    let (out, removed) = spliced(bare, "coreweave/gb300-roce", RoleChoice::Worker);
+    assert_eq!(
+        removed,
+        ["    image: x"],
+        "only the final line gains its newline"
+    );
+    assert!(
+        !out.contains("\n\n") && out.ends_with("medium: Memory\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn list_items_and_flow_templates() {
+    let text = "apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  apiVersion: v1\n  spec:\n    containers:\n    - name: a   # first\n      image: x\n- kind: Pod\n  apiVersion: v1\n  metadata: {name: b}\n  spec: {containers: [{name: b, image: y}]}\n";
+    let (out, removed) = spliced(text, "coreweave/h100-ib", RoleChoice::Worker);
+    assert_eq!(
+        removed,
+        [
+            "- kind: Pod",
+            "  metadata: {name: b}",
+            "  spec: {containers: [{name: b, image: y}]}"
+        ],
+        "{out}"
+    );
+    // A template's new metadata goes first, on the item's dash line.
+    assert!(out.contains("items:\n- metadata:\n    annotations:\n      roce.dev/profile: coreweave/h100-ib\n  kind: Pod\n"), "{out}");
+    // A flow mapping that stays short stays flow; one that would make a long line becomes a block.
+    assert!(out.contains("  metadata: {name: b, annotations: {roce.dev/profile: coreweave/h100-ib}}\n  spec:\n    containers:\n    - name: b\n      image: y\n"), "{out}");
+}
+
+#[test]
+fn a_document_with_aliases_is_written_anew() {
+    // An edit inside an anchor would also change every alias of it: such a document is written out.
+    let text = "# kept: outside the document\napiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: pt # lost with the document\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      template: &pod\n        spec:\n          containers:\n          - name: pytorch\n            image: x\n    Worker:\n      template: *pod\n";
+    let (out, _) = spliced(text, "coreweave/h100-ib", RoleChoice::Worker);
+    assert!(
+        out.starts_with("# kept: outside the document\napiVersion: kubeflow.org/v1\n"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("lost with") && !out.contains('&') && !out.contains('*'),
+        "{out}"
+    );
+    let docs = documents(&out);
+    for role in ["Master", "Worker"] {
+        let c = &docs[0]["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]["containers"][0];
+        assert_eq!(c["resources"]["limits"]["rdma/ib"], "1", "{role}");
+    }
+}

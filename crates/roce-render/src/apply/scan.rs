@@ -28,6 +28,25 @@ pub(crate) fn starts_line(text: &str, pos: usize) -> bool {
     text[line_start(text, pos)..pos].bytes().all(|b| b == b' ')
 }
 
+/// The start of the first line at or after `pos` (a line start) that is a document marker (`---` or
+/// `...`), or the end of the text.
+pub(crate) fn document_end(text: &str, pos: usize) -> usize {
+    let mut at = pos;
+    while at < text.len() {
+        let line = &text[at..end_of_line(text, at + 1)];
+        let marker = ["---", "..."].iter().any(|m| {
+            line.strip_prefix(m).is_some_and(|rest| {
+                rest.is_empty() || rest.starts_with(|c: char| c.is_whitespace())
+            })
+        });
+        if marker {
+            return at;
+        }
+        at += line.len();
+    }
+    text.len()
+}
+
 fn skip_space(text: &str, mut pos: usize) -> usize {
     let b = text.as_bytes();
     while pos < b.len() && matches!(b[pos], b' ' | b'\t') {
@@ -179,5 +198,10 @@ mod tests {
         assert_eq!(after_colon(text, 1), Some(2));
         assert_eq!(value_start("k: &a !!map {", 2), 12);
         assert!(starts_line(text, text.find('-').unwrap()));
+        let docs = "a: 1\n# c\n--- # two\nb: 2\n...\n";
+        assert_eq!(&docs[..document_end(docs, 0)], "a: 1\n# c\n");
+        let b = docs.find("b:").unwrap();
+        assert_eq!(&docs[b..document_end(docs, b)], "b: 2\n");
+        assert_eq!(document_end("a: ---\n", 0), 7);
     }
 }

@@ -63,16 +63,14 @@ pub(crate) fn splice(text: &str, source: SourceId, docs: &[Doc<'_>]) -> Option<S
     apply_edits(text, regions)
 }
 
-/// Where a document's root mapping is: from the line of its first key to the end of its last line.
+/// Where a document's root mapping is: from the line of its first key to the next document marker
+/// (`---`, `...`) or the end of the file.
 fn region(text: &str, root: &Node) -> Option<Range<usize>> {
     let Value::Map(entries) = &root.value else {
         return None;
     };
-    let first = entries.first()?.key.origin.offset;
-    let start = scan::line_start(text, first);
-    let editor = Editor::new(text);
-    let last = editor.last(root, start)?;
-    Some(start..scan::end_of_line(text, last))
+    let start = scan::line_start(text, entries.first()?.key.origin.offset);
+    Some(start..scan::document_end(text, start))
 }
 
 /// The document's region with the edits applied, if it reads back as `doc.after`.
