@@ -998,17 +998,11 @@ lead_space: \" a\\nb\"
             step: 4,
             seq_offset: 2,
         };
+        let Yaml::Map(entries) = &v else {
+            unreachable!()
+        };
         assert_eq!(
-            entries_at(
-                v.get("a")
-                    .map(|_| match &v {
-                        Yaml::Map(e) => e.as_slice(),
-                        _ => &[],
-                    })
-                    .unwrap(),
-                2,
-                four
-            ),
+            entries_at(entries, 2, four),
             "  a:\n      b:\n        - c\n"
         );
         assert_eq!(
