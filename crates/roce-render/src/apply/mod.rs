@@ -20,9 +20,9 @@
 //! launcher's env forwarded with `mpirun -x NAME` ([`mpirun`]), or both. Either way a value the other side
 //! sets for a profile variable is corrected, since it would win at run time.
 //!
-//! The result is the user's text with the wiring spliced in ([`splice`]): comments, key order, flow style and
-//! quoting of every line roce does not change survive byte for byte. Output is deterministic, and applying
-//! twice gives the same bytes as applying once.
+//! The result is the user's text with the wiring spliced in (module `splice`): comments, key order, flow
+//! style and quoting of every line roce does not change survive byte for byte. Output is deterministic, and
+//! applying twice gives the same bytes as applying once.
 
 pub mod manifest;
 pub mod mpirun;
