@@ -851,12 +851,34 @@ mod idempotence {
         }
     }
 
+    /// Comments where `marks` say: a line of its own before line `i` (at column 0, which YAML allows
+    /// anywhere outside a block scalar), a comment at the end of line `i`.
+    fn with_comments(text: &str, marks: &[(bool, bool)]) -> String {
+        let mut out = String::new();
+        for (i, line) in text.lines().enumerate() {
+            let (above, after) = marks.get(i).copied().unwrap_or_default();
+            if above {
+                out.push_str(&format!("# above {i}\n"));
+            }
+            out.push_str(line);
+            if after {
+                out.push_str(&format!("  # after {i}"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
         #[test]
-        fn applying_twice_changes_nothing(w in workload(), profile in 0..7usize) {
-            let input = text(&w);
+        fn applying_twice_changes_nothing(
+            w in workload(),
+            profile in 0..7usize,
+            comments in proptest::collection::vec(any::<(bool, bool)>(), 48),
+        ) {
+            let input = with_comments(&text(&w), &comments);
             let names: Vec<&str> = builtin::names().collect();
             let plan = plan(names[profile % names.len()]);
             let opts = ApplyOptions::default();
@@ -870,6 +892,14 @@ mod idempotence {
             prop_assert_eq!(&twice.text, &once.text, "not idempotent on\n{}", input);
             // The only lines that change are the ones the wiring rewrites: a profile variable's value,
             // the capabilities list, the Multus annotation.
+            for (i, (above, after)) in comments.iter().enumerate() {
+                for (on, c) in [(above, format!("# above {i}\n")), (after, format!("  # after {i}\n"))] {
+                    prop_assert!(
+                        !on || !input.contains(&c) || once.text.contains(&c),
+                        "lost {:?} of\n{}\ngiving\n{}", c, input, once.text
+                    );
+                }
+            }
             let (removed, _) = line_changes(&input, &once.text);
             for line in &removed {
                 let t = line.trim_start();

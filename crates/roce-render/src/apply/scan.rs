@@ -82,7 +82,7 @@ pub(crate) fn next_token(text: &str, mut pos: usize) -> usize {
             pos += 1;
         }
         if pos < b.len() && b[pos] == b'#' {
-            pos = end_of_line(text, pos);
+            pos = end_of_line(text, pos + 1);
         } else {
             return pos;
         }
@@ -159,7 +159,7 @@ pub(crate) fn flow_end(text: &str, start: usize) -> Option<usize> {
                 token_start = false;
             }
             b'#' if at > 0 && b[at - 1].is_ascii_whitespace() => {
-                at = end_of_line(text, at);
+                at = end_of_line(text, at + 1);
                 continue;
             }
             b' ' | b'\t' | b'\n' | b'\r' => {}
@@ -192,6 +192,12 @@ mod tests {
         assert_eq!(end_of_line(text, 1), 3);
         assert_eq!(end_of_line(text, 3), 3);
         assert_eq!(dash(text, 2), Some(text.find('-').unwrap()));
+        assert_eq!(
+            dash("a:\n# c\n#\n- x", 2),
+            Some(9),
+            "comment lines at column 0"
+        );
+        assert_eq!(flow_end("[a,\n# c ]\nb]", 0), Some(12));
         assert_eq!(col(text, text.find('-').unwrap()), 2);
         let h = text.find('|').unwrap();
         assert_eq!(&text[h..header_end(text, h)], "|-");
