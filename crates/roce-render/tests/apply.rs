@@ -1190,3 +1190,19 @@ fn a_document_with_aliases_is_written_anew() {
         assert_eq!(c["resources"]["limits"]["rdma/ib"], "1", "{role}");
     }
 }
+
+#[test]
+fn deep_values_beside_a_template_are_spliced_without_overflow() {
+    let depth = 200;
+    let mut deep = String::new();
+    for i in 0..depth {
+        deep.push_str(&format!("{}k{i}:\n", " ".repeat(2 * i + 4)));
+    }
+    deep.push_str(&format!("{}leaf: 1\n", " ".repeat(2 * depth + 4)));
+    let text = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n{}spec:\n  containers:\n  - name: main\n    image: x\n"
+    );
+    let (out, removed) = spliced(&text, "coreweave/h100-ib", RoleChoice::Worker);
+    assert!(removed.is_empty(), "{removed:?}");
+    assert!(out.contains("leaf: 1\n"));
+}
