@@ -2,7 +2,7 @@
 //!
 //! `apply` decides on a [`Yaml`] value of each document, as before; this module compares that value with
 //! the document's value before and turns every difference into a text edit at byte offsets of the
-//! spanned [`Node`] tree (replace a scalar, insert entries or items, delete an item), applied back to front.
+//! spanned [`Node`] tree (replace a scalar, insert entries or items, delete an item), applied in one pass.
 //! Lines nothing changed keep their bytes: comments, key order, flow style, quoting. New keys and items
 //! take the indentation of the block they join; a block under a new key takes the step and the sequence
 //! style (`key:\n- item` or `key:\n  - item`) of the nearest block above it.
@@ -50,11 +50,13 @@ pub(crate) fn splice(text: &str, source: SourceId, docs: &[Doc<'_>]) -> Option<S
         owned = format!("{text}\n");
         owned.as_str()
     };
+    // New lines end the way the file's do.
+    let crlf = text.contains("\r\n");
     let mut regions = Vec::new();
     for doc in docs.iter().filter(|d| !same(&d.before, &d.after)) {
         let region = region(text, doc.node)?;
-        let edited =
-            edit(text, source, doc, region.clone()).unwrap_or_else(|| yaml::to_string(&doc.after));
+        let edited = edit(text, source, doc, region.clone(), crlf)
+            .unwrap_or_else(|| yaml::to_string(&doc.after));
         regions.push(Edit {
             range: region,
             text: edited,
@@ -74,11 +76,17 @@ fn region(text: &str, root: &Node) -> Option<Range<usize>> {
 }
 
 /// The document's region with the edits applied, if it reads back as `doc.after`.
-fn edit(text: &str, source: SourceId, doc: &Doc<'_>, region: Range<usize>) -> Option<String> {
+fn edit(
+    text: &str,
+    source: SourceId,
+    doc: &Doc<'_>,
+    region: Range<usize>,
+    crlf: bool,
+) -> Option<String> {
     if !linear(doc.node, &mut 0) {
         return None;
     }
-    let mut editor = Editor::new(text);
+    let mut editor = Editor::new(text, crlf);
     editor.sample(doc.node, region.start)?;
     let slot = Slot {
         lead: region.start,
@@ -101,17 +109,22 @@ fn edit(text: &str, source: SourceId, doc: &Doc<'_>, region: Range<usize>) -> Op
     }
 }
 
-/// Apply edits back to front; edits at one offset keep the order they were made in. `None` when two
-/// overlap.
+/// Apply edits (front to back, into a new string); edits at one offset keep the order they were made in.
+/// `None` when two overlap.
 fn apply_edits(text: &str, mut edits: Vec<Edit>) -> Option<String> {
     edits.sort_by_key(|e| e.range.start);
     if edits.windows(2).any(|w| w[0].range.end > w[1].range.start) {
         return None;
     }
-    let mut out = text.to_string();
-    for e in edits.iter().rev() {
-        out.replace_range(e.range.clone(), &e.text);
+    let mut out =
+        String::with_capacity(text.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
+    let mut at = 0;
+    for e in &edits {
+        out.push_str(text.get(at..e.range.start)?);
+        out.push_str(&e.text);
+        at = e.range.end;
     }
+    out.push_str(&text[at..]);
     Some(out)
 }
 
@@ -186,13 +199,13 @@ struct Editor<'t> {
 }
 
 impl<'t> Editor<'t> {
-    fn new(text: &'t str) -> Self {
+    fn new(text: &'t str, crlf: bool) -> Self {
         Editor {
             text,
             edits: Vec::new(),
             steps: Vec::new(),
             seq_offsets: Vec::new(),
-            crlf: text.contains("\r\n"),
+            crlf,
         }
     }
 
