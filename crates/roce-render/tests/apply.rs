@@ -1200,7 +1200,7 @@ fn deep_values_beside_a_template_are_spliced_without_overflow() {
     }
     deep.push_str(&format!("{}leaf: 1\n", " ".repeat(2 * depth + 4)));
     let text = format!(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n{}spec:\n  containers:\n  - name: main\n    image: x\n"
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n{deep}spec:\n  containers:\n  - name: main\n    image: x\n"
     );
     let (out, removed) = spliced(&text, "coreweave/h100-ib", RoleChoice::Worker);
     assert!(removed.is_empty(), "{removed:?}");
