@@ -942,6 +942,11 @@ fn a_commented_manifest_keeps_every_line_but_the_wired_ones() {
         applied.templates, 4,
         "Deployment, Job, MPIJob launcher and worker"
     );
+    assert!(
+        applied.notes.iter().all(|n| !n.contains("written anew")),
+        "{:?}",
+        applied.notes
+    );
 
     // Every comment survives (a `#` in this fixture only ever starts one).
     for line in text.lines().filter(|l| l.contains('#')) {
@@ -1176,6 +1181,14 @@ fn a_document_with_aliases_is_written_anew() {
     // An edit inside an anchor would also change every alias of it: such a document is written out.
     let text = "# kept: outside the document\napiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: pt # lost with the document\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      template: &pod\n        spec:\n          containers:\n          - name: pytorch\n            image: x\n    Worker:\n      template: *pod\n";
     let (out, _) = spliced(text, "coreweave/h100-ib", RoleChoice::Worker);
+    let notes = run(text, &plan("coreweave/h100-ib"), &ApplyOptions::default()).notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n
+                .contains("document 1 (kind PyTorchJob) is written anew, without its comments")),
+        "{notes:?}"
+    );
     assert!(
         out.starts_with("# kept: outside the document\napiVersion: kubeflow.org/v1\n"),
         "{out}"

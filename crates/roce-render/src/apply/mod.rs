@@ -133,10 +133,29 @@ pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applie
         return Err(resolve(problems));
     }
     // Edit the user's text; only when a document cannot be found in it, write them all anew.
-    let text = splice::splice(text, id, &docs).unwrap_or_else(|| {
-        let all: Vec<Yaml> = docs.into_iter().map(|d| d.after).collect();
-        yaml::to_multi_doc(&all)
-    });
+    let text = match splice::splice(text, id, &docs) {
+        Some(spliced) => {
+            for n in spliced.rewritten {
+                notes.push(format!(
+                    "{}: document {} ({}) is written anew, without its comments: it uses aliases, or its \
+                     text could not be edited in place",
+                    source.name,
+                    n + 1,
+                    kind_of(docs[n].node)
+                ));
+            }
+            spliced.text
+        }
+        None => {
+            notes.push(format!(
+                "{}: the documents are written anew, without their comments: their text could not be \
+                 edited in place",
+                source.name
+            ));
+            let all: Vec<Yaml> = docs.into_iter().map(|d| d.after).collect();
+            yaml::to_multi_doc(&all)
+        }
+    };
     Ok(Applied {
         text,
         templates: count,

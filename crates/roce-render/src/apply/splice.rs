@@ -36,11 +36,22 @@ pub(crate) struct Doc<'a> {
     pub(crate) after: Yaml,
 }
 
-/// The file with every changed document edited; `None` when a document's place in the text cannot be
-/// found (the caller writes every document anew).
-pub(crate) fn splice(text: &str, source: SourceId, docs: &[Doc<'_>]) -> Option<String> {
+/// The file with every changed document edited.
+#[derive(Debug)]
+pub(crate) struct Spliced {
+    pub(crate) text: String,
+    /// The documents (indices into `docs`) that had to be written anew, their comments lost.
+    pub(crate) rewritten: Vec<usize>,
+}
+
+/// Edit every changed document of `text`; `None` when a document's place in the text cannot be found
+/// (the caller writes every document anew).
+pub(crate) fn splice(text: &str, source: SourceId, docs: &[Doc<'_>]) -> Option<Spliced> {
     if docs.iter().all(|d| same(&d.before, &d.after)) {
-        return Some(text.to_string());
+        return Some(Spliced {
+            text: text.to_string(),
+            rewritten: Vec::new(),
+        });
     }
     // Lines are inserted after line breaks: give the last line one (no offset moves).
     let owned;
@@ -53,16 +64,25 @@ pub(crate) fn splice(text: &str, source: SourceId, docs: &[Doc<'_>]) -> Option<S
     // New lines end the way the file's do.
     let crlf = text.contains("\r\n");
     let mut regions = Vec::new();
-    for doc in docs.iter().filter(|d| !same(&d.before, &d.after)) {
+    let mut rewritten = Vec::new();
+    for (n, doc) in docs.iter().enumerate() {
+        if same(&doc.before, &doc.after) {
+            continue;
+        }
         let region = region(text, doc.node)?;
-        let edited = edit(text, source, doc, region.clone(), crlf)
-            .unwrap_or_else(|| yaml::to_string(&doc.after));
+        let edited = edit(text, source, doc, region.clone(), crlf).unwrap_or_else(|| {
+            rewritten.push(n);
+            yaml::to_string(&doc.after)
+        });
         regions.push(Edit {
             range: region,
             text: edited,
         });
     }
-    apply_edits(text, regions)
+    Some(Spliced {
+        text: apply_edits(text, regions)?,
+        rewritten,
+    })
 }
 
 /// Where a document's root mapping is: from the line of its first key to the next document marker
@@ -403,7 +423,11 @@ impl<'t> Editor<'t> {
             | (_, Yaml::Seq(_), Yaml::Seq(_), Shape::Inline { range, flow: true })
                 if yaml::one_line(old).is_none() =>
             {
-                self.flow(node, slot, &shape, range.clone(), new)
+                let new = match (old, new) {
+                    (Yaml::Seq(o), Yaml::Seq(n)) => Yaml::Seq(quoted_like(o, n)),
+                    _ => new.clone(),
+                };
+                self.flow(node, slot, &shape, range.clone(), &new)
             }
             _ => self.replace(&node.value, slot, &shape, new),
         }
@@ -547,7 +571,7 @@ impl<'t> Editor<'t> {
                 }
             } else {
                 if let (Some(&j0), Some(&j1)) = (added.first(), added.last()) {
-                    let group = &new[j0..=j1];
+                    let group = &quoted_like(old, &new[j0..=j1])[..];
                     // Before the first item removed or the next item kept, else after the last.
                     let next = gone.first().copied().or_else(|| match ops.get(run_end) {
                         Some(Op::Keep(i, _)) => Some(*i),
@@ -693,6 +717,20 @@ const MAX_FLOW_LINE: usize = 100;
 fn keeps_keys(old: &[(String, Yaml)], new: &[(String, Yaml)]) -> bool {
     let mut keys = new.iter().map(|(k, _)| k);
     old.iter().all(|(k, _)| keys.any(|n| n == k))
+}
+
+/// `items` with their strings double-quoted when every string of the list `old` is: a list written
+/// `["SYS_NICE"]` grows to `["SYS_NICE", "IPC_LOCK"]`.
+fn quoted_like(old: &[Yaml], items: &[Yaml]) -> Vec<Yaml> {
+    let mut strings = old.iter().filter(|y| y.as_str().is_some()).peekable();
+    let quoted = strings.peek().is_some() && strings.all(|y| matches!(y, Yaml::Quoted(_)));
+    items
+        .iter()
+        .map(|y| match y {
+            Yaml::Str(s) | Yaml::Plain(s) if quoted => Yaml::Quoted(s.clone()),
+            other => other.clone(),
+        })
+        .collect()
 }
 
 /// The `name` of a mapping item (env, containers, volumes…).
