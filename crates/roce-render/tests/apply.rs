@@ -888,6 +888,7 @@ mod idempotence {
                 Err(p) => return Err(TestCaseError::fail(format!("{}\n{input}", describe(&p)))),
             };
             prop_assert_eq!(once.templates, 1, "{}", input);
+            prop_assert!(once.notes.iter().all(|n| !n.contains("written anew")), "{:?}", once.notes);
             let twice = run(&once.text, &plan, &opts);
             prop_assert_eq!(&twice.text, &once.text, "not idempotent on\n{}", input);
             // The only lines that change are the ones the wiring rewrites: a profile variable's value,
