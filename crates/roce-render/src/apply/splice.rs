@@ -72,7 +72,8 @@ pub(crate) fn splice(text: &str, source: SourceId, docs: &[Doc<'_>]) -> Option<S
         let region = region(text, doc.node)?;
         let edited = edit(text, source, doc, region.clone(), crlf).unwrap_or_else(|| {
             rewritten.push(n);
-            yaml::to_string(&doc.after)
+            let out = yaml::to_string(&doc.after);
+            if crlf { out.replace('\n', "\r\n") } else { out }
         });
         regions.push(Edit {
             range: region,
@@ -209,6 +210,7 @@ enum Shape {
     Block { start: usize, last: usize },
 }
 
+/// Collects the edits of one document, reading positions from the whole file's text.
 struct Editor<'t> {
     text: &'t str,
     edits: Vec<Edit>,
