@@ -1220,3 +1220,49 @@ fn deep_values_beside_a_template_are_spliced_without_overflow() {
     assert!(removed.is_empty(), "{removed:?}");
     assert!(out.contains("leaf: 1\n"));
 }
+
+/// Every manifest the lint tests use (kinds, good, broken): apply either refuses it with problems or
+/// applies idempotently, keeping each comment line and writing no document anew.
+#[test]
+fn every_lint_fixture_applies_idempotently_or_is_refused() {
+    let root = kinds_dir().join("..");
+    let mut files = Vec::new();
+    for dir in ["kinds", "good", "broken"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "yaml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut applied = 0;
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        for name in ["coreweave/gb300-roce", "coreweave/h100-ib"] {
+            let plan = plan(name);
+            for role in ROLES {
+                let opts = ApplyOptions {
+                    container: header_container(&text),
+                    role,
+                };
+                let Ok(once) = apply(&Source::new("in.yaml", text.as_str()), &plan, &opts) else {
+                    continue;
+                };
+                applied += 1;
+                let twice = run(&once.text, &plan, &opts);
+                assert_eq!(once.text, twice.text, "{} {name} {role:?}", path.display());
+                for line in text.lines().filter(|l| l.trim_start().starts_with('#')) {
+                    assert!(once.text.contains(line), "{}: lost {line:?}", path.display());
+                }
+                assert!(
+                    once.notes.iter().all(|n| !n.contains("written anew")),
+                    "{}: {:?}",
+                    path.display(),
+                    once.notes
+                );
+            }
+        }
+    }
+    assert!(applied >= 14 * 6, "{applied} applications");
+}
