@@ -1253,7 +1253,11 @@ fn every_lint_fixture_applies_idempotently_or_is_refused() {
                 let twice = run(&once.text, &plan, &opts);
                 assert_eq!(once.text, twice.text, "{} {name} {role:?}", path.display());
                 for line in text.lines().filter(|l| l.trim_start().starts_with('#')) {
-                    assert!(once.text.contains(line), "{}: lost {line:?}", path.display());
+                    assert!(
+                        once.text.contains(line),
+                        "{}: lost {line:?}",
+                        path.display()
+                    );
                 }
                 assert!(
                     once.notes.iter().all(|n| !n.contains("written anew")),
@@ -1265,4 +1269,69 @@ fn every_lint_fixture_applies_idempotently_or_is_refused() {
         }
     }
     assert!(applied >= 14 * 6, "{applied} applications");
+}
+
+/// Mangled copies of the commented fixture (lines dropped, repeated, re-indented, comments added): apply
+/// never panics, and whatever it accepts it applies idempotently.
+mod mangled {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Change {
+        Drop(usize),
+        Repeat(usize),
+        Indent(usize, usize),
+        Comment(usize),
+    }
+
+    fn change() -> impl Strategy<Value = Change> {
+        prop_oneof![
+            (0..110usize).prop_map(Change::Drop),
+            (0..110usize).prop_map(Change::Repeat),
+            (0..110usize, 1..4usize).prop_map(|(l, n)| Change::Indent(l, n)),
+            (0..110usize).prop_map(Change::Comment),
+        ]
+    }
+
+    fn mangle(text: &str, changes: &[Change]) -> String {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        for c in changes {
+            let n = lines.len();
+            match *c {
+                Change::Drop(i) if i < n => {
+                    lines.remove(i);
+                }
+                Change::Repeat(i) if i < n => {
+                    let l = lines[i].clone();
+                    lines.insert(i, l);
+                }
+                Change::Indent(i, k) if i < n => lines[i].insert_str(0, &" ".repeat(k)),
+                Change::Comment(i) if i < n => {
+                    lines.insert(i, format!("{}# mangled", " ".repeat(i % 9)))
+                }
+                _ => {}
+            }
+        }
+        lines.join("\n") + "\n"
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        #[test]
+        fn whatever_apply_accepts_it_applies_idempotently(changes in proptest::collection::vec(change(), 1..4)) {
+            let input = mangle(&commented(), &changes);
+            let plan = plan("coreweave/gb300-roce");
+            let opts = ApplyOptions::default();
+            if let Ok(once) = apply(&Source::new("in.yaml", input.as_str()), &plan, &opts) {
+                let twice = apply(&Source::new("out.yaml", once.text.as_str()), &plan, &opts);
+                let twice = match twice {
+                    Ok(t) => t,
+                    Err(p) => return Err(TestCaseError::fail(format!("output refused: {}\n{}", describe(&p), once.text))),
+                };
+                prop_assert_eq!(&twice.text, &once.text, "not idempotent on\n{}", input);
+            }
+        }
+    }
 }
