@@ -579,31 +579,7 @@ impl<'t> Editor<'t> {
                         Some(Op::Keep(i, _)) => Some(*i),
                         _ => None,
                     });
-                    match next {
-                        Some(i) if scan::starts_line(text, dashes[i]) => {
-                            let lines = yaml::items_at(group, dcol, self.layout(dashes[i]));
-                            self.push(
-                                scan::line_start(text, dashes[i])
-                                    ..scan::line_start(text, dashes[i]),
-                                lines,
-                            );
-                        }
-                        Some(i) => {
-                            let lines = yaml::items_at(group, dcol, self.layout(dashes[i]));
-                            self.push(
-                                dashes[i]..dashes[i],
-                                format!("{}{}", &lines[dcol..], " ".repeat(dcol)),
-                            );
-                        }
-                        None => {
-                            let end = scan::end_of_line(
-                                text,
-                                self.last(items.last()?, dashes.last()? + 1)?,
-                            );
-                            let lines = yaml::items_at(group, dcol, self.layout(end));
-                            self.insert_lines(end, lines);
-                        }
-                    }
+                    self.insert_items(group, items, &dashes, next)?;
                 }
                 for i in gone {
                     if !scan::starts_line(text, dashes[i]) {
@@ -614,6 +590,40 @@ impl<'t> Editor<'t> {
                 }
             }
             k = run_end;
+        }
+        Some(())
+    }
+
+    /// New items before item `next` (whose dash is in `dashes`), or after the last item.
+    fn insert_items(
+        &mut self,
+        group: &[Yaml],
+        items: &[Node],
+        dashes: &[usize],
+        next: Option<usize>,
+    ) -> Option<()> {
+        let text = self.text;
+        let dcol = scan::col(text, *dashes.first()?);
+        match next {
+            Some(i) if scan::starts_line(text, dashes[i]) => {
+                let at = scan::line_start(text, dashes[i]);
+                let lines = yaml::items_at(group, dcol, self.layout(at));
+                self.insert_lines(at, lines);
+            }
+            // A dash after another (`- - x`): the items go on its line, the dash after them.
+            Some(i) => {
+                let lines = yaml::items_at(group, dcol, self.layout(dashes[i]));
+                self.push(
+                    dashes[i]..dashes[i],
+                    format!("{}{}", lines.get(dcol..)?, " ".repeat(dcol)),
+                );
+            }
+            None => {
+                let last = self.last(items.last()?, dashes.last()? + 1)?;
+                let at = scan::end_of_line(text, last);
+                let lines = yaml::items_at(group, dcol, self.layout(at));
+                self.insert_lines(at, lines);
+            }
         }
         Some(())
     }
