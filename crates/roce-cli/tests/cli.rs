@@ -739,3 +739,96 @@ fn render_output_modes_follow_the_umask() {
     assert_eq!(mode(&file), 0o664);
     assert_ne!(std::fs::read_to_string(&file).unwrap(), "stale\n");
 }
+
+/// The commented multi-document fixture of `roce-render`'s apply tests.
+fn commented_manifest() -> String {
+    std::fs::read_to_string(repo().join("crates/roce-render/tests/fixtures/apply/commented.yaml"))
+        .unwrap()
+}
+
+/// `apply --in-place` edits the file the way `apply` prints it: every comment stays, a line is removed
+/// only where the wiring changes it, and a second run leaves the bytes alone.
+#[test]
+fn apply_in_place_edits_the_text_and_keeps_the_comments() {
+    let dir = temp("apply-text");
+    let path = dir.join("stack.yaml");
+    let text = commented_manifest();
+    std::fs::write(&path, &text).unwrap();
+    let apply = |in_place: bool| {
+        let mut cmd = roce();
+        cmd.arg("apply")
+            .arg(&path)
+            .args(["--profile", "coreweave/gb300-roce"]);
+        if in_place {
+            cmd.arg("--in-place");
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let printed = apply(false);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        text,
+        "printing writes nothing"
+    );
+    assert_eq!(apply(true), "", "--in-place prints nothing");
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(written, printed);
+    for line in text.lines().filter(|l| l.contains('#')) {
+        let comment = &line[line.find('#').unwrap()..];
+        assert!(written.contains(comment), "lost {comment:?}");
+    }
+    let diff = similar::TextDiff::from_lines(&text, &written);
+    let removed = diff
+        .iter_all_changes()
+        .filter(|c| c.tag() == similar::ChangeTag::Delete)
+        .count();
+    assert_eq!(
+        removed, 5,
+        "one or two wired lines per pod template, four templates"
+    );
+    apply(true);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        written,
+        "a second run changes nothing"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn apply_in_place_keeps_the_file_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp("apply-mode");
+    let path = dir.join("pod.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x\n",
+    )
+    .unwrap();
+    for mode in [0o640, 0o604] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = roce()
+            .arg("apply")
+            .arg(&path)
+            .args(["--profile", "coreweave/h100-ib", "--in-place"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o7777, mode, "{mode:o}");
+    }
+    assert!(
+        std::fs::read_to_string(&path).unwrap().contains("rdma/ib"),
+        "the file was rewritten"
+    );
+}

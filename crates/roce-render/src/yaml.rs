@@ -161,7 +161,7 @@ impl From<Vec<Yaml>> for Yaml {
 /// the dash line (`- name: x`); empty collections are `{}` and `[]`.
 pub fn to_string(doc: &Yaml) -> String {
     let mut out = String::new();
-    write_node(&mut out, doc, 0, false);
+    write_node(&mut out, doc, 0, false, KUBECTL);
     out
 }
 
@@ -195,12 +195,28 @@ pub fn scalar(s: &str) -> Cow<'_, str> {
 /// the explicit `? key` form. Counted in bytes, which is never fewer.
 const MAX_IMPLICIT_KEY: usize = 1000;
 
+/// How nested block collections are indented: `step` columns for a mapping under a key, `seq_offset`
+/// columns for a sequence under a key (0: `kubectl`'s `key:\n- item`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Layout {
+    pub(crate) step: usize,
+    pub(crate) seq_offset: usize,
+}
+
+/// The layout of [`to_string`].
+pub(crate) const KUBECTL: Layout = Layout {
+    step: 2,
+    seq_offset: 0,
+};
+
 /// Writes `node` at `indent`. With `inline` the cursor already stands at
 /// `indent` (right after `- `), so the first line gets no padding.
-fn write_node(out: &mut String, node: &Yaml, indent: usize, inline: bool) {
+fn write_node(out: &mut String, node: &Yaml, indent: usize, inline: bool, layout: Layout) {
     match node {
-        Yaml::Map(entries) if !entries.is_empty() => write_map(out, entries, indent, inline),
-        Yaml::Seq(items) if !items.is_empty() => write_seq(out, items, indent, inline),
+        Yaml::Map(entries) if !entries.is_empty() => {
+            write_map(out, entries, indent, inline, layout);
+        }
+        Yaml::Seq(items) if !items.is_empty() => write_seq(out, items, indent, inline, layout),
         // A block in a sequence item (`- |`), content indented under the item.
         Yaml::Block(text) if inline && block_safe(text) => write_block(out, text, "", indent),
         leaf => {
@@ -213,53 +229,71 @@ fn write_node(out: &mut String, node: &Yaml, indent: usize, inline: bool) {
     }
 }
 
-fn write_map(out: &mut String, entries: &[(String, Yaml)], indent: usize, inline: bool) {
+fn write_map(
+    out: &mut String,
+    entries: &[(String, Yaml)],
+    indent: usize,
+    inline: bool,
+    layout: Layout,
+) {
     for (i, (key, value)) in entries.iter().enumerate() {
         if i > 0 || !inline {
             pad(out, indent);
         }
-        write_entry(out, key, value, indent);
+        write_entry(out, key, value, indent, layout);
     }
 }
 
-fn write_seq(out: &mut String, items: &[Yaml], indent: usize, inline: bool) {
+fn write_seq(out: &mut String, items: &[Yaml], indent: usize, inline: bool, layout: Layout) {
     for (i, item) in items.iter().enumerate() {
         if i > 0 || !inline {
             pad(out, indent);
         }
         out.push_str("- ");
-        write_node(out, item, indent + 2, true);
+        write_node(out, item, indent + 2, true, layout);
     }
 }
 
 /// Writes `key: value` (cursor already at `indent`).
-fn write_entry(out: &mut String, key: &str, value: &Yaml, indent: usize) {
+fn write_entry(out: &mut String, key: &str, value: &Yaml, indent: usize, layout: Layout) {
     let key = scalar(key);
     if key.len() <= MAX_IMPLICIT_KEY {
         out.push_str(&key);
         out.push(':');
-        write_value(out, value, indent, indent + 2);
+        write_value(
+            out,
+            value,
+            indent + layout.seq_offset,
+            indent + layout.step,
+            layout,
+        );
     } else {
         out.push_str("? ");
         out.push_str(&key);
         out.push('\n');
         pad(out, indent);
         out.push(':');
-        write_value(out, value, indent + 2, indent + 2);
+        write_value(out, value, indent + 2, indent + 2, layout);
     }
 }
 
 /// Writes what follows a `key:`; block sequences go at `seq_indent`, block
 /// mappings at `map_indent`, leaves on the same line.
-fn write_value(out: &mut String, value: &Yaml, seq_indent: usize, map_indent: usize) {
+fn write_value(
+    out: &mut String,
+    value: &Yaml,
+    seq_indent: usize,
+    map_indent: usize,
+    layout: Layout,
+) {
     match value {
         Yaml::Map(entries) if !entries.is_empty() => {
             out.push('\n');
-            write_map(out, entries, map_indent, false);
+            write_map(out, entries, map_indent, false, layout);
         }
         Yaml::Seq(items) if !items.is_empty() => {
             out.push('\n');
-            write_seq(out, items, seq_indent, false);
+            write_seq(out, items, seq_indent, false, layout);
         }
         Yaml::Block(text) if block_safe(text) => write_block(out, text, " ", map_indent),
         leaf => {
@@ -267,6 +301,97 @@ fn write_value(out: &mut String, value: &Yaml, seq_indent: usize, map_indent: us
             out.push_str(&leaf_text(leaf));
             out.push('\n');
         }
+    }
+}
+
+/// The lines of mapping entries at `indent`, every line padded.
+pub(crate) fn entries_at(entries: &[(String, Yaml)], indent: usize, layout: Layout) -> String {
+    let mut out = String::new();
+    write_map(&mut out, entries, indent, false, layout);
+    out
+}
+
+/// The lines of sequence items whose dashes stand at `indent`, every line padded.
+pub(crate) fn items_at(items: &[Yaml], indent: usize, layout: Layout) -> String {
+    let mut out = String::new();
+    write_seq(&mut out, items, indent, false, layout);
+    out
+}
+
+/// A scalar or an empty collection on one line; `None` for what takes lines (a non-empty collection, a
+/// string [`Yaml::Block`] writes as a literal block).
+pub(crate) fn one_line(node: &Yaml) -> Option<String> {
+    match node {
+        Yaml::Map(e) if !e.is_empty() => None,
+        Yaml::Seq(i) if !i.is_empty() => None,
+        Yaml::Block(text) if block_safe(text) => None,
+        leaf => Some(leaf_text(leaf).into_owned()),
+    }
+}
+
+/// A [`Yaml::Block`] as a literal block: the header (`|` or `|-`) and the content lines at `indent`;
+/// `None` when the text cannot be one (see [`block_safe`]).
+pub(crate) fn literal_block(text: &str, indent: usize) -> Option<(&'static str, String)> {
+    if !block_safe(text) {
+        return None;
+    }
+    let mut out = String::new();
+    write_block(&mut out, text, "", indent);
+    let header = if text.ends_with('\n') { "|" } else { "|-" };
+    Some((header, out.split_off(header.len() + 1)))
+}
+
+/// Flow style on one line (`{name: a, add: [X]}`), for a flow collection of the user's that must change.
+/// `None` when a verbatim scalar cannot be written in flow context.
+pub(crate) fn flow(node: &Yaml) -> Option<String> {
+    let mut out = String::new();
+    write_flow(&mut out, node)?;
+    Some(out)
+}
+
+fn write_flow(out: &mut String, node: &Yaml) -> Option<()> {
+    match node {
+        Yaml::Map(entries) => {
+            out.push('{');
+            for (i, (key, value)) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&flow_string(key));
+                out.push_str(": ");
+                write_flow(out, value)?;
+            }
+            out.push('}');
+        }
+        Yaml::Seq(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_flow(out, item)?;
+            }
+            out.push(']');
+        }
+        Yaml::Str(s) | Yaml::Block(s) => out.push_str(&flow_string(s)),
+        Yaml::Quoted(s) => out.push_str(&double_quoted(s)),
+        // Verbatim text: kept when flow context reads it the same, quoted when it is a string.
+        Yaml::Plain(s) if has_flow_indicator(s) => out.push_str(&double_quoted(s)),
+        Yaml::Raw(s) if has_flow_indicator(s) => return None,
+        leaf => out.push_str(&leaf_text(leaf)),
+    }
+    Some(())
+}
+
+fn has_flow_indicator(s: &str) -> bool {
+    s.contains([',', '[', ']', '{', '}', ':', '#'])
+}
+
+fn flow_string(s: &str) -> Cow<'_, str> {
+    if is_plain_safe(s) && !has_flow_indicator(s) {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(double_quoted(s))
     }
 }
 
@@ -843,6 +968,48 @@ lead_space: \" a\\nb\"
             None,
             "a raw scalar is not a string"
         );
+    }
+
+    #[test]
+    fn flow_quotes_what_flow_context_would_split() {
+        let v = Yaml::map()
+            .with("name", "a")
+            .with(
+                "add",
+                Yaml::seq()
+                    .item("A,B")
+                    .item(Yaml::Plain("--x=[1]".into()))
+                    .item(Yaml::Plain("-np".into()))
+                    .item(Yaml::Raw("0x1F".into()))
+                    .item(Yaml::Quoted("8".into())),
+            )
+            .with("k:v", Yaml::map());
+        assert_eq!(
+            flow(&v).unwrap(),
+            "{name: a, add: [\"A,B\", \"--x=[1]\", -np, 0x1F, \"8\"], \"k:v\": {}}"
+        );
+        assert_eq!(flow(&Yaml::Raw("1,2".into())), None);
+    }
+
+    #[test]
+    fn layouts_indent_nested_blocks() {
+        let v = Yaml::map().with("a", Yaml::map().with("b", Yaml::seq().item("c")));
+        let four = Layout {
+            step: 4,
+            seq_offset: 2,
+        };
+        let Yaml::Map(entries) = &v else {
+            unreachable!()
+        };
+        assert_eq!(
+            entries_at(entries, 2, four),
+            "  a:\n      b:\n        - c\n"
+        );
+        assert_eq!(
+            literal_block("x\ny\n", 4),
+            Some(("|", "    x\n    y\n".to_string()))
+        );
+        assert_eq!(literal_block("x", 4), None);
     }
 
     #[test]

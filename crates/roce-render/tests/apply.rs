@@ -280,12 +280,27 @@ fn everything_the_user_wrote_survives_with_its_type() {
     }
 }
 
+/// The lines of `before` that `after` no longer has, and how many lines it adds (a line diff).
+fn line_changes(before: &str, after: &str) -> (Vec<String>, usize) {
+    let diff = similar::TextDiff::from_lines(before, after);
+    let mut removed = Vec::new();
+    let mut added = 0;
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Delete => removed.push(change.value().trim_end().to_string()),
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    (removed, added)
+}
+
 #[test]
-fn spellings_survive_where_yaml_allows() {
+fn lines_apply_does_not_change_keep_their_bytes() {
     let text = r#"apiVersion: v1
 kind: Pod
 metadata:
-  name: spellings # comments are lost
+  name: spellings # a comment
   labels:
     port: "8080"
     ratio: '1.0'
@@ -313,29 +328,26 @@ spec:
     env:
     - {name: A, value: "1"}
 "#;
-    let out = run(text, &plan("coreweave/h100-ib"), &ApplyOptions::default()).text;
+    let plan = plan("coreweave/h100-ib");
+    let out = run(text, &plan, &ApplyOptions::default()).text;
+    // Nothing here needs changing, so every line stays, spelled as written: quotes, flow lists, the
+    // flow env item, block scalars, the empty value, the comment.
+    let (removed, added) = line_changes(text, &out);
+    assert_eq!(removed, Vec::<String>::new(), "{out}");
+    assert!(added > 0);
     for line in [
-        "    port: \"8080\"",
-        "    ratio: \"1.0\"",
-        "    flag: \"true\"",
-        "    note: |\n      line one\n\n      line three\n",
-        "    folded: one two\n",
-        "  priority: 010\n",
-        "  hex: 0x1F\n",
-        "  float: 1.50\n",
-        "  yes_bool: yes\n",
-        "  tilde: ~\n",
-        "  empty: null\n",
-        "  date: 2024-01-01\n",
-        "    - -np\n    - \"8\"\n    - --flag=1\n    - \"quoted\"\n",
-        "    - name: A\n      value: \"1\"\n",
+        "  name: spellings # a comment\n",
+        "    ratio: '1.0'\n",
+        "    folded: >-\n      one\n      two\n",
+        "  empty:\n",
+        "    args: [-np, \"8\", --flag=1, 'quoted']\n",
+        "    - {name: A, value: \"1\"}\n    - name: NCCL_",
     ] {
         assert!(out.contains(line), "missing {line:?} in\n{out}");
     }
-    assert!(!out.contains('#'), "comments are not kept: {out}");
     // The typed values read the same before and after.
     let (a, b) = (documents(text), documents(&out));
-    contained(&a[0], &b[0], &plan("coreweave/h100-ib"), "").unwrap();
+    contained(&a[0], &b[0], &plan, "").unwrap();
 }
 
 fn pod_with(extra_metadata: &str, container: &str, spec: &str) -> String {
@@ -839,12 +851,34 @@ mod idempotence {
         }
     }
 
+    /// Comments where `marks` say: a line of its own before line `i` (at column 0, which YAML allows
+    /// anywhere outside a block scalar), a comment at the end of line `i`.
+    fn with_comments(text: &str, marks: &[(bool, bool)]) -> String {
+        let mut out = String::new();
+        for (i, line) in text.lines().enumerate() {
+            let (above, after) = marks.get(i).copied().unwrap_or_default();
+            if above {
+                out.push_str(&format!("# above {i}\n"));
+            }
+            out.push_str(line);
+            if after {
+                out.push_str(&format!("  # after {i}"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
         #[test]
-        fn applying_twice_changes_nothing(w in workload(), profile in 0..7usize) {
-            let input = text(&w);
+        fn applying_twice_changes_nothing(
+            w in workload(),
+            profile in 0..7usize,
+            comments in proptest::collection::vec(any::<(bool, bool)>(), 48),
+        ) {
+            let input = with_comments(&text(&w), &comments);
             let names: Vec<&str> = builtin::names().collect();
             let plan = plan(names[profile % names.len()]);
             let opts = ApplyOptions::default();
@@ -854,8 +888,450 @@ mod idempotence {
                 Err(p) => return Err(TestCaseError::fail(format!("{}\n{input}", describe(&p)))),
             };
             prop_assert_eq!(once.templates, 1, "{}", input);
+            prop_assert!(once.notes.iter().all(|n| !n.contains("written anew")), "{:?}", once.notes);
             let twice = run(&once.text, &plan, &opts);
             prop_assert_eq!(&twice.text, &once.text, "not idempotent on\n{}", input);
+            // The only lines that change are the ones the wiring rewrites: a profile variable's value,
+            // the capabilities list, the Multus annotation.
+            for (i, (above, after)) in comments.iter().enumerate() {
+                for (on, c) in [(above, format!("# above {i}\n")), (after, format!("  # after {i}\n"))] {
+                    prop_assert!(
+                        !on || !input.contains(&c) || once.text.contains(&c),
+                        "lost {:?} of\n{}\ngiving\n{}", c, input, once.text
+                    );
+                }
+            }
+            let (removed, _) = line_changes(&input, &once.text);
+            for line in &removed {
+                let t = line.trim_start();
+                prop_assert!(
+                    t.starts_with("value: ") || t.starts_with("add: ") || t.starts_with("k8s.v1.cni.cncf.io/networks: "),
+                    "removed {:?} from\n{}\ngiving\n{}", line, input, once.text
+                );
+            }
+        }
+    }
+}
+
+fn commented() -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/apply/commented.yaml"),
+    )
+    .unwrap()
+}
+
+/// Which document (0: what precedes the first `---`) each line of `text` is in.
+fn document_of_lines(text: &str) -> Vec<usize> {
+    let mut doc = 0;
+    text.lines()
+        .map(|l| {
+            if l == "---" {
+                doc += 1;
+            }
+            doc
+        })
+        .collect()
+}
+
+#[test]
+fn a_commented_manifest_keeps_every_line_but_the_wired_ones() {
+    let text = commented();
+    let plan = plan("coreweave/gb300-roce");
+    let applied = run(&text, &plan, &ApplyOptions::default());
+    let out = &applied.text;
+    assert_eq!(
+        applied.templates, 4,
+        "Deployment, Job, MPIJob launcher and worker"
+    );
+    assert!(
+        applied.notes.iter().all(|n| !n.contains("written anew")),
+        "{:?}",
+        applied.notes
+    );
+
+    // Every comment survives (a `#` in this fixture only ever starts one).
+    for line in text.lines().filter(|l| l.contains('#')) {
+        let comment = &line[line.find('#').unwrap()..];
+        assert!(out.contains(comment), "lost {comment:?}:\n{out}");
+    }
+    // A line is removed only where the wiring changes it: at most 2 per pod template.
+    let (removed, added) = line_changes(&text, out);
+    assert_eq!(
+        removed,
+        [
+            "        k8s.v1.cni.cncf.io/networks: 'storage/nfs@stor0'",
+            "                value: mlx5   # wrong for this fabric; roce corrects it",
+            "                      add: [SYS_NICE]   # a flow list that grows",
+            "            - NCCL_IB_HCA=mlx5 # corrected to the profile's value",
+            "              limits: {nvidia.com/gpu: 4, memory: 900Gi}   # a flow map that grows",
+        ],
+        "{out}"
+    );
+    let docs = document_of_lines(&text);
+    let per_doc: Vec<usize> = (0..=4)
+        .map(|d| {
+            removed
+                .iter()
+                .filter(|r| {
+                    text.lines()
+                        .zip(&docs)
+                        .any(|(l, doc)| l == r.as_str() && *doc == d)
+                })
+                .count()
+        })
+        .collect();
+    // Header, ConfigMap, Deployment (1 template), Job (1), MPIJob (2).
+    assert_eq!(per_doc, [0, 0, 1, 2, 2]);
+    assert!(added > 100, "{added} lines of wiring");
+    // The changed lines keep their comments and the style of the value.
+    for line in [
+        "                value: \"ibp\"   # wrong for this fabric; roce corrects it\n",
+        "                      add: [SYS_NICE, IPC_LOCK]   # a flow list that grows\n",
+        "            - NCCL_IB_HCA=ibp # corrected to the profile's value\n",
+        "              limits: {nvidia.com/gpu: 4, memory: 900Gi, rdma/ib: \"1\"}   # a flow map that grows\n",
+        "        k8s.v1.cni.cncf.io/networks: |-\n          [{\"name\":\"nfs\",\"namespace\":\"storage\",\"interface\":\"stor0\"},\n",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in\n{out}");
+    }
+    // New keys and items take the indentation of the block they join: two-space maps with indented
+    // sequences in the Deployment, four-space maps with sequences at their key's column in the Job.
+    for block in [
+        "              value: 'info'\n            - name: NCCL_SOCKET_IFNAME\n              value: \"eth0\"\n",
+        "          volumeMounts:\n            - name: dshm\n              mountPath: /dev/shm\n",
+        "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n      nodeSelector:\n        backend.coreweave.cloud/flavor: roce\n      volumes:\n        - name: dshm\n",
+        "    template:\n        metadata:\n            annotations:\n                roce.dev/profile: coreweave/gb300-roce\n",
+        "              resources:\n                  requests:\n                      nvidia.com/gpu: \"4\"\n",
+        "              volumeMounts:\n              - name: dshm\n                mountPath: /dev/shm\n",
+        "              - name: NCCL_SOCKET_IFNAME\n                value: \"eth0\"\n",
+    ] {
+        assert!(out.contains(block), "missing {block:?} in\n{out}");
+    }
+    // The result is what apply decided: the same values as the old writer produced.
+    let (a, b) = (documents(&text), documents(out));
+    for (x, y) in a.iter().zip(&b) {
+        contained(x, y, &plan, "").unwrap();
+    }
+}
+
+#[test]
+fn a_commented_manifest_applies_idempotently_with_every_profile_and_role() {
+    let text = commented();
+    for name in builtin::names() {
+        let plan = plan(name);
+        for role in ROLES {
+            let opts = ApplyOptions {
+                container: None,
+                role,
+            };
+            let once = run(&text, &plan, &opts);
+            let twice = run(&once.text, &plan, &opts);
+            assert_eq!(once.text, twice.text, "{name} ({role:?})");
+            for line in text.lines().filter(|l| l.starts_with('#')) {
+                assert!(once.text.contains(line), "{name} ({role:?}) lost {line:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_commented_manifest_passes_kubernetes_validate_strict() {
+    let out = run(
+        &commented(),
+        &plan("coreweave/gb300-roce"),
+        &ApplyOptions::default(),
+    )
+    .text;
+    // The Deployment and the Job (kubernetes-validate knows no MPIJob, and the ConfigMap is not wired).
+    let docs: Vec<&str> = out.split("\n---\n").collect();
+    let core = format!("{}\n---\n{}\n", docs[2], docs[3]);
+    assert!(core.contains("kind: Deployment") && core.contains("kind: Job"));
+    consumers::kubernetes_validate_strict(&core, consumers::K8S_VERSIONS).unwrap();
+}
+
+/// Apply, check that a second run changes nothing, and return the output with the lines it removed.
+fn spliced(text: &str, profile: &str, role: RoleChoice) -> (String, Vec<String>) {
+    let plan = plan(profile);
+    let opts = ApplyOptions {
+        container: None,
+        role,
+    };
+    let out = run(text, &plan, &opts).text;
+    assert_eq!(run(&out, &plan, &opts).text, out, "not idempotent:\n{out}");
+    let (removed, _) = line_changes(text, &out);
+    (out, removed)
+}
+
+#[test]
+fn env_items_are_edited_deleted_and_added_line_by_line() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x\n    env:\n    - name: FIRST\n      value: a\n    - name: NCCL_IB_HCA   # first\n      value: mlx5\n    - name: MIDDLE\n      value: b\n    # a duplicate follows\n    - name: NCCL_IB_HCA\n      value: mlx5_0\n    - name: NCCL_NET_PLUGIN\n      valueFrom:\n        configMapKeyRef: {name: c, key: k}\n    - name: LAST\n      value: c\n";
+    let (out, removed) = spliced(text, "coreweave/h100-ib", RoleChoice::Worker);
+    assert_eq!(
+        removed,
+        [
+            "      value: mlx5",
+            "    - name: NCCL_IB_HCA",
+            "      value: mlx5_0",
+            "      valueFrom:",
+            "        configMapKeyRef: {name: c, key: k}",
+        ],
+        "{out}"
+    );
+    assert!(out.contains("    - name: NCCL_IB_HCA   # first\n      value: \"ibp\"\n    - name: MIDDLE\n      value: b\n    # a duplicate follows\n    - name: NCCL_NET_PLUGIN\n      value: \"none\"\n    - name: LAST\n      value: c\n    - name: "), "{out}");
+}
+
+#[test]
+fn empty_values_become_blocks_and_keep_their_comments() {
+    let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    metadata:\n      annotations:   # none yet\n    spec:\n      containers:\n      - name: main\n        image: x\n        resources: {}\n        env: []\n        securityContext:\n      nodeSelector: {}\n";
+    let (out, removed) = spliced(text, "coreweave/gb300-roce", RoleChoice::Worker);
+    assert_eq!(
+        removed,
+        [
+            "        resources: {}",
+            "        env: []",
+            "      nodeSelector: {}"
+        ],
+        "{out}"
+    );
+    for block in [
+        "      annotations:   # none yet\n        roce.dev/profile: coreweave/gb300-roce\n",
+        "        resources:\n          requests:\n",
+        "        env:\n        - name: NCCL_SOCKET_IFNAME\n",
+        "        securityContext:\n          capabilities:\n            add:\n            - IPC_LOCK\n",
+        "      nodeSelector:\n        backend.coreweave.cloud/flavor: roce\n",
+    ] {
+        assert!(out.contains(block), "missing {block:?} in\n{out}");
+    }
+}
+
+#[test]
+fn a_launcher_script_changes_only_its_mpirun_lines() {
+    let script = "            command:\n            - /bin/bash\n            - -c\n            - |\n              set -e   # not a YAML comment: script text\n              echo start\n              mpirun -np 16 \\\n                -x NCCL_IB_HCA=mlx5 ./run\n              echo done\n";
+    let (out, removed) = spliced(&mpijob(script), "coreweave/h100-ib", RoleChoice::Launcher);
+    assert_eq!(
+        removed,
+        [
+            "              mpirun -np 16 \\",
+            "                -x NCCL_IB_HCA=mlx5 ./run"
+        ],
+        "{out}"
+    );
+    assert!(out.contains("            - |\n              set -e   # not a YAML comment: script text\n              echo start\n              mpirun -x NCCL_SOCKET_IFNAME"), "{out}");
+}
+
+#[test]
+fn a_block_annotation_that_grows_keeps_its_lines() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    k8s.v1.cni.cncf.io/networks: |-\n      [{\"name\":\"nfs\",\"namespace\":\"storage\"},\n       {\"name\":\"ibs0p0-macvlan\",\"namespace\":\"cw-multus\"}]\nspec:\n  containers:\n  - name: main\n    image: x\n";
+    let (out, removed) = spliced(text, "coreweave/gb300-roce", RoleChoice::Worker);
+    assert_eq!(
+        removed,
+        ["       {\"name\":\"ibs0p0-macvlan\",\"namespace\":\"cw-multus\"}]"],
+        "{out}"
+    );
+}
+
+#[test]
+fn line_ends_and_a_missing_final_newline_are_kept_apart() {
+    let crlf = "apiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  name: p # crlf\r\nspec:\r\n  containers:\r\n  - name: main\r\n    image: x\r\n";
+    let (out, _) = spliced(crlf, "coreweave/gb300-roce", RoleChoice::Worker);
+    assert!(
+        out.starts_with(
+            "apiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  name: p # crlf\r\n  annotations:\r\n"
+        ),
+        "{out:?}"
+    );
+    assert_eq!(
+        out.matches('\n').count(),
+        out.matches("\r\n").count(),
+        "{out:?}"
+    );
+
+    let bare = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x";
+    let (out, removed) = spliced(bare, "coreweave/gb300-roce", RoleChoice::Worker);
+    assert_eq!(
+        removed,
+        ["    image: x"],
+        "only the final line gains its newline"
+    );
+    assert!(
+        !out.contains("\n\n") && out.ends_with("medium: Memory\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn list_items_and_flow_templates() {
+    let text = "apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  apiVersion: v1\n  spec:\n    containers:\n    - name: a   # first\n      image: x\n- kind: Pod\n  apiVersion: v1\n  metadata: {name: b}\n  spec: {containers: [{name: b, image: y}]}\n";
+    let (out, removed) = spliced(text, "coreweave/h100-ib", RoleChoice::Worker);
+    assert_eq!(
+        removed,
+        [
+            "- kind: Pod",
+            "  metadata: {name: b}",
+            "  spec: {containers: [{name: b, image: y}]}"
+        ],
+        "{out}"
+    );
+    // A template's new metadata goes first, on the item's dash line.
+    assert!(out.contains("items:\n- metadata:\n    annotations:\n      roce.dev/profile: coreweave/h100-ib\n  kind: Pod\n"), "{out}");
+    // A flow mapping that stays short stays flow; one that would make a long line becomes a block.
+    assert!(out.contains("  metadata: {name: b, annotations: {roce.dev/profile: coreweave/h100-ib}}\n  spec:\n    containers:\n    - name: b\n      image: y\n"), "{out}");
+}
+
+#[test]
+fn a_document_with_aliases_is_written_anew() {
+    // An edit inside an anchor would also change every alias of it: such a document is written out.
+    let text = "# kept: outside the document\napiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: pt # lost with the document\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      template: &pod\n        spec:\n          containers:\n          - name: pytorch\n            image: x\n    Worker:\n      template: *pod\n";
+    let (out, _) = spliced(text, "coreweave/h100-ib", RoleChoice::Worker);
+    let notes = run(text, &plan("coreweave/h100-ib"), &ApplyOptions::default()).notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n
+                .contains("document 1 (kind PyTorchJob) is written anew, without its comments")),
+        "{notes:?}"
+    );
+    assert!(
+        out.starts_with("# kept: outside the document\napiVersion: kubeflow.org/v1\n"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("lost with") && !out.contains('&') && !out.contains('*'),
+        "{out}"
+    );
+    let docs = documents(&out);
+    for role in ["Master", "Worker"] {
+        let c = &docs[0]["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]["containers"][0];
+        assert_eq!(c["resources"]["limits"]["rdma/ib"], "1", "{role}");
+    }
+}
+
+#[test]
+fn deep_values_beside_a_template_are_spliced_without_overflow() {
+    let depth = 200;
+    let mut deep = String::new();
+    for i in 0..depth {
+        deep.push_str(&format!("{}k{i}:\n", " ".repeat(2 * i + 4)));
+    }
+    deep.push_str(&format!("{}leaf: 1\n", " ".repeat(2 * depth + 4)));
+    let text = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n{deep}spec:\n  containers:\n  - name: main\n    image: x\n"
+    );
+    let (out, removed) = spliced(&text, "coreweave/h100-ib", RoleChoice::Worker);
+    assert!(removed.is_empty(), "{removed:?}");
+    assert!(out.contains("leaf: 1\n"));
+}
+
+/// Every manifest the lint tests use (kinds, good, broken): apply either refuses it with problems or
+/// applies idempotently, keeping each comment line and writing no document anew.
+#[test]
+fn every_lint_fixture_applies_idempotently_or_is_refused() {
+    let root = kinds_dir().join("..");
+    let mut files = Vec::new();
+    for dir in ["kinds", "good", "broken"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "yaml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut applied = 0;
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        for name in ["coreweave/gb300-roce", "coreweave/h100-ib"] {
+            let plan = plan(name);
+            for role in ROLES {
+                let opts = ApplyOptions {
+                    container: header_container(&text),
+                    role,
+                };
+                let Ok(once) = apply(&Source::new("in.yaml", text.as_str()), &plan, &opts) else {
+                    continue;
+                };
+                applied += 1;
+                let twice = run(&once.text, &plan, &opts);
+                assert_eq!(once.text, twice.text, "{} {name} {role:?}", path.display());
+                for line in text.lines().filter(|l| l.trim_start().starts_with('#')) {
+                    assert!(
+                        once.text.contains(line),
+                        "{}: lost {line:?}",
+                        path.display()
+                    );
+                }
+                assert!(
+                    once.notes.iter().all(|n| !n.contains("written anew")),
+                    "{}: {:?}",
+                    path.display(),
+                    once.notes
+                );
+            }
+        }
+    }
+    assert!(applied >= 14 * 6, "{applied} applications");
+}
+
+/// Mangled copies of the commented fixture (lines dropped, repeated, re-indented, comments added): apply
+/// never panics, and whatever it accepts it applies idempotently.
+mod mangled {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Change {
+        Drop(usize),
+        Repeat(usize),
+        Indent(usize, usize),
+        Comment(usize),
+    }
+
+    fn change() -> impl Strategy<Value = Change> {
+        prop_oneof![
+            (0..110usize).prop_map(Change::Drop),
+            (0..110usize).prop_map(Change::Repeat),
+            (0..110usize, 1..4usize).prop_map(|(l, n)| Change::Indent(l, n)),
+            (0..110usize).prop_map(Change::Comment),
+        ]
+    }
+
+    fn mangle(text: &str, changes: &[Change]) -> String {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        for c in changes {
+            let n = lines.len();
+            match *c {
+                Change::Drop(i) if i < n => {
+                    lines.remove(i);
+                }
+                Change::Repeat(i) if i < n => {
+                    let l = lines[i].clone();
+                    lines.insert(i, l);
+                }
+                Change::Indent(i, k) if i < n => lines[i].insert_str(0, &" ".repeat(k)),
+                Change::Comment(i) if i < n => {
+                    lines.insert(i, format!("{}# mangled", " ".repeat(i % 9)))
+                }
+                _ => {}
+            }
+        }
+        lines.join("\n") + "\n"
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        #[test]
+        fn whatever_apply_accepts_it_applies_idempotently(changes in proptest::collection::vec(change(), 1..4)) {
+            let input = mangle(&commented(), &changes);
+            let plan = plan("coreweave/gb300-roce");
+            let opts = ApplyOptions::default();
+            if let Ok(once) = apply(&Source::new("in.yaml", input.as_str()), &plan, &opts) {
+                let twice = apply(&Source::new("out.yaml", once.text.as_str()), &plan, &opts);
+                let twice = match twice {
+                    Ok(t) => t,
+                    Err(p) => return Err(TestCaseError::fail(format!("output refused: {}\n{}", describe(&p), once.text))),
+                };
+                prop_assert_eq!(&twice.text, &once.text, "not idempotent on\n{}", input);
+            }
         }
     }
 }

@@ -137,7 +137,7 @@ pub fn read_manifest(path: &Path) -> miette::Result<Result<Source, Box<Problem>>
     })
 }
 
-/// Write `text` to a temporary file next to `path`, keeping `path`'s permissions.
+/// Write `text` to a temporary file next to `path`, with `path`'s permissions.
 fn stage(path: &Path, text: &str) -> miette::Result<tempfile::NamedTempFile> {
     let dir = path
         .parent()
@@ -149,8 +149,12 @@ fn stage(path: &Path, text: &str) -> miette::Result<tempfile::NamedTempFile> {
     std::io::Write::write_all(&mut tmp, text.as_bytes())
         .into_diagnostic()
         .wrap_err_with(|| format!("writing {}", path.display()))?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-    }
+    // The file keeps its mode (a temporary file is created 0600).
+    let meta = std::fs::metadata(path)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("reading the permissions of {}", path.display()))?;
+    std::fs::set_permissions(tmp.path(), meta.permissions())
+        .into_diagnostic()
+        .wrap_err_with(|| format!("giving {} its permissions", tmp.path().display()))?;
     Ok(tmp)
 }

@@ -20,11 +20,15 @@
 //! launcher's env forwarded with `mpirun -x NAME` ([`mpirun`]), or both. Either way a value the other side
 //! sets for a profile variable is corrected, since it would win at run time.
 //!
-//! Output is deterministic, and applying twice gives the same bytes as applying once.
+//! The result is the user's text with the wiring spliced in (module `splice`): comments, key order, flow
+//! style and quoting of every line roce does not change survive byte for byte. Output is deterministic, and
+//! applying twice gives the same bytes as applying once.
 
 pub mod manifest;
 pub mod mpirun;
 pub mod multus;
+mod scan;
+mod splice;
 pub mod templates;
 pub mod view;
 
@@ -62,7 +66,7 @@ pub struct ApplyOptions {
 /// The result of a successful [`apply`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Applied {
-    /// The documents, re-emitted.
+    /// The file's text with the wiring spliced in: lines roce does not change keep their bytes.
     pub text: String,
     /// How many pod templates were wired.
     pub templates: usize,
@@ -104,7 +108,8 @@ pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applie
     let mut docs = Vec::with_capacity(nodes.len());
     let mut count = 0;
     for (n, node) in nodes.iter().enumerate() {
-        let mut doc = manifest::to_yaml(node, text);
+        let before = manifest::to_yaml(node, text);
+        let mut doc = before.clone();
         match plan_document(node, opts) {
             Err(p) => problems.extend(p),
             Ok(None) => notes.push(format!(
@@ -118,13 +123,41 @@ pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applie
                 apply_document(&mut doc, &work, plan, opts, &mut notes, &source.name);
             }
         }
-        docs.push(doc);
+        docs.push(splice::Doc {
+            node,
+            before,
+            after: doc,
+        });
     }
     if !problems.is_empty() {
         return Err(resolve(problems));
     }
+    // Edit the user's text; only when a document cannot be found in it, write them all anew.
+    let text = match splice::splice(text, id, &docs) {
+        Some(spliced) => {
+            for n in spliced.rewritten {
+                notes.push(format!(
+                    "{}: document {} ({}) is written anew, without its comments: it uses aliases, or its \
+                     text could not be edited in place",
+                    source.name,
+                    n + 1,
+                    kind_of(docs[n].node)
+                ));
+            }
+            spliced.text
+        }
+        None => {
+            notes.push(format!(
+                "{}: the documents are written anew, without their comments: their text could not be \
+                 edited in place",
+                source.name
+            ));
+            let all: Vec<Yaml> = docs.into_iter().map(|d| d.after).collect();
+            yaml::to_multi_doc(&all)
+        }
+    };
     Ok(Applied {
-        text: yaml::to_multi_doc(&docs),
+        text,
         templates: count,
         notes,
     })
