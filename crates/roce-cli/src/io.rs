@@ -28,7 +28,7 @@ pub fn read_profile(spec: &str, yaml_stdin: bool) -> miette::Result<Result<Sourc
     let path = Path::new(spec);
     if !path.exists() {
         let names: Vec<&str> = builtin::names().collect();
-        let hint = roce_model::suggest::closest(spec, names.iter().copied())
+        let hint = roce_model::plumbing::suggest::closest(spec, names.iter().copied())
             .map(|b| format!(" (did you mean the built-in `{b}`?)"))
             .unwrap_or_default();
         miette::bail!(

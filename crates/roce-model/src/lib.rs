@@ -25,11 +25,32 @@ pub mod nccl_list;
 pub mod problem;
 pub mod rules;
 pub mod source;
-pub mod suggest;
-pub mod syntax;
-pub mod tree;
+mod suggest;
+mod syntax;
+mod tree;
 pub mod ucx_list;
 mod walk;
+
+pub mod plumbing {
+    //! What roce's own crates share beyond the API: the spanned tree every front end produces, the
+    //! YAML reader `roce apply` and `roce lint` parse manifests with, and did-you-mean suggestions.
+    //!
+    //! Not a stable interface: these change with the front ends. A tool outside roce loads profiles with
+    //! [`crate::load()`], works with [`crate::Profile`] and the parsers ([`crate::nccl_list`],
+    //! [`crate::ucx_list`]), and asks [`crate::fabric`] for fabric facts.
+    pub mod suggest {
+        //! Did-you-mean for names: the closest candidate, and a `help` line naming it.
+        pub use crate::suggest::*;
+    }
+    pub mod yaml {
+        //! The spanned YAML reader (serde-saphyr) under profiles and manifests.
+        pub use crate::syntax::yaml::*;
+    }
+    pub mod tree {
+        //! The spanned tree: what KDL and YAML both become before the walker types them.
+        pub use crate::tree::*;
+    }
+}
 
 pub use load::{BuiltinsOnly, Loaded, Resolve, load};
 pub use model::Profile;

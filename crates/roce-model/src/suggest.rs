@@ -3,7 +3,7 @@
 /// The closest candidate to `input`, if any is close enough to be a likely typo.
 ///
 /// ```
-/// use roce_model::suggest::closest;
+/// use roce_model::plumbing::suggest::closest;
 /// assert_eq!(closest("trafic-class", ["traffic-class", "addr-family"]), Some("traffic-class"));
 /// assert_eq!(closest("zzz", ["traffic-class"]), None);
 /// ```

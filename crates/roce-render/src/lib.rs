@@ -18,18 +18,54 @@
 
 pub mod apply;
 mod comment;
-pub mod dockerfile;
-pub mod dotenv;
+mod dockerfile;
+mod dotenv;
 pub mod kustomize;
 pub mod plan;
 pub mod plan_diff;
-pub mod pod;
-pub mod quote;
+mod pod;
+mod quote;
 pub mod review;
-pub mod sbatch;
+mod sbatch;
 pub mod target;
 pub mod validation;
-pub mod yaml;
+mod yaml;
+
+pub mod plumbing {
+    //! What roce's own crates and tests share beyond the API: the YAML writer and value quoting the
+    //! emitters use, and the manifest views `roce lint` reads pod templates through.
+    //!
+    //! Not a stable interface. A tool outside roce renders with [`crate::render`] and wires manifests
+    //! with [`crate::apply::apply`].
+    pub mod yaml {
+        //! The ordered YAML tree emitters build and its writer.
+        pub use crate::yaml::*;
+    }
+    pub mod quote {
+        //! Quoting env values for each target's syntax.
+        pub use crate::quote::*;
+    }
+    pub mod pod {
+        //! What the pod emitter exposes to lint: Kubernetes' `$(VAR)` expansion in env values.
+        pub use crate::pod::escape_dependent_vars;
+    }
+    pub mod view {
+        //! Typed views of a pod template in a parsed manifest.
+        pub use crate::apply::view::*;
+    }
+    pub mod templates {
+        //! Finding the pod templates of every workload kind in a manifest.
+        pub use crate::apply::templates::*;
+    }
+    pub mod multus {
+        //! Reading and merging the Multus annotation.
+        pub use crate::apply::multus::*;
+    }
+    pub mod mpirun {
+        //! `mpirun -x NAME` forwarding in launcher commands.
+        pub use crate::apply::mpirun::*;
+    }
+}
 
 pub use plan::{Plan, lower};
 pub use target::{Format, Target, Workload};

@@ -17,7 +17,7 @@ use roce_model::fabric::dra::{
     DraNics, K8sName, KueueTopology, LabelKey, LabelValue, NicAttachment, NvlinkDomain, Placement,
     TopologyMode, emit,
 };
-use roce_render::yaml::{self, Yaml};
+use roce_render::plumbing::yaml::{self, Yaml};
 use serde_json::{Value, json};
 
 /// `resource.k8s.io/v1` exists from 1.34; 1.37 is the newest minor kubernetes-validate 1.37.0 bundles.

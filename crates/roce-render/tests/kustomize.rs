@@ -15,10 +15,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use roce_model::{BuiltinsOnly, builtin, load};
-use roce_render::apply::multus;
 use roce_render::kustomize::{self, Selector};
 use roce_render::plan::{MULTUS_ANNOTATION, Plan};
-use roce_render::pod::escape_dependent_vars;
+use roce_render::plumbing::multus;
+use roce_render::plumbing::pod::escape_dependent_vars;
 use roce_render::{PROFILE_ANNOTATION, RenderError, RenderOptions};
 use serde_json::{Value, json};
 

@@ -6,8 +6,8 @@
 use std::process::Command;
 
 use proptest::prelude::*;
-use roce_render::quote;
-use roce_render::yaml::{self, Yaml};
+use roce_render::plumbing::quote;
+use roce_render::plumbing::yaml::{self, Yaml};
 
 fn any_text() -> impl Strategy<Value = String> {
     prop_oneof![

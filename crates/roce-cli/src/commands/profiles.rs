@@ -24,7 +24,7 @@ pub fn run(args: ProfilesArgs) -> miette::Result<Exit> {
             }
             None => {
                 let names: Vec<&str> = builtin::names().collect();
-                let hint = roce_model::suggest::help(&name, &names);
+                let hint = roce_model::plumbing::suggest::help(&name, &names);
                 miette::bail!(help = hint, "no built-in profile named `{name}`")
             }
         },

@@ -26,16 +26,17 @@ use roce_model::fabric::attach::IPC_LOCK;
 use roce_model::fabric::env;
 use roce_model::model::{NadRef, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
+use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
 use roce_model::source::{Origin, Source, Sources};
-use roce_model::tree::{Entry, Node, Scalar, Value};
 use roce_model::ucx_list::{self, TlsList};
 use roce_model::{Code, Problem, Severity};
 use roce_render::Plan;
-use roce_render::apply::templates::{self, Form, Role, Template};
-use roce_render::apply::view::{self, PodView, entry, text};
-use roce_render::apply::{self, manifest, mpirun, multus};
+use roce_render::apply::{self, manifest};
 use roce_render::plan::MULTUS_ANNOTATION;
-use roce_render::pod::escape_dependent_vars;
+use roce_render::plumbing::pod::escape_dependent_vars;
+use roce_render::plumbing::templates::{self, Form, Role, Template};
+use roce_render::plumbing::view::{self, PodView, entry, text};
+use roce_render::plumbing::{mpirun, multus};
 
 /// Options of a [`Linter`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -519,8 +520,11 @@ impl<'a> Cx<'a> {
             // Not one of the profile's: is it a mistaken one?
             let same_name = missing.iter().position(|nad| nad.name().as_str() == n.name);
             let near = || {
-                roce_model::suggest::closest(&n.name, missing.iter().map(|m| m.name().as_str()))
-                    .and_then(|c| missing.iter().position(|m| m.name().as_str() == c))
+                roce_model::plumbing::suggest::closest(
+                    &n.name,
+                    missing.iter().map(|m| m.name().as_str()),
+                )
+                .and_then(|c| missing.iter().position(|m| m.name().as_str() == c))
             };
             let (i, why) = match same_name {
                 Some(i) => (

@@ -4,12 +4,12 @@
 //! the place that must change and the fix, and is documented in `docs/rules.md` with a bad and a good
 //! example (the same examples are the rule's tests, under `tests/fixtures/rules/`).
 
-pub mod env;
-pub mod fabric;
-pub mod multus;
-pub mod nccl;
-pub mod pool;
-pub mod ucx;
+pub(crate) mod env;
+pub(crate) mod fabric;
+pub(crate) mod multus;
+pub(crate) mod nccl;
+pub(crate) mod pool;
+pub(crate) mod ucx;
 
 use crate::model::Profile;
 use crate::problem::Problem;

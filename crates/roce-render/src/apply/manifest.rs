@@ -12,9 +12,9 @@
 //! * duplicate keys are a syntax error (strict Kubernetes decoders refuse them);
 //! * nesting is limited to [`MAX_DEPTH`] levels, and serde-saphyr's alias budget stops alias bombs.
 
+use roce_model::plumbing::tree::{self, Entry, Node, Scalar, Value};
+use roce_model::plumbing::yaml::{YVal, byte_range};
 use roce_model::source::{Origin, SourceId, Spanned};
-use roce_model::syntax::yaml::{YVal, byte_range};
-use roce_model::tree::{self, Entry, Node, Scalar, Value};
 use roce_model::{Code, Problem};
 use serde_saphyr::Spanned as YSpanned;
 
@@ -45,7 +45,7 @@ const FALLBACK_DEPTH: usize = 24;
 ///
 /// ```
 /// use roce_model::source::{Source, Sources};
-/// use roce_model::tree::Value;
+/// use roce_model::plumbing::tree::Value;
 /// let mut sources = Sources::default();
 /// let id = sources.add(Source::new("job.yaml", "kind: Pod\n---\nkind: Job\n"));
 /// let docs = roce_render::apply::manifest::parse(&sources.get(id).text, id).unwrap();

@@ -17,7 +17,7 @@
 //!
 //! MPI launchers (MPIJob `Launcher`, a JobSet/TrainingRuntime replicated job named `launcher`) run
 //! `mpirun` and no rank. [`RoleChoice`] says where the env goes: the worker pods' env (default), the
-//! launcher's env forwarded with `mpirun -x NAME` ([`mpirun`]), or both. Either way a value the other side
+//! launcher's env forwarded with `mpirun -x NAME` ([`crate::plumbing::mpirun`]), or both. Either way a value the other side
 //! sets for a profile variable is corrected, since it would win at run time.
 //!
 //! The result is the user's text with the wiring spliced in (module `splice`): comments, key order, flow
@@ -25,15 +25,15 @@
 //! applying twice gives the same bytes as applying once.
 
 pub mod manifest;
-pub mod mpirun;
-pub mod multus;
+pub(crate) mod mpirun;
+pub(crate) mod multus;
 mod scan;
 mod splice;
-pub mod templates;
-pub mod view;
+pub(crate) mod templates;
+pub(crate) mod view;
 
+use roce_model::plumbing::tree::Node;
 use roce_model::source::{Source, Sources};
-use roce_model::tree::Node;
 use roce_model::{Code, Problem};
 
 use crate::plan::{GPU_RESOURCE, MULTUS_ANNOTATION, Plan};
@@ -217,16 +217,18 @@ fn plan_document(node: &Node, opts: &ApplyOptions) -> Result<Option<Work>, Vec<P
     }
 }
 
-fn multus_text(e: &roce_model::tree::Entry) -> Option<&str> {
+fn multus_text(e: &roce_model::plumbing::tree::Entry) -> Option<&str> {
     match &e.node.value {
-        roce_model::tree::Value::Scalar(roce_model::tree::Scalar::Str(s)) => Some(s),
+        roce_model::plumbing::tree::Value::Scalar(roce_model::plumbing::tree::Scalar::Str(s)) => {
+            Some(s)
+        }
         _ => None,
     }
 }
 
 /// A `roce::lint::multus_malformed` problem, pointing into the annotation where the text is verbatim.
 pub fn malformed_problem(
-    e: &roce_model::tree::Entry,
+    e: &roce_model::plumbing::tree::Entry,
     value: &str,
     bad: &multus::Malformed,
 ) -> Problem {
@@ -257,7 +259,9 @@ pub fn missing_problem(doc: &Node, m: &templates::Missing) -> Problem {
                 &e.node
             }),
             Step::Index(i) => match &node.value {
-                roce_model::tree::Value::Seq(items) => items.get(*i).inspect(|n| at = n.origin),
+                roce_model::plumbing::tree::Value::Seq(items) => {
+                    items.get(*i).inspect(|n| at = n.origin)
+                }
                 _ => None,
             },
         };

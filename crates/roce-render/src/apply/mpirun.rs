@@ -65,7 +65,7 @@ fn is_mpirun(word: &str) -> bool {
 /// Find the mpirun invocation in `argv` (the container's `command` followed by its `args`).
 ///
 /// ```
-/// use roce_render::apply::mpirun::find;
+/// use roce_render::plumbing::mpirun::find;
 /// let argv = ["mpirun", "-np", "8", "-x", "NCCL_DEBUG=INFO", "./all_reduce_perf"];
 /// let inv = find(&argv).unwrap();
 /// assert_eq!(inv.forward("NCCL_DEBUG").unwrap().value.as_deref(), Some("INFO"));

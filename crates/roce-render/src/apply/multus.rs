@@ -43,7 +43,7 @@ pub struct Malformed {
 /// Parse an annotation value.
 ///
 /// ```
-/// use roce_render::apply::multus::parse;
+/// use roce_render::plumbing::multus::parse;
 /// let nets = parse("cw-multus/ibs0p0-macvlan@net1, other").unwrap();
 /// assert_eq!(nets[0].namespace.as_deref(), Some("cw-multus"));
 /// assert_eq!(nets[1].name, "other");

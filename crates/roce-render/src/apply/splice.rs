@@ -16,8 +16,8 @@
 
 use std::ops::Range;
 
+use roce_model::plumbing::tree::{Node, Value};
 use roce_model::source::SourceId;
-use roce_model::tree::{Node, Value};
 
 use super::{manifest, scan};
 use crate::yaml::{self, KUBECTL, Layout, Yaml};
@@ -462,7 +462,7 @@ impl<'t> Editor<'t> {
     /// A block mapping whose keys all stay, in order: edit each value, insert the new keys where they go.
     fn map(
         &mut self,
-        entries: &[roce_model::tree::Entry],
+        entries: &[roce_model::plumbing::tree::Entry],
         old: &[(String, Yaml)],
         new: &[(String, Yaml)],
     ) -> Option<()> {

@@ -3,7 +3,7 @@
 //! Discovery works on any tree that implements [`Tree`] — the spanned [`Node`] that `roce lint` reads and
 //! the [`Yaml`] value `roce apply` rewrites — so both commands find exactly the same templates.
 
-use roce_model::tree::{Node, Scalar, Value};
+use roce_model::plumbing::tree::{Node, Scalar, Value};
 
 use crate::yaml::Yaml;
 
@@ -195,7 +195,7 @@ pub const KINDS: &[&str] = &[
 /// The pod templates of one document, or `None` for a kind roce does not know (left alone).
 ///
 /// ```
-/// use roce_render::apply::templates::{discover, Role};
+/// use roce_render::plumbing::templates::{discover, Role};
 /// use roce_render::yaml::Yaml;
 /// let pod_spec = || Yaml::map().with("spec", Yaml::map().with("containers", Yaml::seq()));
 /// let job = Yaml::map().with("kind", "MPIJob").with("spec", Yaml::map().with(

@@ -1,8 +1,8 @@
 //! A checked view of one pod template in a spanned document: the fields `roce apply` writes and `roce lint`
 //! reads, each verified to have the type Kubernetes gives it, and the container that gets the wiring.
 
+use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
 use roce_model::source::Origin;
-use roce_model::tree::{Entry, Node, Scalar, Value};
 use roce_model::{Code, Problem};
 
 use super::templates::{Form, Role, Template, at};
@@ -264,7 +264,7 @@ pub fn view<'a>(
                     ),
                     format!(
                         "pass the container that runs the job with --container{}",
-                        roce_model::suggest::closest(
+                        roce_model::plumbing::suggest::closest(
                             want,
                             list.iter().filter_map(|c| text(c, "name"))
                         )
