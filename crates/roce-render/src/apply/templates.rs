@@ -196,7 +196,7 @@ pub const KINDS: &[&str] = &[
 ///
 /// ```
 /// use roce_render::plumbing::templates::{discover, Role};
-/// use roce_render::yaml::Yaml;
+/// use roce_render::plumbing::yaml::Yaml;
 /// let pod_spec = || Yaml::map().with("spec", Yaml::map().with("containers", Yaml::seq()));
 /// let job = Yaml::map().with("kind", "MPIJob").with("spec", Yaml::map().with(
 ///     "mpiReplicaSpecs",
