@@ -6,6 +6,7 @@
 
 use indexmap::IndexMap;
 
+use crate::fabric::dra::{NicAttachment, NvlinkDomain, Placement};
 pub use crate::names::NadRef;
 use crate::names::{Capability, DnsLabel, EnvKey, K8sName, ResourceName};
 use crate::nccl_list::{IfList, ListKind};
@@ -43,6 +44,12 @@ pub struct Profile {
     pub capabilities: Vec<Spanned<Capability>>,
     /// Extra environment, in author order.
     pub env: IndexMap<EnvKey, Spanned<String>>,
+    /// How the RDMA NICs reach the pod (default: Multus NADs + the device-plugin resource).
+    pub nics: Spanned<NicAttachment>,
+    /// The NVLink domain the pods share (default: none).
+    pub nvlink_domain: Spanned<NvlinkDomain>,
+    /// Placement: NVLink-domain affinity, Kueue topology.
+    pub placement: Spanned<Placement>,
 }
 
 /// InfiniBand or RoCE.

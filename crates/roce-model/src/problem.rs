@@ -115,6 +115,14 @@ codes! {
     UcxGidIndex = "roce::ucx::gid_index", Error;
     /// `UCX_MAX_RMA_RAILS` larger than the number of UCX devices.
     RmaRails = "roce::ucx::rma_rails", Error;
+    /// A ComputeDomain's `numNodes` other than the job's node count (0, the CRD's recommendation, is fine).
+    DraNumNodes = "roce::dra::num_nodes", Error;
+    /// DRA NIC claim count other than the rails, or NICs that cannot be spread evenly over aligned GPUs.
+    DraNicCount = "roce::dra::nic_count", Error;
+    /// A ComputeDomain without NVLink-domain (clique) affinity: workers may land in different racks.
+    DraCliqueAffinity = "roce::dra::clique_affinity", Warning;
+    /// The NIC claim and the ComputeDomain channel claim share a name.
+    DraClaimName = "roce::dra::claim_name", Error;
     /// UCX RDMA mode with an image whose rdma-core is undeclared or older than required.
     RdmaCore = "roce::ucx::rdma_core", Error;
     /// `UCX_NET_DEVICES` names a device the pod does not have.

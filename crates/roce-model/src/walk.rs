@@ -5,6 +5,13 @@
 
 use indexmap::IndexMap;
 
+use std::num::NonZeroU32;
+
+use crate::fabric::dra::{
+    AlignBy, CelExpression, ChannelAllocation, ClaimedGpus, CliqueAffinity, ComputeDomain,
+    DeviceClassName, DraNics, KueueTopology, LabelKey, LabelValue, NicAttachment, NvlinkDomain,
+    Placement, TopologyMode,
+};
 use crate::fabric::env;
 use crate::model::*;
 use crate::names::{Capability, DnsLabel, EnvKey, K8sName, NameError, ResourceName};
@@ -68,6 +75,18 @@ pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
         .get("env")
         .map(|n| w.env_map(n, None))
         .unwrap_or_default();
+    let nics = match top.get("nics") {
+        Some(n) => w.nics(n),
+        None => Some(Spanned::new(NicAttachment::MultusAndResource, root.origin)),
+    };
+    let nvlink_domain = match top.get("nvlink-domain") {
+        Some(n) => w.nvlink_domain(n),
+        None => Some(Spanned::new(NvlinkDomain::None, root.origin)),
+    };
+    let placement = match top.get("placement") {
+        Some(n) => w.placement(n),
+        None => Some(Spanned::new(Placement::default(), root.origin)),
+    };
     top.finish(&mut w);
     // Unknown keys leave the typed profile intact, so the rules can still run and report in the same
     // pass; any other error means a value is missing or wrong, and rules would only echo it.
@@ -92,6 +111,9 @@ pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
         job: job?,
         capabilities,
         env,
+        nics: nics?,
+        nvlink_domain: nvlink_domain?,
+        placement: placement?,
     })
 }
 
@@ -789,6 +811,206 @@ impl Walker<'_> {
         let rdma_core = m.get("rdma-core").and_then(|n| self.uint(n, 1, 999));
         m.finish(self);
         Some(Image { rdma_core })
+    }
+
+    /// `nics multus-and-resource | resource-only | dra class=… count=… template=… [claim=…]
+    /// [selectors "CEL" …] [gpus class=… count=… align=pcie-root|numa-node]`.
+    fn nics(&mut self, node: &Node) -> Option<Spanned<NicAttachment>> {
+        #[derive(Clone, Copy)]
+        enum Mode {
+            Multus,
+            Resource,
+            Dra,
+        }
+        let mut m = self.map(node, "nics", Some("mode"))?;
+        let mode = m.req(self, "mode").and_then(|n| {
+            self.one_of(
+                n,
+                &[
+                    ("multus-and-resource", Mode::Multus),
+                    ("resource-only", Mode::Resource),
+                    ("dra", Mode::Dra),
+                ],
+            )
+        })?;
+        let out = match mode.value {
+            Mode::Multus => Some(NicAttachment::MultusAndResource),
+            Mode::Resource => Some(NicAttachment::ResourceOnly),
+            Mode::Dra => {
+                let class = m
+                    .req(self, "class")
+                    .and_then(|n| self.parsed::<DeviceClassName>(n));
+                let count = m
+                    .req(self, "count")
+                    .and_then(|n| self.uint(n, 1, 64))
+                    .and_then(|c| NonZeroU32::new(c.value));
+                let template = m
+                    .req(self, "template")
+                    .and_then(|n| self.parsed::<K8sName>(n));
+                let claim = m.get("claim").and_then(|n| self.parsed::<DnsLabel>(n));
+                let selectors: Vec<CelExpression> = match m.get("selectors") {
+                    Some(n) => {
+                        let list = self.string_list(n);
+                        list.iter()
+                            .filter_map(|s| self.parse_spanned::<CelExpression>(s))
+                            .map(|s| s.value)
+                            .collect()
+                    }
+                    None => Vec::new(),
+                };
+                let gpus = m.get("gpus").map(|n| self.claimed_gpus(n));
+                let mut nics =
+                    DraNics::new(class?.value, count?, template?.value).with_selectors(selectors);
+                if let Some(claim) = claim {
+                    nics = nics.with_claim(claim.value);
+                }
+                match gpus {
+                    Some(Some(g)) => nics = nics.with_gpus(g),
+                    Some(None) => return None,
+                    None => {}
+                }
+                Some(NicAttachment::Dra(nics))
+            }
+        };
+        m.finish(self);
+        out.map(|o| Spanned::new(o, node.origin))
+    }
+
+    fn claimed_gpus(&mut self, node: &Node) -> Option<ClaimedGpus> {
+        let mut m = self.map(node, "gpus", None)?;
+        let class = m
+            .req(self, "class")
+            .and_then(|n| self.parsed::<DeviceClassName>(n));
+        let count = m
+            .req(self, "count")
+            .and_then(|n| self.uint(n, 1, 64))
+            .and_then(|c| NonZeroU32::new(c.value));
+        let align = m.get("align").and_then(|n| {
+            self.one_of(
+                n,
+                &[
+                    ("pcie-root", AlignBy::PcieRoot),
+                    ("numa-node", AlignBy::NumaNode),
+                ],
+            )
+        });
+        m.finish(self);
+        let gpus = ClaimedGpus::new(class?.value, count?);
+        Some(match align {
+            Some(a) => gpus.aligned(a.value),
+            None => gpus,
+        })
+    }
+
+    /// `nvlink-domain none | compute-domain name=… [nodes=N] [channels=single|all]
+    /// [channel-template=…] [claim=…]`.
+    fn nvlink_domain(&mut self, node: &Node) -> Option<Spanned<NvlinkDomain>> {
+        #[derive(Clone, Copy)]
+        enum Kind {
+            None,
+            ComputeDomain,
+        }
+        let mut m = self.map(node, "nvlink-domain", Some("kind"))?;
+        let kind = m.req(self, "kind").and_then(|n| {
+            self.one_of(
+                n,
+                &[
+                    ("none", Kind::None),
+                    ("compute-domain", Kind::ComputeDomain),
+                ],
+            )
+        })?;
+        let out = match kind.value {
+            Kind::None => Some(NvlinkDomain::None),
+            Kind::ComputeDomain => {
+                let name = m.req(self, "name").and_then(|n| self.parsed::<K8sName>(n));
+                let nodes = m
+                    .get("nodes")
+                    .and_then(|n| self.uint(n, 0, 100_000))
+                    .map_or(0, |n| n.value);
+                let template = m
+                    .get("channel-template")
+                    .and_then(|n| self.parsed::<K8sName>(n));
+                let claim = m.get("claim").and_then(|n| self.parsed::<DnsLabel>(n));
+                let channels = m.get("channels").and_then(|n| {
+                    self.one_of(
+                        n,
+                        &[
+                            ("single", ChannelAllocation::Single),
+                            ("all", ChannelAllocation::All),
+                        ],
+                    )
+                });
+                let name = name?;
+                match ComputeDomain::new(name.value, nodes, template.map(|t| t.value)) {
+                    Ok(mut cd) => {
+                        if let Some(c) = claim {
+                            cd = cd.with_claim(c.value);
+                        }
+                        if let Some(a) = channels {
+                            cd = cd.with_allocation(a.value);
+                        }
+                        Some(NvlinkDomain::ComputeDomain(cd))
+                    }
+                    Err(NameError { message, help }) => {
+                        self.invalid(name.origin, message, help);
+                        None
+                    }
+                }
+            }
+        };
+        m.finish(self);
+        out.map(|o| Spanned::new(o, node.origin))
+    }
+
+    /// `placement { clique-affinity label=… value=…; kueue-topology "LEVEL-LABEL" mode=required|preferred }`.
+    fn placement(&mut self, node: &Node) -> Option<Spanned<Placement>> {
+        let mut m = self.map(node, "placement", None)?;
+        let clique = m.get("clique-affinity").and_then(|n| {
+            let mut c = self.map(n, "clique-affinity", None)?;
+            let key = c
+                .req(self, "label")
+                .and_then(|n| self.parsed::<LabelKey>(n));
+            let value = c
+                .req(self, "value")
+                .and_then(|n| self.parsed::<LabelValue>(n));
+            c.finish(self);
+            Some(CliqueAffinity {
+                key: key?.value,
+                value: value?.value,
+            })
+        });
+        let kueue = m.get("kueue-topology").and_then(|n| {
+            let mut k = self.map(n, "kueue-topology", Some("level-label"))?;
+            let level = k
+                .req(self, "level-label")
+                .and_then(|n| self.parsed::<LabelKey>(n));
+            let mode = k
+                .get("mode")
+                .and_then(|n| {
+                    self.one_of(
+                        n,
+                        &[
+                            ("required", TopologyMode::Required),
+                            ("preferred", TopologyMode::Preferred),
+                        ],
+                    )
+                })
+                .map_or(TopologyMode::Required, |m| m.value);
+            k.finish(self);
+            Some(KueueTopology {
+                mode,
+                level: level?.value,
+            })
+        });
+        m.finish(self);
+        Some(Spanned::new(
+            Placement {
+                clique_affinity: clique,
+                kueue,
+            },
+            node.origin,
+        ))
     }
 
     fn job(&mut self, node: &Node) -> Option<Job> {

@@ -229,6 +229,31 @@ const WHY: &[(&str, &str)] = &[
          with the four devices `ibp0p0:1` … `ibp0p3:1` (fabric-facts §4b).",
     ),
     (
+        "roce::dra::num_nodes",
+        "A ComputeDomain (NVIDIA's DRA driver for GPUs, `resource.nvidia.com/v1beta1`) with `numNodes` set \
+         waits for that many nodes' IMEX daemons before its channel is ready; more than the job has and the \
+         pods stay Pending, fewer and the extra workers run outside the domain's guarantee. The CRD \
+         recommends 0 (daemons join by DNS name), which the vendor's GB300 DRA MPIJob uses.",
+    ),
+    (
+        "roce::dra::nic_count",
+        "With DRA NICs the pod gets exactly the claimed devices; the rails (NCCL_IB_HCA, UCX_NET_DEVICES, \
+         the rail rules) must describe the same number. When the claim also aligns GPUs and NICs by PCIe root \
+         or NUMA node, the NICs must divide evenly over the GPUs (dranet's alignment examples).",
+    ),
+    (
+        "roce::dra::clique_affinity",
+        "Multi-node NVLink (IMEX) works only inside one NVL72 rack: the vendor's DRA MPIJob pairs the \
+         ComputeDomain with required pod affinity on `nvidia.com/gpu.clique`. Without it (or a required Kueue \
+         topology on that label) a worker can land in another rack, where NCCL silently uses the network. A \
+         warning: the vendor's multi-rack variant leaves it out on purpose.",
+    ),
+    (
+        "roce::dra::claim_name",
+        "A pod's `resourceClaims` are keyed by name and each container lists the names it uses; the NIC \
+         claim and the ComputeDomain channel claim need different names (Kubernetes rejects duplicates).",
+    ),
+    (
         "roce::ucx::rdma_core",
         "UCX GPUDirect RDMA on GB300 RoCE needs rdma-core 54 or newer, with UCX built against it. \
          With an older one UCX initialises, even detects GPU memory support, and then transfers \

@@ -20,6 +20,7 @@ pub mod apply;
 mod comment;
 mod dockerfile;
 mod dotenv;
+mod dra;
 pub mod kustomize;
 pub mod plan;
 pub mod plan_diff;

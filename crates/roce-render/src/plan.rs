@@ -75,6 +75,10 @@ pub struct Plan {
     /// The workload's default arguments, where lowering chooses them: `ucx_perftest`'s client arguments
     /// (GPU memory, or host memory when UCX is pinned to TCP). `None` for the user's job and nccl-tests.
     pub test_args: Option<String>,
+    /// DRA claims, the NVLink domain's claim, placement, and the objects they need beside the workload.
+    pub dra: fabric::dra::emit::DraWiring,
+    /// Request GPUs as `nvidia.com/gpu` (not when a DRA claim allocates them).
+    pub gpu_resource: bool,
 }
 
 /// Lower a profile to a plan.
@@ -118,6 +122,12 @@ pub fn lower(p: &Profile) -> Plan {
         workload: Workload::Job,
         notes: Vec::new(),
         test_args: None,
+        dra: fabric::dra::emit::dra_wiring(
+            &p.nics.value,
+            &p.nvlink_domain.value,
+            &p.placement.value,
+        ),
+        gpu_resource: fabric::attach::requests_gpu_resource(p),
     };
     plan.notes = note::notes(&plan);
     plan
@@ -195,7 +205,10 @@ impl Plan {
 
     /// The `nvidia.com/gpu` count and wiring resources, as (name, quantity), for requests and limits.
     pub fn resources(&self) -> Vec<(String, String)> {
-        let mut out = vec![(GPU_RESOURCE.to_string(), self.gpus_per_node.to_string())];
+        let mut out = Vec::new();
+        if self.gpu_resource {
+            out.push((GPU_RESOURCE.to_string(), self.gpus_per_node.to_string()));
+        }
         if let Some(w) = &self.wiring {
             out.extend(w.resources.iter().map(|(r, q)| (r.to_string(), q.clone())));
         }

@@ -1,5 +1,6 @@
 //! `pod`: a complete Pod manifest.
 
+use crate::dra;
 use crate::plan::{MULTUS_ANNOTATION, Plan};
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
@@ -8,9 +9,19 @@ use crate::{RenderError, RenderOptions};
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let name = opts.name.clone().unwrap_or_else(|| plan.short_name());
     let mut metadata = Yaml::map().with("name", name.as_str());
+    if !plan.dra.labels.is_empty() {
+        let mut labels = Yaml::map();
+        for (k, v) in &plan.dra.labels {
+            labels.insert(k, v.as_str());
+        }
+        metadata.insert("labels", labels);
+    }
     let mut annotations = Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str());
     if let Some(value) = plan.wiring.as_ref().and_then(|w| w.multus_annotation()) {
         annotations.insert(MULTUS_ANNOTATION, Yaml::Block(value));
+    }
+    for (k, v) in &plan.dra.annotations {
+        annotations.insert(k, v.as_str());
     }
     metadata.insert("annotations", annotations);
 
@@ -18,7 +29,13 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     if let Some(sel) = node_selector(plan) {
         spec.insert("nodeSelector", sel);
     }
+    if let Some(affinity) = dra::affinity(plan) {
+        spec.insert("affinity", affinity);
+    }
     spec.insert("containers", vec![container(plan, opts)]);
+    if let Some(claims) = dra::pod_claims(plan) {
+        spec.insert("resourceClaims", claims);
+    }
     if plan.shm {
         spec.insert("volumes", vec![shm_volume()]);
     }
@@ -27,10 +44,13 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         .with("kind", "Pod")
         .with("metadata", metadata)
         .with("spec", spec);
+    // The objects the claims name go first, so `kubectl apply -f` creates them before the pod.
+    let mut docs = dra::documents(plan);
+    docs.push(pod);
     Ok(format!(
         "{}{}",
         crate::header("#", plan),
-        yaml::to_string(&pod)
+        yaml::to_multi_doc(&docs)
     ))
 }
 
@@ -91,13 +111,21 @@ pub fn env_list(plan: &Plan) -> Vec<Yaml> {
         .collect()
 }
 
-/// `resources:` with the same quantities in requests and limits.
+/// `resources:` with the same quantities in requests and limits, and the DRA claims the container uses.
 pub fn resources(plan: &Plan) -> Yaml {
     let mut q = Yaml::map();
     for (k, v) in plan.resources() {
         q.insert(&k, v);
     }
-    Yaml::map().with("requests", q.clone()).with("limits", q)
+    let mut r = Yaml::map();
+    if !plan.resources().is_empty() {
+        r.insert("requests", q.clone());
+        r.insert("limits", q);
+    }
+    if let Some(claims) = dra::container_claims(plan) {
+        r.insert("claims", claims);
+    }
+    r
 }
 
 /// `securityContext:` adding the plan's capabilities, if any.

@@ -3,6 +3,7 @@
 //! `lower` builds the plan's wiring here, `lint` compares manifests with it and `doctor` names it when a pod
 //! has no RDMA devices; none of them decides it again.
 
+use crate::fabric::dra::{DraNics, NicAttachment};
 use crate::model::{NadRef, Profile};
 use crate::names::{Capability, ResourceName};
 
@@ -58,17 +59,34 @@ impl PodWiring {
 
 /// The wiring a profile's pods need, or `None` when a SUNK NodeSet attaches the fabric itself (jobs on it
 /// get env only). The RDMA resource is a scheduling gate: `1` in requests and limits, whatever the rails.
+///
+/// How the NICs arrive decides the rest ([`NicAttachment`]): Multus NADs plus the resource; the resource
+/// only (no NADs, whatever `multus` says); or a DRA claim, which brings the devices itself (neither NADs
+/// nor the device-plugin resource; the claims are [`super::dra::emit::dra_wiring`]'s).
 pub fn pod_wiring(p: &Profile) -> Option<PodWiring> {
+    let nics = &p.nics.value;
     p.direct_pods().then(|| PodWiring {
-        networks: p.multus.nads(&p.rail_list()),
-        resources: p
-            .node_pool
-            .rdma_resource
-            .iter()
-            .map(|r| (r.value.clone(), "1".to_string()))
-            .collect(),
+        networks: match nics {
+            NicAttachment::MultusAndResource => p.multus.nads(&p.rail_list()),
+            NicAttachment::ResourceOnly | NicAttachment::Dra(_) => Vec::new(),
+        },
+        resources: match nics {
+            NicAttachment::Dra(_) => Vec::new(),
+            _ => p
+                .node_pool
+                .rdma_resource
+                .iter()
+                .map(|r| (r.value.clone(), "1".to_string()))
+                .collect(),
+        },
         capabilities: p.capabilities.iter().map(|c| c.value.clone()).collect(),
     })
+}
+
+/// Whether the pods request GPUs as the `nvidia.com/gpu` resource: not when a DRA claim already allocates
+/// them (aligned with the NICs), since the same GPUs would then be asked for twice.
+pub fn requests_gpu_resource(p: &Profile) -> bool {
+    !p.nics.value.dra().is_some_and(DraNics::claims_gpus)
 }
 
 /// One element of the Multus annotation, in the multi-net spec's field order.

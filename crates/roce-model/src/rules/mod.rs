@@ -4,6 +4,7 @@
 //! the place that must change and the fix, and is documented in `docs/rules.md` with a bad and a good
 //! example (the same examples are the rule's tests, under `tests/fixtures/rules/`).
 
+pub(crate) mod dra;
 pub(crate) mod env;
 pub(crate) mod fabric;
 pub(crate) mod multus;
@@ -25,5 +26,6 @@ pub fn check(profile: &Profile) -> Vec<Problem> {
     nccl::check(profile, &mut out);
     ucx::check(profile, &mut out);
     env::check(profile, &mut out);
+    dra::check(profile, &mut out);
     out
 }

@@ -26,6 +26,9 @@ const POSITIONAL: &[(&str, &str)] = &[
     ("node-pool", "name"),
     ("multus", "mode"),
     ("ucx", "mode"),
+    ("nics", "mode"),
+    ("nvlink-domain", "kind"),
+    ("kueue-topology", "level-label"),
 ];
 
 /// Parse a KDL profile into a tree. Errors are coded problems with spans.

@@ -1,0 +1,50 @@
+//! The plan's DRA wiring as YAML pieces: pod `resourceClaims`, container `resources.claims`, affinity,
+//! labels, annotations, and the objects beside the workload. Shapes come from the fabric core
+//! ([`roce_model::fabric::dra::emit`]); this only converts them for the writer.
+
+use serde::Serialize;
+
+use crate::plan::Plan;
+use crate::yaml::Yaml;
+
+/// A `Serialize` value as a YAML tree, field order kept.
+pub(crate) fn yaml_of<T: Serialize>(value: &T) -> Yaml {
+    from_json(&serde_json::to_value(value).expect("the DRA shapes are plain data"))
+}
+
+fn from_json(v: &serde_json::Value) -> Yaml {
+    use serde_json::Value;
+    match v {
+        Value::Null => Yaml::Null,
+        Value::Bool(b) => Yaml::Bool(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Yaml::Int(i),
+            None => Yaml::Str(n.to_string()),
+        },
+        Value::String(s) => Yaml::Str(s.clone()),
+        Value::Array(items) => Yaml::Seq(items.iter().map(from_json).collect()),
+        Value::Object(m) => Yaml::Map(m.iter().map(|(k, v)| (k.clone(), from_json(v))).collect()),
+    }
+}
+
+/// `spec.resourceClaims`, when the plan claims anything.
+pub(crate) fn pod_claims(plan: &Plan) -> Option<Yaml> {
+    let claims = &plan.dra.pod_claims;
+    (!claims.is_empty()).then(|| Yaml::Seq(claims.iter().map(yaml_of).collect()))
+}
+
+/// The container's `resources.claims`, when the plan claims anything.
+pub(crate) fn container_claims(plan: &Plan) -> Option<Yaml> {
+    let claims = &plan.dra.container_claims;
+    (!claims.is_empty()).then(|| Yaml::Seq(claims.iter().map(yaml_of).collect()))
+}
+
+/// `spec.affinity`, when placement asks for one.
+pub(crate) fn affinity(plan: &Plan) -> Option<Yaml> {
+    plan.dra.affinity.as_ref().map(yaml_of)
+}
+
+/// The objects to apply beside the workload (ComputeDomain, the NICs' ResourceClaimTemplate).
+pub(crate) fn documents(plan: &Plan) -> Vec<Yaml> {
+    plan.dra.documents.iter().map(yaml_of).collect()
+}
