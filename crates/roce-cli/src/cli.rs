@@ -108,8 +108,8 @@ pub enum ProfilesAction {
         /// Built-in profile name, e.g. coreweave/gb300-roce.
         #[arg(value_parser = ProfileArg)]
         name: String,
-        /// Print the YAML twin (what roce loads, and what diagnostics about built-ins point into)
-        /// instead of the commented KDL.
+        /// Print the profile written as YAML (the same model, without the KDL's comments) instead of
+        /// its KDL source.
         #[arg(long)]
         yaml: bool,
     },

@@ -328,8 +328,8 @@ fn tools_required() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
 }
 
-/// `roce schema` prints the committed schema, and every YAML profile (built-ins and the good rule
-/// fixtures) validates against it with a real JSON Schema validator (python-jsonschema).
+/// `roce schema` prints the committed schema, and every YAML profile (the built-ins written as YAML and the
+/// good rule fixtures) validates against it with a real JSON Schema validator (python-jsonschema).
 #[test]
 fn yaml_profiles_validate_against_the_schema() {
     let out = roce().arg("schema").output().unwrap();
@@ -351,11 +351,21 @@ fn yaml_profiles_validate_against_the_schema() {
         );
         return;
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("profiles/coreweave"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
+    // the built-ins as `roce profiles show NAME --yaml` writes them
+    let dir = tempfile::tempdir().unwrap();
+    let names = roce().arg("profiles").output().unwrap().stdout;
+    let mut files = Vec::new();
+    for name in String::from_utf8(names).unwrap().lines() {
+        let out = roce()
+            .args(["profiles", "show", name, "--yaml"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}");
+        let path = dir.path().join(format!("{}.yaml", name.replace('/', "_")));
+        std::fs::write(&path, out.stdout).unwrap();
+        files.push(path);
+    }
+    assert_eq!(files.len(), 7, "{files:?}");
     let fixtures = repo().join("crates/roce-model/tests/fixtures/rules");
     for dir in std::fs::read_dir(&fixtures).unwrap() {
         let good = dir.unwrap().path().join("good.yaml");

@@ -124,6 +124,36 @@ fn rev_path_reads_the_old_commit_and_its_extends() {
     );
 }
 
+/// A built-in against its YAML form (`roce profiles show NAME --yaml`, saved as a file): layout and syntax
+/// are no change, and the rendered Pod is identical.
+#[test]
+fn a_builtin_and_its_yaml_form_have_no_semantic_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = Command::new(env!("CARGO_BIN_EXE_roce"))
+        .args(["profiles", "show", "coreweave/gb300-roce", "--yaml"])
+        .output()
+        .unwrap();
+    assert!(yaml.status.success());
+    std::fs::write(dir.path().join("gb300-roce.yaml"), &yaml.stdout).unwrap();
+    let (code, stdout, stderr) = roce_diff(
+        dir.path(),
+        &["coreweave/gb300-roce", "gb300-roce.yaml", "--target", "pod"],
+    );
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("No semantic change"), "{stdout}");
+    assert!(
+        stdout.contains("Rendered artifacts: pod\n  identical"),
+        "{stdout}"
+    );
+    // ... and one changed value in the YAML is a change
+    let changed = String::from_utf8(yaml.stdout)
+        .unwrap()
+        .replace("traffic-class: 96", "traffic-class: 98");
+    std::fs::write(dir.path().join("gb300-roce.yaml"), changed).unwrap();
+    let (code, stdout, _) = roce_diff(dir.path(), &["coreweave/gb300-roce", "gb300-roce.yaml"]);
+    assert_eq!(code, Some(1), "{stdout}");
+}
+
 /// The canonical pair differs both ways, and each profile equals itself.
 #[test]
 fn exit_status_is_0_equal_1_different() {

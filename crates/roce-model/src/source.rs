@@ -2,7 +2,7 @@
 //!
 //! Every value the loader produces remembers where it came from: which source (a built-in profile or a file,
 //! one per `extends` layer) and which bytes. [`Spanned`] pairs a value with that [`Origin`]; its equality
-//! ignores the origin, so a KDL profile and its YAML twin compare equal.
+//! ignores the origin, so a KDL profile and the same profile in YAML compare equal.
 
 use std::fmt;
 use std::ops::Range;

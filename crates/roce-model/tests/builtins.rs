@@ -1,5 +1,5 @@
-//! Built-in profiles: all load cleanly, the registry matches `profiles/`, and every YAML twin loads to
-//! the same model as its KDL original.
+//! Built-in profiles: all load cleanly, the registry matches `profiles/` (one KDL file each), and each
+//! one's YAML form, written from the KDL, loads to the same model.
 
 use std::path::{Path, PathBuf};
 
@@ -34,10 +34,8 @@ fn name_of(path: &Path) -> String {
 
 #[test]
 fn every_builtin_loads_without_problems() {
-    let both =
-        builtin::names().flat_map(|n| [(n, builtin::source(n)), (n, builtin::kdl_source(n))]);
-    for (name, source) in both {
-        let loaded = load(source.unwrap(), &BuiltinsOnly);
+    for name in builtin::names() {
+        let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);
         let problems: Vec<String> = loaded
             .problems
             .iter()
@@ -55,53 +53,56 @@ fn registry_matches_profiles_directory() {
     let mut embedded: Vec<String> = builtin::names().map(String::from).collect();
     on_disk.sort();
     embedded.sort();
-    assert_eq!(on_disk, embedded, "add new profiles to builtin.rs");
+    assert_eq!(on_disk, embedded, "add new profiles to builtin/mod.rs");
+    assert_eq!(
+        files("yaml"),
+        Vec::<PathBuf>::new(),
+        "a built-in's one source is its KDL file"
+    );
+    for name in &embedded {
+        let path = profiles_dir().join(format!("{name}.kdl"));
+        assert_eq!(
+            *builtin::source(name).unwrap().text,
+            *std::fs::read_to_string(&path).unwrap(),
+            "{name}: the embedded KDL is the file"
+        );
+    }
 }
 
+/// Every built-in, written as YAML from its KDL, loads through the YAML front end to the same model.
 #[test]
-fn yaml_twins_load_to_the_same_model() {
-    let yamls = files("yaml");
-    assert_eq!(
-        yamls.len(),
-        files("kdl").len(),
-        "every built-in has a YAML twin"
-    );
-    for path in yamls {
-        let text = std::fs::read_to_string(&path).unwrap();
-        let from_yaml = load(Source::new(path.display().to_string(), text), &BuiltinsOnly);
+fn yaml_of_every_builtin_loads_to_the_same_model() {
+    for name in builtin::names() {
+        let yaml = builtin::yaml(name).unwrap();
+        let from_yaml = load(
+            Source::new(format!("{name}.yaml"), yaml.as_str()),
+            &BuiltinsOnly,
+        );
         assert!(
             !from_yaml.has_errors(),
-            "{}: {:#?}",
-            path.display(),
+            "{name}:\n{yaml}\n{:#?}",
             from_yaml.problems
         );
-        let name = name_of(&path);
-        let from_kdl = load(builtin::kdl_source(&name).unwrap(), &BuiltinsOnly);
+        let from_kdl = load(builtin::source(name).unwrap(), &BuiltinsOnly);
         assert_eq!(
             from_yaml.profile.unwrap(),
             from_kdl.profile.unwrap(),
             "{name}"
         );
-        assert_eq!(
-            *builtin::source(&name).unwrap().text,
-            *std::fs::read_to_string(&path).unwrap(),
-            "{name}: the embedded YAML is the file"
-        );
     }
 }
 
 #[test]
-fn twins_differ_when_a_value_differs() {
+fn yaml_differs_when_a_value_differs() {
     // Guards the equality above: a one-value change must be seen.
-    let path = profiles_dir().join("coreweave/gb300-roce.yaml");
-    let text = std::fs::read_to_string(path)
-        .unwrap()
-        .replace("traffic-class: 96", "traffic-class: 97");
-    let from_yaml = load(Source::new("x.yaml", text), &BuiltinsOnly)
+    let text = builtin::yaml("coreweave/gb300-roce").unwrap();
+    let changed = text.replace("traffic-class: 96", "traffic-class: 97");
+    assert_ne!(changed, text);
+    let from_yaml = load(Source::new("x.yaml", changed), &BuiltinsOnly)
         .profile
         .unwrap();
     let from_kdl = load(
-        builtin::kdl_source("coreweave/gb300-roce").unwrap(),
+        builtin::source("coreweave/gb300-roce").unwrap(),
         &BuiltinsOnly,
     )
     .profile

@@ -732,10 +732,7 @@ fn missing_nad_names_the_missing_nads_at_the_multus_line() {
 fn garbage() -> Vec<(String, Vec<u8>)> {
     let gb300 = builtin::source("coreweave/gb300-roce").unwrap();
     let kdl = gb300.text.to_string();
-    let yaml = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles/coreweave/gb300-roce.yaml"),
-    )
-    .unwrap();
+    let yaml = builtin::yaml("coreweave/gb300-roce").unwrap();
     let big = |head: &str, comment: &str| pad(head.to_string(), 10 * 1024 * 1024 + 1, comment);
     let mut out: Vec<(String, Vec<u8>)> = vec![
         ("empty.kdl".into(), Vec::new()),
@@ -845,11 +842,14 @@ fn garbage_gives_coded_errors_and_never_panics() {
 
 #[test]
 fn truncated_builtins_never_panic() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../profiles/coreweave");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let texts = builtin::names().flat_map(|n| {
+        let kdl = builtin::source(n).unwrap().text.to_string();
+        [
+            (format!("{n}.kdl"), kdl),
+            (format!("{n}.yaml"), builtin::yaml(n).unwrap()),
+        ]
+    });
+    for (name, text) in texts {
         for cut in (0..text.len())
             .step_by(13)
             .filter(|c| text.is_char_boundary(*c))

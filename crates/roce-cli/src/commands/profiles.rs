@@ -13,20 +13,23 @@ pub fn run(args: ProfilesArgs) -> miette::Result<Exit> {
             }
             Ok(Exit::Ok)
         }
-        Some(ProfilesAction::Show { name, yaml }) => match if yaml {
-            builtin::source(&name)
-        } else {
-            builtin::kdl_source(&name)
-        } {
-            Some(source) => {
-                crate::report::outp!("{}", source.text);
-                Ok(Exit::Ok)
+        Some(ProfilesAction::Show { name, yaml }) => {
+            let text = if yaml {
+                builtin::yaml(&name)
+            } else {
+                builtin::source(&name).map(|s| s.text.to_string())
+            };
+            match text {
+                Some(text) => {
+                    crate::report::outp!("{text}");
+                    Ok(Exit::Ok)
+                }
+                None => {
+                    let names: Vec<&str> = builtin::names().collect();
+                    let hint = roce_model::plumbing::suggest::help(&name, &names);
+                    miette::bail!(help = hint, "no built-in profile named `{name}`")
+                }
             }
-            None => {
-                let names: Vec<&str> = builtin::names().collect();
-                let hint = roce_model::plumbing::suggest::help(&name, &names);
-                miette::bail!(help = hint, "no built-in profile named `{name}`")
-            }
-        },
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Front ends: profile text in either syntax → the shared [`crate::tree::Node`] tree.
 
 pub mod kdl;
+pub(crate) mod to_yaml;
 pub mod yaml;
 
 use crate::problem::{Code, Problem};
