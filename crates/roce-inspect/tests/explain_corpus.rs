@@ -132,3 +132,42 @@ fn every_excerpt_gets_its_verdict() {
     );
     assert!(wrong.is_empty(), "wrong verdicts:\n{}", wrong.join("\n"));
 }
+
+/// Files read in parallel and folded ([`Explainer::merge`], what `roce explain DIR` does) explain exactly as
+/// the same files read one after another: every pair of consecutive corpus excerpts, and the per-rank files.
+#[test]
+fn merging_per_file_explainers_is_reading_them_in_order() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    files.sort();
+    let mut ranks: Vec<PathBuf> = std::fs::read_dir(corpus().join("dev-1gpu2h-debug-file"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    ranks.sort();
+    let mut groups: Vec<Vec<PathBuf>> = files.windows(2).map(<[PathBuf]>::to_vec).collect();
+    groups.push(ranks);
+    for g in groups {
+        let read = |x: &mut Explainer, f: &Path| {
+            x.start_file(&f.file_name().unwrap().to_string_lossy());
+            x.read(&body(f)[..]).unwrap();
+        };
+        let mut seq = Explainer::new();
+        for f in &g {
+            read(&mut seq, f);
+        }
+        let mut parts = g.iter().map(|f| {
+            let mut x = Explainer::new();
+            read(&mut x, f);
+            x
+        });
+        let mut merged = parts.next().unwrap();
+        for p in parts {
+            merged.merge(p);
+        }
+        assert_eq!(merged.finish(), seq.finish(), "{g:?}");
+    }
+}

@@ -110,7 +110,7 @@ fn human(e: &Explanation, out: &Output) {
     let not_a_log = e
         .files
         .iter()
-        .all(|f| f.nccl_lines == 0 && f.ucx_lines == 0);
+        .all(|f| f.nccl_lines == 0 && f.ucx_lines == 0 && f.report_lines == 0);
     if not_a_log {
         findings(e, out);
         return;
