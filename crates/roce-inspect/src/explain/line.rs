@@ -160,7 +160,9 @@ pub(crate) fn ucx_who(line: &[u8]) -> Option<Who<'_>> {
         let open = memchr::memchr(b'[', rest)?;
         let after = &rest[open + 1..];
         let close = memchr::memchr(b']', after).unwrap_or(after.len());
+        // `[0m [host:pid:…]`: an unclosed bracket before the real one
         let inner = &after[..close];
+        let inner = memchr::memrchr(b'[', inner).map_or(inner, |j| &inner[j + 1..]);
         if let Some(c) = memchr::memchr(b':', inner) {
             let host = inner[..c].trim_ascii();
             let pid_part = &inner[c + 1..];

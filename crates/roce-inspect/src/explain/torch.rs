@@ -168,22 +168,63 @@ impl Explainer {
     }
 }
 
-/// Strip launcher tags before a message: `[rank2]: `, `host-1: `, `201: ` (one token ending in `:`), up to three.
-fn strip_tags(mut line: &[u8]) -> &[u8] {
-    for _ in 0..3 {
-        let t = line.trim_ascii_start();
-        let end = t
-            .iter()
-            .position(u8::is_ascii_whitespace)
-            .unwrap_or(t.len());
-        let tok = &t[..end];
-        if tok.len() > 1 && tok.ends_with(b":") && end < t.len() {
-            line = &t[end..];
-        } else {
-            return t;
+/// Strip what launchers and log collectors put before a message (up to eight tokens): tags ending in `:`
+/// (`[rank2]:`, `host-1:`, `201:`, `[1,0]<stdout>:`), bracketed tags (`[pod/trainer-0/main]`, `kubectl logs
+/// --prefix`), timestamps and dates (`2026-03-13T22:26:02.1Z`, `Fri Aug 11 12:31:45`), `|` separators and
+/// the remnant of an ANSI colour code (`[0m`). A capitalised word with a colon (`Error: network IB not found.`)
+/// is the message, not a tag.
+fn strip_tags(line: &[u8]) -> &[u8] {
+    let mut rest = line.trim_ascii_start();
+    // `mpirun --tag-output` glues its tag to the text: `[1,0]<stderr>:Duplicate GPU detected …`
+    for tag in [&b"<stdout>:"[..], b"<stderr>:"] {
+        if let Some(i) = memchr::memmem::find(&rest[..rest.len().min(96)], tag) {
+            rest = rest[i + tag.len()..].trim_ascii_start();
+            break;
         }
     }
-    line
+    for _ in 0..8 {
+        // a bracketed tag, glued to what follows or not: `[default0]:Error: …`, `[pod/x/main] …`
+        if rest.first() == Some(&b'[')
+            && let Some(close) = memchr::memchr(b']', rest)
+            && !rest[1..close].iter().any(u8::is_ascii_whitespace)
+        {
+            let after = &rest[close + 1..];
+            rest = after.strip_prefix(b":").unwrap_or(after).trim_ascii_start();
+            continue;
+        }
+        let end = rest
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .unwrap_or(rest.len());
+        if end == rest.len() || !is_tag(&rest[..end]) {
+            break;
+        }
+        rest = rest[end..].trim_ascii_start();
+    }
+    rest
+}
+
+fn is_tag(t: &[u8]) -> bool {
+    const DAYS_MONTHS: [&[u8]; 19] = [
+        b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun", b"Jan", b"Feb", b"Mar", b"Apr",
+        b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+    ];
+    let word = |w: &[u8]| {
+        w.first().is_some_and(u8::is_ascii_uppercase) && w.iter().all(u8::is_ascii_alphabetic)
+    };
+    if let Some(w) = t.strip_suffix(b":") {
+        return !w.is_empty() && !word(w);
+    }
+    t == b"|"
+        || DAYS_MONTHS.contains(&t)
+        || (t.first().is_some_and(u8::is_ascii_digit)
+            && t.iter()
+                .all(|b| b.is_ascii_digit() || b"-:.TZ+,".contains(b)))
+        || (t.starts_with(b"[")
+            && t.ends_with(b"m")
+            && t[1..t.len() - 1]
+                .iter()
+                .all(|b| b.is_ascii_digit() || *b == b';'))
 }
 
 #[cfg(test)]
@@ -207,6 +248,20 @@ mod tests {
         assert_eq!(
             strip_tags(b"NET/IB : Got completion"),
             b"NET/IB : Got completion"
+        );
+        assert_eq!(
+            strip_tags(
+                b"[pod/trainer-0/main] 2026-03-13T22:26:02.123456789Z Error: network IB not found."
+            ),
+            b"Error: network IB not found."
+        );
+        assert_eq!(
+            strip_tags(b"Fri Aug 11 12:31:45 2023[1,0]<stdout>:Duplicate GPU detected"),
+            b"Duplicate GPU detected"
+        );
+        assert_eq!(
+            strip_tags(b"  | 2024-12-04T05:27:39.074Z | [0m Cuda failure 800 'x'"),
+            b"Cuda failure 800 'x'"
         );
     }
 }
