@@ -2,7 +2,7 @@
 //!
 //! The parser streams: it reads one line at a time, keeps per-process state (grouped by `host:pid`, the prefix
 //! NCCL puts on every line) and a bounded set of findings, so memory stays flat however long the log is. It knows
-//! the line formats of NCCL 2.4–2.28 (2.29's `net_ib/` sources too; see `shared/reference/nccl-ucx-facts.md` §2), the UCX error lines that
+//! the line formats of NCCL 2.4–2.28 (see `shared/reference/nccl-ucx-facts.md` §2), the UCX error lines that
 //! matter for RDMA, net plugins (aws-ofi-nccl, gIB, HPC-X, FastSocket), and the PyTorch, nccl-tests and NIXL
 //! lines that report on them. The verdict's invariants are enforced in one place, `invariants.rs`.
 //!
