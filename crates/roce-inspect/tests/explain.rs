@@ -577,6 +577,16 @@ fn cases() -> Vec<(Code, &'static str, &'static str)> {
             "# Out of bounds values : 248 FAILED\n",
             "# Out of bounds values : 0 OK\n",
         ),
+        (
+            ExplainGid,
+            "h:88:159 [0] NCCL INFO NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 1047 mtu 5 query_ece={supported=1, vendor_id=0x15b3, options=0x0, comp_mask=0x0} GID 0 (80FE/1A8A41FEFF21A75E) fifoRkey=0x15e6c5 fifoLkey=0x15e6c5\n",
+            "h:88:159 [0] NCCL INFO NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 1047 mtu 5 GID 3 (0/A10B0A0AFFFF0000) fifoRkey=0x15e6c5 fifoLkey=0x15e6c5\n",
+        ),
+        (
+            ExplainGid,
+            "h:1:1 [0] net_ib.cc:1 NCCL WARN NET/IB: read failed in ncclIbRoceGetVersionNum: Invalid argument\n",
+            "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n",
+        ),
     ]
 }
 

@@ -258,6 +258,8 @@ codes! {
     ExplainWrongResults = "roce::explain::wrong_results", Error;
     /// nccl-tests bus bandwidth below what was expected.
     ExplainBandwidthLow = "roce::explain::bandwidth_low", Warning;
+    /// The RoCE GID NCCL uses is link-local, or a GID entry could not be read in the container.
+    ExplainGid = "roce::explain::gid", Warning;
 
     // ---- roce doctor (hosts): codes `roce::doctor::…` go here ----
     /// No RDMA devices: the pod lacks its Multus networks or RDMA resource, or the host its RDMA driver.

@@ -193,10 +193,11 @@ const CAUSES: &[(Code, &[Code])] = {
         ),
         // MNNVL allocations fail with cudaErrorNotPermitted without an IMEX channel
         (ExplainCudaError, &[ExplainMnnvl]),
-        (ExplainQpConnectFailed, &[ExplainMixedLinkLayer]),
+        // a GID that does not route or resolve makes connecting and then sending fail
+        (ExplainQpConnectFailed, &[ExplainMixedLinkLayer, ExplainGid]),
         (
             ExplainIbRetryExceeded,
-            &[ExplainIbAsyncEvent, ExplainMixedLinkLayer],
+            &[ExplainIbAsyncEvent, ExplainMixedLinkLayer, ExplainGid],
         ),
         (
             ExplainIbCompletionError,

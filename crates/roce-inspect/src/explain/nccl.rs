@@ -749,9 +749,20 @@ impl Explainer {
             return true;
         }
         if memchr::memmem::find(body, b"ncclIbRoceGetVersionNum").is_some() {
-            // 2.23+: reading gid_attrs/types/<index> failed; only RoCE ports have GID types to read
+            // 2.23+: reading gid_attrs/types/<index> failed; only RoCE ports have GID types to read. In a
+            // container the entry of another netdev is empty and reads EINVAL (kernel
+            // drivers/infiniband/core/sysfs.c), which 2.21-2.25 treat as an error (NVIDIA/nccl#1573)
             self.facts.link.roce = true;
-            return false;
+            let m = text(body);
+            let host = self.host_of(pi);
+            let ev = self.evidence(line);
+            self.found(Code::ExplainGid, "read", host.as_deref(), ev, || {
+                (
+                    format!("NCCL could not read a RoCE GID's type: {m}"),
+                    "the GID table of the pod's RDMA device has entries of other network namespaces (macvlan/SR-IOV pods), whose gid_attrs read EINVAL: NCCL ≥ 2.26 skips them; on older NCCL set NCCL_IB_GID_INDEX to the pod's RoCE v2 GID (`show_gids` in the pod) or NCCL_IB_ADDR_RANGE to its subnet".into(),
+                )
+            });
+            return true;
         }
         if memchr::memmem::find(body, b"SHARP").is_some() {
             self.collnet(pi, body, line);
@@ -760,8 +771,22 @@ impl Explainer {
         if memchr::memmem::find(body, b" qpn ").is_some() {
             // `NET/IB: Dev 0 Port 1 qpn 1047 mtu 5 … GID 0 (80FE/…)` on RoCE, `… LID 12` on InfiniBand
             // (ncclIbConnect: the GID form is printed only when the link layer is Ethernet)
-            if memchr::memmem::find(body, b" GID ").is_some() {
+            if let Some(g) = after(body, b" GID ") {
                 self.facts.link.roce = true;
+                // `GID 0 (80FE/…)`: the subnet prefix printed as a host-endian u64, so fe80::/64 reads 80FE
+                let subnet = after(g, b"(")
+                    .map(|s| &s[..s.iter().position(|b| *b == b'/').unwrap_or(s.len())]);
+                if subnet.is_some_and(|s| s.eq_ignore_ascii_case(b"80FE")) {
+                    let idx = text(word(g));
+                    let host = self.host_of(pi);
+                    let ev = self.evidence(line);
+                    self.found(Code::ExplainGid, "link-local", host.as_deref(), ev, || {
+                        (
+                            format!("NCCL uses the link-local RoCE GID at index {idx} (fe80::…): it is not routed between subnets"),
+                            "a link-local GID reaches only peers on the same layer-2 segment, and RoCE v2 fabrics route: set NCCL_IB_GID_INDEX to the RoCE v2 GID of the routable address (IPv4-mapped ::ffff:… or a global IPv6; `show_gids`, usually index 3), or unset it on NCCL ≥ 2.21, which picks one itself (NCCL_IB_ADDR_FAMILY / NCCL_IB_ADDR_RANGE to steer it)".into(),
+                        )
+                    });
+                }
             } else if memchr::memmem::find(body, b" LID ").is_some() {
                 self.facts.link.ib = true;
             }
