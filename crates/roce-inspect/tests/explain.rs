@@ -247,8 +247,9 @@ fn benign_alarming_lines_are_not_findings() {
     let e = explain_file(&fixtures().join("h200x2-baseline.log"), 4096);
     assert!(e.findings.is_empty(), "{:#?}", e.findings);
     assert_eq!(
-        e.gpudirect_rdma, None,
-        "`Connected all rings, use ring PXN 0 GDR 1` with no NET connection is not GDR"
+        e.gpudirect_rdma,
+        Some(false),
+        "the network is Socket, which never carries GPUDirect RDMA; `Connected all rings, use ring PXN 0 GDR 1` with no NET connection does not say otherwise"
     );
     assert_eq!(e.connections.p2p, 48);
     let old = explain_file(
@@ -466,7 +467,7 @@ fn cases() -> Vec<(Code, &'static str, &'static str)> {
         ),
         (
             ExplainNcclWarning,
-            "h:1:1 [0] enqueue.cc:1 NCCL WARN Cuda failure 'out of memory'\n",
+            "h:1:1 [0] misc/cudawrap.cc:179 NCCL WARN Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='') :\n",
             "h:1:1 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal net plugin.\n",
         ),
         (
@@ -488,6 +489,103 @@ fn cases() -> Vec<(Code, &'static str, &'static str)> {
             ExplainUcxError,
             "[1.0] [n1:5:0] ib_iface.c:1 UCX  ERROR ibv_create_cq(cqe=4096) failed: Invalid argument\n",
             "[1.0] [n1:5:0] parser.c:1 UCX  WARN  unused environment variable: UCX_FOO\n",
+        ),
+        // a WARN becomes a failure when its error chain ends NCCL's async thread
+        (
+            ExplainNcclError,
+            "h:1:1 [4] misc/socket.cc:397 NCCL WARN Net : connecting to address  with family 33621 is neither AF_INET(2) nor AF_INET6(10)\nh:1:1 [4] NCCL INFO bootstrap.cc:256 -> 3\nh:1:1 [4] NCCL INFO group.cc:64 -> 3 [Async thread]\n",
+            "h:1:1 [4] misc/socket.cc:397 NCCL WARN Net : connecting to address  with family 33621 is neither AF_INET(2) nor AF_INET6(10)\nh:1:1 [4] NCCL INFO bootstrap.cc:256 -> 3\n",
+        ),
+        (
+            ExplainDuplicateGpu,
+            "h:1:1 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000\n",
+            "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\n",
+        ),
+        (
+            ExplainCudaError,
+            "h:1:1 [1] include/alloc.h:228 NCCL WARN Cuda failure 800 'operation not permitted'\n",
+            "h:1:1 [1] NCCL INFO cudaDriverVersion 12080\n",
+        ),
+        (
+            ExplainMnnvl,
+            "h:1:1 [1] mnnvl.cc:67 NCCL WARN MNNVL (cliqueSize 8) is available but not working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.\n",
+            "h:1:1 [1] NCCL INFO MNNVL 1 cliqueId 0 cliqueSize 8 cliqueRank 0\n",
+        ),
+        (
+            ExplainWatchdogTimeout,
+            "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.\n",
+            "[rank1]:[W1201 19:25:44.108121843 ProcessGroupNCCL.cpp:1575] Warning: WARNING: destroy_process_group() was not called before program exit, which can leak resources.\n",
+        ),
+        // loopback between hosts cannot work; on one host it is harmless
+        (
+            ExplainSocketInterface,
+            "a:1:1 [0] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>\nb:2:2 [0] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>\n",
+            "a:1:1 [0] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>\n",
+        ),
+        (
+            ExplainIbverbsMissing,
+            "a:1:1 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\nb:2:2 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n",
+            "a:1:1 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n",
+        ),
+        (
+            ExplainNetPluginError,
+            "[2025-10-16 22:16:08] h:1:7 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available\n",
+            "h:1:7 [0] NCCL INFO NET/OFI Selected Provider is efa (found 16 nics)\n",
+        ),
+        (
+            ExplainNetPluginError,
+            "h:1:1 [7] NCCL INFO NET/Plugin: Plugin load returned 2 : /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found (required by /usr/local/nvidia/lib64/libnccl-net.so) : when loading libnccl-net.so\n",
+            "h:1:1 [7] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory : when loading libnccl-net.so\n",
+        ),
+        (
+            ExplainIbAsyncEvent,
+            "h:1:1 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_0:1 Got async event : local access violation work queue error\n",
+            "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n",
+        ),
+        (
+            ExplainMixedLinkLayer,
+            "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_3:1/IB [1]mlx5_2:1/RoCE ; OOB eth0:10.0.0.1<0>\n",
+            "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_3:1/RoCE [1]mlx5_2:1/RoCE ; OOB eth0:10.0.0.1<0>\n",
+        ),
+        (
+            ExplainCollnetUnavailable,
+            "h:1:1 [0] transport.cc:323 NCCL WARN Cannot initialize CollNet, using point-to-point network instead\n",
+            "h:1:1 [3] NCCL INFO Sharp rank 0/2 initialized on mlx5_5:1\n",
+        ),
+        (
+            ExplainUcxAddressHandle,
+            "[1745563465.856286] [n1:1617 :0]       ib_device.c:1332 UCX  ERROR   ibv_create_ah(dlid=49152 sl=0 port=1 src_path_bits=0 dgid=::ffff:10.1.1.2 flow_label=0xffffffff sgid_index=3 traffic_class=106) for UD mlx5 connect on mlx5_3 failed: Connection timed out\n",
+            "[1744331142.028115] [n1:2802608:3]      ucp_worker.c:1903 UCX  INFO    ucp_context_2 inter-node cfg#3 rma(rc_mlx5/mlx5_ib2:1)  amo(rc_mlx5/mlx5_ib2:1)\n",
+        ),
+        (
+            ExplainUcxVersionMismatch,
+            "[1745994234.385141] [n1:711260:0]     ucp_context.c:1774 UCX  WARN  UCP version is incompatible, required: 1.18, actual: 1.12 (release 1)\n",
+            "[1754062805.042276] [n1:1049 :0]     ucp_context.c:2339 UCX  INFO  Version 1.19.0 (loaded from /lib/libucp.so.0)\n",
+        ),
+        (
+            ExplainNixlError,
+            "E0717 07:30:06.719655  994396 nixl_agent.cpp:359] createBackend: backend 'UCX' encountered error during intra-agent transfer setup with status NIXL_ERR_BACKEND\n",
+            "I0801 15:40:05.041813    1049 nixl_plugin_manager.cpp:316] Discovered and loaded plugin: UCX\n",
+        ),
+        (
+            ExplainWrongResults,
+            "     1048576        262144     float     sum      -1    28.15   37.25   65.19      3    27.52   38.10   66.67      0\n",
+            "     1048576        262144     float     sum      -1    28.15   37.25   65.19      0    27.52   38.10   66.67      0\n",
+        ),
+        (
+            ExplainWrongResults,
+            "# Out of bounds values : 248 FAILED\n",
+            "# Out of bounds values : 0 OK\n",
+        ),
+        (
+            ExplainGid,
+            "h:88:159 [0] NCCL INFO NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 1047 mtu 5 query_ece={supported=1, vendor_id=0x15b3, options=0x0, comp_mask=0x0} GID 0 (80FE/1A8A41FEFF21A75E) fifoRkey=0x15e6c5 fifoLkey=0x15e6c5\n",
+            "h:88:159 [0] NCCL INFO NET/IB: NCCL Dev 0 IbDev 0 Port 1 qpn 1047 mtu 5 GID 3 (0/A10B0A0AFFFF0000) fifoRkey=0x15e6c5 fifoLkey=0x15e6c5\n",
+        ),
+        (
+            ExplainGid,
+            "h:1:1 [0] net_ib.cc:1 NCCL WARN NET/IB: read failed in ncclIbRoceGetVersionNum: Invalid argument\n",
+            "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n",
         ),
     ]
 }
@@ -651,7 +749,11 @@ fn profile_comparison_reports_every_difference() {
     e.compare_profile(&profile("coreweave/h100-ib"));
     assert!(e.codes().contains(&Code::ExplainProfileTransport));
     // unknown transport is not a difference
-    let mut e = explain_file(&fixtures().join("gh-nccl-1405-retry-ipv6-gid.log"), 4096);
+    let mut e = explain_str(
+        "x",
+        "h:1:1 [1] include/alloc.h:228 NCCL WARN Cuda failure 800 'operation not permitted'\n",
+    );
+    assert_eq!(e.transport, Transport::Unknown);
     e.compare_profile(&profile("coreweave/h100-ib"));
     assert!(!e.codes().contains(&Code::ExplainProfileTransport));
 }
@@ -665,6 +767,8 @@ fn every_explain_code_has_a_case() {
         "roce::explain::profile_env_mismatch",
         "roce::explain::profile_env_missing",
         "roce::explain::profile_devices",
+        // only with an expectation: compared in bandwidth_is_read_and_compared
+        "roce::explain::bandwidth_low",
     ]);
     for code in Code::ALL.iter().filter(|c| c.domain() == Domain::Log) {
         assert!(
@@ -807,4 +911,77 @@ fn json_has_the_documented_shape() {
     assert_eq!(f["code"], "roce::explain::socket_fallback");
     assert_eq!(f["severity"], "error");
     assert_eq!(f["line"], 12);
+}
+
+// ---- nccl-tests results ----
+
+#[test]
+fn bandwidth_is_read_and_compared() {
+    let table = "\
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA
+    16777216       4194304     float     sum      -1   121.33  138.28  242.00      0   120.47  139.26  243.71      0
+    33554432       8388608     float     sum      -1   195.40  171.72  300.51      0   195.40  171.73  300.52      0
+    67108864      16777216     float     sum      -1   390.10  172.03  301.05      0   390.00  172.07  301.12      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 281.5
+";
+    let mut e = explain_str("perf.log", table);
+    let b = e.bandwidth.clone().expect("a table");
+    assert_eq!(b.rows, 3, "an INFO line inside the table is not a row");
+    assert_eq!((b.peak_busbw, b.peak_size), (301.12, 67108864));
+    assert_eq!((b.large_busbw, b.large_size), (301.12, 67108864));
+    assert_eq!(
+        (b.avg_busbw, b.out_of_bounds, b.wrong),
+        (Some(281.5), Some(0), 0)
+    );
+    assert!(!e.has_errors(), "{:#?}", e.findings);
+    // 301 of 400 is 75 %: low
+    e.compare_bandwidth(400.0, "--expect-busbw");
+    let x = e.bandwidth.as_ref().unwrap().expected.clone().unwrap();
+    assert_eq!((x.busbw, x.from.as_str()), (400.0, "--expect-busbw"));
+    assert!((x.percent - 75.28).abs() < 0.01, "{}", x.percent);
+    assert!(e.codes().contains(&Code::ExplainBandwidthLow));
+    let j = e.to_json();
+    assert_eq!(
+        j["bandwidth"]["percent_of_expected"]
+            .as_f64()
+            .map(f64::round),
+        Some(75.0)
+    );
+    // 301 of 350 is fine
+    let mut e = explain_str("perf.log", table);
+    e.compare_bandwidth(350.0, "--expect-busbw");
+    assert!(!e.codes().contains(&Code::ExplainBandwidthLow));
+    // no table: nothing to compare
+    let mut e = explain_str("x", "h:1:1 [0] NCCL INFO Using network IB\n");
+    e.compare_bandwidth(350.0, "--expect-busbw");
+    assert!(e.bandwidth.is_none() && e.findings.is_empty());
+}
+
+#[test]
+fn consequences_follow_their_causes() {
+    // the plugin failed to load, then the network it provides was not found: cause first, whatever the lines
+    let log = "\
+h:5:5 [5] net.cc:579 NCCL WARN Error: network gIB not found.
+h:7:7 [7] NCCL INFO NET/Plugin: Plugin load returned 2 : /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found (required by /usr/local/nvidia/lib64/libnccl-net.so) : when loading libnccl-net.so
+";
+    let e = explain_str("x", log);
+    let codes: Vec<Code> = e.codes();
+    assert_eq!(
+        codes,
+        vec![Code::ExplainNetPluginError, Code::ExplainNetNotFound],
+        "{:#?}",
+        e.findings
+    );
+    assert_eq!(e.findings[1].caused_by, Some(Code::ExplainNetPluginError));
+    assert_eq!(e.findings[0].caused_by, None);
+    let j = e.to_json();
+    assert_eq!(
+        j["findings"][1]["caused_by"],
+        "roce::explain::net_plugin_error"
+    );
+    assert_eq!(j["findings"][0]["caused_by"], serde_json::Value::Null);
 }

@@ -233,6 +233,41 @@ codes! {
     ExplainProfileEnvMissing = "roce::explain::profile_env_missing", Warning;
     /// The RDMA devices in the log differ from the profile's rails.
     ExplainProfileDevices = "roce::explain::profile_devices", Warning;
+    /// An NCCL call failed (a PyTorch `NCCL error`, an nccl-tests failure, or an error chain that ended the
+    /// async or proxy thread), with the first NCCL warning that explains it.
+    ExplainNcclError = "roce::explain::nccl_error", Error;
+    /// Two ranks of one host on the same GPU (`Duplicate GPU detected`).
+    ExplainDuplicateGpu = "roce::explain::duplicate_gpu", Error;
+    /// A CUDA call inside NCCL failed (`Cuda failure N 'text'`).
+    ExplainCudaError = "roce::explain::cuda_error", Error;
+    /// Multi-node NVLink (MNNVL) is available but not working: no IMEX channel in the container.
+    ExplainMnnvl = "roce::explain::mnnvl", Error;
+    /// PyTorch's watchdog aborted a collective that did not finish in time.
+    ExplainWatchdogTimeout = "roce::explain::watchdog_timeout", Error;
+    /// NCCL's socket interfaces include one other hosts cannot reach (loopback, link-local, a bridge or tunnel).
+    ExplainSocketInterface = "roce::explain::socket_interface", Error;
+    /// `libibverbs.so` (rdma-core) could not be loaded, so NCCL's IB transport is unavailable.
+    ExplainIbverbsMissing = "roce::explain::ibverbs_missing", Error;
+    /// A network plugin (aws-ofi-nccl, gIB, HPC-X) failed to load or reported an error.
+    ExplainNetPluginError = "roce::explain::net_plugin_error", Error;
+    /// An asynchronous error event on an RDMA device (`Got async event`).
+    ExplainIbAsyncEvent = "roce::explain::ib_async_event", Error;
+    /// InfiniBand and RoCE ports used together by one job.
+    ExplainMixedLinkLayer = "roce::explain::mixed_link_layer", Error;
+    /// SHARP / CollNet could not be set up; NCCL uses point-to-point networking instead.
+    ExplainCollnetUnavailable = "roce::explain::collnet_unavailable", Warning;
+    /// UCX: creating an address handle to the peer failed (the GID does not resolve or route).
+    ExplainUcxAddressHandle = "roce::explain::ucx_address_handle", Error;
+    /// UCX: the library loaded is older than the one the program was built against.
+    ExplainUcxVersionMismatch = "roce::explain::ucx_version_mismatch", Error;
+    /// NIXL: a backend operation failed (`NIXL_ERR_BACKEND` and friends).
+    ExplainNixlError = "roce::explain::nixl_error", Error;
+    /// nccl-tests found wrong results (`#wrong` or `Out of bounds values`).
+    ExplainWrongResults = "roce::explain::wrong_results", Error;
+    /// nccl-tests bus bandwidth below what was expected.
+    ExplainBandwidthLow = "roce::explain::bandwidth_low", Warning;
+    /// The RoCE GID NCCL uses is link-local, or a GID entry could not be read in the container.
+    ExplainGid = "roce::explain::gid", Warning;
 
     // ---- roce doctor (hosts): codes `roce::doctor::…` go here ----
     /// No RDMA devices: the pod lacks its Multus networks or RDMA resource, or the host its RDMA driver.

@@ -1,10 +1,11 @@
 //! `roce explain`: read NCCL/UCX logs and say whether the job really used GPUDirect RDMA, and if not, why.
 
 use std::io::BufReader;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use miette::{Context, IntoDiagnostic};
+use rayon::prelude::*;
 use roce_inspect::explain::{Explainer, Explanation, Rendered, Transport};
 use roce_model::load;
 
@@ -16,9 +17,14 @@ use crate::report::{Output, outln};
 /// Arguments of `roce explain`.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// NCCL/UCX log files (`-` reads stdin); several files (one per node or rank) are read as one job.
+    /// NCCL/UCX log files or directories of them (`-` reads stdin); several files (one per node or rank) are
+    /// read as one job, in parallel.
     #[arg(required = true, value_name = "LOG")]
     pub logs: Vec<PathBuf>,
+    /// The bus bandwidth nccl-tests should reach (GB/s): the report says what percentage of it the log's
+    /// large-message bus bandwidth is, and warns below 80 %.
+    #[arg(long, value_name = "GBPS")]
+    pub expect_busbw: Option<f64>,
     /// Also report every difference between what this profile expects and what the log shows
     /// (a built-in name or a profile file).
     #[arg(long, short)]
@@ -56,36 +62,25 @@ pub fn run(args: ExplainArgs, out: &Output) -> miette::Result<Exit> {
         }
     };
 
-    let mut x = Explainer::new();
-    let mut stdin_used = false;
-    for path in &args.logs {
-        if path.as_os_str() == "-" {
-            if stdin_used {
-                miette::bail!("`-` (stdin) can be given once");
-            }
-            stdin_used = true;
-            x.start_file("<stdin>");
-            let stdin = std::io::stdin();
-            x.read(BufReader::with_capacity(BUF, stdin.lock()))
-                .into_diagnostic()
-                .wrap_err("reading stdin")?;
-            continue;
-        }
-        let name = path.display().to_string();
-        let file = std::fs::File::open(path)
-            .into_diagnostic()
-            .wrap_err_with(|| format!("opening {name}"))?;
-        if file.metadata().is_ok_and(|m| m.is_dir()) {
-            miette::bail!("{name} is a directory; pass the log files in it");
-        }
-        x.start_file(&name);
-        x.read(BufReader::with_capacity(BUF, file))
-            .into_diagnostic()
-            .wrap_err_with(|| format!("reading {name}"))?;
+    let inputs = inputs(&args.logs)?;
+    // one explainer per file, in parallel (each reads through its own 64 KiB buffer, so memory is bounded per
+    // file), folded in the order the files were given
+    let read: Vec<miette::Result<Explainer>> = if inputs.len() == 1 {
+        vec![read_one(&inputs[0])]
+    } else {
+        inputs.par_iter().map(read_one).collect()
+    };
+    let mut read = read.into_iter();
+    let mut x = read.next().unwrap_or_else(|| Ok(Explainer::new()))?;
+    for more in read {
+        x.merge(more?);
     }
     let mut e = x.finish();
     if let Some(p) = &profile {
         e.compare_profile(p);
+    }
+    if let Some(gbps) = args.expect_busbw {
+        e.compare_bandwidth(gbps, "--expect-busbw");
     }
     match args.format {
         Format::Json => outln!("{}", e.to_json()),
@@ -96,6 +91,87 @@ pub fn run(args: ExplainArgs, out: &Output) -> miette::Result<Exit> {
     } else {
         Exit::Ok
     })
+}
+
+/// What to read: stdin, or a file (directories expanded to the files under them, sorted).
+#[derive(Debug)]
+enum Input {
+    Stdin,
+    File(PathBuf),
+}
+
+fn inputs(logs: &[PathBuf]) -> miette::Result<Vec<Input>> {
+    let mut out = Vec::new();
+    let mut stdin_used = false;
+    for path in logs {
+        if path.as_os_str() == "-" {
+            if stdin_used {
+                miette::bail!("`-` (stdin) can be given once");
+            }
+            stdin_used = true;
+            out.push(Input::Stdin);
+        } else if path.is_dir() {
+            let mut files = Vec::new();
+            walk(path, 0, &mut files)?;
+            if files.is_empty() {
+                miette::bail!("{} holds no files", path.display());
+            }
+            files.sort();
+            out.extend(files.into_iter().map(Input::File));
+        } else {
+            out.push(Input::File(path.clone()));
+        }
+    }
+    Ok(out)
+}
+
+/// The regular files under `dir` (hidden entries skipped, at most 16 levels deep).
+fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) -> miette::Result<()> {
+    if depth > 16 {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(dir)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("reading directory {}", dir.display()))?;
+    for entry in entries {
+        let path = entry.into_diagnostic()?.path();
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        {
+            continue;
+        }
+        if path.is_dir() {
+            walk(&path, depth + 1, files)?;
+        } else if path.is_file() {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn read_one(input: &Input) -> miette::Result<Explainer> {
+    let mut x = Explainer::new();
+    match input {
+        Input::Stdin => {
+            x.start_file("<stdin>");
+            let stdin = std::io::stdin();
+            x.read(BufReader::with_capacity(BUF, stdin.lock()))
+                .into_diagnostic()
+                .wrap_err("reading stdin")?;
+        }
+        Input::File(path) => {
+            let name = path.display().to_string();
+            let file = std::fs::File::open(path)
+                .into_diagnostic()
+                .wrap_err_with(|| format!("opening {name}"))?;
+            x.start_file(&name);
+            x.read(BufReader::with_capacity(BUF, file))
+                .into_diagnostic()
+                .wrap_err_with(|| format!("reading {name}"))?;
+        }
+    }
+    Ok(x)
 }
 
 /// The report for people: a verdict block, then each finding with its line.
@@ -110,7 +186,7 @@ fn human(e: &Explanation, out: &Output) {
     let not_a_log = e
         .files
         .iter()
-        .all(|f| f.nccl_lines == 0 && f.ucx_lines == 0);
+        .all(|f| f.nccl_lines == 0 && f.ucx_lines == 0 && f.report_lines == 0);
     if not_a_log {
         findings(e, out);
         return;
@@ -132,6 +208,9 @@ fn human(e: &Explanation, out: &Output) {
     outln!("  transport:       {transport}");
     let gdr = match e.gpudirect_rdma {
         Some(true) => "yes".to_string(),
+        Some(false) if e.transport == Transport::Socket && e.connections.net == 0 => {
+            "no (the network is sockets; this log shows no network connection)".to_string()
+        }
         Some(false) => "no".to_string(),
         None if e.connections.net == 0 && e.connections.p2p + e.connections.shm > 0 => {
             "not applicable (no network connection in this log)".to_string()
@@ -207,6 +286,38 @@ fn human(e: &Explanation, out: &Output) {
             e.processes.len() - SHOWN
         );
     }
+    if let Some(b) = &e.bandwidth {
+        let mib = |n: u64| {
+            if n >= 1 << 20 {
+                format!("{} MiB", n >> 20)
+            } else {
+                format!("{n} B")
+            }
+        };
+        let mut line = format!(
+            "  nccl-tests:      bus bandwidth {:.2} GB/s at {} (the largest size), peak {:.2} GB/s at {}",
+            b.large_busbw,
+            mib(b.large_size),
+            b.peak_busbw,
+            mib(b.peak_size)
+        );
+        if let Some(avg) = b.avg_busbw {
+            line.push_str(&format!(", average {avg:.2}"));
+        }
+        let wrong = b.wrong + b.out_of_bounds.unwrap_or(0);
+        line.push_str(&format!("; {wrong} wrong"));
+        if let Some(x) = &b.expected {
+            line.push_str(&format!(
+                "; {:.0} % of the expected {:.1} GB/s ({})",
+                x.percent, x.busbw, x.from
+            ));
+        } else if e.profile.is_some() {
+            line.push_str(
+                "; the profile states no link rate, so pass --expect-busbw for a comparison",
+            );
+        }
+        outln!("{line}");
+    }
     if let Some(p) = &e.profile {
         outln!(
             "  profile {}: compared {}{}",
@@ -234,5 +345,11 @@ fn findings(e: &Explanation, out: &Output) {
     for f in &e.findings {
         outln!();
         crate::report::out(&out.render(&Rendered::new(f)));
+        if let Some(cause) = f
+            .caused_by
+            .and_then(|c| e.findings.iter().find(|g| g.code == c))
+        {
+            outln!("  because: {} ({})", cause.message, cause.code);
+        }
     }
 }

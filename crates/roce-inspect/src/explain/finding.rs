@@ -27,6 +27,8 @@ pub struct Finding {
     pub count: u64,
     /// Hosts whose ranks showed it (at most [`HOSTS_MAX`], in order of appearance).
     pub hosts: Vec<String>,
+    /// The finding this one is a consequence of (it comes earlier in the report).
+    pub caused_by: Option<Code>,
 }
 
 /// The most hosts a finding lists.
@@ -54,6 +56,7 @@ impl Finding {
             evidence: None,
             count: 1,
             hosts: Vec::new(),
+            caused_by: None,
         }
     }
 

@@ -160,7 +160,9 @@ pub(crate) fn ucx_who(line: &[u8]) -> Option<Who<'_>> {
         let open = memchr::memchr(b'[', rest)?;
         let after = &rest[open + 1..];
         let close = memchr::memchr(b']', after).unwrap_or(after.len());
+        // `[0m [host:pid:…]`: an unclosed bracket before the real one
         let inner = &after[..close];
+        let inner = memchr::memrchr(b'[', inner).map_or(inner, |j| &inner[j + 1..]);
         if let Some(c) = memchr::memchr(b':', inner) {
             let host = inner[..c].trim_ascii();
             let pid_part = &inner[c + 1..];
@@ -207,6 +209,52 @@ pub(crate) fn parse_u32(b: &[u8]) -> Option<u32> {
         } else {
             None
         }
+    })
+}
+
+/// An error-propagation line of NCCL: `<file>:<line> -> <result>[ [<thread>]]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Chain<'a> {
+    /// The source file (`transport/net_ib.cc`).
+    pub file: &'a [u8],
+    /// The `ncclResult_t` returned (1–6 are errors; 7 is ncclInProgress).
+    pub result: u32,
+    /// A `[Async thread]`, `[Proxy Thread]` or `[Progress Thread]` marker: that thread ended with it.
+    pub thread: bool,
+}
+
+/// Read `transport/net_ib.cc:282 -> 2` or `group.cc:64 -> 2 [Async thread]`; only errors (results 1–6).
+pub(crate) fn chain(msg: &[u8]) -> Option<Chain<'_>> {
+    let arrow = memchr::memmem::find(msg, b" -> ")?;
+    let loc = &msg[..arrow];
+    let colon = memchr::memrchr(b':', loc)?;
+    let (file, no) = (&loc[..colon], &loc[colon + 1..]);
+    if file.is_empty()
+        || no.is_empty()
+        || !no.iter().all(u8::is_ascii_digit)
+        || !file
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-'))
+        || !file.contains(&b'.')
+    {
+        return None;
+    }
+    let rest = &msg[arrow + 4..];
+    let end = rest
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let result = parse_u32(&rest[..end])?;
+    let tail = rest[end..].trim_ascii();
+    if !(1..=6).contains(&result) || !(tail.is_empty() || tail.starts_with(b"[")) {
+        return None;
+    }
+    let thread =
+        tail.starts_with(b"[") && (tail.ends_with(b"thread]") || tail.ends_with(b"Thread]"));
+    Some(Chain {
+        file,
+        result,
+        thread,
     })
 }
 
@@ -316,6 +364,24 @@ mod tests {
             split("ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed").unwrap();
         assert_eq!(level, Level::Warn);
         assert_eq!(who, None);
+    }
+
+    #[test]
+    fn error_chains() {
+        let c = chain(b"group.cc:64 -> 2 [Async thread]").unwrap();
+        assert_eq!((c.file, c.result, c.thread), (&b"group.cc"[..], 2, true));
+        let c = chain(b"transport/net_ib.cc:282 -> 2").unwrap();
+        assert_eq!((c.file, c.thread), (&b"transport/net_ib.cc"[..], false));
+        assert!(
+            chain(b"proxy.cc:878 -> 6 [Progress Thread]")
+                .unwrap()
+                .thread
+        );
+        // ncclInProgress (7) and success are not failures; ring and channel lines are not chains
+        assert!(chain(b"group.cc:64 -> 7").is_none());
+        assert!(chain(b"group.cc:64 -> 0").is_none());
+        assert!(chain(b"Ring 00 : 0 -> 1 -> 0").is_none());
+        assert!(chain(b"Channel 00/0 : 0[0] -> 1[0] via NET/IB/0").is_none());
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //!
 //! The parser streams: it reads one line at a time, keeps per-process state (grouped by `host:pid`, the prefix
 //! NCCL puts on every line) and a bounded set of findings, so memory stays flat however long the log is. It knows
-//! the line formats of NCCL 2.18–2.28 (see `shared/reference/nccl-ucx-facts.md` §2) and the UCX error lines that
-//! matter for RDMA.
+//! the line formats of NCCL 2.4–2.28 (see `shared/reference/nccl-ucx-facts.md` §2), the UCX error lines that
+//! matter for RDMA, net plugins (aws-ofi-nccl, gIB, HPC-X, FastSocket), and the PyTorch, nccl-tests and NIXL
+//! lines that report on them. The verdict's invariants are enforced in one place, `invariants.rs`.
 //!
 //! ```
 //! use roce_inspect::explain::{explain_str, Transport};
@@ -21,10 +22,16 @@
 //! ```
 
 mod finding;
+mod invariants;
 mod json;
 mod line;
+mod merge;
 mod nccl;
+mod nccl_tests;
 mod profile;
+mod sockets;
+mod torch;
+mod transport;
 mod ucx;
 mod verdict;
 
@@ -34,9 +41,10 @@ use std::io::BufRead;
 use aho_corasick::packed;
 use indexmap::{IndexMap, IndexSet};
 use memchr::memmem::Finder;
-use roce_model::{Code, Severity};
+use roce_model::Code;
 
 pub use finding::{EXCERPT_MAX, Evidence, Finding, HOSTS_MAX, Rendered};
+pub use nccl_tests::{Bandwidth, Expected};
 
 /// Lines longer than this are cut (the rest is skipped) so a file without newlines cannot exhaust memory.
 pub const LINE_MAX: usize = 64 * 1024;
@@ -46,6 +54,8 @@ pub const PROCESSES_MAX: usize = 65_536;
 const PREFIXES_MAX: usize = 16_384;
 /// At most this many distinct findings are kept before merging (then later distinct ones are only counted).
 const FINDINGS_MAX: usize = 512;
+/// Lines kept as evidence that the job failed.
+const FATAL_MAX: usize = 8;
 
 /// The network NCCL moved data over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -54,18 +64,21 @@ pub enum Transport {
     Ib,
     /// InfiniBand verbs over Ethernet (RoCE).
     Roce,
-    /// TCP sockets (`NET/Socket`).
+    /// libfabric through the aws-ofi-nccl plugin (`NET/OFI`; EFA on AWS).
+    Ofi,
+    /// TCP sockets (`NET/Socket`, or a TCP plugin such as FastSocket).
     Socket,
     /// The log does not say (no INFO lines, a plugin of another kind, or an excerpt).
     Unknown,
 }
 
 impl Transport {
-    /// `ib`, `roce`, `socket` or `unknown`.
+    /// `ib`, `roce`, `ofi`, `socket` or `unknown`.
     pub fn as_str(self) -> &'static str {
         match self {
             Transport::Ib => "ib",
             Transport::Roce => "roce",
+            Transport::Ofi => "ofi",
             Transport::Socket => "socket",
             Transport::Unknown => "unknown",
         }
@@ -146,6 +159,8 @@ pub struct FileStats {
     pub nccl_lines: u64,
     /// UCX lines.
     pub ucx_lines: u64,
+    /// Lines of other programs that report on NCCL or UCX (PyTorch errors, nccl-tests tables, NIXL).
+    pub report_lines: u64,
     /// Lines that are not blank.
     pub nonblank_lines: u64,
     /// A NUL byte in the first 8 KiB.
@@ -155,7 +170,7 @@ pub struct FileStats {
 }
 
 /// What a log says about a job's data path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Explanation {
     /// The transport NCCL used between ranks.
     pub transport: Transport,
@@ -187,6 +202,8 @@ pub struct Explanation {
     pub findings: Vec<Finding>,
     /// What [`Explanation::compare_profile`] checked, once it ran.
     pub profile: Option<ProfileCheck>,
+    /// nccl-tests results, when the log has a `*_perf` table.
+    pub bandwidth: Option<Bandwidth>,
 }
 
 /// What a profile comparison covered.
@@ -230,7 +247,25 @@ impl Explanation {
     pub fn compare_profile(&mut self, profile: &roce_model::Profile) {
         let more = profile::compare(self, profile);
         self.findings.extend(more);
-        verdict::sort(&mut self.findings);
+        invariants::order(&mut self.findings);
+    }
+
+    /// Compare the nccl-tests bus bandwidth with an expected one (GB/s; `from` says where the number comes
+    /// from): records the percentage in [`Bandwidth::expected`] and adds `roce::explain::bandwidth_low` when
+    /// the large-message bus bandwidth is under 80 % of it. Does nothing when the log has no table.
+    ///
+    /// ```
+    /// let mut e = roce_inspect::explain::explain_str("perf.log",
+    ///     "   134217728      33554432     float     sum      -1   1234.5  108.72  190.26      0   1230.1  109.11  190.95      0\n");
+    /// e.compare_bandwidth(380.0, "--expect-busbw");
+    /// assert_eq!(e.bandwidth.as_ref().unwrap().expected.as_ref().unwrap().percent.round(), 50.0);
+    /// assert!(e.codes().iter().any(|c| c.as_str() == "roce::explain::bandwidth_low"));
+    /// ```
+    pub fn compare_bandwidth(&mut self, expected_busbw: f64, from: &str) {
+        if let Some(f) = verdict::compare_bandwidth(self, expected_busbw, from) {
+            self.findings.push(f);
+            invariants::order(&mut self.findings);
+        }
     }
 }
 
@@ -252,13 +287,13 @@ struct Finders {
     qp: Finder<'static>,
     /// `/GDRDMA` in a connection's path.
     gdr: Finder<'static>,
-    /// Every needle above in one SIMD (Teddy) pass: a line without any of them (application output, a large
+    /// Every needle above and those of [`torch`] and [`nccl_tests`] in one SIMD (Teddy) pass: a line without any of them (application output, a large
     /// part of a job's log) is dismissed after one scan instead of six. `None` where Teddy is unavailable.
     any: Option<packed::Searcher>,
 }
 
 /// The union of the needles [`Finders`] looks for on a line that is not the common NCCL INFO shape.
-const ANY_NEEDLE: [&str; 7] = [
+const ANY_NEEDLE: [&str; 22] = [
     "NCCL ",
     "UCX",
     "ib_mlx5",
@@ -266,6 +301,23 @@ const ANY_NEEDLE: [&str; 7] = [
     "vendor_err",
     "retry count exceeded",
     "QP 0x",
+    // PyTorch (torch.rs)
+    "Watchdog caught",
+    "atchdog got stuck",
+    "ncclUnhandled",
+    "ncclSystem",
+    "ncclInternal",
+    "ncclInvalid",
+    "ncclRemote",
+    "Last error:",
+    "NIXL_ERR_",
+    "Traceback (most recent",
+    "NCCL error in:",
+    // nccl-tests (nccl_tests.rs)
+    "busbw",
+    "Out of bounds values",
+    "Avg bus bandwidth",
+    "NCCL failure",
 ];
 
 impl Finders {
@@ -325,11 +377,52 @@ struct Facts {
     net_not_found: Option<(Evidence, String)>,
     plugin_failures: Vec<(Evidence, String)>,
     plugins_loaded: IndexSet<String>,
-    roce_gids: bool,
     ucx_roce: bool,
     ucx_ib: bool,
     info_lines: u64,
     warn_lines: u64,
+    /// NCCL WARN texts read from PyTorch's `Last error:`.
+    warn_text_lines: u64,
+    /// The IB transport at work (devices listed, QP/completion/async lines, `net_ib.cc` sources).
+    ib_active: Option<Evidence>,
+    /// Link-layer evidence other than the device list.
+    link: transport::LinkEvidence,
+    /// An error chain through the IB transport's source.
+    ib_chain: Option<Evidence>,
+    /// The first `NET/IB : Using` line with devices.
+    ib_using: Option<Evidence>,
+    /// 2.26+ `Attempted to connect incompatible devices`.
+    mixed_link_warn: Option<Evidence>,
+    /// A TCP net plugin (FastSocket) initialized.
+    tcp_plugin: Option<Evidence>,
+    /// aws-ofi-nccl lines, and the libfabric provider it selected.
+    ofi: Option<Evidence>,
+    ofi_provider: Option<String>,
+    /// UCX used an RDMA transport.
+    ucx_rdma: bool,
+    /// `Failed to open libibverbs.so`.
+    ibverbs_missing: Option<Evidence>,
+    /// The most nodes a communicator spanned (`comm … nNodes N`).
+    n_nodes: u32,
+    /// Addresses of the interfaces ranks used for sockets (distinct ones mean distinct hosts).
+    socket_addrs: IndexSet<String>,
+    /// The first bootstrap, NET/Socket and IB out-of-band interface lists.
+    bootstrap_ifs: Option<(Vec<sockets::Iface>, Evidence)>,
+    net_socket_ifs: Option<(Vec<sockets::Iface>, Evidence)>,
+    oob_if: Option<(sockets::Iface, Evidence)>,
+    /// Evidence that the job or an NCCL call failed (error chains ending a thread, PyTorch or nccl-tests
+    /// failures, the watchdog).
+    fatal: Vec<(Evidence, String)>,
+    /// The first WARN no rule explained, for a generic `nccl_error`.
+    first_warn: Option<(Evidence, String)>,
+    /// The first error chain line (`transport/net_ib.cc:282 -> 2`): where a failure started.
+    chain_origin: Option<(Evidence, String)>,
+    /// A Python traceback.
+    traceback: Option<Evidence>,
+    /// The NCCL version PyTorch's error text names (used when no NCCL line names one).
+    torch_version: Option<String>,
+    /// Lines left to read as PyTorch's `Last error:` text.
+    torch_pending: u8,
 }
 
 /// A finding being accumulated while reading.
@@ -370,6 +463,7 @@ pub struct Explainer {
     facts: Facts,
     found: IndexMap<(Code, String), Acc>,
     ucx_retry_key: Option<(Code, String)>,
+    tables: nccl_tests::Tables,
 }
 
 /// [`Finders`] with a `Debug` that prints nothing (memchr's finders are not `Debug`-friendly to read).
@@ -408,6 +502,7 @@ impl Explainer {
             facts: Facts::default(),
             found: IndexMap::new(),
             ucx_retry_key: None,
+            tables: nccl_tests::Tables::default(),
         }
     }
 
@@ -418,6 +513,9 @@ impl Explainer {
             ..FileStats::default()
         });
         self.line_no = 0;
+        self.facts.torch_pending = 0;
+        // a WQE dump belongs to the error line above it, in the same file
+        self.ucx_retry_key = None;
     }
 
     /// Read a whole stream line by line (the current file; starts one named `<input>` if none was started).
@@ -508,6 +606,7 @@ impl Explainer {
             && any.find(line).is_none()
         {
             self.ucx_retry_key = None;
+            self.no_needle(line);
             return;
         }
         if let Some(l) = line::nccl(line, &self.find.0.nccl) {
@@ -517,10 +616,37 @@ impl Explainer {
             self.nccl_line(l, line);
             return;
         }
-        if self.maybe_ucx(line) {
-            self.ucx_line(line);
+        if self.maybe_ucx(line) && self.ucx_line(line) {
+            return;
+        }
+        self.ucx_retry_key = None;
+        let known = if self.tables.header(line) || self.other_line(line) {
+            true
+        } else if self.facts.torch_pending > 0 {
+            self.torch_last_error(line);
+            true
         } else {
-            self.ucx_retry_key = None;
+            let (files, no) = (&self.files, self.line_no);
+            let ev = || Evidence::new(file_name(files), no, line);
+            self.tables.summary(line, ev) || self.tables.row(line, ev)
+        };
+        if known && let Some(f) = self.files.last_mut() {
+            f.report_lines += 1;
+        }
+    }
+
+    /// A line without any needle: PyTorch's last-error text, or an nccl-tests row.
+    fn no_needle(&mut self, line: &[u8]) {
+        let known = if self.facts.torch_pending > 0 {
+            self.torch_last_error(line);
+            true
+        } else {
+            let (files, no) = (&self.files, self.line_no);
+            self.tables
+                .row(line, || Evidence::new(file_name(files), no, line))
+        };
+        if known && let Some(f) = self.files.last_mut() {
+            f.report_lines += 1;
         }
     }
 
@@ -532,8 +658,7 @@ impl Explainer {
     // ---- helpers shared by the handlers ----
 
     fn evidence(&self, line: &[u8]) -> Evidence {
-        let name = self.files.last().map_or("<input>", |f| f.name.as_str());
-        Evidence::new(name, self.line_no, line)
+        Evidence::new(file_name(&self.files), self.line_no, line)
     }
 
     /// The process an INFO line's prefix names. A job's INFO lines repeat a few thousand prefixes
@@ -705,6 +830,11 @@ impl std::hash::Hasher for Fx {
     }
 }
 
+/// The name of the file being read.
+fn file_name(files: &[FileStats]) -> &str {
+    files.last().map_or("<input>", |f| f.name.as_str())
+}
+
 fn push_capped(carry: &mut Vec<u8>, cut: &mut bool, bytes: &[u8]) {
     let room = LINE_MAX.saturating_sub(carry.len());
     if bytes.len() > room {
@@ -712,14 +842,6 @@ fn push_capped(carry: &mut Vec<u8>, cut: &mut bool, bytes: &[u8]) {
         *cut = true;
     } else {
         carry.extend_from_slice(bytes);
-    }
-}
-
-/// `Severity` ordering for reports: errors first.
-fn severity_rank(s: Severity) -> u8 {
-    match s {
-        Severity::Error => 0,
-        Severity::Warning => 1,
     }
 }
 

@@ -3,7 +3,7 @@
 use roce_model::Code;
 
 use super::line::{self, Level, NcclLine, after, text, word};
-use super::{Device, Explainer};
+use super::{Device, Explainer, sockets};
 
 /// `ibv_wc_status` names (rdma-core `verbs.h`).
 pub(crate) const WC_STATUS: [&str; 22] = [
@@ -53,13 +53,24 @@ impl Explainer {
             self.version(pi, msg, line);
             return;
         }
+        // a WARN from the IB transport's own source (`transport/net_ib.cc:1038`, HPC-X `ib_plugin.c:1615`)
+        // means it was at work
+        if warn && self.facts.ib_active.is_none() && ib_source(l.prefix) {
+            self.facts.ib_active = Some(self.evidence(line));
+        }
         if !self.dispatch(pi, msg, line, warn) && warn {
             self.generic_warning(pi, msg, line);
         }
     }
 
     /// Route a message by its first bytes; `true` when it was understood (or is known to be noise).
-    fn dispatch(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8], warn: bool) -> bool {
+    pub(super) fn dispatch(
+        &mut self,
+        pi: Option<usize>,
+        msg: &[u8],
+        line: &[u8],
+        warn: bool,
+    ) -> bool {
         match msg.first() {
             Some(b'C') => {
                 if msg.starts_with(b"Channel ") {
@@ -73,6 +84,25 @@ impl Explainer {
                     true
                 } else if msg.starts_with(b"Connected all rings") {
                     self.rings(msg, line);
+                    true
+                } else if msg.starts_with(b"Cuda failure") {
+                    self.cuda_failure(pi, msg, line);
+                    true
+                } else if msg.starts_with(b"Cannot initialize CollNet") {
+                    self.collnet(pi, msg, line);
+                    true
+                } else {
+                    false
+                }
+            }
+            Some(b'R') if msg.starts_with(b"Ring ") => {
+                // ≤2.6: `Ring 01 : 2[b2000] -> 5[3d000] [receive] via NET/IB/3`, the later `Channel` lines
+                self.channel(pi, msg, line);
+                true
+            }
+            Some(b'D') => {
+                if msg.starts_with(b"Duplicate GPU detected") {
+                    self.duplicate_gpu(pi, msg, line);
                     true
                 } else {
                     false
@@ -128,6 +158,12 @@ impl Explainer {
                         self.facts.ib_init_failed = Some(self.evidence(line));
                     }
                     true
+                } else if msg.starts_with(b"Failed to open libibverbs") {
+                    // ibvwrap.cc: dlopen of libibverbs.so failed, so the IB transport has no devices
+                    if self.facts.ibverbs_missing.is_none() {
+                        self.facts.ibverbs_missing = Some(self.evidence(line));
+                    }
+                    true
                 } else {
                     false
                 }
@@ -153,6 +189,9 @@ impl Explainer {
                 if msg.starts_with(b"Mismatched NCCL version") {
                     self.version_mismatch(pi, msg, line);
                     true
+                } else if msg.starts_with(b"MNNVL") && warn {
+                    self.mnnvl(pi, msg, line);
+                    true
                 } else {
                     false
                 }
@@ -169,7 +208,10 @@ impl Explainer {
                 }
             }
             Some(b'S') => {
-                if let Some(rest) = msg.strip_prefix(b"Successfully loaded external") {
+                if warn && (msg.starts_with(b"SHARP") || msg.starts_with(b"Sharp")) {
+                    self.collnet(pi, msg, line);
+                    true
+                } else if let Some(rest) = msg.strip_prefix(b"Successfully loaded external") {
                     self.facts.plugins_loaded.insert(text(word(
                         rest.rsplit(|b| *b == b' ').next().unwrap_or(rest),
                     )));
@@ -178,9 +220,22 @@ impl Explainer {
                     false
                 }
             }
+            Some(b'c') if msg.starts_with(b"comm ") => {
+                // `comm 0x… rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0` (2.19+)
+                if let Some(n) = after(msg, b" nNodes ").and_then(|n| line::parse_u32(word(n))) {
+                    self.facts.n_nodes = self.facts.n_nodes.max(n);
+                }
+                if msg.ends_with(b"Init START") || msg.ends_with(b"Init COMPLETE") {
+                    self.init(pi, msg);
+                }
+                true
+            }
             _ => {
                 if msg.ends_with(b"Init START") || msg.ends_with(b"Init COMPLETE") {
                     self.init(pi, msg);
+                    true
+                } else if let Some(c) = line::chain(msg) {
+                    self.chain(c, msg, line);
                     true
                 } else {
                     false
@@ -189,7 +244,93 @@ impl Explainer {
         }
     }
 
-    fn version(&mut self, pi: Option<usize>, v: &[u8], line: &[u8]) {
+    /// An error-propagation line (`transport/net_ib.cc:282 -> 2`, `group.cc:64 -> 2 [Async thread]`): NCCL
+    /// prints one per frame as a failure climbs the stack (`NCCLCHECK` in `src/include/checks.h`). The first
+    /// names where it started; one marked with a thread means that thread ended with the error
+    /// (`ncclAsyncJobMain` in `src/group.cc`, the proxy progress thread in `src/proxy.cc`), so the call failed.
+    fn chain(&mut self, c: line::Chain<'_>, msg: &[u8], line: &[u8]) {
+        if self.facts.chain_origin.is_none() {
+            let ev = self.evidence(line);
+            self.facts.chain_origin = Some((ev, text(msg)));
+        }
+        // the IB transport failing at init (disabled, no device) also leaves net_ib.cc frames: only a
+        // transport that initialized was at work (decided in verdict.rs)
+        if self.facts.ib_chain.is_none() && ib_source(c.file) {
+            self.facts.ib_chain = Some(self.evidence(line));
+        }
+        if c.thread {
+            self.fatal(
+                line,
+                format!(
+                    "NCCL: {} ended with {}",
+                    text(c.file),
+                    result_name(c.result)
+                ),
+            );
+        }
+    }
+
+    /// `Cuda failure 800 'operation not permitted'` (also without the number before 2.19).
+    fn cuda_failure(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) {
+        let m = text(msg);
+        let code = after(msg, b"Cuda failure ").and_then(|r| line::parse_u32(word(r)));
+        let host = self.host_of(pi);
+        let ev = self.evidence(line);
+        let key = code.map_or_else(|| m.clone(), |c| c.to_string());
+        self.found(Code::ExplainCudaError, &key, host.as_deref(), ev, || {
+            let help = match code {
+                Some(800) => "cudaErrorNotPermitted: on multi-node NVLink systems (GB200/GB300 NVL) NCCL allocates fabric memory, which needs an IMEX channel in the container (/dev/nvidia-caps-imex-channels/channel0: the NVIDIA DRA driver's ComputeDomain, or the IMEX daemon on bare metal); NCCL_MNNVL_ENABLE=0 runs without multi-node NVLink".to_string(),
+                Some(802) => "cudaErrorSystemNotReady: on NVSwitch systems the fabric manager is not running or not finished (`systemctl status nvidia-fabricmanager`; on GB200/GB300 also the NVLink subnet manager / IMEX), or the driver and fabric manager versions differ".to_string(),
+                Some(999) | Some(3) | None if m.contains("initialization error") || m.contains("unknown error") => "the CUDA driver did not initialize in this process: a container without the GPU devices or driver libraries (NVIDIA container toolkit), a driver/CUDA mismatch, or CUDA used before fork() in the parent".to_string(),
+                _ => "look up the CUDA error (cudaGetErrorName) and the lines before it; `nvidia-smi` and `dmesg` (Xid) on the node show GPU and driver faults".to_string(),
+            };
+            (format!("a CUDA call inside NCCL failed: {m}"), help)
+        });
+    }
+
+    /// `Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000` (init.cc): two ranks with the
+    /// same host hash and PCI bus id; NCCL returns ncclInvalidUsage.
+    fn duplicate_gpu(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) {
+        let m = text(msg);
+        let host = self.host_of(pi);
+        let ev = self.evidence(line);
+        self.found(Code::ExplainDuplicateGpu, "", host.as_deref(), ev, || {
+            (
+                format!("two ranks use the same GPU: {m}"),
+                "each rank of a host must use its own GPU: call torch.cuda.set_device(local_rank) (or pass device_id) before init_process_group, don't restrict every process to the same CUDA_VISIBLE_DEVICES, and launch at most as many ranks per node as GPUs; containers of different pods on one node that see the same GPU need distinct NCCL_HOSTID".into(),
+            )
+        });
+    }
+
+    /// `MNNVL (cliqueSize 8) is available but not working on this system. Check the IMEX channel configuration
+    /// (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.` (`src/mnnvl.cc`, 2.25+).
+    fn mnnvl(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) {
+        let m = text(msg);
+        let host = self.host_of(pi);
+        let ev = self.evidence(line);
+        self.found(Code::ExplainMnnvl, "", host.as_deref(), ev, || {
+            (
+                format!("multi-node NVLink does not work here: {m}"),
+                "give the pod an IMEX channel: with the NVIDIA DRA driver, a ComputeDomain and its resource claim in the pod (it mounts /dev/nvidia-caps-imex-channels/channel0); on bare metal run nvidia-imex on every node of the NVLink domain; or set NCCL_MNNVL_ENABLE=0 to use the network between trays".into(),
+            )
+        });
+    }
+
+    /// SHARP / CollNet set-up failures (HPC-X `sharp_plugin.c`, `transport.cc`'s `Cannot initialize CollNet,
+    /// using point-to-point network instead`): NCCL carries on without in-network reductions.
+    fn collnet(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) {
+        let m = text(msg);
+        let host = self.host_of(pi);
+        let ev = self.evidence(line);
+        self.found(Code::ExplainCollnetUnavailable, "", host.as_deref(), ev, || {
+            (
+                format!("SHARP/CollNet could not be used, NCCL reduces over point-to-point connections: {m}"),
+                "SHARP needs switches that support it, the SHARP aggregation manager (sharp_am) running next to the subnet manager, and free SHARP resources (trees, QPs); without them set NCCL_COLLNET_ENABLE=0 (and do not force NCCL_ALGO=CollNet)".into(),
+            )
+        });
+    }
+
+    pub(super) fn version(&mut self, pi: Option<usize>, v: &[u8], line: &[u8]) {
         let w = word(v);
         let end = w.iter().position(|b| *b == b'+').unwrap_or(w.len());
         let ver = &w[..end];
@@ -410,9 +551,18 @@ impl Explainer {
         if rest.starts_with(b"no socket interface found") {
             self.no_interface(pi, "bootstrap", line);
             true
+        } else if let Some(list) = rest.strip_prefix(b"Using") {
+            // `Bootstrap : Using eth0:10.0.0.1<0>` (2.5–2.7 list several: `[0]eth0:… [1]…`)
+            let ifs = sockets::parse_list(list);
+            self.socket_addresses(&ifs);
+            if self.facts.bootstrap_ifs.is_none() && !ifs.is_empty() {
+                let ev = self.evidence(line);
+                self.facts.bootstrap_ifs = Some((ifs, ev));
+            }
+            true
         } else {
-            // `Bootstrap : Using eth0:10.0.0.1<0>`, timings, …
-            rest.starts_with(b"Using") || rest.starts_with(b"timings")
+            // timings, …
+            rest.starts_with(b"timings")
         }
     }
 
@@ -457,28 +607,39 @@ impl Explainer {
                 self.plugin(body, line);
                 true
             }
-            b"Socket" => {
+            b"Socket" | b"FastSocket" => {
                 if let Some(list) = body.strip_prefix(b"Using") {
                     if self.facts.socket_using.is_none() {
                         self.facts.socket_using = Some(self.evidence(line));
                     }
-                    for t in list
-                        .split(|b| b.is_ascii_whitespace())
-                        .filter(|t| !t.is_empty())
-                    {
-                        let t = strip_index(t);
-                        let name = &t[..memchr::memchr(b':', t).unwrap_or(t.len())];
-                        if !name.is_empty() && self.socket_ifs.len() < 64 {
-                            self.socket_ifs.insert(text(name));
+                    let ifs = sockets::parse_list(list);
+                    for i in &ifs {
+                        if self.socket_ifs.len() < 64 {
+                            self.socket_ifs.insert(i.name.clone());
                         }
+                    }
+                    self.socket_addresses(&ifs);
+                    if self.facts.net_socket_ifs.is_none() && !ifs.is_empty() {
+                        let ev = self.evidence(line);
+                        self.facts.net_socket_ifs = Some((ifs, ev));
                     }
                     true
                 } else if body.starts_with(b"no interface found") {
                     self.no_interface(pi, "NET/Socket", line);
                     true
+                } else if net == b"FastSocket" {
+                    // Google's TCP plugin: its settings lines (`Tx CPU start`, `plugin initialized`, …)
+                    if self.facts.tcp_plugin.is_none() {
+                        self.facts.tcp_plugin = Some(self.evidence(line));
+                    }
+                    true
                 } else {
                     body.starts_with(b"GPU Direct RDMA")
                 }
+            }
+            b"OFI" => {
+                self.ofi(pi, body, line, warn);
+                true
             }
             _ => self.net_ib(pi, net, body, line, warn),
         }
@@ -540,6 +701,18 @@ impl Explainer {
             if !any && self.facts.ib_using_empty.is_none() {
                 self.facts.ib_using_empty = Some(self.evidence(line));
             }
+            if any && self.facts.ib_using.is_none() {
+                let ev = self.evidence(line);
+                self.facts.ib_using = Some(ev.clone());
+                self.facts.ib_active.get_or_insert(ev);
+            }
+            if let Some(o) = sockets::oob(list)
+                && self.facts.oob_if.is_none()
+            {
+                self.socket_addresses(std::slice::from_ref(&o));
+                let ev = self.evidence(line);
+                self.facts.oob_if = Some((o, ev));
+            }
             return true;
         }
         if let Some(rest) = body.strip_prefix(b"GPU Direct RDMA ") {
@@ -558,6 +731,68 @@ impl Explainer {
         }
         if body.starts_with(b"Got completion") {
             self.completion(pi, body, line);
+            return true;
+        }
+        if let Some(ev_at) = memchr::memmem::find(body, b"async")
+            && warn
+            && memchr::memmem::find(&body[ev_at..], b"event").is_some()
+        {
+            self.async_event(pi, body, line);
+            return true;
+        }
+        if memchr::memmem::find(body, b"incompatible devices").is_some() {
+            // 2.26+: `NET/IB : Attempted to connect incompatible devices: [mlx5_0 (IB), mlx5_2 (RoCE)] …
+            // Try selecting NICs of only one link type using NCCL_IB_HCA` (net_ib.cc)
+            if self.facts.mixed_link_warn.is_none() {
+                self.facts.mixed_link_warn = Some(self.evidence(line));
+            }
+            return true;
+        }
+        if memchr::memmem::find(body, b"ncclIbRoceGetVersionNum").is_some() {
+            // 2.23+: reading gid_attrs/types/<index> failed; only RoCE ports have GID types to read. In a
+            // container the entry of another netdev is empty and reads EINVAL (kernel
+            // drivers/infiniband/core/sysfs.c), which 2.21-2.25 treat as an error (NVIDIA/nccl#1573)
+            self.facts.link.roce = true;
+            let m = text(body);
+            let host = self.host_of(pi);
+            let ev = self.evidence(line);
+            self.found(Code::ExplainGid, "read", host.as_deref(), ev, || {
+                (
+                    format!("NCCL could not read a RoCE GID's type: {m}"),
+                    "the GID table of the pod's RDMA device has entries of other network namespaces (macvlan/SR-IOV pods), whose gid_attrs read EINVAL: NCCL ≥ 2.26 skips them; on older NCCL set NCCL_IB_GID_INDEX to the pod's RoCE v2 GID (`show_gids` in the pod) or NCCL_IB_ADDR_RANGE to its subnet".into(),
+                )
+            });
+            return true;
+        }
+        if memchr::memmem::find(body, b"SHARP").is_some() {
+            self.collnet(pi, body, line);
+            return true;
+        }
+        if memchr::memmem::find(body, b" qpn ").is_some() {
+            // `NET/IB: Dev 0 Port 1 qpn 1047 mtu 5 … GID 0 (80FE/…)` on RoCE, `… LID 12` on InfiniBand
+            // (ncclIbConnect: the GID form is printed only when the link layer is Ethernet)
+            if let Some(g) = after(body, b" GID ") {
+                self.facts.link.roce = true;
+                // `GID 0 (80FE/…)`: the subnet prefix printed as a host-endian u64, so fe80::/64 reads 80FE
+                let subnet = after(g, b"(")
+                    .map(|s| &s[..s.iter().position(|b| *b == b'/').unwrap_or(s.len())]);
+                if subnet.is_some_and(|s| s.eq_ignore_ascii_case(b"80FE")) {
+                    let idx = text(word(g));
+                    let host = self.host_of(pi);
+                    let ev = self.evidence(line);
+                    self.found(Code::ExplainGid, "link-local", host.as_deref(), ev, || {
+                        (
+                            format!("NCCL uses the link-local RoCE GID at index {idx} (fe80::…): it is not routed between subnets"),
+                            "a link-local GID reaches only peers on the same layer-2 segment, and RoCE v2 fabrics route: set NCCL_IB_GID_INDEX to the RoCE v2 GID of the routable address (IPv4-mapped ::ffff:… or a global IPv6; `show_gids`, usually index 3), or unset it on NCCL ≥ 2.21, which picks one itself (NCCL_IB_ADDR_FAMILY / NCCL_IB_ADDR_RANGE to steer it)".into(),
+                        )
+                    });
+                }
+            } else if memchr::memmem::find(body, b" LID ").is_some() {
+                self.facts.link.ib = true;
+            }
+            if self.facts.ib_active.is_none() {
+                self.facts.ib_active = Some(self.evidence(line));
+            }
             return true;
         }
         if body.starts_with(b"No IP interface found") {
@@ -595,6 +830,27 @@ impl Explainer {
         ]
         .iter()
         .any(|n| memchr::memmem::find(body, n).is_some());
+        // the library exists but cannot be loaded: a dlerror that is not "No such file" (a missing GLIBC
+        // symbol version, an undefined symbol, a wrong ELF class), or 2.28's `External network plugin … is
+        // unsupported`
+        let broken = [
+            &b"not found (required by"[..],
+            b"undefined symbol",
+            b"wrong ELF class",
+            b"is unsupported",
+        ]
+        .iter()
+        .any(|n| memchr::memmem::find(body, n).is_some());
+        if broken {
+            let m = text(body);
+            let ev = self.evidence(line);
+            self.found(Code::ExplainNetPluginError, "load", None, ev, || {
+                (
+                    format!("the NCCL net plugin is installed but could not be loaded: {m}"),
+                    "the plugin was built for another system (a newer glibc, another NCCL ABI, another architecture) than the container: use the plugin build that matches the image (for gIB, the installer's image for this OS; for aws-ofi-nccl, the build for this CUDA and libfabric), or an image with a newer glibc".into(),
+                )
+            });
+        }
         if failed {
             if self.facts.plugin_failures.len() < 8 {
                 let ev = self.evidence(line);
@@ -640,11 +896,12 @@ impl Explainer {
             .map(|p| text(word(p)))
             .unwrap_or_default();
         let hca = after(body, b" hca ").map(|p| text(word(p)));
-        if let Some(g) = after(body, b"localGid") {
-            let g = word(g);
-            if g.starts_with(b"::ffff:") || (g.contains(&b':') && !g.starts_with(b"fe80")) {
-                self.facts.roce_gids = true;
-            }
+        if after(body, b"localGid").is_some() {
+            // net_ib.cc prints the GIDs only when the port's link layer is Ethernet
+            self.facts.link.roce = true;
+        }
+        if self.facts.ib_active.is_none() {
+            self.facts.ib_active = Some(self.evidence(line));
         }
         let host = self.host_of(pi);
         let ev = self.evidence(line);
@@ -703,10 +960,17 @@ impl Explainer {
                         .to_string()
                 })
                 .unwrap_or_default();
-            if let Some(g) = m.split_once("local GID ").map(|(_, g)| g)
-                && (g.starts_with("::ffff:") || (!g.starts_with("fe80") && g.contains(':')))
-            {
-                self.facts.roce_gids = true;
+            if m.contains("local GID ::ffff:") || m.contains("remote GID ::ffff:") {
+                // an IPv4-mapped GID exists only on a RoCE port (it is built from the netdev's IPv4 address)
+                self.facts.link.roce = true;
+            }
+            if m.contains("Network is unreachable") {
+                // RTR on RoCE resolves the peer's GID to a MAC through the kernel's routing (ib_resolve_eth_dmac
+                // → rdma_addr_find_l2_eth_by_grh in drivers/infiniband/core); InfiniBand addresses by LID
+                self.facts.link.roce = true;
+            }
+            if self.facts.ib_active.is_none() {
+                self.facts.ib_active = Some(self.evidence(line));
             }
             let ev = self.evidence(line);
             let key = err.trim_end_matches('.').to_string();
@@ -736,8 +1000,12 @@ impl Explainer {
         false
     }
 
-    fn generic_warning(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) {
+    pub(super) fn generic_warning(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) {
         let m = text(msg);
+        if self.facts.first_warn.is_none() {
+            let ev = self.evidence(line);
+            self.facts.first_warn = Some((ev, m.clone()));
+        }
         // group warnings that differ only in numbers
         let key: String = m
             .chars()
@@ -755,6 +1023,104 @@ impl Explainer {
     }
 }
 
+impl Explainer {
+    /// Remember the addresses of socket interfaces (distinct addresses mean distinct hosts).
+    fn socket_addresses(&mut self, ifs: &[sockets::Iface]) {
+        for i in ifs {
+            if !i.addr.is_empty()
+                && sockets::unreachable(i).is_none()
+                && self.facts.socket_addrs.len() < 64
+            {
+                self.facts.socket_addrs.insert(i.addr.clone());
+            }
+        }
+    }
+
+    /// `NET/OFI …` lines of aws-ofi-nccl (`nccl_net_ofi_*`): the provider it selected, and its errors.
+    fn ofi(&mut self, pi: Option<usize>, body: &[u8], line: &[u8], warn: bool) {
+        // its INFO lines and runtime errors (registering memory, connecting) show it at work; a failure to
+        // initialize (no provider from fi_getinfo, `nccl_net_ofi_*_init`) does not
+        let init_failure = warn
+            && (memchr::memmem::find(body, b"fi_getinfo").is_some()
+                || memchr::memmem::find(body, b"nitializ").is_some());
+        if !init_failure && self.facts.ofi.is_none() {
+            self.facts.ofi = Some(self.evidence(line));
+        }
+        if let Some(p) = after(body, b"Selected Provider is ") {
+            self.facts.ofi_provider.get_or_insert_with(|| text(word(p)));
+        }
+        if !warn {
+            return;
+        }
+        let m = text(body);
+        let host = self.host_of(pi);
+        let ev = self.evidence(line);
+        if (m.contains("register memory") || m.contains("fi_mr_reg"))
+            && (m.contains("Cannot allocate memory") || m.contains("RC: 12") || m.contains("-12"))
+        {
+            self.found(Code::ExplainMemlock, "", host.as_deref(), ev, || {
+                (
+                    format!("RDMA memory registration failed for lack of locked memory: NET/OFI {m}"),
+                    "grant the container an unlimited memlock limit (`ulimit -l unlimited`; docker --ulimit memlock=-1; in Kubernetes the EFA device plugin's pods need IPC_LOCK) and check `ulimit -l` inside the job, under mpirun too".into(),
+                )
+            });
+            return;
+        }
+        let key: String = m
+            .chars()
+            .take(60)
+            .map(|c| if c.is_ascii_digit() { '#' } else { c })
+            .collect();
+        let getinfo = m.contains("fi_getinfo");
+        self.found(Code::ExplainNetPluginError, &key, host.as_deref(), ev, || {
+            let help = if getinfo {
+                "libfabric found no usable provider or device: the container does not see the EFA devices (request vpc.amazonaws.com/efa in the pod, or pass /dev/infiniband/* to docker), or FI_PROVIDER names a provider that is not there; `fi_info -p efa -t FI_EP_RDM` inside the container must list the devices"
+            } else {
+                "aws-ofi-nccl reported an error from libfabric: check that aws-ofi-nccl, libfabric (the EFA installer) and NCCL versions match, the EFA devices are visible in the container (`fi_info -p efa`), and FI_* settings; FI_LOG_LEVEL=warn shows libfabric's reason"
+            };
+            (format!("the aws-ofi-nccl plugin failed: NET/OFI {m}"), help.into())
+        });
+    }
+
+    /// `NET/IB : mlx5_0:1 Got async event : local access violation work queue error` (≤2.22), `… async fatal
+    /// event: …` (2.23+): the NIC reported an error outside any request (`ncclIbAsyncThreadMain`, net_ib.cc).
+    fn async_event(&mut self, pi: Option<usize>, body: &[u8], line: &[u8]) {
+        let m = text(body);
+        let dev = text(word(body));
+        let host = self.host_of(pi);
+        let ev = self.evidence(line);
+        if self.facts.ib_active.is_none() {
+            self.facts.ib_active = Some(ev.clone());
+        }
+        let key: String = m.split(':').next_back().unwrap_or("").trim().to_string();
+        self.found(Code::ExplainIbAsyncEvent, &key, host.as_deref(), ev, || {
+            (
+                format!("the RDMA device reported an asynchronous error: {m}"),
+                format!("an async event on {dev} means the NIC saw an error on a queue pair or the port: access violations point at memory registration (GPUDirect RDMA through an IOMMU or PCIe ACS; try NCCL_NET_GDR_LEVEL=LOC to confirm), port or GID-table events at the link (`ibv_devinfo`, switch logs); the completion errors that follow are its consequence"),
+            )
+        });
+    }
+}
+
+/// Does this prefix or file token name the IB transport's source (`transport/net_ib.cc`, the 2.29
+/// `net_ib/` directory, HPC-X's `ib_plugin.c`)?
+fn ib_source(b: &[u8]) -> bool {
+    memchr::memmem::find(b, b"net_ib").is_some() || memchr::memmem::find(b, b"ib_plugin").is_some()
+}
+
+/// `ncclResult_t` names (`src/nccl.h.in`).
+fn result_name(r: u32) -> &'static str {
+    match r {
+        1 => "ncclUnhandledCudaError",
+        2 => "ncclSystemError",
+        3 => "ncclInternalError",
+        4 => "ncclInvalidArgument",
+        5 => "ncclInvalidUsage",
+        6 => "ncclRemoteError",
+        _ => "an error",
+    }
+}
+
 /// Could [`Explainer::dispatch`] use this INFO message? A cheap filter so the bulk of a long log (collective
 /// calls, proxy chatter, tuning tables) costs no process lookup.
 fn interesting(msg: &[u8]) -> bool {
@@ -765,8 +1131,15 @@ fn interesting(msg: &[u8]) -> bool {
         Some(b'N') => msg.starts_with(b"NET/") || msg.starts_with(b"NCCL"),
         Some(b'U') => msg.starts_with(b"Using network "),
         Some(b'A') => msg.starts_with(b"Assigned NET plugin "),
-        Some(b'B' | b'G' | b'F' | b'E' | b'I' | b'M' | b'P' | b'S') => true,
-        _ => msg.ends_with(b"Init START") || msg.ends_with(b"Init COMPLETE"),
+        Some(b'B' | b'G' | b'F' | b'E' | b'I' | b'M' | b'P' | b'S' | b'D') => true,
+        Some(b'c') => msg.starts_with(b"comm "),
+        Some(b'R') => msg.starts_with(b"Ring "),
+        _ => {
+            msg.ends_with(b"Init START")
+                || msg.ends_with(b"Init COMPLETE")
+                || (msg.last().is_some_and(|b| b.is_ascii_digit() || *b == b']')
+                    && memchr::memmem::find(msg, b" -> ").is_some())
+        }
     }
 }
 

@@ -7,7 +7,8 @@ use super::Explainer;
 use super::line::{self, after, text, word};
 
 impl Explainer {
-    pub(super) fn ucx_line(&mut self, line: &[u8]) {
+    /// Read a UCX line; `false` when it said nothing UCX knows (a line that only mentions UCX).
+    pub(super) fn ucx_line(&mut self, line: &[u8]) -> bool {
         let find = |n: &[u8]| memchr::memmem::find(line, n).is_some();
         let who = line::ucx_who(line);
         let pi = who.map(|w| self.proc_of(w.key, w.host, None));
@@ -15,8 +16,19 @@ impl Explainer {
         let mut recognised = true;
         if find(b"/RoCE") {
             self.facts.ucx_roce = true;
+            self.facts.ucx_rdma = true;
         } else if find(b"/IB ") || find(b"/IB)") {
             self.facts.ucx_ib = true;
+            self.facts.ucx_rdma = true;
+        }
+        // a WQE dump addresses the peer by MAC and GID on RoCE, by LID on InfiniBand (ib_mlx5_log.c)
+        if find(b"wqe[") {
+            self.facts.ucx_rdma = true;
+            if find(b" rmac ") || find(b" dgid ") {
+                self.facts.link.roce = true;
+            } else if find(b" rlid ") {
+                self.facts.link.ib = true;
+            }
         }
         if let Some(key) = self.ucx_retry_key.take()
             && find(b"QP 0x")
@@ -24,10 +36,32 @@ impl Explainer {
         {
             self.ucx_wqe(&key, line);
             self.bump_ucx();
-            return;
+            return true;
         }
         if find(b"env variable:") {
             self.ucx_env(line);
+        } else if find(b"-node cfg#") {
+            // `ucp_context_0 inter-node cfg#3 rma(rc_mlx5/mlx5_ib2:1) …` (UCX_LOG_LEVEL=info): the transports
+            // UCX selected; rc/dc/ud are RDMA (ucp_worker.c)
+            if find(b"rc_mlx5")
+                || find(b"dc_mlx5")
+                || find(b"rc_verbs")
+                || find(b"ud_mlx5")
+                || find(b"ud_verbs")
+            {
+                self.facts.ucx_rdma = true;
+            }
+        } else if find(b"ibv_create_ah") && (find(b"failed") || find(b"ERROR")) {
+            self.ucx_create_ah(host.as_deref(), line);
+        } else if find(b"UCP version is incompatible") {
+            let m = ucx_message_any(line);
+            let ev = self.evidence(line);
+            self.found(Code::ExplainUcxVersionMismatch, "", host.as_deref(), ev, || {
+                (
+                    format!("UCX: the library loaded is older than the program needs: {m}"),
+                    "the program (NIXL, UCX-Py, Open MPI) was built against a newer UCX than the libucp.so it loaded: put the matching UCX first on LD_LIBRARY_PATH (NIXL wheels bundle one; a system /usr/lib UCX shadows it), or rebuild against the installed UCX; `ucx_info -v` prints the version that loads".into(),
+                )
+            });
         } else if find(b"retry count exceeded") {
             let dev = after(line, b" on ")
                 .map(|d| text(word(d)))
@@ -88,6 +122,56 @@ impl Explainer {
         if recognised {
             self.bump_ucx();
         }
+        recognised
+    }
+
+    /// `ibv_create_ah(dlid=… dgid=::ffff:10.1.1.2 … sgid_index=3 traffic_class=106) for UD mlx5 connect on
+    /// mlx5_3 failed: Connection timed out` (`ib_device.c`): on RoCE an address handle needs the peer's MAC,
+    /// which the kernel resolves from the GID through the netdev bound to `sgid_index` (ARP/ND,
+    /// `rdma_addr_find_l2_eth_by_grh`); a timeout means the peer's address does not answer on that netdev.
+    fn ucx_create_ah(&mut self, host: Option<&str>, line: &[u8]) {
+        let dgid = after(line, b"dgid=").map(|d| {
+            text(
+                &d[..d
+                    .iter()
+                    .position(|b| *b == b' ' || *b == b')')
+                    .unwrap_or(d.len())],
+            )
+        });
+        let sgix = after(line, b"sgid_index=").map(|d| {
+            text(
+                &d[..d
+                    .iter()
+                    .position(|b| !b.is_ascii_digit())
+                    .unwrap_or(d.len())],
+            )
+        });
+        let err = after(line, b"failed: ").map(text).unwrap_or_default();
+        if dgid
+            .as_deref()
+            .is_some_and(|g| g.starts_with("::ffff:") || g.starts_with("fe80"))
+            || line.windows(8).any(|w| w == b"traffic_")
+        {
+            self.facts.link.roce = true;
+        }
+        self.facts.ucx_rdma = true;
+        let ev = self.evidence(line);
+        self.found(Code::ExplainUcxAddressHandle, &err, host, ev, || {
+            let link_local = dgid.as_deref().is_some_and(|g| g.starts_with("fe80"));
+            let gid = match (&dgid, &sgix) {
+                (Some(d), Some(i)) => format!(" (to GID {d} from local GID index {i})"),
+                (Some(d), None) => format!(" (to GID {d})"),
+                _ => String::new(),
+            };
+            (
+                format!("UCX could not create an address handle to the peer{gid}: {err}"),
+                if link_local {
+                    "the destination GID is link-local (fe80): it is not routable between subnets, and its MAC is resolved only on the same link: set UCX_IB_GID_INDEX to the RoCE v2 GID of the routable (IPv4-mapped or global) address, or let UCX choose (unset it, UCX_IB_ROCE_SUBNETS to pick the subnet)".into()
+                } else {
+                    "on RoCE the kernel resolves the peer's GID to a MAC through the netdev of the local GID index: a timeout means the peer's address does not answer there. Check that the GID index is the one of the RDMA interface in this network namespace (`show_gids` in the pod: indexes differ per pod with macvlan/SR-IOV), that both pods' RDMA interfaces are in the same subnet or routed (UCX_IB_ROCE_REACHABILITY_MODE=all skips UCX's own subnet check), and the VLAN/PFC settings".into()
+                },
+            )
+        });
     }
 
     fn bump_ucx(&mut self) {
@@ -138,6 +222,16 @@ impl Explainer {
             }
         }
     }
+}
+
+/// The message after `UCX  WARN` / `UCX  ERROR` / `UCX  INFO`.
+fn ucx_message_any(line: &[u8]) -> String {
+    for marker in [&b"UCX  WARN"[..], b"UCX  ERROR", b"UCX  INFO", b"UCX WARN"] {
+        if let Some(m) = after(line, marker) {
+            return text(m);
+        }
+    }
+    ucx_message(line)
 }
 
 /// The message part of a UCX line: after `UCX  ERROR` (or after the `file.c:NNN` token).

@@ -3,9 +3,10 @@
 use indexmap::{IndexMap, IndexSet};
 use roce_model::Code;
 
+use super::transport::{self, Signals};
 use super::{
-    Connections, Device, Evidence, Explainer, Explanation, Finding, Process, Transport,
-    severity_rank,
+    Connections, Device, Evidence, Explainer, Explanation, Finding, Process, Transport, invariants,
+    sockets,
 };
 
 pub(super) fn finish(mut x: Explainer) -> Explanation {
@@ -20,7 +21,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
                 format!("{name} is empty"),
                 "NCCL logs nothing unless NCCL_DEBUG is set: run the job with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV and pass its output (NCCL_DEBUG_FILE=/tmp/nccl.%h.%p writes one file per process)",
             ));
-        } else if f.nccl_lines == 0 && f.ucx_lines == 0 {
+        } else if f.nccl_lines == 0 && f.ucx_lines == 0 && f.report_lines == 0 {
             if f.binary {
                 findings.push(Finding::new(
                     Code::ExplainBinaryLog,
@@ -55,7 +56,8 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         if let Some((first, _)) = values.first() {
             env.insert(name.clone(), first.clone());
         }
-        if values.len() > 1 {
+        // NCCL_HOSTID names the host, so it differs between hosts by design
+        if values.len() > 1 && name != "NCCL_HOSTID" {
             let list: Vec<&str> = values.keys().map(String::as_str).collect();
             let ev = values.get_index(1).map(|(_, e)| e.clone());
             findings.push(
@@ -100,26 +102,43 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         channel_nets.extend(p.channel_nets.iter().cloned());
         chosen.extend(p.networks.iter().cloned());
     }
-    let mut nets: IndexSet<String> = if channel_nets.is_empty() {
+    let nets: IndexSet<String> = if channel_nets.is_empty() {
         chosen.clone()
     } else {
         channel_nets.clone()
     };
-    if nets.is_empty() {
-        if x.facts.socket_using.is_some() && x.facts.ib_no_device.is_some() {
-            nets.insert("Socket".into());
-        } else if !x.devices.is_empty() {
-            nets.insert("IB".into());
-        }
-    }
-    let network = nets.first().cloned();
     let mut devices: Vec<Device> = x.devices.values().cloned().collect();
     for d in &mut devices {
         if let Some((on, _)) = x.facts.gdr_hca.get(&d.name) {
             d.gdr = Some(*on);
         }
     }
-    let transport = classify(network.as_deref(), &devices, &x);
+    let ib_disabled = x
+        .env
+        .get("NCCL_IB_DISABLE")
+        .and_then(|v| v.first())
+        .is_some_and(|(v, _)| v.parse::<i64>().is_ok_and(|n| n != 0));
+    let ib_unavailable = x.facts.ib_no_device.is_some()
+        || x.facts.ib_init_failed.is_some()
+        || x.facts.ibverbs_missing.is_some()
+        || ib_disabled;
+    let signals = Signals {
+        network: nets.first().map(String::as_str),
+        devices: &devices,
+        link: link_evidence(&x),
+        ib_active: x.facts.ib_active.is_some() || (x.facts.ib_chain.is_some() && !ib_unavailable),
+        ofi: x.facts.ofi.is_some(),
+        socket_by_elimination: x.facts.tcp_plugin.is_some()
+            || (x.facts.socket_using.is_some() && ib_unavailable && devices.is_empty()),
+        ucx_rdma: x.facts.ucx_rdma,
+    };
+    let transport = transport::classify(&signals);
+    let network = nets.first().cloned().or_else(|| match transport {
+        Transport::Socket if x.facts.tcp_plugin.is_some() => Some("FastSocket".to_string()),
+        Transport::Socket => Some("Socket".to_string()),
+        Transport::Ib | Transport::Roce if !devices.is_empty() => Some("IB".to_string()),
+        _ => None,
+    });
 
     if nets.len() > 1 {
         let list: Vec<&str> = nets.iter().map(String::as_str).collect();
@@ -137,7 +156,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     }
 
     // ---- GPUDirect RDMA ----
-    let ib_like = matches!(transport, Transport::Ib | Transport::Roce);
+    let ib_like = matches!(transport, Transport::Ib | Transport::Roce | Transport::Ofi);
     let disabled_hcas: Vec<&str> = x
         .facts
         .gdr_hca
@@ -145,12 +164,11 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         .filter(|(_, (on, _))| !on)
         .map(|(n, _)| n.as_str())
         .collect();
-    let gpudirect_rdma = if connections.net > 0 {
-        if transport == Transport::Socket {
-            Some(false)
-        } else {
-            Some(connections.net_gdr == connections.net && disabled_hcas.is_empty())
-        }
+    let gpudirect_rdma = if transport == Transport::Socket {
+        // sockets move data through host memory: never GPUDirect RDMA
+        Some(false)
+    } else if connections.net > 0 {
+        Some(connections.net_gdr == connections.net && disabled_hcas.is_empty())
     } else if ib_like {
         if !disabled_hcas.is_empty() || x.facts.gdr_pair_distance.is_some() {
             Some(false)
@@ -173,26 +191,45 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     }
 
     // ---- socket fallback ----
-    let socket_channels = channel_nets
-        .iter()
-        .any(|n| n.eq_ignore_ascii_case("Socket"));
+    let socket_channels = channel_nets.iter().any(|n| transport::is_socket(n));
     let ib_disable = env
         .get("NCCL_IB_DISABLE")
         .filter(|v| v.parse::<i64>().is_ok_and(|n| n != 0));
     let ib_intent = env
         .keys()
         .any(|k| k.starts_with("NCCL_IB_") && k != "NCCL_IB_DISABLE");
-    let multi_host = x.hosts.len() > 1;
-    if transport == Transport::Socket
-        && (socket_channels
-            || multi_host
-            || ib_intent
-            || ib_disable.is_some()
-            || x.facts.ib_open_failed.is_some())
+    let socket_forced = env
+        .get("NCCL_NET")
+        .filter(|n| transport::is_socket(n))
+        .cloned();
+    // several hosts: host names, NCCL's own node count, or distinct addresses of the ranks' interfaces (two
+    // containers may share a host name)
+    let multi_host = x.hosts.len() > 1 || x.facts.n_nodes > 1 || x.facts.socket_addrs.len() > 1;
+    let rdma_expected = socket_channels
+        || multi_host
+        || ib_intent
+        || ib_disable.is_some()
+        || x.facts.ib_open_failed.is_some();
+    if let Some(ev) = &x.facts.ibverbs_missing
+        && (multi_host || ib_intent || socket_channels)
     {
+        findings.push(
+            Finding::new(
+                Code::ExplainIbverbsMissing,
+                "NCCL could not load libibverbs.so (rdma-core), so its IB transport has no devices and ranks on different hosts use TCP sockets",
+                "install rdma-core's libibverbs1 and the provider for the NIC (ibverbs-providers: libmlx5) in the image; NVIDIA's NGC and the CoreWeave nccl-tests images ship them",
+            )
+            .at(Some(ev.clone())),
+        );
+    }
+    if transport == Transport::Socket && rdma_expected {
         let hca = env.get("NCCL_IB_HCA");
-        let cause = if let Some(v) = ib_disable {
+        let cause = if let Some(v) = &socket_forced {
+            format!("NCCL_NET={v} forces TCP sockets")
+        } else if let Some(v) = ib_disable {
             format!("IB is disabled by NCCL_IB_DISABLE={v}")
+        } else if x.facts.ibverbs_missing.is_some() {
+            "libibverbs.so could not be loaded".to_string()
         } else if let Some((_, dev)) = &x.facts.ib_open_failed {
             format!("RDMA device {dev} exists but could not be opened")
         } else if x.facts.ib_no_device.is_some() {
@@ -223,8 +260,12 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         } else {
             "this log shows no network connection (all peers were on one node), but between nodes this job runs over TCP".to_string()
         };
-        let help = if ib_disable.is_some() {
+        let help = if socket_forced.is_some() {
+            "unset NCCL_NET (or set NCCL_NET=IB) so NCCL uses the RDMA devices".to_string()
+        } else if ib_disable.is_some() {
             "remove NCCL_IB_DISABLE (or set it to 0) so NCCL uses RDMA".to_string()
+        } else if x.facts.ibverbs_missing.is_some() {
+            "install rdma-core (libibverbs1, ibverbs-providers) in the image".to_string()
         } else if x.facts.ib_open_failed.is_some() {
             "mount /dev/infiniband into the container (the RDMA device plugin does when `rdma/ib` is requested) and grant IPC_LOCK".to_string()
         } else if let Some(h) = hca {
@@ -239,7 +280,9 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             .ib_no_device
             .clone()
             .or(x.facts.ib_init_failed.clone())
-            .or(x.facts.using_socket.clone());
+            .or(x.facts.ibverbs_missing.clone())
+            .or(x.facts.using_socket.clone())
+            .or(x.facts.socket_using.clone());
         let mut f = Finding::new(
             Code::ExplainSocketFallback,
             format!("NCCL fell back to TCP sockets: {cause}; {scope}"),
@@ -252,7 +295,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
                 p.networks
                     .iter()
                     .chain(&p.channel_nets)
-                    .any(|n| n.eq_ignore_ascii_case("Socket"))
+                    .any(|n| transport::is_socket(n))
             })
             .map(|p| p.host.clone())
             .collect::<IndexSet<_>>()
@@ -260,6 +303,62 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             .take(super::HOSTS_MAX)
             .collect();
         findings.push(f);
+    }
+
+    // ---- socket interfaces other hosts cannot reach ----
+    let single_node = x.facts.n_nodes == 1 && connections.net == 0;
+    if !single_node
+        && let Some(f) = socket_interface_finding(&x, transport, multi_host || socket_channels)
+    {
+        findings.push(f);
+    }
+
+    // ---- InfiniBand and RoCE ports together ----
+    let ll = |p: &str| {
+        devices
+            .iter()
+            .filter(|d| d.link_layer.starts_with(p))
+            .count()
+    };
+    if (ll("IB") > 0 && ll("RoCE") > 0) || x.facts.mixed_link_warn.is_some() {
+        let list: Vec<String> = devices
+            .iter()
+            .map(|d| format!("{}/{}", d.name, d.link_layer))
+            .collect();
+        findings.push(
+            Finding::new(
+                Code::ExplainMixedLinkLayer,
+                format!(
+                    "NCCL uses InfiniBand and RoCE ports together{}",
+                    if list.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", list.join(" "))
+                    }
+                ),
+                "a queue pair joins two ports of one link layer: when ranks pick an IB port on one side and a RoCE port on the other, connecting fails (2.26+ refuses with `Attempted to connect incompatible devices`); list only one kind in NCCL_IB_HCA (e.g. `=mlx5_0,mlx5_1`)",
+            )
+            .at(x.facts.mixed_link_warn.clone().or(x.facts.ib_using.clone())),
+        );
+    }
+
+    // ---- nccl-tests ----
+    if let Some(ev) = &x.tables.wrong_ev {
+        let b = x.tables.finish().unwrap_or_default();
+        let what = match (b.wrong, b.out_of_bounds) {
+            (w, Some(o)) if w > 0 => format!("{w} wrong values in the table, {o} out of bounds"),
+            (w, _) if w > 0 => format!("{w} wrong values in the table"),
+            (_, Some(o)) => format!("{o} values out of bounds"),
+            _ => "wrong values".to_string(),
+        };
+        findings.push(
+            Finding::new(
+                Code::ExplainWrongResults,
+                format!("nccl-tests found wrong results: {what}"),
+                "wrong data means corruption on the path: GPUDirect RDMA through a PCIe switch with ACS or an IOMMU in the way (NCCL_NET_GDR_LEVEL=LOC to confirm), a faulty NIC, cable or GPU (run the test per node and per rail to isolate it), or mismatched NCCL builds across ranks",
+            )
+            .at(Some(ev.clone())),
+        );
     }
 
     // ---- plugin requested but not loaded ----
@@ -374,7 +473,6 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             .at(ev),
         );
     }
-    sort(&mut findings);
     dedupe(&mut findings);
 
     let processes: Vec<Process> = procs
@@ -392,11 +490,24 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             lines: p.lines,
         })
         .collect();
-    Explanation {
+    let bandwidth = x.tables.finish();
+    let facts = invariants::Facts {
+        fatal: x.facts.fatal.clone(),
+        first_warn: x.facts.first_warn.clone(),
+        chain_origin: x.facts.chain_origin.clone(),
+        traceback: x.facts.traceback.is_some(),
+        rdma_expected,
+    };
+    let mut e = Explanation {
         transport,
         network,
         gpudirect_rdma,
-        nccl_version: x.versions.keys().next().cloned(),
+        nccl_version: x
+            .versions
+            .keys()
+            .next()
+            .cloned()
+            .or(x.facts.torch_version.clone()),
         devices,
         socket_interfaces: x.socket_ifs.iter().cloned().collect(),
         env,
@@ -412,34 +523,113 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         files: x.files,
         findings,
         profile: None,
-    }
+        bandwidth,
+    };
+    invariants::enforce(&mut e, &facts);
+    e
 }
 
-/// Decide the transport from the network name and the devices' link layers.
-fn classify(network: Option<&str>, devices: &[Device], x: &Explainer) -> Transport {
-    let rdma = |x: &Explainer| {
-        let roce = devices
-            .iter()
-            .filter(|d| d.link_layer.starts_with("RoCE"))
-            .count();
-        let ib = devices
-            .iter()
-            .filter(|d| d.link_layer.starts_with("IB"))
-            .count();
-        if roce > ib || (roce == 0 && ib == 0 && (x.facts.roce_gids || x.facts.ucx_roce)) {
-            Transport::Roce
-        } else {
-            Transport::Ib
-        }
-    };
-    match network {
-        Some(n) if n.eq_ignore_ascii_case("Socket") => Transport::Socket,
-        Some(n) if n.to_ascii_uppercase().starts_with("IB") => rdma(x),
-        Some(_) => Transport::Unknown,
-        None if x.facts.ucx_roce => Transport::Roce,
-        None if x.facts.ucx_ib => Transport::Ib,
-        None => Transport::Unknown,
+/// Link-layer evidence, UCX's included.
+fn link_evidence(x: &Explainer) -> transport::LinkEvidence {
+    let mut l = x.facts.link;
+    l.roce |= x.facts.ucx_roce;
+    l.ib |= x.facts.ucx_ib;
+    // NCCL reads these only when choosing a RoCE port's GID (ncclIbGetGidIndex returns before them on an
+    // InfiniBand port, net_ib.cc 2.21+), so their echo means a RoCE port was used
+    l.roce |= [
+        "NCCL_IB_ADDR_FAMILY",
+        "NCCL_IB_ROCE_VERSION_NUM",
+        "NCCL_IB_ADDR_RANGE",
+    ]
+    .iter()
+    .any(|k| x.env.contains_key(*k));
+    l
+}
+
+/// A socket interface NCCL chose that other hosts cannot reach: the first bootstrap interface, the IB
+/// out-of-band one on an IB job, every NET/Socket one on a socket job.
+fn socket_interface_finding(x: &Explainer, t: Transport, multi: bool) -> Option<Finding> {
+    // (interfaces, the line that listed them, what NCCL uses them for, all of them or the first only)
+    let mut lists: Vec<(&[sockets::Iface], &Evidence, &str, bool)> = Vec::new();
+    if let Some((l, ev)) = &x.facts.bootstrap_ifs {
+        lists.push((l, ev, "bootstrap", true));
     }
+    if let Some((i, ev)) = &x.facts.oob_if
+        && matches!(t, Transport::Ib | Transport::Roce)
+    {
+        lists.push((
+            std::slice::from_ref(i),
+            ev,
+            "the IB transport's out-of-band connection",
+            false,
+        ));
+    }
+    if let Some((l, ev)) = &x.facts.net_socket_ifs
+        && matches!(t, Transport::Socket | Transport::Unknown)
+    {
+        lists.push((l, ev, "NET/Socket", true));
+    }
+    let bad = lists.into_iter().find_map(|(list, ev, role, all)| {
+        let n = if all { list.len() } else { list.len().min(1) };
+        list[..n].iter().find_map(|i| {
+            let u = sockets::unreachable(i)?;
+            // a lone loopback or bridge is harmless on one host; link-local never carries between hosts
+            (multi || u == sockets::Unreachable::LinkLocal).then_some((i, u, ev, role))
+        })
+    });
+    let (i, u, ev, role) = bad?;
+    let addr = if i.addr.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", i.addr)
+    };
+    let ifname = x
+        .env
+        .get("NCCL_SOCKET_IFNAME")
+        .and_then(|v| v.first())
+        .map(|(v, _)| v.clone());
+    let help = match &ifname {
+        Some(v) => format!(
+            "NCCL_SOCKET_IFNAME={v} selects it: point it at the interface that carries the pods' routable addresses (eth0 in most Kubernetes pods; `=eth0` for an exact match)"
+        ),
+        None => "set NCCL_SOCKET_IFNAME to the interface with the routable address (eth0 in most pods), or exclude the rest (`^lo,docker,veth,virbr`): NCCL picked this one automatically, and it uses every interface it lists for NET/Socket connections".to_string(),
+    };
+    Some(
+        Finding::new(
+            Code::ExplainSocketInterface,
+            format!(
+                "NCCL uses {} interface {}{addr} for {role}: other hosts cannot reach it",
+                u.describe(),
+                i.name
+            ),
+            help,
+        )
+        .at(Some(ev.clone())),
+    )
+}
+
+/// [`Explanation::compare_bandwidth`]: the percentage of the expectation, and a finding when it is low.
+pub(super) fn compare_bandwidth(e: &mut Explanation, expected: f64, from: &str) -> Option<Finding> {
+    let b = e.bandwidth.as_mut()?;
+    if !(expected.is_finite() && expected > 0.0) || b.rows == 0 {
+        return None;
+    }
+    let percent = b.large_busbw / expected * 100.0;
+    b.expected = Some(super::Expected {
+        busbw: expected,
+        from: from.to_string(),
+        percent,
+    });
+    (percent < 80.0).then(|| {
+        Finding::new(
+            Code::ExplainBandwidthLow,
+            format!(
+                "nccl-tests bus bandwidth {:.1} GB/s at {} bytes is {percent:.0} % of the expected {expected:.1} GB/s ({from})",
+                b.large_busbw, b.large_size
+            ),
+            "below 80 % of what the rails should give: check that every rail carried traffic (one NET/IB device per GPU in the channel lines), GPUDirect RDMA (/GDRDMA), the NICs' link rate (`ibstat`), PCIe width of GPUs and NICs, and congestion settings (NCCL_IB_TC, ECN/PFC) on RoCE",
+        )
+    })
 }
 
 fn gdr_finding(
@@ -509,21 +699,6 @@ pub(super) fn version_lt(v: &str, major: u32, minor: u32) -> bool {
     let mut it = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
     let (a, b) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
     (a, b) < (major, minor)
-}
-
-/// Errors first, then by file and line.
-pub(super) fn sort(findings: &mut [Finding]) {
-    findings.sort_by(|a, b| {
-        let key = |f: &Finding| {
-            (
-                severity_rank(f.severity),
-                f.evidence.as_ref().map(|e| e.file.clone()),
-                f.evidence.as_ref().map_or(0, |e| e.line),
-                f.code,
-            )
-        };
-        key(a).cmp(&key(b))
-    });
 }
 
 /// The same message twice (e.g. a profile check repeating a log finding) is reported once.

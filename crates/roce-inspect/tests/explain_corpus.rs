@@ -1,0 +1,173 @@
+//! `roce explain` on a corpus of real excerpts it was not written against: log lines quoted in public NCCL, UCX,
+//! NIXL, aws-ofi-nccl, gIB and PyTorch threads (NCCL 2.4–2.28, UCX 1.8–1.19) and fresh NCCL 2.28 runs, in the
+//! forms logs arrive in (one rank, WARN only, launcher and timestamp prefixes, tracebacks, nccl-tests tables).
+//! `tests/fixtures/explain-corpus/manifest.toml` states each excerpt's verdict; every one is asserted here, and
+//! the test prints how many matched so a regression names the excerpts it broke.
+
+use std::path::{Path, PathBuf};
+
+use roce_inspect::explain::{Explainer, Explanation};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/explain-corpus")
+}
+
+/// A fixture's text without its `#| ` header (the header says where the excerpt comes from; it is not log).
+fn body(path: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut rest = &bytes[..];
+    while rest.starts_with(b"#| ") {
+        let nl = memchr_nl(rest).map_or(rest.len(), |i| i + 1);
+        rest = &rest[nl..];
+    }
+    rest.to_vec()
+}
+
+fn memchr_nl(b: &[u8]) -> Option<usize> {
+    b.iter().position(|&c| c == b'\n')
+}
+
+/// Explain a file, or every file of a directory (sorted by name) as one job.
+fn explain(path: &Path) -> Explanation {
+    let mut files: Vec<PathBuf> = if path.is_dir() {
+        std::fs::read_dir(path)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .collect()
+    } else {
+        vec![path.to_path_buf()]
+    };
+    files.sort();
+    let mut x = Explainer::new();
+    for f in &files {
+        x.start_file(&f.file_name().unwrap().to_string_lossy());
+        x.read(&body(f)[..]).unwrap();
+    }
+    x.finish()
+}
+
+fn gdr(e: &Explanation) -> &'static str {
+    match e.gpudirect_rdma {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "unknown",
+    }
+}
+
+/// What roce says about one excerpt, in the manifest's terms.
+fn verdict(e: &Explanation) -> Vec<(&'static str, String)> {
+    let first = e.findings.first().map_or("none".to_string(), |f| {
+        f.code
+            .as_str()
+            .trim_start_matches("roce::explain::")
+            .to_string()
+    });
+    let exit = if e.has_errors() { 1 } else { 0 };
+    vec![
+        (
+            "verdict",
+            if e.has_errors() { "problem" } else { "ok" }.to_string(),
+        ),
+        ("transport", e.transport.as_str().to_string()),
+        ("gpudirect_rdma", gdr(e).to_string()),
+        ("first", first),
+        ("exit", exit.to_string()),
+    ]
+}
+
+#[test]
+fn every_excerpt_gets_its_verdict() {
+    let manifest: toml_edit::DocumentMut = std::fs::read_to_string(corpus().join("manifest.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let cases = manifest["case"]
+        .as_array_of_tables()
+        .expect("[[case]] tables");
+    assert!(cases.len() >= 60, "corpus: {} cases", cases.len());
+    let mut wrong = Vec::new();
+    for case in cases {
+        let file = case["file"].as_str().unwrap();
+        let path = corpus().join(file);
+        let header = std::fs::read_to_string(if path.is_dir() {
+            std::fs::read_dir(&path)
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path()
+        } else {
+            path.clone()
+        })
+        .unwrap();
+        assert!(
+            header.starts_with("#| source: https://github.com/")
+                || header.starts_with("#| source: device run, NCCL 2.28"),
+            "{file}: the header must name the source"
+        );
+        let e = explain(&path);
+        let mut diffs = Vec::new();
+        for (key, got) in verdict(&e) {
+            let want = match &case[key] {
+                toml_edit::Item::Value(toml_edit::Value::Integer(i)) => i.value().to_string(),
+                item => item
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{file}: no `{key}`"))
+                    .to_string(),
+            };
+            if got != want {
+                diffs.push(format!("{key}: want {want}, got {got}"));
+            }
+        }
+        if !diffs.is_empty() {
+            let codes: Vec<&str> = e.findings.iter().map(|f| f.code.as_str()).collect();
+            wrong.push(format!("{file}: {} (findings {codes:?})", diffs.join("; ")));
+        }
+    }
+    println!(
+        "explain corpus: {}/{} excerpts get their verdict",
+        cases.len() - wrong.len(),
+        cases.len()
+    );
+    assert!(wrong.is_empty(), "wrong verdicts:\n{}", wrong.join("\n"));
+}
+
+/// Files read in parallel and folded ([`Explainer::merge`], what `roce explain DIR` does) explain exactly as
+/// the same files read one after another: every pair of consecutive corpus excerpts, and the per-rank files.
+#[test]
+fn merging_per_file_explainers_is_reading_them_in_order() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    files.sort();
+    let mut ranks: Vec<PathBuf> = std::fs::read_dir(corpus().join("dev-1gpu2h-debug-file"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    ranks.sort();
+    let mut groups: Vec<Vec<PathBuf>> = files.windows(2).map(<[PathBuf]>::to_vec).collect();
+    groups.push(ranks);
+    for g in groups {
+        let read = |x: &mut Explainer, f: &Path| {
+            x.start_file(&f.file_name().unwrap().to_string_lossy());
+            x.read(&body(f)[..]).unwrap();
+        };
+        let mut seq = Explainer::new();
+        for f in &g {
+            read(&mut seq, f);
+        }
+        let mut parts = g.iter().map(|f| {
+            let mut x = Explainer::new();
+            read(&mut x, f);
+            x
+        });
+        let mut merged = parts.next().unwrap();
+        for p in parts {
+            merged.merge(p);
+        }
+        assert_eq!(merged.finish(), seq.finish(), "{g:?}");
+    }
+}
