@@ -598,14 +598,35 @@ fn manifests(case: &Case) -> Vec<(String, String, Option<String>)> {
     out
 }
 
-fn lint(case: &Case, name: &str, text: String, container: Option<&String>) -> Vec<Problem> {
+fn lint_raw(case: &Case, name: &str, text: String, container: Option<&String>) -> Findings {
     let opts = LintOptions {
         container: container.cloned(),
         ..LintOptions::default()
     };
-    Linter::new(&case.profile, opts)
-        .lint(Source::new(name, text))
-        .problems
+    coded(
+        &Linter::new(&case.profile, opts)
+            .lint(Source::new(name, text))
+            .problems,
+    )
+}
+
+/// lint's findings, less the known disagreement on rendered validation jobs ([`validation_job_debug`]).
+fn lint(case: &Case, name: &str, text: String, container: Option<&String>) -> Findings {
+    let mut found = lint_raw(case, name, text, container);
+    found.retain(|f| !validation_job_debug(case, name, f));
+    found
+}
+
+/// A known disagreement on healthy input: `render --target nccl-tests-mpijob` replaces the profile's
+/// `NCCL_DEBUG` with `INFO` on purpose (so the log shows the transport), and `lint` of that rendered job against
+/// the same profile reports `roce::lint::env_different` (an error) for it. See
+/// `lint_accepts_the_rendered_nccl_tests_job`.
+fn validation_job_debug(case: &Case, name: &str, (code, message): &(Code, String)) -> bool {
+    name.starts_with("nccl-tests-mpijob:")
+        && *code == Code::LintEnvDifferent
+        && ["NCCL_DEBUG", "NCCL_DEBUG_SUBSYS"]
+            .iter()
+            .any(|v| case.plan.env_value(v).is_some() && names_var(message, v))
 }
 
 fn documents(text: &str) -> Vec<Value> {
@@ -921,8 +942,11 @@ fn pod_tree(case: &Case) -> Tree {
             }];
             t.port(dev, port, "4: ACTIVE", "InfiniBand", 2, &gids);
         }
-        t.file(&format!("/sys/class/infiniband/{dev}/node_type"), "1: CA\n");
+        t.file(&format!("/sys/class/infiniband/{dev}/node_type"), "1: CA\n")
+            .file(&format!("/dev/infiniband/uverbs{}", r.index), "");
     }
+    // what the RDMA device plugin mounts with `rdma/ib`
+    t.file("/dev/infiniband/rdma_cm", "");
     t
 }
 
@@ -990,6 +1014,7 @@ fn doctor_all(case: &Case, rail: usize) -> (Findings, Vec<(Class, Findings)>) {
     if applicable(Class::DropRdmaResource) {
         // no RDMA device at all: the device plugin attached nothing
         t.remove("/sys/class/infiniband")
+            .remove("/dev/infiniband")
             .mkdir("/sys/class/infiniband");
         out.push((Class::DropRdmaResource, coded(&doctor(case, &t, env))));
     }
@@ -1261,7 +1286,10 @@ fn judge(
     Ok(())
 }
 
-fn run_case(g: &Gen, rail: usize) -> Result<(), TestCaseError> {
+/// Run the property on one generated profile; returns every (consumer, class, sight) it decided, for the
+/// coverage assertion.
+fn run_case(g: &Gen, rail: usize) -> Result<Vec<(Consumer, Class, Sight)>, TestCaseError> {
+    let mut covered = Vec::new();
     let case = Case::new(g);
     let name = &case.source.text;
 
@@ -1274,7 +1302,7 @@ fn run_case(g: &Gen, rail: usize) -> Result<(), TestCaseError> {
     );
     let manifests = manifests(&case);
     for (file, text, container) in &manifests {
-        let found = coded(&lint(&case, file, text.clone(), container.as_ref()));
+        let found = lint(&case, file, text.clone(), container.as_ref());
         prop_assert!(
             found.is_empty(),
             "lint {} of\n{}\n{:#?}\n{}",
@@ -1285,7 +1313,7 @@ fn run_case(g: &Gen, rail: usize) -> Result<(), TestCaseError> {
         );
         // the JSON round trip the mutations go through adds nothing
         let again = to_text(&documents(text));
-        let found = coded(&lint(&case, file, again, container.as_ref()));
+        let found = lint(&case, file, again, container.as_ref());
         prop_assert!(
             found.is_empty(),
             "lint {} (as JSON) of\n{}\n{:#?}",
@@ -1321,6 +1349,7 @@ fn run_case(g: &Gen, rail: usize) -> Result<(), TestCaseError> {
             if disagreement(consumer, class, &case.shape).is_some() {
                 continue;
             }
+            covered.push((consumer, class, s));
             let what = format!("{class:?} on\n{name}");
             match consumer {
                 Consumer::Check => {
@@ -1357,7 +1386,7 @@ fn run_case(g: &Gen, rail: usize) -> Result<(), TestCaseError> {
                             what,
                             file
                         );
-                        let found = coded(&lint(&case, file, to_text(&docs), container.as_ref()));
+                        let found = lint(&case, file, to_text(&docs), container.as_ref());
                         judge(consumer, class, s, &format!("{file}: {what}"), &found)?;
                     }
                     if !matches!(s, Sight::NoPlace(_)) {
@@ -1393,31 +1422,63 @@ fn run_case(g: &Gen, rail: usize) -> Result<(), TestCaseError> {
             }
         }
     }
-    Ok(())
+    Ok(covered)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(40))]
+    // ~1 s a case on a loaded 2-core machine, most of it creating the fixture tree's files
+    #![proptest_config(ProptestConfig::with_cases(16))]
     #[test]
     fn consumers_agree_on_generated_profiles_and_mutations(g in gen_strategy(), rail in 0usize..64) {
         run_case(&g, rail)?;
     }
 }
 
-/// Every built-in, unextended, through the whole property (the generator reaches them only by chance).
+/// Every built-in, unextended, and two extensions that set NCCL's GID index, through the whole property; then
+/// every (consumer, class) pair has been decided, and every pair the table calls `Sees` has been judged.
 #[test]
 fn consumers_agree_on_every_builtin() {
-    for &base in BASES {
-        let g = Gen {
-            base,
-            knob: None,
-            gid: None,
-            ipv4: false,
-            debug: None,
-            ucx: UcxExt::Keep,
-        };
-        for rail in [0, 5] {
-            run_case(&g, rail).unwrap_or_else(|e| panic!("{base}: {e}"));
+    let plain = |base| Gen {
+        base,
+        knob: None,
+        gid: None,
+        ipv4: false,
+        debug: None,
+        ucx: UcxExt::Keep,
+    };
+    let mut gens: Vec<Gen> = BASES.iter().map(|b| plain(b)).collect();
+    gens.push(Gen {
+        gid: Some(9),
+        ipv4: true,
+        ..plain("coreweave/gb300-roce")
+    });
+    gens.push(Gen {
+        gid: Some(7),
+        knob: Some(KNOBS[2]),
+        ..plain("coreweave/gb300-roce-nixl")
+    });
+    let mut covered = Vec::new();
+    for (i, g) in gens.iter().enumerate() {
+        covered.extend(run_case(g, i * 5).unwrap_or_else(|e| panic!("{g:?}: {e}")));
+    }
+    for &class in CLASSES {
+        for &consumer in CONSUMERS {
+            let seen: Vec<Sight> = covered
+                .iter()
+                .filter(|(c, k, _)| *c == consumer && *k == class)
+                .map(|(_, _, s)| *s)
+                .collect();
+            assert!(!seen.is_empty(), "({consumer:?}, {class:?}) never decided");
+            let never_seen = matches!(
+                (consumer, class),
+                (Consumer::Check, Class::GidIndex)
+                    | (Consumer::Explain, Class::DropIpcLock | Class::UcxTransport)
+            );
+            assert_eq!(
+                seen.contains(&Sight::Sees),
+                !never_seen,
+                "({consumer:?}, {class:?}): {seen:?}"
+            );
         }
     }
 }
@@ -1512,6 +1573,65 @@ fn explain_accepts_a_disable_knob_set_to_0() {
             "explain --profile {base} on its healthy log"
         );
     }
+}
+
+#[test]
+#[ignore = "render --target nccl-tests-mpijob sets NCCL_DEBUG=INFO over the profile's `nccl debug`, and lint of that job against the same profile reports roce::lint::env_different (error)"]
+fn lint_accepts_the_rendered_nccl_tests_job() {
+    for debug in [Some("WARN"), Some("INFO")] {
+        let g = Gen {
+            base: "coreweave/gb300-roce",
+            knob: None,
+            gid: None,
+            ipv4: false,
+            debug,
+            ucx: UcxExt::Keep,
+        };
+        let case = Case::new(&g);
+        for (file, text, container) in manifests(&case) {
+            let found = lint_raw(&case, &file, text, container.as_ref());
+            assert_eq!(found, Findings::new(), "lint {file} of {debug:?}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "doctor does not look at /dev/infiniband: a pod whose sysfs shows every rail but that has no uverbs device nodes (no `rdma/ib`, so the device plugin mounted none) gets no finding, while explain on the job's log reports roce::explain::ib_device_open"]
+fn doctor_sees_rails_without_device_nodes() {
+    let g = Gen {
+        base: "coreweave/gb300-roce",
+        knob: None,
+        gid: None,
+        ipv4: false,
+        debug: None,
+        ucx: UcxExt::Keep,
+    };
+    let case = Case::new(&g);
+    let log = nccl_log(
+        &case,
+        &LogWorld {
+            open_fails: true,
+            ..LogWorld::default()
+        },
+    );
+    let explained = explain(&case, &log);
+    assert!(
+        explained
+            .iter()
+            .any(|(c, _)| *c == Code::ExplainIbDeviceOpen),
+        "{explained:#?}"
+    );
+    let t = pod_tree(&case);
+    t.remove("/dev/infiniband");
+    let doctored = coded(&doctor(&case, &t, pod_env(&case.plan)));
+    judge(
+        Consumer::Doctor,
+        Class::DropRdmaResource,
+        Sight::Sees,
+        "sysfs rails, no /dev/infiniband",
+        &doctored,
+    )
+    .unwrap();
 }
 
 #[test]
