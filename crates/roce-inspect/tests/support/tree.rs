@@ -11,7 +11,7 @@ use roce_inspect::doctor::Root;
 
 /// A fixture tree under a temporary directory, removed when dropped.
 pub struct Tree {
-    dir: tempfile::TempDir,
+    pub dir: tempfile::TempDir,
     /// Directories already created (file creation is slow in some sandboxes: skip repeated mkdirs).
     made: RefCell<HashSet<PathBuf>>,
 }
