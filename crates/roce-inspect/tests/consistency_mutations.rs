@@ -272,16 +272,25 @@ fn applies(class: Class, p: &Profile, plan: &Plan) -> bool {
     }
 }
 
-/// Pairs where the code disagrees with [`sight`]: the property skips exactly these (and says so), and each has
-/// an ignored test below that asserts the table's answer.
-const DISAGREEMENTS: &[(Consumer, Class, fn(&Shape) -> bool, &str)] = &[(
-    Consumer::Check,
-    Class::DropIpcLock,
-    direct_infiniband,
-    "check's roce::caps::ipc_lock fires only on RoCE, but InfiniBand verbs pin memory too: lint \
-     (roce::lint::ipc_lock) and doctor (roce::doctor::ipc_lock) report a missing IPC_LOCK on the same \
-     InfiniBand profile; see check_asks_for_ipc_lock_on_infiniband",
-)];
+/// A pair where the code disagrees with [`sight`].
+struct Disagreement {
+    consumer: Consumer,
+    class: Class,
+    /// The profiles it concerns.
+    when: fn(&Shape) -> bool,
+    /// What disagrees, and the ignored test that asserts the table's answer.
+    why: &'static str,
+}
+
+/// The pairs the property skips (exactly these); each has an ignored test below that fails until it is fixed.
+const DISAGREEMENTS: &[Disagreement] = &[Disagreement {
+    consumer: Consumer::Check,
+    class: Class::DropIpcLock,
+    when: direct_infiniband,
+    why: "check's roce::caps::ipc_lock fires only on RoCE, but InfiniBand verbs pin memory too: lint \
+          (roce::lint::ipc_lock) and doctor (roce::doctor::ipc_lock) report a missing IPC_LOCK on the same \
+          InfiniBand profile; see check_asks_for_ipc_lock_on_infiniband",
+}];
 
 fn direct_infiniband(s: &Shape) -> bool {
     s.direct && s.fabric == FabricKind::InfiniBand
@@ -290,8 +299,8 @@ fn direct_infiniband(s: &Shape) -> bool {
 fn disagreement(consumer: Consumer, class: Class, s: &Shape) -> Option<&'static str> {
     DISAGREEMENTS
         .iter()
-        .find(|(c, k, when, _)| *c == consumer && *k == class && when(s))
-        .map(|(_, _, _, why)| *why)
+        .find(|d| d.consumer == consumer && d.class == class && (d.when)(s))
+        .map(|d| d.why)
 }
 
 // ---------------------------------------------------------------------------------------------------
