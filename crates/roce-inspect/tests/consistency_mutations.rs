@@ -1434,9 +1434,18 @@ fn run_case(g: &Gen, rail: usize) -> Result<Vec<(Consumer, Class, Sight)>, TestC
     Ok(covered)
 }
 
+/// 16 cases, or `PROPTEST_CASES`.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(16)
+}
+
 proptest! {
     // ~1 s a case on a loaded 2-core machine, most of it creating the fixture tree's files
-    #![proptest_config(ProptestConfig::with_cases(16))]
+    // (`PROPTEST_CASES=500` for a deeper run)
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
     #[test]
     fn consumers_agree_on_generated_profiles_and_mutations(g in gen_strategy(), rail in 0usize..64) {
         run_case(&g, rail)?;
