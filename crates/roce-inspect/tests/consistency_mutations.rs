@@ -1653,6 +1653,35 @@ fn doctor_sees_rails_without_device_nodes() {
 }
 
 #[test]
+#[ignore = "doctor reports a UCX_TLS of the wrong transport class only as roce::doctor::env_drift, a warning, where check (roce::ucx::tls) and lint (roce::lint::ucx_transport) report an error; doctor does not judge UCX_TLS against the UCX mode"]
+fn doctor_judges_the_ucx_transport_class() {
+    for base in ["coreweave/gb300-roce", "coreweave/gb300-roce-nixl"] {
+        let g = Gen {
+            base,
+            knob: None,
+            gid: None,
+            ipv4: false,
+            debug: None,
+            ucx: UcxExt::Keep,
+        };
+        let case = Case::new(&g);
+        let t = pod_tree(&case);
+        let found = doctor(
+            &case,
+            &t,
+            with_env(pod_env(&case.plan), "UCX_TLS", other_tls(&case)),
+        );
+        assert!(
+            found
+                .iter()
+                .any(|p| p.is_error()
+                    && families(p.code, &p.message).contains(&Family::UcxTransport)),
+            "{base}: {found:#?}"
+        );
+    }
+}
+
+#[test]
 #[ignore = "check's roce::caps::ipc_lock fires only on RoCE; lint and doctor report a missing IPC_LOCK on InfiniBand profiles (RDMA pins memory on InfiniBand too)"]
 fn check_asks_for_ipc_lock_on_infiniband() {
     for base in [
