@@ -10,8 +10,8 @@
 //! where the code disagrees with the table; each has an `#[ignore]`d test below that fails until it is fixed.
 //!
 //! Disagreements found (each an ignored test at the end of this file):
-//! - `check` asks for `IPC_LOCK` only on RoCE; `lint` and `doctor` ask for it on InfiniBand too
-//!   (`check_asks_for_ipc_lock_on_infiniband`; skipped by the property through [`DISAGREEMENTS`]).
+//! - (fixed) `check` asked for `IPC_LOCK` only on RoCE; `lint` and `doctor` ask for it on InfiniBand too
+//!   (`check_asks_for_ipc_lock_on_infiniband`, no longer ignored).
 //! - `render --target nccl-tests-mpijob` sets `NCCL_DEBUG=INFO` over the profile's `nccl debug`, and `lint` of
 //!   that job against the same profile reports `roce::lint::env_different` (`lint_accepts_the_rendered_nccl_tests_job`;
 //!   filtered by [`validation_job_debug`]).
@@ -297,14 +297,7 @@ struct Disagreement {
 }
 
 /// The pairs the property skips (exactly these); each has an ignored test below that fails until it is fixed.
-const DISAGREEMENTS: &[Disagreement] = &[Disagreement {
-    consumer: Consumer::Check,
-    class: Class::DropIpcLock,
-    when: direct_infiniband,
-    why: "check's roce::caps::ipc_lock fires only on RoCE, but InfiniBand verbs pin memory too: lint \
-          (roce::lint::ipc_lock) and doctor (roce::doctor::ipc_lock) report a missing IPC_LOCK on the same \
-          InfiniBand profile; see check_asks_for_ipc_lock_on_infiniband",
-}];
+const DISAGREEMENTS: &[Disagreement] = &[];
 
 fn direct_infiniband(s: &Shape) -> bool {
     s.direct && s.fabric == FabricKind::InfiniBand
@@ -1695,8 +1688,8 @@ fn doctor_judges_the_ucx_transport_class() {
     }
 }
 
+/// Was a disagreement: check asked for IPC_LOCK only on RoCE (fixed: memory registration needs it on both).
 #[test]
-#[ignore = "check's roce::caps::ipc_lock fires only on RoCE; lint and doctor report a missing IPC_LOCK on InfiniBand profiles (RDMA pins memory on InfiniBand too)"]
 fn check_asks_for_ipc_lock_on_infiniband() {
     for base in [
         "coreweave/h100-ib",

@@ -1,5 +1,6 @@
 //! Multus rules: per-port NADs cover every rail; RoCE pods need attachments; InfiniBand needs none.
 
+use crate::fabric::dra::NicAttachment;
 use crate::model::{FabricKind, Multus, Profile, expand};
 use crate::names::K8sName;
 use crate::problem::{Code, Problem};
@@ -8,7 +9,10 @@ use crate::suggest;
 /// Check the Multus block against the rails.
 pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     match (&p.multus, p.fabric.kind.value) {
-        (Multus::None { at }, FabricKind::Roce) if p.direct_pods() => {
+        // DRA or device-plugin-only NICs need no NADs.
+        (Multus::None { at }, FabricKind::Roce)
+            if p.direct_pods() && p.nics.value == NicAttachment::MultusAndResource =>
+        {
             let mut problem = Problem::new(
                 Code::MultusRequired,
                 "RoCE pods attach no Multus networks: the pod will see only eth0 and no RDMA devices",
