@@ -299,10 +299,6 @@ struct Disagreement {
 /// The pairs the property skips (exactly these); each has an ignored test below that fails until it is fixed.
 const DISAGREEMENTS: &[Disagreement] = &[];
 
-fn direct_infiniband(s: &Shape) -> bool {
-    s.direct && s.fabric == FabricKind::InfiniBand
-}
-
 fn disagreement(consumer: Consumer, class: Class, s: &Shape) -> Option<&'static str> {
     DISAGREEMENTS
         .iter()

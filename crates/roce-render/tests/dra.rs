@@ -548,3 +548,140 @@ fn dranets_oci_gb200_template_and_compute_domain_are_what_roce_emits() {
     );
     assert_eq!(printed_compute_domain(&named), *cd);
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Profiles with DRA, through `roce render --target pod`'s code path.
+
+fn draft_profile(path: &str) -> roce_model::Profile {
+    let path = consumers::repo_root().join(path);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let loaded = roce_model::load(
+        roce_model::Source::new(path.display().to_string(), text),
+        &roce_model::BuiltinsOnly,
+    );
+    assert!(
+        !loaded.has_errors(),
+        "{}: {:?}",
+        path.display(),
+        loaded.problems
+    );
+    assert!(
+        loaded.problems.is_empty(),
+        "{}: {:?}",
+        path.display(),
+        loaded.problems
+    );
+    loaded.profile.unwrap()
+}
+
+/// The two DRA profiles render a Pod whose claims, documents and affinity the real consumers accept: the
+/// ComputeDomain against its CRD schema, everything else with kubernetes-validate --strict for 1.34+.
+#[test]
+fn dra_profiles_render_pods_the_consumers_accept() {
+    for path in [
+        "docs/drafts/profiles/coreweave/gb300-roce-dra.kdl",
+        "docs/drafts/profiles/dranet/oci-gb200-roce.kdl",
+    ] {
+        let plan = roce_render::lower(&draft_profile(path));
+        let pod = roce_render::render(
+            &plan,
+            roce_render::Target::Pod,
+            &roce_render::RenderOptions::default(),
+        )
+        .unwrap()
+        .remove(0)
+        .contents;
+        let docs: Vec<Value> = serde_saphyr::from_multiple::<Value>(&pod)
+            .unwrap()
+            .into_iter()
+            .filter(|d| !d.is_null())
+            .collect();
+        let (domains, core): (Vec<Value>, Vec<Value>) =
+            docs.into_iter().partition(|d| d["kind"] == "ComputeDomain");
+        assert_eq!(domains.len(), 1, "{path}: one ComputeDomain\n{pod}");
+        let pods = by_kind(&core, "Pod");
+        assert_eq!(pods.len(), 1, "{path}\n{pod}");
+        let claimed: Vec<&Value> = pods[0]["spec"]["resourceClaims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| &c["name"])
+            .collect();
+        let used: Vec<&Value> = pods[0]["spec"]["containers"][0]["resources"]["claims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| &c["name"])
+            .collect();
+        assert_eq!(
+            claimed, used,
+            "{path}: every claim is used by the container"
+        );
+        assert!(
+            claimed.contains(&&json!("compute-domain-channel")),
+            "{path}"
+        );
+        assert_eq!(
+            pods[0]["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                [0]["topologyKey"],
+            "nvidia.com/gpu.clique",
+            "{path}"
+        );
+        match check_compute_domain_schema(&domains[0]) {
+            Ok(checked) => {
+                assert!(
+                    checked || !consumers::tools_required(),
+                    "{path}: CRD schema not checked"
+                )
+            }
+            Err(e) => panic!("{path}: {e}"),
+        }
+        consumers::kubernetes_validate_strict(&printed(&core), DRA_K8S_VERSIONS)
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+    }
+    // GPUs claimed through DRA are not requested again as nvidia.com/gpu; the vendor's profile keeps both.
+    let dranet = roce_render::lower(&draft_profile(
+        "docs/drafts/profiles/dranet/oci-gb200-roce.kdl",
+    ));
+    assert!(dranet.resources().is_empty(), "{:?}", dranet.resources());
+    let vendor = roce_render::lower(&draft_profile(
+        "docs/drafts/profiles/coreweave/gb300-roce-dra.kdl",
+    ));
+    assert!(
+        vendor
+            .resources()
+            .iter()
+            .any(|(r, _)| r == "nvidia.com/gpu")
+    );
+    assert!(vendor.resources().iter().any(|(r, _)| r == "rdma/ib"));
+}
+
+/// Targets that write pods but cannot carry claims yet refuse a DRA plan instead of emitting a pod whose
+/// containers name claims it does not make.
+#[test]
+fn targets_without_dra_refuse_dra_plans() {
+    let plan = roce_render::lower(&draft_profile(
+        "docs/drafts/profiles/coreweave/gb300-roce-dra.kdl",
+    ));
+    for target in [
+        roce_render::Target::Kustomize,
+        roce_render::Target::NcclTestsMpijob,
+        roce_render::Target::UcxPerftest,
+    ] {
+        let err =
+            roce_render::render(&plan, target, &roce_render::RenderOptions::default()).unwrap_err();
+        assert!(
+            matches!(err, roce_render::RenderError::Dra { .. }),
+            "{target}: {err}"
+        );
+    }
+    let sbatch = roce_render::render(
+        &plan,
+        roce_render::Target::Sbatch,
+        &roce_render::RenderOptions::default(),
+    )
+    .unwrap()
+    .remove(0)
+    .contents;
+    assert!(sbatch.contains("Dynamic Resource Allocation"), "{sbatch}");
+}

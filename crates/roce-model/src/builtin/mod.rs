@@ -38,8 +38,6 @@ builtins!(
     "coreweave/gb200-ib",
     "coreweave/h100-ib",
     "coreweave/b200-ib",
-    "coreweave/gb300-roce-dra",
-    "dranet/oci-gb200-roce",
 );
 
 /// The profile `roce render` uses when none is named.

@@ -37,7 +37,10 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             Some(first) => problem
                 .at(first.origin, "no IPC_LOCK in the capabilities")
                 .at(p.fabric.kind.origin, format!("{fabric} fabric")),
-            None => problem.at(p.fabric.kind.origin, format!("{fabric} fabric, no capabilities")),
+            None => problem.at(
+                p.fabric.kind.origin,
+                format!("{fabric} fabric, no capabilities"),
+            ),
         };
         out.push(problem.help(
             "add `IPC_LOCK` to `capabilities`: without it memory registration is capped by RLIMIT_MEMLOCK and fails with `ibv_reg_mr ... Cannot allocate memory`",

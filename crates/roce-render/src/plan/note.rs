@@ -66,6 +66,23 @@ pub(super) fn notes(plan: &Plan) -> Vec<Note> {
             ),
         ));
     }
+    if !plan.dra.pod_claims.is_empty() {
+        let claims: Vec<String> = plan
+            .dra
+            .pod_claims
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect();
+        out.push(Note::new(
+            Topic::Nodes,
+            format!(
+                "The profile's pods claim {} through Dynamic Resource Allocation: Kubernetes objects a batch \
+                 script cannot make, so the nodes must already give the job those devices (and, for an \
+                 NVLink domain, their IMEX channel).",
+                claims.join(" and ")
+            ),
+        ));
+    }
     let ucx = ucx_summary(plan);
     out.push(Note::new(
         Topic::Ucx,
