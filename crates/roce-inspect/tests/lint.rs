@@ -35,8 +35,21 @@ fn files(sub: &str) -> Vec<PathBuf> {
     out
 }
 
+/// A built-in by name, or a profile file by its path from the repository root (`….kdl`).
 fn profile(name: &str) -> Profile {
-    let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);
+    let source = match builtin::source(name) {
+        Some(s) => s,
+        None => {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../..")
+                .join(name);
+            Source::new(
+                name,
+                std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}")),
+            )
+        }
+    };
+    let loaded = load(source, &BuiltinsOnly);
     loaded
         .profile
         .unwrap_or_else(|| panic!("{name}: {:?}", loaded.problems))

@@ -175,6 +175,8 @@ codes! {
     LintShm = "roce::lint::shm", Warning;
     /// The profile's node labels missing from `nodeSelector`, or with other values.
     LintNodeSelector = "roce::lint::node_selector", Warning;
+    /// The profile's NVLink domain is a ComputeDomain but the pod does not claim its IMEX channel.
+    LintDraChannelClaim = "roce::lint::dra_channel_claim", Error;
 
     // ---- roce explain (logs): codes `roce::explain::…` go here ----
     /// The log file is empty.

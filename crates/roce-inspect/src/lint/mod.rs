@@ -23,6 +23,8 @@ pub mod walk;
 use std::collections::BTreeSet;
 
 use roce_model::fabric::attach::IPC_LOCK;
+use roce_model::fabric::dra::NvlinkDomain;
+use roce_model::fabric::dra::rules::{ChannelConcern, FoundPodClaim, channel_claim_concern};
 use roce_model::fabric::env;
 use roce_model::model::{NadRef, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
@@ -77,6 +79,7 @@ pub struct Linter {
     plan_hca: BTreeSet<(String, u32)>,
     ucx_mode: UcxMode,
     plan_tls: Option<TlsList>,
+    nvlink_domain: NvlinkDomain,
     opts: LintOptions,
 }
 
@@ -109,6 +112,7 @@ impl Linter {
             rail_ports,
             env,
             plan,
+            nvlink_domain: profile.nvlink_domain.value.clone(),
             opts,
         };
         linter.plan_hca = match linter.plan.env_value(env::NCCL_IB_HCA.name) {
@@ -425,6 +429,7 @@ impl<'a> Cx<'a> {
             })
         });
         self.node_selector(t, v, gated);
+        self.channel_claim(t, v, c);
         let skip: BTreeSet<&str> = forwarded.iter().map(|f| f.name.as_str()).collect();
         self.env(c, &owner, &skip, true);
     }
@@ -654,6 +659,72 @@ impl<'a> Cx<'a> {
                 self.push(problem);
             }
         }
+    }
+
+    /// The ComputeDomain's IMEX channel: the pod claims it from the channel template and the container
+    /// lists the claim (fabric core: `fabric::dra::rules::channel_claim_concern`). Without it NCCL cannot use
+    /// multi-node NVLink: `Cuda failure 800` or a silent fall back to the network.
+    fn channel_claim(&mut self, t: &Template, v: &PodView<'a>, c: &Node) {
+        let pod_claims: Vec<(String, Option<String>)> = v
+            .spec
+            .and_then(|s| entry(s, "resourceClaims"))
+            .map(|e| match &e.node.value {
+                Value::Seq(items) => items
+                    .iter()
+                    .filter_map(|i| {
+                        Some((
+                            text(i, "name")?.to_string(),
+                            text(i, "resourceClaimTemplateName").map(str::to_string),
+                        ))
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .unwrap_or_default();
+        let found: Vec<FoundPodClaim<'_>> = pod_claims
+            .iter()
+            .map(|(name, template)| FoundPodClaim {
+                name,
+                template: template.as_deref(),
+            })
+            .collect();
+        let used: Vec<&str> = entry(c, "resources")
+            .and_then(|r| entry(&r.node, "claims"))
+            .map(|e| match &e.node.value {
+                Value::Seq(items) => items.iter().filter_map(|i| text(i, "name")).collect(),
+                _ => Vec::new(),
+            })
+            .unwrap_or_default();
+        let Some(concern) = channel_claim_concern(&self.linter.nvlink_domain, &found, &used) else {
+            return;
+        };
+        let (message, at) = match &concern {
+            ChannelConcern::NoPodClaim { template } => (
+                format!(
+                    "the {} does not claim the ComputeDomain's IMEX channel (`resourceClaims` from `{template}`): NCCL cannot use multi-node NVLink and fails with `Cuda failure 800` or falls back to the network",
+                    t.label
+                ),
+                v.spec
+                    .and_then(|s| entry(s, "resourceClaims"))
+                    .map(|e| e.key.origin)
+                    .or(v.spec.map(|s| s.origin)),
+            ),
+            ChannelConcern::NotInContainer { claim } => (
+                format!(
+                    "{} claims the IMEX channel as `{claim}` but the container does not list it in `resources.claims`: the channel device never reaches it",
+                    owner(t, c)
+                ),
+                Some(self.container_at(c, &["resources"])),
+            ),
+        };
+        let Some(at) = at else { return };
+        self.push(
+            Problem::new(Code::LintDraChannelClaim, message)
+                .at(at, "no IMEX channel claim")
+                .help(format!(
+                    "claim it in the pod (`resourceClaims: [{{name: …, resourceClaimTemplateName: …}}]`) and list the name in the container's `resources.claims`, or render the pod with `roce render --target pod` and copy them"
+                )),
+        );
     }
 
     /// Node labels: a wrong value is always reported; a missing one only when nothing else gates scheduling

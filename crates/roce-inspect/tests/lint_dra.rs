@@ -1,0 +1,109 @@
+//! `roce lint` against a profile whose NVLink domain is a ComputeDomain: the vendor's own GB300 RoCE DRA
+//! MPIJob (coreweave/nccl-tests, the fixture in roce-render) claims the IMEX channel; without the claim the
+//! worker is reported at the line of its pod spec.
+
+use std::path::Path;
+
+use roce_inspect::lint::{LintOptions, Linter};
+use roce_model::{BuiltinsOnly, Code, Problem, Source, load};
+
+fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn linter() -> Linter {
+    let path = repo().join("docs/drafts/profiles/coreweave/gb300-roce-dra.kdl");
+    let loaded = load(
+        Source::new("gb300-roce-dra.kdl", std::fs::read_to_string(path).unwrap()),
+        &BuiltinsOnly,
+    );
+    assert!(!loaded.has_errors(), "{:?}", loaded.problems);
+    Linter::new(&loaded.profile.unwrap(), LintOptions::default())
+}
+
+fn vendor_job() -> String {
+    std::fs::read_to_string(
+        repo().join(
+            "crates/roce-render/tests/fixtures/dra/coreweave-gb300-roce-nvl72-mpijob-dra.yaml",
+        ),
+    )
+    .unwrap()
+}
+
+fn channel_findings(text: String) -> Vec<Problem> {
+    linter()
+        .lint(Source::new("job.yaml", text))
+        .problems
+        .into_iter()
+        .filter(|p| p.code == Code::LintDraChannelClaim)
+        .collect()
+}
+
+#[test]
+fn the_vendors_dra_job_claims_its_channel() {
+    let found = channel_findings(vendor_job());
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn a_worker_without_the_channel_claim_is_reported_at_its_pod_spec() {
+    let job = vendor_job();
+    // Drop the pod's claim and the container's use of it, as a hand-copied job without DRA would.
+    let text: String = job
+        .lines()
+        .filter(|l| {
+            !l.contains("resourceClaims:")
+                && !l.contains("- name: compute-domain-channel")
+                && !l.contains("resourceClaimTemplateName:")
+                && l.trim() != "claims:"
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let found = channel_findings(text.clone());
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let p = &found[0];
+    assert!(p.is_error());
+    assert!(p.message.contains("IMEX channel"), "{}", p.message);
+    let rendered = format!("{p:?}");
+    // The worker's pod `spec:` (the one under Worker's template), not the launcher's.
+    let lines: Vec<&str> = text.lines().collect();
+    let worker = lines.iter().position(|l| l.trim() == "Worker:").unwrap();
+    let spec_line = worker
+        + lines[worker..]
+            .iter()
+            .position(|l| l.trim() == "spec:")
+            .unwrap()
+        + 1;
+    let place = roce_model::problem::ProblemRecord::from(p)
+        .line
+        .unwrap_or(0);
+    assert_eq!(place, spec_line, "{rendered}");
+}
+
+#[test]
+fn a_claim_the_container_does_not_list_is_reported() {
+    let job = vendor_job();
+    let text: String = job
+        .lines()
+        .scan(false, |in_claims, l| {
+            // Remove only the container's `resources.claims` list (keep the pod's resourceClaims).
+            if l.trim() == "claims:" {
+                *in_claims = true;
+                return Some(None);
+            }
+            if *in_claims && l.contains("- name: compute-domain-channel") {
+                *in_claims = false;
+                return Some(None);
+            }
+            Some(Some(format!("{l}\n")))
+        })
+        .flatten()
+        .collect();
+    let found = channel_findings(text);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].message.contains("does not list it"),
+        "{}",
+        found[0].message
+    );
+}
