@@ -140,6 +140,7 @@ const FAMILIES: &[(Code, &[Family])] = &[
     (Code::DoctorGidIndex, &[F::GidIndex]),
     (Code::DoctorNoUsableGid, &[F::GidIndex]),
     (Code::DoctorHcaMatchesNothing, &[F::Hca]),
+    (Code::DoctorUcxTransport, &[F::UcxTransport]),
     // explain
     (Code::ExplainProfileDevices, &[F::Rails]),
     (Code::ExplainIbDeviceOpen, &[F::RdmaResource]),
@@ -1655,8 +1656,8 @@ fn doctor_sees_rails_without_device_nodes() {
     .unwrap();
 }
 
+/// Was a disagreement: doctor reported a wrong-class UCX_TLS only as drift (fixed: roce::doctor::ucx_transport).
 #[test]
-#[ignore = "doctor reports a UCX_TLS of the wrong transport class only as roce::doctor::env_drift, a warning, where check (roce::ucx::tls) and lint (roce::lint::ucx_transport) report an error; doctor does not judge UCX_TLS against the UCX mode"]
 fn doctor_judges_the_ucx_transport_class() {
     for base in ["coreweave/gb300-roce", "coreweave/gb300-roce-nixl"] {
         let g = Gen {

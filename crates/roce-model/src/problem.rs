@@ -305,6 +305,8 @@ codes! {
     DoctorGpus = "roce::doctor::gpus", Warning;
     /// The environment lacks or overrides variables the profile sets.
     DoctorEnvDrift = "roce::doctor::env_drift", Warning;
+    /// The pod's `UCX_TLS` enables the wrong class of transports for the profile's UCX mode.
+    DoctorUcxTransport = "roce::doctor::ucx_transport", Error;
 }
 
 /// What a code is about, from its namespace.

@@ -126,6 +126,7 @@ pub fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
     }
     ctx.socket_ifname();
     ctx.ucx_net_devices();
+    ctx.ucx_transport();
     ctx.rdma_core();
     ctx.ipc_lock_and_memlock();
     ctx.peer_memory();
@@ -156,6 +157,40 @@ fn port_label(d: &RdmaDevice, p: &Port) -> String {
 }
 
 impl Ctx<'_> {
+    /// The workload's `UCX_TLS` judged against the profile's UCX mode by the fabric core, as `check` and
+    /// `lint` judge it ([`ucx::tls_concerns`]).
+    fn ucx_transport(&mut self) {
+        let (Some(profile), Some(tls)) = (self.profile, self.setting(env::UCX_TLS.name)) else {
+            return;
+        };
+        if !tls.from_env {
+            return;
+        }
+        let (list, issues) = ucx_list::parse_tls(&tls.value);
+        if issues.iter().any(|i| i.kind.is_error()) {
+            return;
+        }
+        let concerns = ucx::tls_concerns(&list, profile.ucx.mode.value);
+        if concerns.is_empty() {
+            return;
+        }
+        let why: Vec<String> = concerns.iter().map(ToString::to_string).collect();
+        self.push(
+            Problem::new(
+                Code::DoctorUcxTransport,
+                format!("UCX_TLS={} (environment) {}", tls.value, why.join("; it ")),
+            )
+            .help(format!(
+                "set UCX_TLS to the profile's value{}, or fix the workload that overrides it",
+                self.plan
+                    .as_ref()
+                    .and_then(|p| p.env_value(env::UCX_TLS.name))
+                    .map(|v| format!(" ({v})"))
+                    .unwrap_or_default()
+            )),
+        );
+    }
+
     fn setting(&self, name: &'static str) -> Option<Setting> {
         if let Some(v) = self.facts.env.get(name) {
             return Some(Setting {

@@ -42,12 +42,11 @@ impl Explainer {
             self.ucx_env(line);
         } else if find(b"-node cfg#") {
             // `ucp_context_0 inter-node cfg#3 rma(rc_mlx5/mlx5_ib2:1) …` (UCX_LOG_LEVEL=info): the transports
-            // UCX selected; rc/dc/ud are RDMA (ucp_worker.c)
-            if find(b"rc_mlx5")
-                || find(b"dc_mlx5")
-                || find(b"rc_verbs")
-                || find(b"ud_mlx5")
-                || find(b"ud_verbs")
+            // UCX selected (ucp_worker.c); the fabric core says which are RDMA.
+            if roce_model::fabric::ucx::TRANSPORTS
+                .iter()
+                .filter(|t| t.class == roce_model::fabric::ucx::TransportClass::Rdma)
+                .any(|t| find(t.name.as_bytes()))
             {
                 self.facts.ucx_rdma = true;
             }

@@ -534,15 +534,10 @@ fn link_evidence(x: &Explainer) -> transport::LinkEvidence {
     let mut l = x.facts.link;
     l.roce |= x.facts.ucx_roce;
     l.ib |= x.facts.ucx_ib;
-    // NCCL reads these only when choosing a RoCE port's GID (ncclIbGetGidIndex returns before them on an
-    // InfiniBand port, net_ib.cc 2.21+), so their echo means a RoCE port was used
-    l.roce |= [
-        "NCCL_IB_ADDR_FAMILY",
-        "NCCL_IB_ROCE_VERSION_NUM",
-        "NCCL_IB_ADDR_RANGE",
-    ]
-    .iter()
-    .any(|k| x.env.contains_key(*k));
+    // NCCL reads these only when choosing a RoCE port's GID, so their echo means a RoCE port was used.
+    l.roce |= roce_model::fabric::nccl::ROCE_GID_ENV
+        .iter()
+        .any(|k| x.env.contains_key(*k));
     l
 }
 

@@ -59,6 +59,14 @@ pub fn plugin_library(name: &str) -> Option<String> {
     }
 }
 
+/// Variables NCCL reads only when it chooses a RoCE port's GID (`ncclIbGetGidIndex` returns before them on
+/// an InfiniBand port, `net_ib.cc` 2.21+): their echo in a log means a RoCE port was in use.
+pub const ROCE_GID_ENV: &[&str] = &[
+    "NCCL_IB_ADDR_FAMILY",
+    "NCCL_IB_ROCE_VERSION_NUM",
+    "NCCL_IB_ADDR_RANGE",
+];
+
 /// NCCL's internal networks, by the name it prints (`NET/IB`, `NET/Socket`) and accepts in `NCCL_NET`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Network {
