@@ -94,6 +94,20 @@ pub fn typed_field(env: &str) -> Option<&'static str> {
     TYPED.iter().find(|t| t.name == env).map(|t| t.field)
 }
 
+/// Variables that only say how much NCCL and UCX log. A manifest may set them differently from the profile
+/// (the validation jobs raise them to INFO on purpose): that changes what the job prints, never its fabric.
+pub const LOGGING: &[&str] = &[
+    "NCCL_DEBUG",
+    "NCCL_DEBUG_SUBSYS",
+    "NCCL_DEBUG_FILE",
+    "UCX_LOG_LEVEL",
+];
+
+/// Whether `name` only sets logging ([`LOGGING`]).
+pub fn is_logging(name: &str) -> bool {
+    LOGGING.contains(&name)
+}
+
 /// Who reads `name`, by its prefix (`NCCL_`, `UCX_`).
 pub fn consumer_of(name: &str) -> Consumer {
     if name.starts_with("NCCL_") {
