@@ -107,3 +107,31 @@ fn a_claim_the_container_does_not_list_is_reported() {
         found[0].message
     );
 }
+
+/// What `roce render --target nccl-tests-mpijob` writes for the DRA profile passes `roce lint` against the same
+/// profile: the claims, affinity and documents the renderer adds are the ones lint asks for.
+#[test]
+fn the_rendered_dra_mpijob_lints_clean() {
+    let path = repo().join("docs/drafts/profiles/coreweave/gb300-roce-dra.kdl");
+    let loaded = load(
+        Source::new("gb300-roce-dra.kdl", std::fs::read_to_string(path).unwrap()),
+        &BuiltinsOnly,
+    );
+    let plan = roce_render::lower(&loaded.profile.unwrap());
+    let job = roce_render::render(
+        &plan,
+        roce_render::Target::NcclTestsMpijob,
+        &roce_render::RenderOptions::default(),
+    )
+    .unwrap()
+    .remove(0)
+    .contents;
+    assert!(
+        job.contains("kind: ComputeDomain") && job.contains("resourceClaims:"),
+        "{job}"
+    );
+    let found = linter()
+        .lint(Source::new("nccl-tests-mpijob.yaml", job))
+        .problems;
+    assert!(found.is_empty(), "{found:#?}");
+}

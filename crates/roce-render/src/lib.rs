@@ -236,12 +236,7 @@ pub fn render(
     // Targets that write pods must carry the claims; until they do, they refuse rather than emit a pod
     // whose containers name claims the pod does not make.
     let dra = plan.dra != roce_model::fabric::dra::emit::DraWiring::default();
-    if dra
-        && matches!(
-            target,
-            Target::Kustomize | Target::NcclTestsMpijob | Target::UcxPerftest
-        )
-    {
+    if dra && matches!(target, Target::Kustomize | Target::UcxPerftest) {
         return Err(RenderError::Dra {
             target: target.slug(),
         });

@@ -665,7 +665,6 @@ fn targets_without_dra_refuse_dra_plans() {
     ));
     for target in [
         roce_render::Target::Kustomize,
-        roce_render::Target::NcclTestsMpijob,
         roce_render::Target::UcxPerftest,
     ] {
         let err =

@@ -974,3 +974,39 @@ fn sunk_profiles_get_env_only_validation_pods() {
         );
     }
 }
+
+/// The DRA profile's nccl-tests MPIJob: the ComputeDomain comes first, the MPIJob passes the mpi-operator CRD
+/// schema, and its worker template carries the channel claim, the container's use of it and the clique
+/// affinity (the vendor's coreweave/nccl-tests DRA MPIJob has the same three).
+#[test]
+fn dra_mpijob_claims_the_channel_and_passes_the_crd_schema() {
+    let path = consumers::repo_root().join("docs/drafts/profiles/coreweave/gb300-roce-dra.kdl");
+    let plan = plan_from(&std::fs::read_to_string(path).unwrap());
+    let text = default(&plan, Target::NcclTestsMpijob);
+    let all = docs(&text);
+    assert_eq!(all[0]["kind"], "ComputeDomain", "{text}");
+    let job = all.iter().find(|d| d["kind"] == "MPIJob").unwrap();
+    let worker = &job["spec"]["mpiReplicaSpecs"]["Worker"]["template"];
+    assert_eq!(
+        worker["spec"]["resourceClaims"][0]["resourceClaimTemplateName"],
+        "nccl-test-72-gb300-18n-dra-cd-channel"
+    );
+    assert_eq!(
+        worker["spec"]["containers"][0]["resources"]["claims"][0]["name"],
+        "compute-domain-channel"
+    );
+    assert_eq!(
+        worker["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            [0]["topologyKey"],
+        "nvidia.com/gpu.clique"
+    );
+    assert_eq!(
+        worker["metadata"]["labels"]["metadata.coreweave.cloud/job"],
+        "nccl-test"
+    );
+    let checked = check_mpijob_schema(job).unwrap_or_else(|e| panic!("{e}"));
+    assert!(checked || !consumers::tools_required());
+    // Pods with claims need resource.k8s.io/v1 (Kubernetes >= 1.34).
+    consumers::kubernetes_validate_strict(&templates_as_pods(job), &["1.34.0", "1.37.0"])
+        .unwrap_or_else(|e| panic!("{e}"));
+}

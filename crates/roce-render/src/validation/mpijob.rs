@@ -7,6 +7,7 @@
 use roce_model::fabric::env::MPI_LAUNCHER_ENV;
 
 use super::{comment, image, nccl_test_command, nodes, object_name, with_command};
+use crate::dra;
 use crate::plan::{MULTUS_ANNOTATION, Plan, Topic};
 use crate::pod::{self, SHM_VOLUME};
 use crate::yaml::{self, Yaml};
@@ -71,6 +72,18 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     if let Some(value) = plan.wiring.as_ref().and_then(|w| w.multus_annotation()) {
         worker_annotations.insert(MULTUS_ANNOTATION, Yaml::Block(value));
     }
+    for (k, v) in &plan.dra.annotations {
+        worker_annotations.insert(k, v.as_str());
+    }
+    let mut worker_metadata = Yaml::map();
+    if !plan.dra.labels.is_empty() {
+        let mut labels = Yaml::map();
+        for (k, v) in &plan.dra.labels {
+            labels.insert(k, v.as_str());
+        }
+        worker_metadata.insert("labels", labels);
+    }
+    worker_metadata.insert("annotations", worker_annotations);
     let mut worker_spec = Yaml::map();
     if !plan.node_selector.is_empty() {
         let mut sel = Yaml::map();
@@ -79,7 +92,13 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         }
         worker_spec.insert("nodeSelector", sel);
     }
+    if let Some(affinity) = dra::affinity(plan) {
+        worker_spec.insert("affinity", affinity);
+    }
     worker_spec.insert("containers", vec![pod::container(plan, &worker_opts)]);
+    if let Some(claims) = dra::pod_claims(plan) {
+        worker_spec.insert("resourceClaims", claims);
+    }
     if plan.shm {
         worker_spec.insert(
             "volumes",
@@ -127,14 +146,7 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
                                 Yaml::map().with("containers", vec![launcher]),
                             ),
                         )
-                        .with(
-                            "Worker",
-                            replica(
-                                nodes,
-                                Yaml::map().with("annotations", worker_annotations),
-                                worker_spec,
-                            ),
-                        ),
+                        .with("Worker", replica(nodes, worker_metadata, worker_spec)),
                 ),
         );
 
@@ -165,10 +177,14 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         format!("  kubectl logs -f job/{name}-launcher > nccl-tests.log"),
         format!("  roce explain nccl-tests.log --profile {}", plan.profile),
     ]);
+    // The ComputeDomain and the NICs' claim template go first, so `kubectl apply -f` creates them before
+    // the workers that claim them (the vendor's DRA MPIJob ships its ComputeDomain the same way).
+    let mut docs = dra::documents(plan);
+    docs.push(job);
     Ok(format!(
         "{}{}{}",
         crate::header("#", plan),
         comment(&notes),
-        yaml::to_string(&job)
+        yaml::to_multi_doc(&docs)
     ))
 }
