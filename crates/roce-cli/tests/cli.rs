@@ -842,3 +842,46 @@ fn apply_in_place_keeps_the_file_mode() {
         "the file was rewritten"
     );
 }
+
+/// `roce explain --profile` compares an nccl-tests result with the profile's `job expected-busbw`;
+/// `--expect-busbw` overrides it.
+#[test]
+fn explain_compares_bandwidth_with_the_profiles_expectation() {
+    let dir = temp("expected-busbw");
+    let profile = dir.join("p.kdl");
+    std::fs::write(
+        &profile,
+        "profile \"t/x\" extends=\"coreweave/gb300-roce\" {\n    job expected-busbw=400\n}\n",
+    )
+    .unwrap();
+    let log = repo().join(
+        "crates/roce-inspect/tests/fixtures/explain-corpus/gh-aws-k8s-tester-503-tagged-table.log",
+    );
+    let run = |extra: &[&str]| {
+        let out = roce()
+            .arg("explain")
+            .arg(&log)
+            .arg("--profile")
+            .arg(&profile)
+            .args(extra)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let from_profile = run(&[]);
+    assert_eq!(
+        from_profile["bandwidth"]["expected_busbw_gbps"], 400.0,
+        "{from_profile}"
+    );
+    assert_eq!(
+        from_profile["bandwidth"]["expected_from"],
+        "the profile's job expected-busbw"
+    );
+    let overridden = run(&["--expect-busbw", "100"]);
+    assert_eq!(
+        overridden["bandwidth"]["expected_busbw_gbps"], 100.0,
+        "{overridden}"
+    );
+    assert_eq!(overridden["bandwidth"]["expected_from"], "--expect-busbw");
+}

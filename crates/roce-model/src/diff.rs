@@ -310,6 +310,7 @@ pub fn fields(p: &Profile) -> Vec<Field> {
 
     f.show("image.rdma-core", p.image.rdma_core.as_ref());
     f.show("job.nodes", p.job.nodes.as_ref());
+    f.show("job.expected-busbw", p.job.expected_busbw.as_ref());
 
     if let Some(first) = p.capabilities.first() {
         // A set: the order capabilities are listed in changes nothing.

@@ -385,6 +385,9 @@ pub struct Image {
 pub struct Job {
     /// Nodes per job.
     pub nodes: Option<Spanned<u32>>,
+    /// The nccl-tests bus bandwidth (GB/s) this fabric should reach at large messages: what
+    /// `roce explain --profile` compares a run's result with.
+    pub expected_busbw: Option<Spanned<u32>>,
 }
 
 impl Profile {

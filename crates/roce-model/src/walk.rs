@@ -55,7 +55,10 @@ pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
     };
     let job = match top.get("job") {
         Some(n) => w.job(n),
-        None => Some(Job { nodes: None }),
+        None => Some(Job {
+            nodes: None,
+            expected_busbw: None,
+        }),
     };
     let capabilities = top
         .get("capabilities")
@@ -1016,7 +1019,13 @@ impl Walker<'_> {
     fn job(&mut self, node: &Node) -> Option<Job> {
         let mut m = self.map(node, "job", None)?;
         let nodes = m.get("nodes").and_then(|n| self.uint(n, 1, 100_000));
+        let expected_busbw = m
+            .get("expected-busbw")
+            .and_then(|n| self.uint(n, 1, 100_000));
         m.finish(self);
-        Some(Job { nodes })
+        Some(Job {
+            nodes,
+            expected_busbw,
+        })
     }
 }

@@ -79,8 +79,16 @@ pub fn run(args: ExplainArgs, out: &Output) -> miette::Result<Exit> {
     if let Some(p) = &profile {
         e.compare_profile(p);
     }
-    if let Some(gbps) = args.expect_busbw {
-        e.compare_bandwidth(gbps, "--expect-busbw");
+    // --expect-busbw wins over the profile's own expectation.
+    let expected = args
+        .expect_busbw
+        .map(|gbps| (gbps, "--expect-busbw"))
+        .or_else(|| {
+            let p = profile.as_ref()?.job.expected_busbw.as_ref()?;
+            Some((f64::from(p.value), "the profile's job expected-busbw"))
+        });
+    if let Some((gbps, from)) = expected {
+        e.compare_bandwidth(gbps, from);
     }
     match args.format {
         Format::Json => outln!("{}", e.to_json()),
@@ -313,7 +321,7 @@ fn human(e: &Explanation, out: &Output) {
             ));
         } else if e.profile.is_some() {
             line.push_str(
-                "; the profile states no link rate, so pass --expect-busbw for a comparison",
+                "; the profile states no expected bus bandwidth (`job expected-busbw=N`, GB/s), so pass --expect-busbw for a comparison",
             );
         }
         outln!("{line}");
