@@ -451,3 +451,90 @@ fn finish(
         numbered(input)
     ))
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// CRD schemas (mpi-operator MPIJob, NVIDIA ComputeDomain), checked with Python jsonschema.
+
+/// Strict field validation: `additionalProperties: false` on every object schema listing `properties`
+/// (see `tests/fixtures/crds/README.md`).
+const JSONSCHEMA_CHECK: &str = r#"
+import json, sys
+import jsonschema
+
+schema = json.load(open(sys.argv[1]))
+doc = json.load(open(sys.argv[2]))
+
+def strict(node):
+    if isinstance(node, dict):
+        if (node.get("type") == "object" and isinstance(node.get("properties"), dict)
+                and "additionalProperties" not in node
+                and not node.get("x-kubernetes-preserve-unknown-fields")):
+            node["additionalProperties"] = False
+        for value in node.values():
+            strict(value)
+    elif isinstance(node, list):
+        for value in node:
+            strict(value)
+
+strict(schema)
+validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+for e in errors:
+    print("/" + "/".join(map(str, e.absolute_path)) + ": " + e.message)
+sys.exit(1 if errors else 0)
+"#;
+
+fn python_with_jsonschema() -> Option<PathBuf> {
+    let venv = repo_root().join(".venv/bin/python");
+    for py in [venv, PathBuf::from("python3")] {
+        let ok = Command::new(&py)
+            .args(["-c", "import jsonschema"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(py);
+        }
+    }
+    let msg = "the CRD schema checks need Python with `jsonschema` (.venv/bin/python or python3); \
+               run `.ci/install-tools` from the repo root";
+    if tools_required() {
+        panic!("{msg} (CI/ROCE_REQUIRE_TOOLS is set, so a missing tool is a failure)");
+    }
+    eprintln!(
+        "\n!!! SKIPPED: {msg}\n!!! (set CI=true or ROCE_REQUIRE_TOOLS=1 to make this a failure)\n"
+    );
+    None
+}
+
+/// Checks `doc` against the CRD schema `tests/fixtures/crds/<fixture>` with strict field validation.
+/// `Ok(true)`: valid; `Ok(false)`: skipped (no validator, not under CI); `Err(report)`: rejected.
+pub fn crd_schema_strict(doc: &serde_json::Value, fixture: &str) -> Result<bool, String> {
+    let Some(py) = python_with_jsonschema() else {
+        return Ok(false);
+    };
+    let dir = temp_dir("crd-schema");
+    let doc_path = dir.join("doc.json");
+    std::fs::write(&doc_path, serde_json::to_string_pretty(doc).unwrap()).unwrap();
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/crds")
+        .join(fixture);
+    let out = Command::new(&py)
+        .arg("-c")
+        .arg(JSONSCHEMA_CHECK)
+        .arg(&schema)
+        .arg(&doc_path)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", py.display()));
+    if out.status.success() {
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(true)
+    } else {
+        Err(format!(
+            "jsonschema rejected {} against {fixture} ({}):\n{}{}",
+            doc_path.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
