@@ -5,16 +5,15 @@
 use std::path::Path;
 
 use roce_inspect::lint::{LintOptions, Linter};
-use roce_model::{BuiltinsOnly, Code, Problem, Source, load};
+use roce_model::{BuiltinsOnly, Code, Problem, Source, builtin, load};
 
 fn repo() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
 fn linter() -> Linter {
-    let path = repo().join("docs/drafts/profiles/coreweave/gb300-roce-dra.kdl");
     let loaded = load(
-        Source::new("gb300-roce-dra.kdl", std::fs::read_to_string(path).unwrap()),
+        builtin::source("coreweave/gb300-roce-dra").unwrap(),
         &BuiltinsOnly,
     );
     assert!(!loaded.has_errors(), "{:?}", loaded.problems);
@@ -112,9 +111,8 @@ fn a_claim_the_container_does_not_list_is_reported() {
 /// profile: the claims, affinity and documents the renderer adds are the ones lint asks for.
 #[test]
 fn the_rendered_dra_mpijob_lints_clean() {
-    let path = repo().join("docs/drafts/profiles/coreweave/gb300-roce-dra.kdl");
     let loaded = load(
-        Source::new("gb300-roce-dra.kdl", std::fs::read_to_string(path).unwrap()),
+        builtin::source("coreweave/gb300-roce-dra").unwrap(),
         &BuiltinsOnly,
     );
     let plan = roce_render::lower(&loaded.profile.unwrap());

@@ -183,18 +183,6 @@ pub enum RenderError {
         /// The target's workload.
         wanted: Workload,
     },
-    /// A plan with DRA claims or an NVLink domain, for a target that cannot wire them yet.
-    #[error("the {target} target cannot wire DRA claims or an NVLink domain yet")]
-    #[diagnostic(
-        code(roce::render::dra),
-        help(
-            "`--target pod` writes the pod with its claims and the ComputeDomain/ResourceClaimTemplate documents; copy its `resourceClaims`, `resources.claims` and `affinity` into the workload (docs/targets.md, DRA)"
-        )
-    )]
-    Dra {
-        /// The target's CLI name.
-        target: &'static str,
-    },
     /// A render option with a value the target cannot use.
     #[error("--{option} {value:?}: {why}")]
     #[diagnostic(code(roce::render::bad_option))]
@@ -233,14 +221,6 @@ pub fn render(
         }]
     };
     let plan = &*plan.for_workload(target.workload())?;
-    // Targets that write pods must carry the claims; until they do, they refuse rather than emit a pod
-    // whose containers name claims the pod does not make.
-    let dra = plan.dra != roce_model::fabric::dra::emit::DraWiring::default();
-    if dra && matches!(target, Target::Kustomize | Target::UcxPerftest) {
-        return Err(RenderError::Dra {
-            target: target.slug(),
-        });
-    }
     Ok(match target {
         Target::Pod => one("pod.yaml", pod::render(plan, opts)?),
         Target::Kustomize => kustomize::render(plan, opts)?,

@@ -75,7 +75,11 @@ pub struct Plan {
     /// The workload's default arguments, where lowering chooses them: `ucx_perftest`'s client arguments
     /// (GPU memory, or host memory when UCX is pinned to TCP). `None` for the user's job and nccl-tests.
     pub test_args: Option<String>,
-    /// DRA claims, the NVLink domain's claim, placement, and the objects they need beside the workload.
+    /// What the profile asks of DRA: NICs, NVLink domain, placement. Lowering reads it (a workload may take
+    /// part of it); emitters read [`Plan::dra`].
+    pub dra_spec: fabric::dra::DraSpec,
+    /// DRA claims, the NVLink domain's claim, placement, and the objects they need beside the workload:
+    /// what [`Plan::dra_spec`] adds to a pod, for this plan's workload.
     pub dra: fabric::dra::emit::DraWiring,
     /// Request GPUs as `nvidia.com/gpu` (not when a DRA claim allocates them).
     pub gpu_resource: bool,
@@ -93,6 +97,11 @@ pub struct Plan {
 pub fn lower(p: &Profile) -> Plan {
     let wiring = fabric::attach::pod_wiring(p);
     let pool = &p.node_pool;
+    let dra_spec = fabric::dra::DraSpec {
+        nics: p.nics.value.clone(),
+        nvlink_domain: p.nvlink_domain.value.clone(),
+        placement: p.placement.value.clone(),
+    };
     let mut plan = Plan {
         profile: p.name.value.clone(),
         description: p.description.as_ref().map(|d| d.value.clone()),
@@ -122,11 +131,8 @@ pub fn lower(p: &Profile) -> Plan {
         workload: Workload::Job,
         notes: Vec::new(),
         test_args: None,
-        dra: fabric::dra::emit::dra_wiring(
-            &p.nics.value,
-            &p.nvlink_domain.value,
-            &p.placement.value,
-        ),
+        dra: dra_spec.wiring(),
+        dra_spec,
         gpu_resource: fabric::attach::requests_gpu_resource(p),
     };
     plan.notes = note::notes(&plan);

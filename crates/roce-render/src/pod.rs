@@ -113,6 +113,15 @@ pub fn env_list(plan: &Plan) -> Vec<Yaml> {
 
 /// `resources:` with the same quantities in requests and limits, and the DRA claims the container uses.
 pub fn resources(plan: &Plan) -> Yaml {
+    let mut r = quantities(plan);
+    if let Some(claims) = dra::container_claims(plan) {
+        r.insert("claims", claims);
+    }
+    r
+}
+
+/// `resources:` with the same quantities in requests and limits (no claims).
+pub fn quantities(plan: &Plan) -> Yaml {
     let mut q = Yaml::map();
     for (k, v) in plan.resources() {
         q.insert(&k, v);
@@ -121,9 +130,6 @@ pub fn resources(plan: &Plan) -> Yaml {
     if !plan.resources().is_empty() {
         r.insert("requests", q.clone());
         r.insert("limits", q);
-    }
-    if let Some(claims) = dra::container_claims(plan) {
-        r.insert("claims", claims);
     }
     r
 }

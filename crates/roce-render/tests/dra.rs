@@ -472,37 +472,25 @@ fn dranets_oci_gb200_template_and_compute_domain_are_what_roce_emits() {
 // ---------------------------------------------------------------------------------------------------------
 // Profiles with DRA, through `roce render --target pod`'s code path.
 
-fn draft_profile(path: &str) -> roce_model::Profile {
-    let path = consumers::repo_root().join(path);
-    let text = std::fs::read_to_string(&path).unwrap();
+/// A built-in profile with DRA, loaded without findings.
+fn dra_profile(name: &str) -> roce_model::Profile {
     let loaded = roce_model::load(
-        roce_model::Source::new(path.display().to_string(), text),
+        roce_model::builtin::source(name).unwrap(),
         &roce_model::BuiltinsOnly,
     );
-    assert!(
-        !loaded.has_errors(),
-        "{}: {:?}",
-        path.display(),
-        loaded.problems
-    );
-    assert!(
-        loaded.problems.is_empty(),
-        "{}: {:?}",
-        path.display(),
-        loaded.problems
-    );
+    assert!(loaded.problems.is_empty(), "{name}: {:?}", loaded.problems);
     loaded.profile.unwrap()
 }
+
+/// The built-ins with DRA: the vendor's NVL72 job (Multus NICs, ComputeDomain) and OCI with dranet NICs.
+const DRA_PROFILES: [&str; 2] = ["coreweave/gb300-roce-dra", "oci/gb200-roce-dranet"];
 
 /// The two DRA profiles render a Pod whose claims, documents and affinity the real consumers accept: the
 /// ComputeDomain against its CRD schema, everything else with kubernetes-validate --strict for 1.34+.
 #[test]
 fn dra_profiles_render_pods_the_consumers_accept() {
-    for path in [
-        "docs/drafts/profiles/coreweave/gb300-roce-dra.kdl",
-        "docs/drafts/profiles/dranet/oci-gb200-roce.kdl",
-    ] {
-        let plan = roce_render::lower(&draft_profile(path));
+    for path in DRA_PROFILES {
+        let plan = roce_render::lower(&dra_profile(path));
         let pod = roce_render::render(
             &plan,
             roce_render::Target::Pod,
@@ -560,13 +548,9 @@ fn dra_profiles_render_pods_the_consumers_accept() {
             .unwrap_or_else(|e| panic!("{path}: {e}"));
     }
     // GPUs claimed through DRA are not requested again as nvidia.com/gpu; the vendor's profile keeps both.
-    let dranet = roce_render::lower(&draft_profile(
-        "docs/drafts/profiles/dranet/oci-gb200-roce.kdl",
-    ));
+    let dranet = roce_render::lower(&dra_profile("oci/gb200-roce-dranet"));
     assert!(dranet.resources().is_empty(), "{:?}", dranet.resources());
-    let vendor = roce_render::lower(&draft_profile(
-        "docs/drafts/profiles/coreweave/gb300-roce-dra.kdl",
-    ));
+    let vendor = roce_render::lower(&dra_profile("coreweave/gb300-roce-dra"));
     assert!(
         vendor
             .resources()
@@ -576,24 +560,85 @@ fn dra_profiles_render_pods_the_consumers_accept() {
     assert!(vendor.resources().iter().any(|(r, _)| r == "rdma/ib"));
 }
 
-/// Targets that write pods but cannot carry claims yet refuse a DRA plan instead of emitting a pod whose
-/// containers name claims it does not make.
+/// ucx-perftest measures the network between two nodes: its Pods claim the NICs where those are DRA
+/// devices (with their ResourceClaimTemplate first), never the NVLink domain or the clique affinity, and
+/// the file says what it leaves out. kubernetes-validate --strict accepts it.
 #[test]
-fn targets_without_dra_refuse_dra_plans() {
-    let plan = roce_render::lower(&draft_profile(
-        "docs/drafts/profiles/coreweave/gb300-roce-dra.kdl",
-    ));
-    for target in [
-        roce_render::Target::Kustomize,
-        roce_render::Target::UcxPerftest,
-    ] {
-        let err =
-            roce_render::render(&plan, target, &roce_render::RenderOptions::default()).unwrap_err();
+fn ucx_perftest_claims_the_nics_and_says_what_does_not_apply() {
+    for name in DRA_PROFILES {
+        let plan = roce_render::lower(&dra_profile(name));
+        let text = roce_render::render(
+            &plan,
+            roce_render::Target::UcxPerftest,
+            &roce_render::RenderOptions::default(),
+        )
+        .unwrap()
+        .remove(0)
+        .contents;
         assert!(
-            matches!(err, roce_render::RenderError::Dra { .. }),
-            "{target}: {err}"
+            text.contains("Not applied to this test: the NVLink domain (ComputeDomain"),
+            "{name}\n{text}"
         );
+        let docs: Vec<Value> = serde_saphyr::from_multiple::<Value>(&text)
+            .unwrap()
+            .into_iter()
+            .filter(|d| !d.is_null())
+            .collect();
+        assert!(by_kind(&docs, "ComputeDomain").is_empty(), "{name}");
+        let nic_claim = plan.dra_spec.nics.dra().map(|n| n.claim().to_string());
+        let pods = by_kind(&docs, "Pod");
+        assert_eq!(pods.len(), 2, "{name}");
+        for pod in &pods {
+            let spec = &pod["spec"];
+            assert!(spec["affinity"]["podAffinity"].is_null(), "{name}");
+            let claims: Vec<String> = spec["resourceClaims"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|c| c["name"].as_str().unwrap().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            assert_eq!(
+                claims,
+                nic_claim.iter().cloned().collect::<Vec<_>>(),
+                "{name}"
+            );
+            for c in spec["containers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .chain(spec["initContainers"].as_array().unwrap())
+                .filter(|c| c["name"] != "wait-for-server")
+            {
+                let used: Vec<String> = c["resources"]["claims"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|c| c["name"].as_str().unwrap().to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                assert_eq!(used, claims, "{name}: {}", c["name"]);
+            }
+        }
+        let templates = by_kind(&docs, "ResourceClaimTemplate");
+        assert_eq!(templates.len(), usize::from(nic_claim.is_some()), "{name}");
+        if nic_claim.is_some() {
+            assert_eq!(
+                docs[0]["kind"], "ResourceClaimTemplate",
+                "{name}: created first"
+            );
+        }
+        consumers::kubernetes_validate_strict(&printed(&docs), DRA_K8S_VERSIONS)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
+}
+
+/// The sbatch targets cannot make Kubernetes objects: they say what the nodes must already give the job.
+#[test]
+fn sbatch_says_the_nodes_must_provide_the_claims() {
+    let plan = roce_render::lower(&dra_profile("coreweave/gb300-roce-dra"));
     let sbatch = roce_render::render(
         &plan,
         roce_render::Target::Sbatch,

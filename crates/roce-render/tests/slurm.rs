@@ -156,15 +156,26 @@ fn assert_env_reached(
 fn env_reaches_every_task(name: &str) {
     let Some(cluster) = cluster() else { return };
     let plan = plan_of(name);
-    let script = sbatch(&plan, SlurmOptions::default());
-    let tasks = plan.slurm.ntasks_per_node * plan.slurm.nodes;
+    // The harness has one node: a profile whose job spans more (`job nodes=18`) runs with `--nodes 1`, the
+    // one override; every other `#SBATCH` line is the profile's.
+    let (opts, nodes) = if plan.slurm.nodes > 1 {
+        let one = SlurmOptions {
+            nodes: Some(1),
+            ..SlurmOptions::default()
+        };
+        (one, 1)
+    } else {
+        (SlurmOptions::default(), plan.slurm.nodes)
+    };
+    let script = sbatch(&plan, opts);
+    let tasks = plan.slurm.ntasks_per_node * nodes;
     let (job, envs) = run(&cluster, &script, &["bash", "-c", DUMP_ENV], tasks);
     assert_env_reached(&plan, &job, &envs, &cluster);
     for env in envs.values() {
         let want = [
             ("SLURM_JOB_PARTITION", plan.slurm.partition.clone()),
             ("SLURM_JOB_NAME", plan.short_name()),
-            ("SLURM_JOB_NUM_NODES", plan.slurm.nodes.to_string()),
+            ("SLURM_JOB_NUM_NODES", nodes.to_string()),
             ("SLURM_NTASKS", tasks.to_string()),
             ("SLURM_GPUS_ON_NODE", plan.slurm.gpus_per_node.to_string()),
         ];
@@ -214,6 +225,8 @@ profile_tests! {
     env_reaches_the_step_gb300_roce_nixl => "coreweave/gb300-roce-nixl",
     env_reaches_the_step_gb300_roce_sunk => "coreweave/gb300-roce-sunk",
     env_reaches_the_step_h100_ib => "coreweave/h100-ib",
+    env_reaches_the_step_gb300_roce_dra => "coreweave/gb300-roce-dra",
+    env_reaches_the_step_oci_gb200_roce_dranet => "oci/gb200-roce-dranet",
 }
 
 #[test]

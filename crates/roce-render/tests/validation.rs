@@ -60,6 +60,11 @@ fn one_doc(yaml: &str) -> Value {
     serde_saphyr::from_str(yaml).unwrap_or_else(|e| panic!("{e}\n{yaml}"))
 }
 
+/// The workload document of a validation job: the last one (the objects its DRA claims name come first).
+fn workload_doc(yaml: &str) -> Value {
+    docs(yaml).pop().unwrap()
+}
+
 fn env_map(container: &Value) -> BTreeMap<String, String> {
     container["env"]
         .as_array()
@@ -105,13 +110,13 @@ fn templates_as_pods(job: &Value) -> String {
 #[test]
 fn mpijobs_pass_the_mpi_operator_crd_schema_and_their_pod_templates_pass_kubernetes_strict() {
     for name in builtin::names() {
-        let job = one_doc(&default(&plan_of(name), Target::NcclTestsMpijob));
+        let plan = plan_of(name);
+        let job = workload_doc(&default(&plan, Target::NcclTestsMpijob));
         if let Err(e) = check_mpijob_schema(&job) {
             panic!("{name}: {e}");
         }
-        if let Err(e) =
-            consumers::kubernetes_validate_strict(&templates_as_pods(&job), consumers::K8S_VERSIONS)
-        {
+        let versions = consumers::k8s_versions_from(plan.dra.min_kubernetes_minor());
+        if let Err(e) = consumers::kubernetes_validate_strict(&templates_as_pods(&job), &versions) {
             panic!("{name}: {e}");
         }
     }
@@ -164,7 +169,7 @@ fn the_crd_schema_check_rejects_broken_mpijobs() {
 fn mpijob_runs_all_reduce_perf_across_nodes_with_every_variable_passed_by_mpirun() {
     for name in builtin::names() {
         let plan = plan_of(name);
-        let job = one_doc(&default(&plan, Target::NcclTestsMpijob));
+        let job = workload_doc(&default(&plan, Target::NcclTestsMpijob));
         assert_eq!(job["apiVersion"], "kubeflow.org/v2beta1", "{name}");
         assert_eq!(job["kind"], "MPIJob", "{name}");
         let spec = &job["spec"];
@@ -253,7 +258,7 @@ fn mpijob_runs_all_reduce_perf_across_nodes_with_every_variable_passed_by_mpirun
         assert_eq!(want["NCCL_DEBUG"], "INFO", "{name}");
 
         // The workers get the fabric wiring exactly as the pod target builds it.
-        let pod = one_doc(&default(&plan, Target::Pod));
+        let pod = workload_doc(&default(&plan, Target::Pod));
         let worker = &spec["mpiReplicaSpecs"]["Worker"]["template"];
         assert_eq!(
             worker["metadata"]["annotations"].get("k8s.v1.cni.cncf.io/networks"),
@@ -619,8 +624,9 @@ fn sbatch_quotes_user_arguments_and_honours_nodes() {
 #[test]
 fn ucx_perftest_passes_kubernetes_strict_for_every_profile() {
     for name in builtin::names() {
-        let yaml = default(&plan_of(name), Target::UcxPerftest);
-        if let Err(e) = consumers::kubernetes_validate_strict(&yaml, consumers::K8S_VERSIONS) {
+        let plan = plan_of(name).with_workload(Workload::UcxPerftest).unwrap();
+        let yaml = default(&plan, Target::UcxPerftest);
+        if let Err(e) = consumers::validate_manifest(&yaml, plan.dra.min_kubernetes_minor()) {
             panic!("{name}: {e}");
         }
     }
@@ -635,7 +641,10 @@ struct Perftest {
 
 fn perftest(plan: &Plan) -> Perftest {
     let text = default(plan, Target::UcxPerftest);
-    let mut d = docs(&text).into_iter();
+    let all = docs(&text);
+    // The NICs' ResourceClaimTemplate first, where they are DRA devices.
+    let extra = plan.dra_spec.nics_only().wiring().documents.len();
+    let mut d = all.into_iter().skip(extra);
     let (service, server, client) = (d.next().unwrap(), d.next().unwrap(), d.next().unwrap());
     assert!(d.next().is_none());
     Perftest {
@@ -896,8 +905,7 @@ fn sunk_profiles_get_env_only_validation_pods() {
 /// affinity (the vendor's coreweave/nccl-tests DRA MPIJob has the same three).
 #[test]
 fn dra_mpijob_claims_the_channel_and_passes_the_crd_schema() {
-    let path = consumers::repo_root().join("docs/drafts/profiles/coreweave/gb300-roce-dra.kdl");
-    let plan = plan_from(&std::fs::read_to_string(path).unwrap());
+    let plan = plan_of("coreweave/gb300-roce-dra");
     let text = default(&plan, Target::NcclTestsMpijob);
     let all = docs(&text);
     assert_eq!(all[0]["kind"], "ComputeDomain", "{text}");

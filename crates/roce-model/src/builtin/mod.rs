@@ -38,6 +38,8 @@ builtins!(
     "coreweave/gb200-ib",
     "coreweave/h100-ib",
     "coreweave/b200-ib",
+    "coreweave/gb300-roce-dra",
+    "oci/gb200-roce-dranet",
 );
 
 /// The profile `roce render` uses when none is named.

@@ -80,6 +80,35 @@ fn constant_label(s: &'static str) -> DnsLabel {
     DnsLabel::from_str(s).expect("the default claim names are DNS labels")
 }
 
+/// What a profile asks of DRA, together: how the NICs arrive, the NVLink domain and placement. A plan keeps
+/// it so a workload can take part of it (a two-node UCX test claims the NICs but no NVLink domain) and
+/// `roce diff` can say what changed in these terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DraSpec {
+    /// How the RDMA NICs reach the pod.
+    pub nics: NicAttachment,
+    /// The NVLink domain the GPUs share across nodes.
+    pub nvlink_domain: NvlinkDomain,
+    /// Where the pods go.
+    pub placement: Placement,
+}
+
+impl DraSpec {
+    /// What this adds to a pod and its manifest.
+    pub fn wiring(&self) -> emit::DraWiring {
+        emit::dra_wiring(&self.nics, &self.nvlink_domain, &self.placement)
+    }
+
+    /// This spec without the NVLink domain and placement: the NICs only.
+    pub fn nics_only(&self) -> DraSpec {
+        DraSpec {
+            nics: self.nics.clone(),
+            nvlink_domain: NvlinkDomain::None,
+            placement: Placement::default(),
+        }
+    }
+}
+
 /// How the RDMA NICs reach the pod.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NicAttachment {

@@ -10,6 +10,10 @@
 //! * `patch-<shape>.yaml`: a strategic-merge patch keyed on the container name: env (by name),
 //!   requests and limits, the `/dev/shm` mount (by `mountPath`) and volume (by name), `nodeSelector`
 //!   and the `roce.dev/profile` annotation. One per pod-template shape (`spec.template`, CronJob, Pod).
+//! * `dra.yaml`, when the plan has DRA claims: the objects they name (ComputeDomain,
+//!   ResourceClaimTemplate), a resource of the Component. The patches add the pod's `resourceClaims`
+//!   (merged by name), the container's `resources.claims`, the NVLink-domain affinity and its label;
+//!   strategic merge replaces those two lists, which `docs/targets.md` says and `roce apply` avoids.
 //! * `transformers.yaml`: in order, a replacement that fails the build for a selected workload
 //!   without the container (before the patch could add an image-less one) and adds the capabilities
 //!   (a list a patch would replace); the patches; and, when the profile attaches networks, the
@@ -19,9 +23,9 @@ mod select;
 mod steps;
 
 use crate::plan::{MULTUS_ANNOTATION, Plan};
-use crate::pod;
 use crate::yaml::{self, Yaml};
 use crate::{Artifact, PROFILE_ANNOTATION, RenderError, RenderOptions};
+use crate::{dra, pod};
 use roce_model::names::Capability;
 use select::{Group, Shape, Target};
 
@@ -102,6 +106,9 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<Vec<Artifact>, Render
         artifact("kustomization.yaml", kustomization(&ctx)),
         artifact("wiring.yaml", wiring(&ctx)),
     ];
+    if let Some(objects) = dra_objects(plan) {
+        files.push(artifact(DRA_FILE, objects));
+    }
     for &shape in &ctx.shapes {
         files.push(artifact(shape.patch().0, patch(&ctx, shape)));
     }
@@ -145,11 +152,52 @@ fn capabilities(plan: &Plan) -> &[Capability] {
     plan.wiring.as_ref().map_or(&[], |w| &w.capabilities)
 }
 
+/// The required pod-affinity terms placement adds, each with its topology key (the key the `container` step
+/// merges it by).
+pub(crate) fn affinity_terms(plan: &Plan) -> Vec<(String, Yaml)> {
+    let Some(affinity) = &plan.dra.affinity else {
+        return Vec::new();
+    };
+    // The fabric core owns the shape; read the terms back from its YAML form.
+    let yaml = dra::yaml_of(affinity);
+    match yaml
+        .get("podAffinity")
+        .and_then(|a| a.get("requiredDuringSchedulingIgnoredDuringExecution"))
+    {
+        Some(Yaml::Seq(terms)) => terms
+            .iter()
+            .filter_map(|t| Some((t.get("topologyKey")?.as_str()?.to_string(), t.clone())))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The file with the objects the plan's DRA claims name.
+const DRA_FILE: &str = "dra.yaml";
+
+/// The ComputeDomain and ResourceClaimTemplates beside the workloads, when the plan claims anything.
+fn dra_objects(plan: &Plan) -> Option<String> {
+    let docs = dra::documents(plan);
+    if docs.is_empty() {
+        return None;
+    }
+    let mut out = crate::header("#", plan);
+    out.push_str(
+        "# The objects the pods' DRA claims name; the Component adds them to the build.\n",
+    );
+    out.push_str(&yaml::to_multi_doc(&docs));
+    Some(out)
+}
+
 fn kustomization(ctx: &Ctx) -> String {
+    let mut resources = Yaml::seq().item("wiring.yaml");
+    if !ctx.plan.dra.documents.is_empty() {
+        resources = resources.item(DRA_FILE);
+    }
     let doc = Yaml::map()
         .with("apiVersion", "kustomize.config.k8s.io/v1alpha1")
         .with("kind", "Component")
-        .with("resources", Yaml::seq().item("wiring.yaml"))
+        .with("resources", resources)
         .with("transformers", Yaml::seq().item("transformers.yaml"));
     let mut kinds: Vec<&str> = Vec::new();
     for t in &ctx.targets {
@@ -181,6 +229,14 @@ fn wiring(ctx: &Ctx) -> String {
     if let Some(n) = &ctx.networks {
         spec.insert("networks", n.as_str());
     }
+    if let Some(claims) = dra::pod_claims(ctx.plan) {
+        spec.insert("resourceClaims", claims);
+    }
+    let terms = affinity_terms(ctx.plan);
+    if !terms.is_empty() {
+        let list: Vec<Yaml> = terms.into_iter().map(|(_, term)| term).collect();
+        spec.insert("podAffinityTerms", list);
+    }
     let doc = Yaml::map()
         .with("apiVersion", WIRING_API_VERSION)
         .with("kind", WIRING_KIND)
@@ -202,10 +258,14 @@ fn wiring(ctx: &Ctx) -> String {
 /// The strategic-merge patch for one pod-template shape, keyed on the container name.
 fn patch(ctx: &Ctx, shape: Shape) -> String {
     let plan = ctx.plan;
+    // The DRA claims are lists a patch would replace: the `container` step merges them by name.
     let mut container = Yaml::map()
         .with("name", ctx.container.as_str())
-        .with("env", pod::env_list(plan))
-        .with("resources", pod::resources(plan));
+        .with("env", pod::env_list(plan));
+    let quantities = pod::quantities(plan);
+    if !matches!(&quantities, Yaml::Map(m) if m.is_empty()) {
+        container.insert("resources", quantities);
+    }
     if plan.shm {
         container.insert("volumeMounts", vec![pod::shm_mount()]);
     }
@@ -217,22 +277,35 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
     if plan.shm {
         spec.insert("volumes", vec![pod::shm_volume()]);
     }
-    let annotations = Yaml::map().with(
-        "annotations",
-        Yaml::map().with(PROFILE_ANNOTATION, plan.profile.as_str()),
-    );
+    let mut template_meta = Yaml::map();
+    if !plan.dra.labels.is_empty() {
+        let mut labels = Yaml::map();
+        for (k, v) in &plan.dra.labels {
+            labels.insert(k, v.as_str());
+        }
+        template_meta.insert("labels", labels);
+    }
+    let mut annotations = Yaml::map().with(PROFILE_ANNOTATION, plan.profile.as_str());
+    for (k, v) in &plan.dra.annotations {
+        annotations.insert(k, v.as_str());
+    }
+    template_meta.insert("annotations", annotations);
     let (_, api_version, kind) = shape.patch();
     let mut metadata = Yaml::map().with("name", ctx.name.as_str());
     let body = match shape {
         Shape::Pod => {
-            // A Pod is its own template: the annotations go into the patch's own metadata.
-            if let Some(a) = annotations.get("annotations") {
-                metadata.insert("annotations", a.clone());
+            // A Pod is its own template: labels and annotations go into the patch's own metadata.
+            for key in ["labels", "annotations"] {
+                if let Some(v) = template_meta.get(key) {
+                    metadata.insert(key, v.clone());
+                }
             }
             spec
         }
         _ => {
-            let mut body = Yaml::map().with("metadata", annotations).with("spec", spec);
+            let mut body = Yaml::map()
+                .with("metadata", template_meta)
+                .with("spec", spec);
             for key in shape.template().iter().rev() {
                 body = Yaml::map().with(key, body);
             }

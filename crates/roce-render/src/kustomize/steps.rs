@@ -240,6 +240,53 @@ fn container(ctx: &Ctx) -> Step {
     if !caps.is_empty() {
         why.push_str(" Then each\ncapability is added to `capabilities.add` unless listed (a patch would replace the list).");
     }
+    let claims = crate::dra::pod_claims(ctx.plan);
+    if let Some(Yaml::Seq(claims)) = &claims {
+        for (i, claim) in claims.iter().enumerate() {
+            let name = claim.get("name").and_then(Yaml::as_str).unwrap_or_default();
+            list.push(replacement(
+                ctx,
+                source(
+                    ctx,
+                    &format!("spec.resourceClaims.{i}.resourceClaimTemplateName"),
+                ),
+                |s| {
+                    s.field_path(&format!(
+                        "spec.resourceClaims.[name={name}].resourceClaimTemplateName"
+                    ))
+                },
+                Some(Yaml::map().with("create", true)),
+            ));
+            list.push(replacement(
+                ctx,
+                source(ctx, &format!("spec.resourceClaims.{i}.name")),
+                |s| cpath(s, &format!("resources.claims.[name={name}].name")),
+                Some(Yaml::map().with("create", true)),
+            ));
+        }
+        why.push_str(
+            "\nThe DRA claims: each pod claim and the container's use of it, merged by name (a patch would\n\
+             replace both lists and drop the workload's own claims).",
+        );
+    }
+    let terms = super::affinity_terms(ctx.plan);
+    for (i, (key, _)) in terms.iter().enumerate() {
+        list.push(replacement(
+            ctx,
+            source(ctx, &format!("spec.podAffinityTerms.{i}.labelSelector")),
+            |s| {
+                s.field_path(&format!(
+                    "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.[topologyKey={key}].labelSelector"
+                ))
+            },
+            Some(Yaml::map().with("create", true)),
+        ));
+    }
+    if !terms.is_empty() {
+        why.push_str(
+            "\nThe required pod affinity, merged by topology key with the workload's own terms.",
+        );
+    }
     Step {
         why,
         doc: builtin("ReplacementTransformer", ctx, "container").with("replacements", list),

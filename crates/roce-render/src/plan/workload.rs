@@ -21,6 +21,9 @@ pub(super) fn lower(job: Plan, w: Workload) -> Plan {
         }
         Workload::UcxPerftest => {
             set_all(&mut p.env, UCX_PERFTEST_ENV);
+            // Two Pods on two nodes measure the network: they need the NICs' claim, not the NVLink domain
+            // (multi-node NVLink is NCCL's, inside the rack) nor the job's placement.
+            p.dra = p.dra_spec.nics_only().wiring();
             // UCX needs its cuda_copy transport for GPU buffers, which UCX_TLS=tcp leaves out.
             let memory = if p.ucx_mode == UcxMode::Tcp {
                 HOST
@@ -44,7 +47,7 @@ pub(super) fn notes(p: &Plan) -> Vec<Note> {
         )],
         Workload::UcxPerftest => {
             let log = format!("{}={}", UCX_LOG_LEVEL_INFO.name, UCX_LOG_LEVEL_INFO.value);
-            match p.ucx_mode {
+            let mut texts = match p.ucx_mode {
                 UcxMode::Rdma => vec![format!(
                     "{log}: each endpoint's line (ep_cfg) names the transports and devices UCX chose; \
                      a tcp lane there means UCX fell back off RDMA."
@@ -63,13 +66,44 @@ pub(super) fn notes(p: &Plan) -> Vec<Note> {
                     "`ucx_info -d` and the endpoint lines ({log}) in the log show which transports UCX \
                      picked."
                 )],
-            }
+            };
+            texts.extend(not_applied(p));
+            texts
         }
     };
     texts
         .into_iter()
         .map(|t| Note::new(Topic::Workload, t))
         .collect()
+}
+
+/// What of the profile's DRA a two-node UCX test leaves out, and why.
+fn not_applied(p: &Plan) -> Vec<String> {
+    let spec = &p.dra_spec;
+    let mut left = Vec::new();
+    if let Some(cd) = spec.nvlink_domain.compute_domain() {
+        left.push(format!(
+            "the NVLink domain (ComputeDomain {}, claim {})",
+            cd.name(),
+            cd.claim()
+        ));
+    }
+    if spec.placement != roce_model::fabric::dra::Placement::default() {
+        left.push("the job's placement (NVLink-clique affinity, Kueue topology)".to_string());
+    }
+    if left.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "Not applied to this test: {}. ucx_perftest measures the RDMA network between two nodes; \
+         multi-node NVLink inside the rack is NCCL's, and nccl-tests-mpijob validates it.{}",
+        left.join(" and "),
+        if spec.nics.dra().is_some() {
+            " The Pods still claim the NICs."
+        } else {
+            ""
+        }
+    )]
 }
 
 /// `ucx_perftest -m`: GPU memory, or host memory where UCX is pinned to TCP.

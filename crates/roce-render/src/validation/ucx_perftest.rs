@@ -4,6 +4,8 @@
 //! server Pod and the client Pod. Both carry the fabric wiring and the profile's UCX env; a required
 //! `podAntiAffinity` on `kubernetes.io/hostname` keeps them apart, so the traffic crosses the fabric. An init
 //! container prints `ucx_info -d` (the devices and transports the Pod really has) before each side starts.
+//! Where the NICs are DRA devices, both Pods claim them (the claim's ResourceClaimTemplate goes first);
+//! the NVLink domain and the job's placement do not apply to a two-node network test, and the file says so.
 
 use super::{comment, image, object_name, with_command};
 use crate::plan::{MULTUS_ANNOTATION, Plan, Topic};
@@ -157,11 +159,14 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         format!("  roce explain ucx-perftest.log --profile {}", plan.profile),
         "  kubectl delete -f ucx-perftest.yaml".into(),
     ]);
+    // The objects the claims name go first, so `kubectl apply -f` creates them before the Pods.
+    let mut docs = crate::dra::documents(plan);
+    docs.extend([service, server, client]);
     Ok(format!(
         "{}{}{}",
         crate::header("#", plan),
         comment(&notes),
-        yaml::to_multi_doc(&[service, server, client])
+        yaml::to_multi_doc(&docs)
     ))
 }
 
@@ -208,6 +213,9 @@ fn test_pod(plan: &Plan, name: &str, role: &str, init: Vec<Yaml>, main: Yaml) ->
     );
     spec.insert("initContainers", init);
     spec.insert("containers", vec![main]);
+    if let Some(claims) = crate::dra::pod_claims(plan) {
+        spec.insert("resourceClaims", claims);
+    }
     if plan.shm {
         spec.insert(
             "volumes",

@@ -73,6 +73,56 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// 1.37.0 bundles (it covers 1.25 ..= 1.37), plus one in between.
 pub const K8S_VERSIONS: &[&str] = &["1.25.0", "1.32.0", "1.37.0"];
 
+/// The versions a manifest with DRA claims is validated against: `resource.k8s.io/v1` exists from 1.34;
+/// 1.37 is the newest kubernetes-validate 1.37.0 bundles.
+pub const DRA_K8S_VERSIONS: &[&str] = &["1.34.0", "1.37.0"];
+
+/// The versions to validate a manifest against: [`K8S_VERSIONS`], or from `min_minor` on when the manifest
+/// needs a newer API (the plan says: `DraWiring::min_kubernetes_minor`).
+pub fn k8s_versions_from(min_minor: Option<u32>) -> Vec<&'static str> {
+    let minor = |v: &str| {
+        v.split('.')
+            .nth(1)
+            .and_then(|m| m.parse::<u32>().ok())
+            .unwrap()
+    };
+    match min_minor {
+        None => K8S_VERSIONS.to_vec(),
+        Some(min) => K8S_VERSIONS
+            .iter()
+            .chain(DRA_K8S_VERSIONS)
+            .copied()
+            .filter(|v| minor(v) >= min)
+            .fold(Vec::new(), |mut out, v| {
+                if !out.contains(&v) {
+                    out.push(v);
+                }
+                out
+            }),
+    }
+}
+
+/// A multi-document manifest against its real consumers: the ComputeDomain documents against the CRD's
+/// schema (kubernetes-validate has no schema for them), every other document with
+/// [`kubernetes_validate_strict`] for [`k8s_versions_from`]`(min_minor)`.
+pub fn validate_manifest(yaml: &str, min_minor: Option<u32>) -> Result<(), String> {
+    let mut core = Vec::new();
+    for doc in yaml.split("\n---\n") {
+        if doc.lines().any(|l| l == "kind: ComputeDomain") {
+            let value: serde_json::Value =
+                serde_saphyr::from_str(doc).map_err(|e| format!("{e}\n{doc}"))?;
+            let checked = crd_schema_strict(&value, "compute-domain-v1beta1.json")?;
+            assert!(
+                checked || !tools_required(),
+                "ComputeDomain schema not checked"
+            );
+        } else {
+            core.push(doc);
+        }
+    }
+    kubernetes_validate_strict(&core.join("\n---\n"), &k8s_versions_from(min_minor)).map(|_| ())
+}
+
 /// An external program a check needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {

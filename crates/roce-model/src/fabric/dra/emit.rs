@@ -31,6 +31,19 @@ pub struct DraWiring {
     pub documents: Vec<ExtraDocument>,
 }
 
+impl DraWiring {
+    /// The least Kubernetes minor (1.x) that can take this wiring: [`RESOURCE_API_MIN_MINOR`] when a pod claims
+    /// anything (claims and ResourceClaimTemplates are `resource.k8s.io/v1`), else `None`: affinity, labels
+    /// and annotations work on any release.
+    pub fn min_kubernetes_minor(&self) -> Option<u32> {
+        (!self.pod_claims.is_empty()).then_some(RESOURCE_API_MIN_MINOR)
+    }
+}
+
+/// The Kubernetes minor (1.x) where DRA's `resource.k8s.io/v1` went GA (Kubernetes 1.34 release notes,
+/// KEP-4381).
+pub const RESOURCE_API_MIN_MINOR: u32 = 34;
+
 /// The wiring for a profile's three choices. Multus and device-plugin attachments add nothing here: their
 /// wiring is [`super::super::attach::pod_wiring`]'s.
 pub fn dra_wiring(nics: &NicAttachment, domain: &NvlinkDomain, placement: &Placement) -> DraWiring {
