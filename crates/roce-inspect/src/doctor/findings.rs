@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use roce_model::fabric::attach::COMMON_RDMA_RESOURCE;
+use roce_model::fabric::env::Consumer;
 use roce_model::fabric::{env, ucx};
 use roce_model::model::{FabricKind, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
@@ -592,7 +593,7 @@ impl Ctx<'_> {
 
     /// Would NCCL (`NCCL_IB_HCA`) or UCX (`UCX_NET_DEVICES`) use this port?
     fn port_selected(&self, var: &str, d: &RdmaDevice, p: &Port) -> bool {
-        if var.starts_with("NCCL") {
+        if env::consumer_of(var) == Consumer::Nccl {
             match self.setting(env::NCCL_IB_HCA.name) {
                 Some(s) => nccl_list::parse(&s.value, ListKind::IbHca)
                     .0
