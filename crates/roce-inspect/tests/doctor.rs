@@ -98,8 +98,18 @@ fn profile(name: &str) -> Profile {
     loaded.profile.unwrap()
 }
 
+/// The GB300 RoCE profile whose NVLink domain is a ComputeDomain.
+fn dra_profile() -> Profile {
+    profile("coreweave/gb300-roce-dra")
+}
+
 /// The environment a pod rendered from `profile` has.
 fn pod_env(profile_name: Option<&str>) -> Vec<(String, String)> {
+    pod_env_of(profile_name.map(profile).as_ref())
+}
+
+/// The environment a pod rendered from `profile` has.
+fn pod_env_of(profile: Option<&Profile>) -> Vec<(String, String)> {
     let mut env = vec![
         (
             "PATH".to_string(),
@@ -112,8 +122,8 @@ fn pod_env(profile_name: Option<&str>) -> Vec<(String, String)> {
         ),
         ("KUBERNETES_SERVICE_PORT".to_string(), "443".to_string()),
     ];
-    if let Some(name) = profile_name {
-        let plan = roce_render::plan::lower(&profile(name));
+    if let Some(p) = profile {
+        let plan = roce_render::plan::lower(p);
         env.extend(plan.env.into_iter().map(|v| (v.name, v.value)));
     }
     env
@@ -156,8 +166,8 @@ fn pod_basics(t: &Tree, env: &[(String, String)]) {
         );
 }
 
-/// A GB300 RoCE pod with all 16 Multus networks: RDMA devices ibp0p0..ibp3p3 (port 1), netdevs
-/// eth0, lo, net1..net16.
+/// A GB300 RoCE pod with all 16 Multus networks: RDMA devices ibp0p0..ibp3p3 (port 1) with their verbs
+/// nodes uverbs0..uverbs15 and rdma_cm (the `rdma/ib` resource), netdevs eth0, lo, net1..net16.
 fn gb300_pod(layout: Layout, table_len: u32, env: &[(String, String)]) -> Tree {
     let t = Tree::new();
     pod_basics(&t, env);
@@ -179,9 +189,11 @@ fn gb300_pod(layout: Layout, table_len: u32, env: &[(String, String)]) -> Tree {
                 .file(
                     &format!("/sys/class/infiniband/{dev}/fw_ver"),
                     "40.44.1036\n",
-                );
+                )
+                .uverbs(&dev, nic * 4 + port);
         }
     }
+    t.file("/dev/infiniband/rdma_cm", "");
     t
 }
 
@@ -234,8 +246,10 @@ fn ib_node() -> Tree {
         t.file(
             &format!("/sys/class/infiniband/{dev}/device/net/ib{i}/ifindex"),
             "5\n",
-        );
+        )
+        .uverbs(&dev, u32::from(i));
     }
+    t.file("/dev/infiniband/rdma_cm", "");
     t
 }
 
@@ -995,6 +1009,184 @@ fn no_rdma_devices_on_a_host_names_the_driver() {
     assert!(!codes(&run(&healthy(None), None)).contains(&"roce::doctor::no_rdma_devices"));
 }
 
+#[test]
+fn rails_without_device_nodes_cannot_be_opened() {
+    let name = "coreweave/gb300-roce";
+    let t = healthy(Some(name));
+    // Healthy: every device's uverbs node is there.
+    let r = run(&t, Some(name));
+    assert!(!codes(&r).contains(&"roce::doctor::no_device_nodes"));
+    assert_eq!(r.facts.devices[5].uverbs.as_deref(), Some("uverbs5"));
+    // One node missing: the device is named with its node.
+    t.remove("/dev/infiniband/uverbs5");
+    let r = run(&t, Some(name));
+    assert_eq!(
+        codes(&r),
+        ["roce::doctor::no_device_nodes"],
+        "{:#?}",
+        r.findings
+    );
+    assert_eq!(
+        r.findings[0].message,
+        "1 of the 16 RDMA devices in /sys/class/infiniband cannot be opened: /dev/infiniband has no verbs node for them (ibp1p1 (uverbs5)); NCCL logs `NET/IB : Unable to open device` and falls back to TCP sockets, and UCX has no RDMA transports"
+    );
+    // No /dev/infiniband at all: the pod did not request `rdma/ib`, yet sysfs lists the node's devices.
+    t.remove("/dev/infiniband");
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), ["roce::doctor::no_device_nodes"]);
+    let p = &r.findings[0];
+    assert!(
+        p.message.starts_with(
+            "16 of the 16 RDMA devices in /sys/class/infiniband cannot be opened: /dev/infiniband is absent (ibp0p0 (uverbs0), ibp0p1 (uverbs1), …"
+        ),
+        "{}",
+        p.message
+    );
+    assert!(p.is_error());
+    assert_eq!(
+        p.help.as_deref(),
+        Some(
+            "request `rdma/ib: 1` in the container's requests and limits: the RDMA device plugin mounts /dev/infiniband for it, while sysfs lists the node's devices without it"
+        )
+    );
+    assert_eq!(r.to_json()["rdma_device_nodes"], serde_json::json!([]));
+    // Without a profile every device counts.
+    assert_eq!(
+        codes(&run_env(&t, pod_env(None), None)),
+        ["roce::doctor::no_device_nodes"]
+    );
+}
+
+#[test]
+fn device_nodes_without_a_sysfs_pairing_are_judged_as_a_whole() {
+    // No /sys/class/infiniband_verbs: which node is whose is unknown, so only "no uverbs node at all" counts.
+    let name = "coreweave/gb300-roce";
+    let t = healthy(Some(name));
+    t.remove("/sys/class/infiniband_verbs");
+    t.remove("/dev/infiniband/uverbs5");
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), Vec::<&str>::new(), "{:#?}", r.findings);
+    assert_eq!(r.facts.devices[5].uverbs, None);
+    for i in 0..16 {
+        let _ = std::fs::remove_file(t.path(&format!("/dev/infiniband/uverbs{i}")));
+    }
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), ["roce::doctor::no_device_nodes"]);
+    assert!(
+        r.findings[0].message.contains(
+            "/dev/infiniband has no verbs node for them (ibp0p0, ibp0p1, …, ibp3p3 (16))"
+        ),
+        "{}",
+        r.findings[0].message
+    );
+    // A tree without /dev says nothing about device nodes.
+    t.remove("/dev");
+    let r = run(&t, Some(name));
+    assert_eq!(r.facts.device_nodes, None);
+    assert!(!codes(&r).contains(&"roce::doctor::no_device_nodes"));
+}
+
+#[test]
+fn device_nodes_on_a_host_name_the_verbs_module() {
+    let t = ib_node();
+    t.remove("/dev/infiniband")
+        .remove("/sys/module/ib_uverbs")
+        .remove("/sys/class/infiniband_verbs");
+    let r = run(&t, Some("coreweave/h100-ib"));
+    let p = finding(&r, "roce::doctor::no_device_nodes");
+    assert!(
+        p.message.starts_with("8 of the 8 RDMA devices"),
+        "{}",
+        p.message
+    );
+    assert_eq!(
+        p.help.as_deref(),
+        Some("load the verbs module (`modprobe ib_uverbs`): it creates /dev/infiniband/uverbsN")
+    );
+}
+
+/// A GB300 pod with the IMEX channel the ComputeDomain's claim brings.
+fn dra_pod(channel: bool) -> (Tree, Profile) {
+    let p = dra_profile();
+    let t = gb300_pod(Layout::Healthy, 16, &pod_env_of(Some(&p)));
+    if channel {
+        t.file("/dev/nvidia-caps-imex-channels/channel0", "");
+    }
+    (t, p)
+}
+
+#[test]
+fn imex_channel_present_with_a_compute_domain_is_a_fact() {
+    let (t, p) = dra_pod(true);
+    let r = doctor::probe(&t.root(), None, Some(&p));
+    assert_eq!(codes(&r), Vec::<&str>::new(), "{:#?}", r.findings);
+    assert_eq!(r.facts.imex_channels, Some(vec!["channel0".to_string()]));
+    assert_eq!(
+        r.to_json()["imex_channels"],
+        serde_json::json!(["channel0"])
+    );
+    // allocationMode All: every channel, in natural order.
+    t.file("/dev/nvidia-caps-imex-channels/channel10", "")
+        .file("/dev/nvidia-caps-imex-channels/channel2", "");
+    let r = doctor::probe(&t.root(), None, Some(&p));
+    assert_eq!(
+        r.facts.imex_channels,
+        Some(vec![
+            "channel0".into(),
+            "channel2".into(),
+            "channel10".into()
+        ])
+    );
+}
+
+#[test]
+fn imex_channel_missing_with_a_compute_domain() {
+    let (t, p) = dra_pod(false);
+    let r = doctor::probe(&t.root(), None, Some(&p));
+    assert_eq!(
+        codes(&r),
+        ["roce::doctor::imex_channels"],
+        "{:#?}",
+        r.findings
+    );
+    let f = &r.findings[0];
+    assert!(f.is_error());
+    assert_eq!(
+        f.message,
+        "the profile's ComputeDomain `nccl-test-72-gb300-18n-dra` gives each pod an IMEX channel, but /dev/nvidia-caps-imex-channels holds no `channelN` device: NCCL cannot use multi-node NVLink and fails with `Cuda failure 800` (operation not permitted) or falls back to the network"
+    );
+    let help = f.help.as_deref().unwrap();
+    assert!(
+        help.starts_with("the pod lacks the ComputeDomain channel claim: `spec.resourceClaims` with `resourceClaimTemplateName: nccl-test-72-gb300-18n-dra-cd-channel`, listed by the container in `resources.claims` (`compute-domain-channel`)"),
+        "{help}"
+    );
+    assert!(help.contains("DRA driver"), "{help}");
+    assert_eq!(f.labels.len(), 1, "points at the profile's nvlink-domain");
+    assert_eq!(r.to_json()["imex_channels"], serde_json::json!([]));
+    // The directory without a channel device is no better.
+    t.file("/dev/nvidia-caps-imex-channels/README", "");
+    let r = doctor::probe(&t.root(), None, Some(&p));
+    assert_eq!(codes(&r), ["roce::doctor::imex_channels"]);
+    // On a node (not in a pod) the claim that brings the channel is not there to check: a fact, no finding.
+    t.remove("/var/run/secrets");
+    let host_env: Vec<(String, String)> = without(pod_env_of(Some(&p)), "KUBERNETES_SERVICE_HOST");
+    let r = doctor::probe(&t.root(), Some(Env::from_pairs(host_env)), Some(&p));
+    assert!(!r.facts.in_pod);
+    assert_eq!(codes(&r), Vec::<&str>::new(), "{:#?}", r.findings);
+}
+
+#[test]
+fn imex_channels_are_not_asked_for_without_a_compute_domain() {
+    let name = "coreweave/gb300-roce";
+    let t = healthy(Some(name));
+    assert_eq!(codes(&run(&t, Some(name))), Vec::<&str>::new());
+    assert_eq!(run(&t, None).facts.imex_channels, Some(vec![]));
+    t.file("/dev/nvidia-caps-imex-channels/channel0", "");
+    let r = run(&t, Some(name));
+    assert_eq!(codes(&r), Vec::<&str>::new(), "{:#?}", r.findings);
+    assert_eq!(r.facts.imex_channels, Some(vec!["channel0".to_string()]));
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Environment, JSON, read-only, speed
 
@@ -1038,6 +1230,13 @@ fn json_shape() {
     assert_eq!(j["ipc_lock"], false);
     assert_eq!(j["memlock"], "unlimited");
     assert_eq!(j["gpus"], 4);
+    let nodes = j["rdma_device_nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 17);
+    assert_eq!(
+        (&nodes[0], &nodes[1]),
+        (&"rdma_cm".into(), &"uverbs0".into())
+    );
+    assert_eq!(j["imex_channels"], serde_json::json!([]));
     assert_eq!(j["peer_memory"], "nvidia_peermem");
     assert_eq!(j["pod"], true);
     assert_eq!(j["gid_family"], "IPv6");
@@ -1209,6 +1408,7 @@ fn h200_host_replayed_from_its_facts() {
         .memlock("unlimited")
         .gpus(2)
         .file("/dev/nvidia-caps/nvidia-cap1", "")
+        .file("/dev/infiniband/rdma_cm", "")
         // Ubuntu 24.04: ld.so.conf.d lists /lib/x86_64-linux-gnu before /usr/lib/x86_64-linux-gnu.
         .file("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n")
         .file(
@@ -1229,5 +1429,13 @@ fn h200_host_replayed_from_its_facts() {
     let mut replay = doctor::probe(&t.root(), Some(env), None).to_json();
     let recorded: serde_json::Value = serde_json::from_str(&fixture("h200-host.json")).unwrap();
     replay["env_source"] = recorded["env_source"].clone();
+    // Facts doctor reads since the recording: the recorded `ls -la /dev/infiniband` shows only rdma_cm, and
+    // the host had no IMEX channels.
+    let fields = replay.as_object_mut().unwrap();
+    assert_eq!(
+        fields.remove("rdma_device_nodes"),
+        Some(serde_json::json!(["rdma_cm"]))
+    );
+    assert_eq!(fields.remove("imex_channels"), Some(serde_json::json!([])));
     assert_eq!(replay, recorded);
 }

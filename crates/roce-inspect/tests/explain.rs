@@ -758,6 +758,38 @@ fn profile_comparison_reports_every_difference() {
     assert!(!e.codes().contains(&Code::ExplainProfileTransport));
 }
 
+/// `NCCL_*_DISABLE=0`: a profile that sets the knob to 0 meant 0 (the GB200/GB300 InfiniBand built-ins set
+/// `NCCL_SHM_DISABLE "0"`); a knob the profile does not set to 0 is still reported.
+#[test]
+fn a_disable_knob_the_profile_sets_to_0_is_read_as_meant() {
+    let log = "h:1:1 [0] NCCL INFO NCCL_SHM_DISABLE set by environment to 0.\n\
+               h:1:1 [0] NCCL INFO NCCL_P2P_DISABLE set by environment to 0.\n";
+    let reported = |e: &Explanation| -> Vec<String> {
+        e.findings
+            .iter()
+            .filter(|f| f.code == Code::ExplainDisableReadAsZero)
+            .map(|f| f.message.split(' ').next().unwrap().to_string())
+            .collect()
+    };
+    // without a profile both are reported
+    let e = explain_str("x", log);
+    assert_eq!(reported(&e), ["NCCL_SHM_DISABLE", "NCCL_P2P_DISABLE"]);
+    // gb300-ib sets NCCL_SHM_DISABLE to 0, not NCCL_P2P_DISABLE
+    let mut e = explain_str("x", log);
+    e.compare_profile(&profile("coreweave/gb300-ib"));
+    assert_eq!(reported(&e), ["NCCL_P2P_DISABLE"]);
+    let f = e
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ExplainDisableReadAsZero)
+        .unwrap();
+    assert_eq!(f.evidence.as_ref().map(|ev| ev.line), Some(2));
+    // a profile that sets neither reports both
+    let mut e = explain_str("x", log);
+    e.compare_profile(&profile("coreweave/h100-ib"));
+    assert_eq!(reported(&e), ["NCCL_SHM_DISABLE", "NCCL_P2P_DISABLE"]);
+}
+
 #[test]
 fn every_explain_code_has_a_case() {
     let mut covered: BTreeSet<&str> = cases().iter().map(|(c, _, _)| c.as_str()).collect();

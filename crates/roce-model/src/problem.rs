@@ -307,6 +307,12 @@ codes! {
     DoctorEnvDrift = "roce::doctor::env_drift", Warning;
     /// The pod's `UCX_TLS` enables the wrong class of transports for the profile's UCX mode.
     DoctorUcxTransport = "roce::doctor::ucx_transport", Error;
+    /// RDMA devices in sysfs without their verbs device nodes (`/dev/infiniband/uverbsN`): NCCL cannot
+    /// open them and falls back to TCP sockets.
+    DoctorNoDeviceNodes = "roce::doctor::no_device_nodes", Error;
+    /// The profile's ComputeDomain gives the pod an IMEX channel, but `/dev/nvidia-caps-imex-channels` has
+    /// none: NCCL cannot use multi-node NVLink.
+    DoctorImexChannels = "roce::doctor::imex_channels", Error;
 }
 
 /// What a code is about, from its namespace.

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use roce_inspect::doctor::{self, Env, Report, Root, facts::Limit};
+use roce_model::fabric::dra::IMEX_CHANNELS_DIR;
 use roce_model::{Problem, load};
 
 use super::Exit;
@@ -174,6 +175,26 @@ fn human(r: &Report) -> String {
         or(f.peer_memory.map(|p| p.as_str().to_string())),
     );
     line(&mut s, "GPUs", or(f.gpus.map(|g| g.to_string())));
+    if !f.devices.is_empty() {
+        line(
+            &mut s,
+            "RDMA nodes",
+            or(f.device_nodes.as_ref().map(|n| {
+                if n.is_empty() {
+                    "none (/dev/infiniband is absent)".to_string()
+                } else {
+                    n.join(", ")
+                }
+            })),
+        );
+    }
+    if let Some(channels) = f.imex_channels.as_ref().filter(|c| !c.is_empty()) {
+        line(
+            &mut s,
+            "IMEX",
+            format!("{} ({IMEX_CHANNELS_DIR})", channels.join(", ")),
+        );
+    }
     line(
         &mut s,
         "IPC_LOCK",

@@ -1,9 +1,13 @@
-//! What the host (or pod) looks like: RDMA devices and their GID tables, netdevs, kernel modules,
-//! rdma-core, capabilities, limits, GPUs and the environment. Collected once, read-only.
+//! What the host (or pod) looks like: RDMA devices and their GID tables and device nodes, netdevs, kernel
+//! modules, rdma-core, capabilities, limits, GPUs, IMEX channels and the environment. Collected once,
+//! read-only.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv6Addr;
 use std::path::{Path, PathBuf};
+
+use roce_model::fabric::attach::RDMA_DEVICE_DIR;
+use roce_model::fabric::dra::IMEX_CHANNELS_DIR;
 
 use super::env::Env;
 use super::gid::{self, GidClass, RoceVersion};
@@ -58,6 +62,12 @@ pub struct HostFacts {
     pub memlock: Option<Limit>,
     /// GPUs visible (`/dev/nvidiaN`, else `/proc/driver/nvidia/gpus/*`); `None` when neither is readable.
     pub gpus: Option<u32>,
+    /// The RDMA device nodes in [`RDMA_DEVICE_DIR`] (`rdma_cm`, `uverbsN`), in natural order; empty when the
+    /// directory is absent, `None` when `/dev` itself is unreadable (a tree without `/dev`).
+    pub device_nodes: Option<Vec<String>>,
+    /// The IMEX channels in [`IMEX_CHANNELS_DIR`] (`channelN`, N the device's minor number), in natural
+    /// order; empty when the directory is absent, `None` when `/dev` itself is unreadable.
+    pub imex_channels: Option<Vec<String>>,
     /// Running in a Kubernetes pod (`KUBERNETES_SERVICE_HOST` set, or a service-account mount).
     pub in_pod: bool,
     /// The workload's environment.
@@ -75,6 +85,9 @@ pub struct RdmaDevice {
     pub ports: Vec<Port>,
     /// Netdevs of the device's PCI function (`device/net/*`), in this namespace.
     pub netdevs: Vec<String>,
+    /// The device's verbs character device (`uverbsN`: the `/sys/class/infiniband_verbs/uverbsN` whose
+    /// `ibdev` names it, as libibverbs finds it); `None` when sysfs names none.
+    pub uverbs: Option<String>,
 }
 
 /// One port of an RDMA device.
@@ -210,12 +223,20 @@ pub fn collect(root: &Root, env: Option<Env>) -> HostFacts {
     let netdevs = root
         .list("/sys/class/net")
         .map(|names| names.into_iter().collect::<BTreeSet<_>>());
-    let devices = root
-        .list("/sys/class/infiniband")
-        .unwrap_or_default()
+    let names = root.list("/sys/class/infiniband").unwrap_or_default();
+    let uverbs = if names.is_empty() {
+        BTreeMap::new()
+    } else {
+        uverbs_devices(root)
+    };
+    let devices = names
         .into_iter()
-        .map(|name| device(root, name))
+        .map(|name| {
+            let uverbs = uverbs.get(&name).cloned();
+            device(root, name, uverbs)
+        })
         .collect();
+    let dev = root.list("/dev");
     let module_dir = root.list("/sys/module");
     let modules = module_dir.as_ref().map(|present| {
         MODULES
@@ -249,7 +270,17 @@ pub fn collect(root: &Root, env: Option<Env>) -> HostFacts {
         librdmacm: shared_object(root, &lib_dirs, "librdmacm.so.1"),
         cap_eff: status.as_deref().and_then(parse_cap_eff),
         memlock: limits.as_deref().and_then(parse_memlock),
-        gpus: gpus(root),
+        gpus: gpus(root, dev.as_deref()),
+        device_nodes: dev
+            .as_ref()
+            .map(|_| root.list(RDMA_DEVICE_DIR).unwrap_or_default()),
+        imex_channels: dev.as_ref().map(|_| {
+            root.list(IMEX_CHANNELS_DIR)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|n| is_numbered(n, "channel"))
+                .collect()
+        }),
         in_pod,
         env,
         lib_dirs,
@@ -288,13 +319,47 @@ impl HostFacts {
         })
     }
 
+    /// Does [`RDMA_DEVICE_DIR`] hold a node for `uverbs` (`uverbs3`)? `None` when `/dev` was unreadable.
+    pub fn has_device_node(&self, uverbs: &str) -> Option<bool> {
+        self.device_nodes
+            .as_ref()
+            .map(|n| n.iter().any(|x| x == uverbs))
+    }
+
+    /// Does [`RDMA_DEVICE_DIR`] hold any verbs node (`uverbsN`) at all? `None` when `/dev` was unreadable.
+    pub fn any_uverbs_node(&self) -> Option<bool> {
+        self.device_nodes
+            .as_ref()
+            .map(|n| n.iter().any(|x| is_numbered(x, "uverbs")))
+    }
+
     /// Is a netdev in this namespace? `None` when `/sys/class/net` was unreadable.
     pub fn has_netdev(&self, name: &str) -> Option<bool> {
         self.netdevs.as_ref().map(|n| n.contains(name))
     }
 }
 
-fn device(root: &Root, name: String) -> RdmaDevice {
+/// `prefix` followed by a number: `uverbs3`, `channel0`.
+fn is_numbered(name: &str, prefix: &str) -> bool {
+    name.strip_prefix(prefix)
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// RDMA device → its verbs character device, from `/sys/class/infiniband_verbs/uverbsN/ibdev` (how
+/// libibverbs pairs them, rdma-core `libibverbs/init.c`).
+fn uverbs_devices(root: &Root) -> BTreeMap<String, String> {
+    root.list_unsorted("/sys/class/infiniband_verbs")
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| is_numbered(n, "uverbs"))
+        .filter_map(|u| {
+            let dev = root.read_attr(&format!("/sys/class/infiniband_verbs/{u}/ibdev"))?;
+            (!dev.is_empty()).then_some((dev, u))
+        })
+        .collect()
+}
+
+fn device(root: &Root, name: String, uverbs: Option<String>) -> RdmaDevice {
     let base = format!("/sys/class/infiniband/{name}");
     let ports = root
         .list(&format!("{base}/ports"))
@@ -308,6 +373,7 @@ fn device(root: &Root, name: String) -> RdmaDevice {
         name,
         ports,
         netdevs,
+        uverbs,
     }
 }
 
@@ -382,9 +448,8 @@ pub fn parse_memlock(limits: &str) -> Option<Limit> {
     }
 }
 
-fn gpus(root: &Root) -> Option<u32> {
-    let dev = root.list("/dev");
-    let from_dev = dev.as_ref().map(|names| {
+fn gpus(root: &Root, dev: Option<&[String]>) -> Option<u32> {
+    let from_dev = dev.map(|names| {
         names
             .iter()
             .filter(|n| {

@@ -6,7 +6,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use roce_model::fabric::attach::COMMON_RDMA_RESOURCE;
+use roce_model::fabric::attach::{COMMON_RDMA_RESOURCE, IPC_LOCK, RDMA_DEVICE_DIR};
+use roce_model::fabric::dra::{IMEX_CHANNELS_DIR, NicAttachment};
+use roce_model::fabric::env::Consumer;
 use roce_model::fabric::{env, ucx};
 use roce_model::model::{FabricKind, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
@@ -118,6 +120,7 @@ pub fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
     } else {
         ctx.link_layer();
         ctx.missing_rail();
+        ctx.device_nodes();
         ctx.port_down();
         ctx.no_usable_gid();
         ctx.gid_index(env::NCCL_IB_GID_INDEX.name);
@@ -131,6 +134,7 @@ pub fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
     ctx.ipc_lock_and_memlock();
     ctx.peer_memory();
     ctx.gpus();
+    ctx.imex_channels();
     let env_has_profile_vars = ctx.env_drift();
     let ports = ctx.port_reports();
     let Ctx { want, out, .. } = ctx;
@@ -422,6 +426,102 @@ impl Ctx<'_> {
         );
     }
 
+    /// Devices (the profile's rails when present, else every one) whose verbs node is not in
+    /// [`RDMA_DEVICE_DIR`]: sysfs shows them, but `ibv_open_device` cannot open them.
+    fn device_nodes(&mut self) {
+        let f = self.facts;
+        let Some(any_uverbs) = f.any_uverbs_node() else {
+            return;
+        };
+        let mut devices: Vec<&RdmaDevice> = Vec::new();
+        for (d, _) in self.relevant_ports() {
+            if !devices.iter().any(|x| x.name == d.name) {
+                devices.push(d);
+            }
+        }
+        let missing: Vec<String> = devices
+            .iter()
+            .filter(|d| match &d.uverbs {
+                Some(u) => f.has_device_node(u) == Some(false),
+                // sysfs does not say which node is the device's: only "none at all" is certain
+                None => !any_uverbs,
+            })
+            .map(|d| match &d.uverbs {
+                Some(u) => format!("{} ({u})", d.name),
+                None => d.name.clone(),
+            })
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        let what = if f.device_nodes.as_ref().is_some_and(Vec::is_empty) {
+            format!("{RDMA_DEVICE_DIR} is absent")
+        } else {
+            format!("{RDMA_DEVICE_DIR} has no verbs node for them")
+        };
+        let message = format!(
+            "{} of the {} RDMA devices in /sys/class/infiniband cannot be opened: {what} ({}); NCCL logs `NET/IB : Unable to open device` and falls back to TCP sockets, and UCX has no RDMA transports",
+            missing.len(),
+            devices.len(),
+            list(&missing)
+        );
+        let help = if f.in_pod {
+            match self.profile.map(|p| &p.nics.value) {
+                Some(NicAttachment::Dra(nics)) => format!(
+                    "the NICs' DRA claim brings their device nodes: check that the pod claims `{}` and the container lists it in `resources.claims`, and that the NIC DRA driver runs on the node",
+                    nics.claim()
+                ),
+                _ => {
+                    let resource = self
+                        .plan
+                        .as_ref()
+                        .and_then(|p| p.wiring.as_ref())
+                        .and_then(|w| w.resources.first().map(|(r, _)| r.to_string()))
+                        .unwrap_or_else(|| COMMON_RDMA_RESOURCE.to_string());
+                    format!(
+                        "request `{resource}: 1` in the container's requests and limits: the RDMA device plugin mounts {RDMA_DEVICE_DIR} for it, while sysfs lists the node's devices without it"
+                    )
+                }
+            }
+        } else if f.module("ib_uverbs") == Some(false) {
+            format!(
+                "load the verbs module (`modprobe ib_uverbs`): it creates {RDMA_DEVICE_DIR}/uverbsN"
+            )
+        } else {
+            format!(
+                "{RDMA_DEVICE_DIR}/uverbsN are created by ib_uverbs through udev/devtmpfs: check that the module is loaded and /dev is not a private tmpfs without them"
+            )
+        };
+        self.push(Problem::new(Code::DoctorNoDeviceNodes, message).help(help));
+    }
+
+    /// A ComputeDomain gives each pod an IMEX channel through its claim; a pod without one cannot use
+    /// multi-node NVLink. On a node (not in a pod) a channel is no requirement: the claim brings it.
+    fn imex_channels(&mut self) {
+        let Some(p) = self.profile else { return };
+        let Some(cd) = p.nvlink_domain.value.compute_domain() else {
+            return;
+        };
+        if !self.facts.in_pod || !self.facts.imex_channels.as_ref().is_some_and(Vec::is_empty) {
+            return;
+        }
+        self.push(
+            Problem::new(
+                Code::DoctorImexChannels,
+                format!(
+                    "the profile's ComputeDomain `{}` gives each pod an IMEX channel, but {IMEX_CHANNELS_DIR} holds no `channelN` device: NCCL cannot use multi-node NVLink and fails with `Cuda failure 800` (operation not permitted) or falls back to the network",
+                    cd.name()
+                ),
+            )
+            .help(format!(
+                "the pod lacks the ComputeDomain channel claim: `spec.resourceClaims` with `resourceClaimTemplateName: {}`, listed by the container in `resources.claims` (`{}`); `roce render --target pod` wires both and `roce lint` checks a manifest. If the pod has the claim, the NVIDIA DRA driver (its compute-domain kubelet plugin) is not running on this node",
+                cd.channel_template(),
+                cd.claim()
+            ))
+            .at(p.nvlink_domain.origin, "the ComputeDomain"),
+        );
+    }
+
     fn port_down(&mut self) {
         let down: Vec<String> = self
             .relevant_ports()
@@ -592,7 +692,7 @@ impl Ctx<'_> {
 
     /// Would NCCL (`NCCL_IB_HCA`) or UCX (`UCX_NET_DEVICES`) use this port?
     fn port_selected(&self, var: &str, d: &RdmaDevice, p: &Port) -> bool {
-        if var.starts_with("NCCL") {
+        if env::consumer_of(var) == Consumer::Nccl {
             match self.setting(env::NCCL_IB_HCA.name) {
                 Some(s) => nccl_list::parse(&s.value, ListKind::IbHca)
                     .0
@@ -789,7 +889,7 @@ impl Ctx<'_> {
         let limited = matches!(f.memlock, Some(Limit::Bytes(_)));
         let cap = self
             .profile
-            .and_then(|p| p.capabilities.iter().find(|c| c.value == "IPC_LOCK"));
+            .and_then(|p| p.capabilities.iter().find(|c| c.value == IPC_LOCK));
         if f.ipc_lock() == Some(false) && (cap.is_some() || limited) {
             let mut p = Problem::new(
                 Code::DoctorIpcLock,

@@ -19,6 +19,8 @@ struct Json<'a> {
     kernel_modules: &'a Option<Vec<String>>,
     peer_memory: Option<&'static str>,
     gpus: Option<u32>,
+    rdma_device_nodes: &'a Option<Vec<String>>,
+    imex_channels: &'a Option<Vec<String>>,
     ipc_lock: Option<bool>,
     memlock: Option<Memlock>,
     gid_family: Option<&'static str>,
@@ -60,9 +62,10 @@ impl<'a> From<&'a PortReport> for Device<'a> {
 
 impl Report {
     /// `{"devices":[{name, port, state, link_layer, netdev, suggested_gid_index}], "rdma_core_version",
-    /// "ipc_lock", "memlock", "findings":[{code, severity, message, help}], …}`. `memlock` is
-    /// `"unlimited"` or a number of bytes; unknown facts are `null`. Findings carry `file`/`line`/`column`
-    /// once resolved against the profile's sources.
+    /// "rdma_device_nodes", "imex_channels", "ipc_lock", "memlock", "findings":[{code, severity, message,
+    /// help}], …}`. `memlock` is `"unlimited"` or a number of bytes; `rdma_device_nodes` and `imex_channels`
+    /// list `/dev/infiniband` and `/dev/nvidia-caps-imex-channels` (`[]` when absent); unknown facts are
+    /// `null`. Findings carry `file`/`line`/`column` once resolved against the profile's sources.
     pub fn to_json(&self) -> Value {
         let f = &self.facts;
         let json = Json {
@@ -76,6 +79,8 @@ impl Report {
             kernel_modules: &f.modules,
             peer_memory: f.peer_memory.map(|p| p.as_str()),
             gpus: f.gpus,
+            rdma_device_nodes: &f.device_nodes,
+            imex_channels: &f.imex_channels,
             ipc_lock: f.ipc_lock(),
             memlock: f.memlock.map(|l| match l {
                 Limit::Unlimited => Memlock::Unlimited("unlimited"),

@@ -3,7 +3,8 @@
 //! Reads, never writes: RDMA devices, ports and GID tables under `/sys/class/infiniband`, the netdevs of
 //! this network namespace (`/sys/class/net`), kernel modules and the peer-memory paths, the rdma-core
 //! release (from the file `libibverbs.so.1` resolves to), `CapEff` and the memlock limit of this
-//! process, the GPUs visible and the environment. Every path goes through a [`Root`], so a test (or a
+//! process, the GPUs visible, the RDMA device nodes (`/dev/infiniband`), the IMEX channels
+//! (`/dev/nvidia-caps-imex-channels`) and the environment. Every path goes through a [`Root`], so a test (or a
 //! copy of a host's files) can stand in for `/`. The facts are then compared with a profile's
 //! [`Plan`](roce_render::Plan) and the environment ([`findings`]).
 //!

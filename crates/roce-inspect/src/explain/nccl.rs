@@ -1,6 +1,7 @@
 //! Handlers for NCCL INFO/WARN messages (formats of NCCL 2.18–2.28; `nccl-ucx-facts.md` §2).
 
 use roce_model::Code;
+use roce_model::fabric::env as vars;
 
 use super::line::{self, Level, NcclLine, after, text, word};
 use super::{Device, Explainer, sockets};
@@ -80,7 +81,7 @@ impl Explainer {
                     self.verbs_call(pi, msg, line, warn)
                 } else if let Some(v) = msg.strip_prefix(b"Comm config netName reset to NCCL_NET=")
                 {
-                    self.env_value(b"NCCL_NET", v, line);
+                    self.env_value(vars::NCCL_NET.as_bytes(), v, line);
                     true
                 } else if msg.starts_with(b"Connected all rings") {
                     self.rings(msg, line);
@@ -114,7 +115,7 @@ impl Explainer {
                 } else if let Some(v) = msg.strip_prefix(b"NCCL version ") {
                     self.version(pi, v, line);
                     true
-                } else if msg.starts_with(b"NCCL_") {
+                } else if msg.starts_with(vars::NCCL_PREFIX.as_bytes()) {
                     self.env_echo(msg, line)
                 } else if msg.starts_with(b"NCCL version mismatch") {
                     self.version_mismatch(pi, msg, line);
@@ -198,7 +199,7 @@ impl Explainer {
             }
             Some(b'P') => {
                 if let Some(rest) = msg.strip_prefix(b"Plugin name set by env to ") {
-                    self.env_value(b"NCCL_NET_PLUGIN", rest, line);
+                    self.env_value(vars::NCCL_NET_PLUGIN.name.as_bytes(), rest, line);
                     true
                 } else if let Some(rest) = msg.strip_prefix(b"P2P plugin ") {
                     self.facts.plugins_loaded.insert(text(rest));

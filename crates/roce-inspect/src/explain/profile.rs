@@ -1,6 +1,7 @@
 //! `--profile`: what a profile expects (its lowered [`Plan`](roce_render::plan::Plan)) against what the log shows.
 
 use roce_model::Code;
+use roce_model::fabric::env as vars;
 use roce_model::model::FabricKind;
 use roce_render::plan::{Consumer, lower};
 
@@ -10,14 +11,16 @@ use super::{Explanation, Finding, ProfileCheck, Transport, verdict};
 /// with env echoes means the process never had them. (Other knobs are read, and echoed, only when the code
 /// path that needs them runs — GID and TC knobs only when an IB connection is made.)
 fn echoed_when_set(name: &str, e: &Explanation) -> bool {
-    match name {
-        "NCCL_SOCKET_IFNAME" => true,
-        "NCCL_IB_HCA" => e.ib_probed,
-        "NCCL_NET_PLUGIN" => e
-            .nccl_version
+    if name == vars::NCCL_SOCKET_IFNAME.name {
+        true
+    } else if name == vars::NCCL_IB_HCA.name {
+        e.ib_probed
+    } else if name == vars::NCCL_NET_PLUGIN.name {
+        e.nccl_version
             .as_deref()
-            .is_some_and(|v| !verdict::version_lt(v, 2, 28)),
-        _ => false,
+            .is_some_and(|v| !verdict::version_lt(v, 2, 28))
+    } else {
+        false
     }
 }
 
@@ -63,8 +66,22 @@ pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec
         );
     }
 
+    // a `NCCL_*_DISABLE` knob the profile sets to 0 was read as meant: judge them again with the plan's env
+    let meant_zero = |name: &str| {
+        plan.env
+            .iter()
+            .any(|v| v.name == name && v.value.trim().parse::<i64>() == Ok(0))
+    };
+    e.findings
+        .retain(|f| f.code != Code::ExplainDisableReadAsZero);
+    out.extend(verdict::disable_read_as_zero(
+        &e.env,
+        &e.env_lines,
+        &meant_zero,
+    ));
+
     // the environment NCCL (and UCX) saw
-    let any_echo = e.env.keys().any(|k| k.starts_with("NCCL_"));
+    let any_echo = e.env.keys().any(|k| vars::consumer_of(k) == Consumer::Nccl);
     for var in plan
         .env
         .iter()

@@ -2,6 +2,7 @@
 //! destinations, and the effective-configuration dump.
 
 use roce_model::Code;
+use roce_model::fabric::env as vars;
 
 use super::Explainer;
 use super::line::{self, after, text, word};
@@ -214,7 +215,7 @@ impl Explainer {
         };
         for t in rest
             .split(|b| b.is_ascii_whitespace())
-            .filter(|t| t.starts_with(b"UCX_"))
+            .filter(|t| t.starts_with(vars::UCX_PREFIX.as_bytes()))
         {
             if let Some(eq) = memchr::memchr(b'=', t) {
                 self.env_value(&t[..eq], &t[eq + 1..], line);

@@ -2,6 +2,7 @@
 
 use indexmap::{IndexMap, IndexSet};
 use roce_model::Code;
+use roce_model::fabric::{env as vars, nccl};
 
 use super::transport::{self, Signals};
 use super::{
@@ -57,7 +58,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             env.insert(name.clone(), first.clone());
         }
         // NCCL_HOSTID names the host, so it differs between hosts by design
-        if values.len() > 1 && name != "NCCL_HOSTID" {
+        if values.len() > 1 && name != vars::NCCL_HOSTID {
             let list: Vec<&str> = values.keys().map(String::as_str).collect();
             let ev = values.get_index(1).map(|(_, e)| e.clone());
             findings.push(
@@ -70,23 +71,13 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             );
         }
     }
-    for (name, value) in &env {
-        if name.starts_with("NCCL_") && name.ends_with("_DISABLE") && value == "0" {
-            let ev = x
-                .env
-                .get(name)
-                .and_then(|v| v.first())
-                .map(|(_, e)| e.clone());
-            findings.push(
-                Finding::new(
-                    Code::ExplainDisableReadAsZero,
-                    format!("{name} is set but NCCL read it as 0, so nothing is disabled"),
-                    format!("NCCL parses {name} with strtoll: `true`, `yes` and `on` read as 0; set it to 1 to disable, or remove it (0 is the default)"),
-                )
-                .at(ev),
-            );
-        }
-    }
+    let env_lines: IndexMap<String, Evidence> = x
+        .env
+        .iter()
+        .filter_map(|(k, v)| v.first().map(|(_, e)| (k.clone(), e.clone())))
+        .collect();
+    // without a profile nothing says a 0 was meant; `compare_profile` judges again with the profile's env
+    findings.extend(disable_read_as_zero(&env, &env_lines, &|_| false));
 
     // ---- processes, networks, devices ----
     let procs: Vec<&super::Proc> = x
@@ -115,7 +106,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     }
     let ib_disabled = x
         .env
-        .get("NCCL_IB_DISABLE")
+        .get(vars::NCCL_IB_DISABLE)
         .and_then(|v| v.first())
         .is_some_and(|(v, _)| v.parse::<i64>().is_ok_and(|n| n != 0));
     let ib_unavailable = x.facts.ib_no_device.is_some()
@@ -193,13 +184,11 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     // ---- socket fallback ----
     let socket_channels = channel_nets.iter().any(|n| transport::is_socket(n));
     let ib_disable = env
-        .get("NCCL_IB_DISABLE")
+        .get(vars::NCCL_IB_DISABLE)
         .filter(|v| v.parse::<i64>().is_ok_and(|n| n != 0));
-    let ib_intent = env
-        .keys()
-        .any(|k| k.starts_with("NCCL_IB_") && k != "NCCL_IB_DISABLE");
+    let ib_intent = env.keys().any(|k| nccl::configures_ib(k));
     let socket_forced = env
-        .get("NCCL_NET")
+        .get(vars::NCCL_NET)
         .filter(|n| transport::is_socket(n))
         .cloned();
     // several hosts: host names, NCCL's own node count, or distinct addresses of the ranks' interfaces (two
@@ -223,7 +212,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         );
     }
     if transport == Transport::Socket && rdma_expected {
-        let hca = env.get("NCCL_IB_HCA");
+        let hca = env.get(vars::NCCL_IB_HCA.name);
         let cause = if let Some(v) = &socket_forced {
             format!("NCCL_NET={v} forces TCP sockets")
         } else if let Some(v) = ib_disable {
@@ -362,7 +351,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     }
 
     // ---- plugin requested but not loaded ----
-    if let Some(req) = env.get("NCCL_NET_PLUGIN")
+    if let Some(req) = env.get(vars::NCCL_NET_PLUGIN.name)
         && !req.eq_ignore_ascii_case("none")
         && !req.is_empty()
     {
@@ -390,8 +379,8 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     }
 
     // ---- accumulated findings (compose the ones that need the environment) ----
-    let ifname = env.get("NCCL_SOCKET_IFNAME").cloned();
-    let nccl_net = env.get("NCCL_NET").cloned();
+    let ifname = env.get(vars::NCCL_SOCKET_IFNAME.name).cloned();
+    let nccl_net = env.get(vars::NCCL_NET).cloned();
     let other_completion = x.found.keys().any(|(c, k)| {
         *c == Code::ExplainIbRetryExceeded || (*c == Code::ExplainIbCompletionError && k != "5")
     });
@@ -511,11 +500,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         devices,
         socket_interfaces: x.socket_ifs.iter().cloned().collect(),
         env,
-        env_lines: x
-            .env
-            .iter()
-            .filter_map(|(k, v)| v.first().map(|(_, e)| (k.clone(), e.clone())))
-            .collect(),
+        env_lines,
         ib_probed: x.facts.ib_probed,
         processes,
         hosts: x.hosts.iter().cloned().collect(),
@@ -527,6 +512,27 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     };
     invariants::enforce(&mut e, &facts);
     e
+}
+
+/// `roce::explain::disable_read_as_zero`: every `NCCL_*_DISABLE` knob ([`nccl::is_disable_knob`]) NCCL read
+/// as 0, so nothing is disabled, unless `meant_zero` says the value was chosen (a profile that sets the knob
+/// to 0 itself). NCCL echoes the parsed integer, so the log alone cannot tell `0` from `true`.
+pub(super) fn disable_read_as_zero(
+    env: &IndexMap<String, String>,
+    lines: &IndexMap<String, Evidence>,
+    meant_zero: &dyn Fn(&str) -> bool,
+) -> Vec<Finding> {
+    env.iter()
+        .filter(|(name, value)| nccl::is_disable_knob(name) && *value == "0" && !meant_zero(name))
+        .map(|(name, _)| {
+            Finding::new(
+                Code::ExplainDisableReadAsZero,
+                format!("{name} is set but NCCL read it as 0, so nothing is disabled"),
+                format!("NCCL parses {name} with strtoll: `true`, `yes` and `on` read as 0; set it to 1 to disable, or remove it (0 is the default)"),
+            )
+            .at(lines.get(name).cloned())
+        })
+        .collect()
 }
 
 /// Link-layer evidence, UCX's included.
@@ -580,7 +586,7 @@ fn socket_interface_finding(x: &Explainer, t: Transport, multi: bool) -> Option<
     };
     let ifname = x
         .env
-        .get("NCCL_SOCKET_IFNAME")
+        .get(vars::NCCL_SOCKET_IFNAME.name)
         .and_then(|v| v.first())
         .map(|(v, _)| v.clone());
     let help = match &ifname {

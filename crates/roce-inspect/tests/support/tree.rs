@@ -145,6 +145,16 @@ impl Tree {
         self
     }
 
+    /// The verbs device of `dev` as the kernel shows it: `/sys/class/infiniband_verbs/uverbs<n>/ibdev` naming
+    /// it, and its node `/dev/infiniband/uverbs<n>` (what the RDMA device plugin mounts).
+    pub fn uverbs(&self, dev: &str, n: u32) -> &Self {
+        self.file(
+            &format!("/sys/class/infiniband_verbs/uverbs{n}/ibdev"),
+            &format!("{dev}\n"),
+        )
+        .file(&format!("/dev/infiniband/uverbs{n}"), "")
+    }
+
     pub fn port(
         &self,
         dev: &str,

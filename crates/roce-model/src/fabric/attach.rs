@@ -14,6 +14,13 @@ pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
 /// The RDMA device-plugin resource most clusters name (the k8s-rdma-shared-dev-plugin default, CoreWeave's
 /// `rdma/ib`): what `doctor` names when it has no profile to ask.
 pub const COMMON_RDMA_RESOURCE: &str = "rdma/ib";
+/// Where a container finds the RDMA devices' character device nodes: `uverbsN`, one per device, which
+/// libibverbs opens (rdma-core `libibverbs/init.c`, `find_sysfs_devs`: `/sys/class/infiniband_verbs/uverbsN`
+/// names its device in `ibdev`), and `rdma_cm`. The RDMA device plugin mounts them with its resource (a DRA
+/// driver with its claim). In the kernel's default `shared` RDMA namespace mode `/sys/class/infiniband`
+/// lists every device of the node whether or not the container got their nodes; without them
+/// `ibv_open_device` fails and NCCL logs `NET/IB : Unable to open device`.
+pub const RDMA_DEVICE_DIR: &str = "/dev/infiniband";
 /// The capability RDMA memory registration needs past the default locked-memory limit.
 pub const IPC_LOCK: &str = "IPC_LOCK";
 

@@ -108,16 +108,37 @@ pub fn is_logging(name: &str) -> bool {
     LOGGING.contains(&name)
 }
 
-/// Who reads `name`, by its prefix (`NCCL_`, `UCX_`).
+/// The prefix of every variable NCCL reads (NCCL's documentation, "Environment Variables": each is
+/// `NCCL_<NAME>`; `src/misc/param.cc` builds the names as `"NCCL_" #name`).
+pub const NCCL_PREFIX: &str = "NCCL_";
+/// The prefix of every variable UCX reads (UCX's `ucx_info -c` lists its configuration as `UCX_<NAME>`;
+/// `src/ucs/config/parser.c` prepends `UCX_` to every field).
+pub const UCX_PREFIX: &str = "UCX_";
+
+/// Who reads `name`, by its prefix ([`NCCL_PREFIX`], [`UCX_PREFIX`]).
 pub fn consumer_of(name: &str) -> Consumer {
-    if name.starts_with("NCCL_") {
+    if name.starts_with(NCCL_PREFIX) {
         Consumer::Nccl
-    } else if name.starts_with("UCX_") {
+    } else if name.starts_with(UCX_PREFIX) {
         Consumer::Ucx
     } else {
         Consumer::Other
     }
 }
+
+// Variables no profile field sets, which `explain` reads by name. NCCL's documentation
+// (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html) describes the first two; NCCL_HOSTID only
+// NCCL's source does.
+
+/// `NCCL_NET`: forces the network NCCL uses (`IB`, `Socket`, or a plugin's name), instead of the first one
+/// that initialises (NCCL ≥ 2.10).
+pub const NCCL_NET: &str = "NCCL_NET";
+/// `NCCL_IB_DISABLE`: a non-zero value turns NCCL's IB verbs transport (InfiniBand and RoCE) off, so NCCL
+/// uses IP sockets.
+pub const NCCL_IB_DISABLE: &str = "NCCL_IB_DISABLE";
+/// `NCCL_HOSTID`: the string NCCL hashes in place of the host name to tell hosts apart (`getHostHash`,
+/// `src/misc/utils.cc`), so it differs from host to host by design.
+pub const NCCL_HOSTID: &str = "NCCL_HOSTID";
 
 /// One environment variable, with the profile line that produced it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,8 @@
 //! Variables"), `src/misc/param.cc` (`ncclGetEnv` + `strtoll(…, 0)` for integer parameters) and
 //! `src/plugin/net.cc` (plugin loading) in NVIDIA/nccl 2.28.
 
+use super::env;
+
 /// NCCL variables read as strings; every other `NCCL_*` knob is an integer parsed with `strtoll(…, 0)`
 /// (`NCCL_PARAM` in NCCL's source), so `true` reads as 0 and a leading `0` as octal.
 pub const STRING_KNOBS: &[&str] = &[
@@ -39,6 +41,31 @@ pub const STRING_KNOBS: &[&str] = &[
 /// Whether NCCL reads `name` as a string (else as an integer).
 pub fn is_string_knob(name: &str) -> bool {
     STRING_KNOBS.contains(&name)
+}
+
+/// Whether `name` is one of NCCL's `NCCL_<X>_DISABLE` switches (`NCCL_P2P_DISABLE`, `NCCL_SHM_DISABLE`,
+/// `NCCL_IB_DISABLE`): integers, where any non-zero value turns the feature off and 0, NCCL's default,
+/// leaves it on (NCCL's documentation, "Environment Variables").
+///
+/// ```
+/// use roce_model::fabric::nccl::is_disable_knob;
+/// assert!(is_disable_knob("NCCL_SHM_DISABLE"));
+/// assert!(!is_disable_knob("NCCL_DISABLE"));
+/// assert!(!is_disable_knob("UCX_SHM_DISABLE"));
+/// ```
+pub fn is_disable_knob(name: &str) -> bool {
+    name.strip_prefix(env::NCCL_PREFIX)
+        .and_then(|rest| rest.strip_suffix("_DISABLE"))
+        .is_some_and(|feature| !feature.is_empty())
+}
+
+/// The prefix of the knobs of NCCL's IB verbs transport (`NCCL_IB_HCA`, `NCCL_IB_GID_INDEX`, …).
+pub const IB_KNOB_PREFIX: &str = "NCCL_IB_";
+
+/// Whether `name` configures NCCL's IB verbs transport (an `NCCL_IB_*` knob other than
+/// [`env::NCCL_IB_DISABLE`]): setting one says RDMA was meant to be used.
+pub fn configures_ib(name: &str) -> bool {
+    name.starts_with(IB_KNOB_PREFIX) && name != env::NCCL_IB_DISABLE
 }
 
 /// Jobs at least this many GPUs large are what the Spectrum-X NCCL plugin is for (CoreWeave RoCE guide).
