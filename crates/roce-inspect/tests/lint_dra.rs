@@ -5,19 +5,24 @@
 use std::path::Path;
 
 use roce_inspect::lint::{LintOptions, Linter};
-use roce_model::{BuiltinsOnly, Code, Problem, Source, builtin, load};
+use roce_model::{BuiltinsOnly, Code, Problem, Profile, Source, builtin, load};
 
 fn repo() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
-fn linter() -> Linter {
+/// The one place the DRA profile is loaded.
+fn dra_profile() -> Profile {
     let loaded = load(
         builtin::source("coreweave/gb300-roce-dra").unwrap(),
         &BuiltinsOnly,
     );
     assert!(!loaded.has_errors(), "{:?}", loaded.problems);
-    Linter::new(&loaded.profile.unwrap(), LintOptions::default())
+    loaded.profile.unwrap()
+}
+
+fn linter() -> Linter {
+    Linter::new(&dra_profile(), LintOptions::default())
 }
 
 fn vendor_job() -> String {
@@ -111,11 +116,7 @@ fn a_claim_the_container_does_not_list_is_reported() {
 /// profile: the claims, affinity and documents the renderer adds are the ones lint asks for.
 #[test]
 fn the_rendered_dra_mpijob_lints_clean() {
-    let loaded = load(
-        builtin::source("coreweave/gb300-roce-dra").unwrap(),
-        &BuiltinsOnly,
-    );
-    let plan = roce_render::lower(&loaded.profile.unwrap());
+    let plan = roce_render::lower(&dra_profile());
     let job = roce_render::render(
         &plan,
         roce_render::Target::NcclTestsMpijob,
@@ -132,4 +133,40 @@ fn the_rendered_dra_mpijob_lints_clean() {
         .lint(Source::new("nccl-tests-mpijob.yaml", job))
         .problems;
     assert!(found.is_empty(), "{found:#?}");
+}
+
+/// What `roce apply` writes into an MPIJob that has no DRA yet (the shared kinds fixture: a launcher with
+/// `mpirun -x`, workers with GPUs) passes `roce lint` against the same profile: before, the worker lacks the
+/// IMEX channel claim; after, nothing is reported at all.
+#[test]
+fn an_mpijob_applied_with_the_dra_profile_lints_clean() {
+    let plan = roce_render::lower(&dra_profile());
+    let text = std::fs::read_to_string(
+        repo().join("crates/roce-inspect/tests/fixtures/manifests/kinds/mpijob.yaml"),
+    )
+    .unwrap();
+    assert_eq!(
+        channel_findings(text.clone()).len(),
+        1,
+        "the fixture has no claim yet"
+    );
+    let applied = roce_render::apply::apply(
+        &Source::new("mpijob.yaml", text),
+        &plan,
+        &roce_render::apply::ApplyOptions::default(),
+    )
+    .unwrap_or_else(|p| panic!("{p:#?}"));
+    assert!(
+        applied.text.contains("kind: ComputeDomain") && applied.text.contains("resourceClaims:"),
+        "{}",
+        applied.text
+    );
+    let found = linter()
+        .lint(Source::new("mpijob.yaml", applied.text.clone()))
+        .problems;
+    assert!(
+        !found.iter().any(|p| p.code == Code::LintDraChannelClaim),
+        "{found:#?}"
+    );
+    assert!(found.is_empty(), "{found:#?}\n{}", applied.text);
 }

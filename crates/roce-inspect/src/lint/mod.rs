@@ -721,9 +721,10 @@ impl<'a> Cx<'a> {
         self.push(
             Problem::new(Code::LintDraChannelClaim, message)
                 .at(at, "no IMEX channel claim")
-                .help(
-                    "claim it in the pod (`resourceClaims: [{name: …, resourceClaimTemplateName: …}]`) and list the name in the container's `resources.claims`, or render the pod with `roce render --target pod` and copy them",
-                ),
+                .help(format!(
+                    "claim it in the pod (`resourceClaims: [{{name: …, resourceClaimTemplateName: …}}]`) and list the name in the container's `resources.claims`, or run `{}`",
+                    self.hint
+                )),
         );
     }
 

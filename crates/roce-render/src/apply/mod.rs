@@ -11,19 +11,40 @@
 //! * env, **by name**: a profile variable replaces the entry of the same name in place (a second entry of
 //!   that name is dropped), a missing one is appended, the user's other variables keep their order;
 //! * the RDMA resource in requests **and** limits (and the GPU count, only where the container asks for
-//!   no GPU at all); other resources are not touched;
+//!   no GPU at all and no DRA claim allocates the GPUs); other resources are not touched;
 //! * the profile's capabilities (`IPC_LOCK`) added to the existing ones;
-//! * a memory-backed `/dev/shm` when nothing is mounted there; the profile's node labels in `nodeSelector`.
+//! * a memory-backed `/dev/shm` when nothing is mounted there; the profile's node labels in `nodeSelector`;
+//! * DRA (module `dra`, from [`Plan::dra`]): `spec.resourceClaims` **by name** (an entry of the profile's
+//!   name that says something else is replaced in place, a second one dropped, a missing one appended; the
+//!   user's other claims stay), the wired container's `resources.claims` by name (an existing entry of that
+//!   name is kept as written), the clique term added to
+//!   `spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution` unless an equivalent term is
+//!   there (other terms and node affinity are kept), the label it selects in the template's
+//!   `metadata.labels`, and Kueue topology annotations in its annotations;
+//! * the objects the claims name (ComputeDomain, the NICs' ResourceClaimTemplate) as documents of their own
+//!   **before** the first document that claims them — after the `---` that opens it, before its leading
+//!   comments — so `kubectl apply -f` creates them first; in a `List`, as items before the first item that
+//!   claims them. Once per namespace (they take the workload's `metadata.namespace`, where it states one),
+//!   and not when the file already has the object (same API group, kind and name; same namespace where both
+//!   state one). An existing one is never edited; a note says when its `spec` is not the profile's.
 //!
 //! MPI launchers (MPIJob `Launcher`, a JobSet/TrainingRuntime replicated job named `launcher`) run
 //! `mpirun` and no rank. [`RoleChoice`] says where the env goes: the worker pods' env (default), the
 //! launcher's env forwarded with `mpirun -x NAME` ([`crate::plumbing::mpirun`]), or both. Either way a value the other side
-//! sets for a profile variable is corrected, since it would win at run time.
+//! sets for a profile variable is corrected, since it would win at run time. A launcher gets no DRA claims,
+//! affinity or label: as in the vendor's DRA MPIJob (coreweave/nccl-tests), the IMEX channel is the ranks'
+//! (the workers'), and a launcher carrying the label the workers' affinity selects would tie them to its
+//! node's NVLink domain (or, on a node without one, leave them unschedulable). A TrainJob carries no pod
+//! spec, so it gets no DRA (its TrainingRuntime does), only a note.
+//!
+//! [`Applied::notes`] say what the DRA wiring added or corrected in each template and which objects were
+//! added where.
 //!
 //! The result is the user's text with the wiring spliced in (module `splice`): comments, key order, flow
 //! style and quoting of every line roce does not change survive byte for byte. Output is deterministic, and
 //! applying twice gives the same bytes as applying once.
 
+mod dra;
 pub mod manifest;
 pub(crate) mod mpirun;
 pub(crate) mod multus;
@@ -90,7 +111,8 @@ pub struct Applied {
 ///
 /// # Errors
 ///
-/// Every problem found (`roce::lint::syntax`, `shape`, `no_container`, `multus_malformed`), resolved
+/// Every problem found (`roce::lint::syntax`, `shape` — also for a `resourceClaims`, `resources.claims`,
+/// `affinity` or `metadata.labels` of the wrong type —, `no_container`, `multus_malformed`), resolved
 /// against `source`; nothing is applied then.
 pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applied, Vec<Problem>> {
     let mut sources = Sources::default();
@@ -106,10 +128,12 @@ pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applie
     let mut problems = Vec::new();
     let mut notes = Vec::new();
     let mut docs = Vec::with_capacity(nodes.len());
+    let mut wired = Vec::with_capacity(nodes.len());
     let mut count = 0;
     for (n, node) in nodes.iter().enumerate() {
         let before = manifest::to_yaml(node, text);
         let mut doc = before.clone();
+        let mut claimed = Vec::new();
         match plan_document(node, opts) {
             Err(p) => problems.extend(p),
             Ok(None) => notes.push(format!(
@@ -120,7 +144,7 @@ pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applie
             )),
             Ok(Some(work)) => {
                 count += work.templates.len();
-                apply_document(&mut doc, &work, plan, opts, &mut notes, &source.name);
+                claimed = apply_document(&mut doc, &work, plan, opts, &mut notes, &source.name);
             }
         }
         docs.push(splice::Doc {
@@ -128,12 +152,14 @@ pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applie
             before,
             after: doc,
         });
+        wired.push(claimed);
     }
     if !problems.is_empty() {
         return Err(resolve(problems));
     }
+    let inserts = dra::add_documents(&mut docs, &wired, plan, &source.name, &mut notes);
     // Edit the user's text; only when a document cannot be found in it, write them all anew.
-    let text = match splice::splice(text, id, &docs) {
+    let text = match splice::splice(text, id, &docs, &inserts) {
         Some(spliced) => {
             for n in spliced.rewritten {
                 notes.push(format!(
@@ -152,7 +178,14 @@ pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applie
                  edited in place",
                 source.name
             ));
-            let all: Vec<Yaml> = docs.into_iter().map(|d| d.after).collect();
+            let mut all: Vec<Yaml> = Vec::with_capacity(docs.len() + inserts.len());
+            let mut inserts = inserts.into_iter().peekable();
+            for (n, d) in docs.into_iter().enumerate() {
+                while let Some((_, object)) = inserts.next_if(|(at, _)| *at == n) {
+                    all.push(object);
+                }
+                all.push(d.after);
+            }
             yaml::to_multi_doc(&all)
         }
     };
@@ -293,7 +326,8 @@ fn plan_env(plan: &Plan) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Apply the plan to one document's templates.
+/// Apply the plan to one document's templates. Returns the paths of the templates that claim DRA devices
+/// (whose objects the file must then have).
 fn apply_document(
     doc: &mut Yaml,
     work: &Work,
@@ -301,7 +335,8 @@ fn apply_document(
     opts: &ApplyOptions,
     notes: &mut Vec<String>,
     file: &str,
-) {
+) -> Vec<Vec<Step>> {
+    let mut claimed = Vec::new();
     let env = plan_env(plan);
     let has_launcher = work.templates.iter().any(|(t, _)| t.role == Role::Launcher);
     // Can every launcher forward the env? Only then may the workers go without it.
@@ -332,6 +367,29 @@ fn apply_document(
                 if let Some(c) = container_mut(doc, t, *container) {
                     merge_env(c, &env, !env_on_workers);
                 }
+                if let Some(template) = at_mut(doc, &t.path) {
+                    let changed = dra::wire(template, *container, plan);
+                    if !changed.is_empty() {
+                        notes.push(format!(
+                            "{file}: the {} gets the profile's DRA wiring: {}",
+                            t.label,
+                            changed.join("; ")
+                        ));
+                    }
+                    if !plan.dra.pod_claims.is_empty() {
+                        claimed.push(t.path.clone());
+                    }
+                }
+                if !plan.gpu_resource
+                    && container_mut(doc, t, *container)
+                        .is_some_and(|c| requests_gpu(c, "resources"))
+                {
+                    notes.push(format!(
+                        "{file}: the {} requests {GPU_RESOURCE}, but the profile's DRA claim allocates the \
+                         GPUs: remove {GPU_RESOURCE}, or the pod asks for its GPUs twice",
+                        t.label
+                    ));
+                }
             }
             (Role::Worker, Form::Trainer) => {
                 let Some(trainer) = ensure_path(doc, &t.path) else {
@@ -345,6 +403,14 @@ fn apply_document(
                          /dev/shm and node selector belong in its TrainingRuntime (run roce apply on that too)"
                     ));
                 }
+                if dra::active(plan) {
+                    notes.push(format!(
+                        "{file}: a TrainJob cannot carry DRA claims or pod affinity: they and the objects \
+                         the claims name belong in its TrainingRuntime (run roce apply on that too); a \
+                         `resourcesPerNode` here replaces the runtime container's resources, so check that \
+                         its `claims` survive in the Trainer release you run"
+                    ));
+                }
             }
             (Role::Launcher, _) => {
                 if let Some(c) = container_mut(doc, t, *container) {
@@ -354,6 +420,16 @@ fn apply_document(
             }
         }
     }
+    claimed
+}
+
+/// Does the container (or trainer, `key` = `resourcesPerNode`) request or limit GPUs as a resource?
+fn requests_gpu(c: &Yaml, key: &str) -> bool {
+    c.get(key).is_some_and(|r| {
+        ["requests", "limits"]
+            .iter()
+            .any(|side| r.get(side).and_then(|s| s.get(GPU_RESOURCE)).is_some())
+    })
 }
 
 fn container_path(t: &Template, index: usize) -> Vec<Step> {
@@ -575,20 +651,21 @@ fn merge_resources(c: &mut Yaml, key: &str, plan: &Plan) {
                 .collect()
         })
         .unwrap_or_default();
+    let has_gpu = requests_gpu(c, key);
+    // GPUs a DRA claim allocates are not requested again as an extended resource.
+    let set_gpu = plan.gpu_resource && !has_gpu;
+    // Nothing to set (a DRA claim brings the GPUs and the NICs): leave `resources` as it is.
+    if wiring.is_empty() && !plan.gpu_resource {
+        return;
+    }
     let Some(resources) = ensure_map(c, key, false) else {
         return;
     };
-    let has_gpu = ["requests", "limits"].iter().any(|side| {
-        resources
-            .get(side)
-            .and_then(|s| s.get(GPU_RESOURCE))
-            .is_some()
-    });
     for side in ["requests", "limits"] {
         let Some(q) = ensure_map(resources, side, false) else {
             continue;
         };
-        if !has_gpu {
+        if set_gpu {
             set_str(q, GPU_RESOURCE, &plan.gpus_per_node.to_string());
         }
         for (name, amount) in &wiring {

@@ -44,26 +44,44 @@ pub(crate) struct Spliced {
     pub(crate) rewritten: Vec<usize>,
 }
 
-/// Edit every changed document of `text`; `None` when a document's place in the text cannot be found
-/// (the caller writes every document anew).
-pub(crate) fn splice(text: &str, source: SourceId, docs: &[Doc<'_>]) -> Option<Spliced> {
-    if docs.iter().all(|d| same(&d.before, &d.after)) {
+/// Edit every changed document of `text`, and insert the documents of `inserts` (`(n, document)`: before
+/// document `n`, in order); `None` when a document's place in the text cannot be found (the caller writes
+/// every document anew).
+///
+/// A document inserted before document `n` goes before `n`'s leading comments, just after the `---` line
+/// that opens `n` (or at the start of the file), followed by a `---` line of its own.
+pub(crate) fn splice(
+    text: &str,
+    source: SourceId,
+    docs: &[Doc<'_>],
+    inserts: &[(usize, Yaml)],
+) -> Option<Spliced> {
+    if inserts.is_empty() && docs.iter().all(|d| same(&d.before, &d.after)) {
         return Some(Spliced {
             text: text.to_string(),
             rewritten: Vec::new(),
         });
     }
+    // New lines end the way the file's do.
+    let crlf = text.contains("\r\n");
     // Lines are inserted after line breaks: give the last line one (no offset moves).
     let owned;
     let text = if text.is_empty() || text.ends_with('\n') {
         text
     } else {
-        owned = format!("{text}\n");
+        owned = format!("{text}{}", if crlf { "\r\n" } else { "\n" });
         owned.as_str()
     };
-    // New lines end the way the file's do.
-    let crlf = text.contains("\r\n");
     let mut regions = Vec::new();
+    // Insertions first: one at a document's first line sorts before that document's edit.
+    for (n, object) in inserts {
+        let at = document_start(text, region(text, docs.get(*n)?.node)?.start);
+        let out = format!("{}---\n", yaml::to_string(object));
+        regions.push(Edit {
+            range: at..at,
+            text: if crlf { out.replace('\n', "\r\n") } else { out },
+        });
+    }
     let mut rewritten = Vec::new();
     for (n, doc) in docs.iter().enumerate() {
         if same(&doc.before, &doc.after) {
@@ -80,10 +98,54 @@ pub(crate) fn splice(text: &str, source: SourceId, docs: &[Doc<'_>]) -> Option<S
             text: edited,
         });
     }
+    let out = apply_edits(text, regions)?;
+    if !inserts.is_empty() && !reads_as(&out, source, docs, inserts) {
+        return None;
+    }
     Some(Spliced {
-        text: apply_edits(text, regions)?,
+        text: out,
         rewritten,
     })
+}
+
+/// Where a document begins, for documents inserted before it: from the line of its first key (`first`) back
+/// over its leading comments and blank lines, to just after the `---` (or `...`) line before them, or the
+/// start of the text.
+fn document_start(text: &str, first: usize) -> usize {
+    let mut at = first;
+    while at > 0 {
+        let line_at = scan::line_start(text, at - 1);
+        let line = text[line_at..at].trim_end();
+        let marker = ["---", "..."].iter().any(|m| {
+            line.strip_prefix(m)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
+        });
+        if marker || !(line.trim_start().is_empty() || line.trim_start().starts_with('#')) {
+            break;
+        }
+        at = line_at;
+    }
+    at
+}
+
+/// Does the whole output read as the documents decided, with the inserted ones in their places?
+fn reads_as(out: &str, source: SourceId, docs: &[Doc<'_>], inserts: &[(usize, Yaml)]) -> bool {
+    let Ok(back) = manifest::parse(out, source) else {
+        return false;
+    };
+    let mut want: Vec<&Yaml> = Vec::with_capacity(docs.len() + inserts.len());
+    let mut pending = inserts.iter().peekable();
+    for (n, d) in docs.iter().enumerate() {
+        while let Some((_, object)) = pending.next_if(|(at, _)| *at == n) {
+            want.push(object);
+        }
+        want.push(&d.after);
+    }
+    back.len() == want.len()
+        && back
+            .iter()
+            .zip(want)
+            .all(|(node, y)| same(&manifest::to_yaml(node, out), y))
 }
 
 /// Where a document's root mapping is: from the line of its first key to the next document marker
@@ -753,11 +815,25 @@ fn name(y: &Yaml) -> Option<&str> {
     }
 }
 
-/// Are two items the same item, to be edited rather than replaced?
+/// A Kubernetes object's kind, `metadata.name` and `metadata.namespace` (the items of a `List`).
+fn object_id(y: &Yaml) -> Option<(&str, &str, Option<&str>)> {
+    let metadata = y.get("metadata")?;
+    Some((
+        y.get("kind")?.as_str()?,
+        metadata.get("name")?.as_str()?,
+        metadata.get("namespace").and_then(Yaml::as_str),
+    ))
+}
+
+/// Are two items the same item, to be edited rather than replaced? Items with a `name` (env, containers,
+/// volumes) by name, objects (a `List`'s items) by kind, name and namespace, anything else by value.
 fn same_item(a: &Yaml, b: &Yaml) -> bool {
     match (name(a), name(b)) {
         (Some(x), Some(y)) => x == y,
-        _ => same(a, b),
+        _ => match (object_id(a), object_id(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => same(a, b),
+        },
     }
 }
 

@@ -190,12 +190,25 @@ pub fn view<'a>(
         };
     }
     v.metadata = s.map(root, "metadata");
+    s.map(v.metadata, "labels");
     v.annotations = s.map(v.metadata, "annotations");
     v.multus = s.string(v.annotations, MULTUS_ANNOTATION);
     v.spec = s.map(root, "spec");
     s.map(v.spec, "nodeSelector");
     let volumes = s.seq(v.spec, "volumes");
     s.maps(volumes, "volumes");
+    // DRA: the pod's claims and the pod affinity they are placed by.
+    let claims = s.seq(v.spec, "resourceClaims");
+    for claim in s.maps(claims, "resourceClaims") {
+        s.string(Some(claim), "name");
+    }
+    let affinity = s.map(v.spec, "affinity");
+    let pod_affinity = s.map(affinity, "podAffinity");
+    let terms = s.seq(
+        pod_affinity,
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    );
+    s.maps(terms, "requiredDuringSchedulingIgnoredDuringExecution");
     s.seq(v.spec, "containers");
     v.containers_at = v
         .spec
@@ -315,6 +328,10 @@ fn check_container(s: &mut Shapes<'_>, c: Option<&Node>, trainer: bool) {
     s.map(resources, "requests");
     s.map(resources, "limits");
     if !trainer {
+        let claims = s.seq(resources, "claims");
+        for claim in s.maps(claims, "resources.claims") {
+            s.string(Some(claim), "name");
+        }
         let sc = s.map(Some(c), "securityContext");
         let caps = s.map(sc, "capabilities");
         s.seq(caps, "add");
