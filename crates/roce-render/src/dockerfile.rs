@@ -1,24 +1,48 @@
-//! `dockerfile`: `ENV` lines to paste after `FROM`.
+//! `dockerfile`: `ENV` lines to paste after `FROM`; with options, the `roce` binary and an `ENTRYPOINT`
+//! that starts the job behind `roce exec`.
 
+use crate::exec::ROCE_BINARY;
 use crate::plan::{Plan, Topic};
 use crate::{RenderError, RenderOptions};
 use crate::{comment, quote};
 
 /// Render the plan's env as one `ENV` instruction, after what the plan says the image must ship.
-pub fn render(plan: &Plan, _opts: &RenderOptions) -> Result<String, RenderError> {
+pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let mut out = crate::header("#", plan);
     out.push_str(&comment::notes(plan.notes_about(&[Topic::Image])));
-    if plan.env.is_empty() {
-        return Ok(out);
+    if !plan.env.is_empty() {
+        let mut lines = Vec::new();
+        for e in &plan.env {
+            let v = quote::dockerfile_env(&e.value)
+                .map_err(|why| RenderError::unrepresentable(e, why))?;
+            lines.push(format!("{}={v}", e.name));
+        }
+        out.push_str("ENV ");
+        out.push_str(&lines.join(" \\\n    "));
+        out.push('\n');
     }
-    let mut lines = Vec::new();
-    for e in &plan.env {
-        let v =
-            quote::dockerfile_env(&e.value).map_err(|why| RenderError::unrepresentable(e, why))?;
-        lines.push(format!("{}={v}", e.name));
+    if opts.with_roce_binary {
+        out.push_str(&format!(
+            "# roce, for `roce exec` (docs/exec.md) and `roce doctor`: a static binary that needs nothing from the\n\
+             # image. Build it next to this Dockerfile, for the image's architecture (docs/doctor.md):\n\
+             #   cargo build --release -p roce-cli --target x86_64-unknown-linux-musl\n\
+             #   cp target/x86_64-unknown-linux-musl/release/roce .\n\
+             COPY roce {ROCE_BINARY}\n"
+        ));
     }
-    out.push_str("ENV ");
-    out.push_str(&lines.join(" \\\n    "));
-    out.push('\n');
+    if let Some(w) = &opts.exec {
+        let words: Vec<String> = w
+            .prefix()
+            .iter()
+            .map(|a| serde_json::Value::from(a.as_str()).to_string())
+            .collect();
+        out.push_str(
+            "# Start every container behind `roce exec`, which sets NCCL_IB_HCA, the GID index and UCX_NET_DEVICES\n\
+             # from the pod's devices: the container's arguments (CMD, or a pod's `args`) are the job. This\n\
+             # replaces the base image's ENTRYPOINT (add it to the arguments if it has one); a pod's `command`\n\
+             # replaces this one.\n",
+        );
+        out.push_str(&format!("ENTRYPOINT [{}]\n", words.join(", ")));
+    }
     Ok(out)
 }

@@ -57,11 +57,19 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
 /// Name of the memory-backed `/dev/shm` volume.
 pub const SHM_VOLUME: &str = "dshm";
 
-/// The workload container: image, env, resources, capabilities and the `/dev/shm` mount.
+/// The workload container: image, the `roce exec` command when asked for, env, resources, capabilities and
+/// the `/dev/shm` mount.
 pub fn container(plan: &Plan, opts: &RenderOptions) -> Yaml {
     let mut c = Yaml::map()
         .with("name", opts.container.as_str())
         .with("image", opts.image.as_str());
+    if let Some(w) = &opts.exec {
+        let words = |v: Vec<String>| v.into_iter().map(Yaml::from).collect::<Vec<_>>();
+        c.insert("command", words(w.prefix()));
+        if let Some(job) = w.job() {
+            c.insert("args", words(job));
+        }
+    }
     c.insert("env", env_list(plan));
     c.insert("resources", resources(plan));
     if let Some(caps) = capabilities(plan) {
