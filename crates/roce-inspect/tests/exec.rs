@@ -579,3 +579,52 @@ fn every_exec_code_is_tested() {
     let (p, status) = exec::command_failure("./job.sh".as_ref(), &e);
     assert_eq!((p.code, status), (Code::ExecCommandNotExecutable, 126));
 }
+
+/// What `roce exec` computes is exactly what the fabric core calls pod-dependent, and a pod rendered with
+/// `--exec` leaves those out of its static env — so the computed values reach the job instead of losing to
+/// the environment.
+#[test]
+fn computed_variables_are_the_pod_dependent_ones_and_a_wrapped_pod_does_not_set_them() {
+    use roce_model::fabric::env::{POD_DEPENDENT, is_pod_dependent};
+    use roce_render::exec::{ExecWrap, static_env};
+    let mut computed = std::collections::BTreeSet::new();
+    for name in [GB300, NIXL] {
+        for t in [
+            gb300_pod(
+                |_| Gids::At5,
+                |k| if k == 1 { "1: DOWN" } else { "4: ACTIVE" },
+            ),
+            healthy(),
+        ] {
+            // The environment of a pod rendered with --exec: the plan's variables less the pod-dependent ones.
+            let plan = roce_render::plan::lower(&profile(name));
+            let wrap = ExecWrap {
+                profile: name.to_string(),
+                command: Some("true".into()),
+            };
+            let env: Vec<(String, String)> = static_env(&plan, Some(&wrap))
+                .map(|v| (v.name.clone(), v.value.clone()))
+                .collect();
+            let facts = facts::collect(&t.root(), Some(Env::from_pairs(env)));
+            let l = exec::decide(
+                &facts,
+                &profile(name),
+                Options {
+                    allow_degraded: true,
+                },
+            );
+            for d in &l.decisions {
+                if is_pod_dependent(&d.name) {
+                    assert_ne!(d.source, Source::Environment, "{name}: {d}");
+                }
+                if d.source == Source::Computed {
+                    assert!(is_pod_dependent(&d.name), "{name}: {d}");
+                    computed.insert(d.name.clone());
+                }
+            }
+        }
+    }
+    let all: std::collections::BTreeSet<String> =
+        POD_DEPENDENT.iter().map(|s| s.to_string()).collect();
+    assert_eq!(computed, all);
+}

@@ -10,9 +10,11 @@ use crate::{comment, quote};
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let mut out = crate::header("#", plan);
     out.push_str(&comment::notes(plan.notes_about(&[Topic::Image])));
-    if !plan.env.is_empty() {
+    // Behind `roce exec` the variables it computes from the pod stay out of ENV, or they would win.
+    let env: Vec<_> = crate::exec::static_env(plan, opts.exec.as_ref()).collect();
+    if !env.is_empty() {
         let mut lines = Vec::new();
-        for e in &plan.env {
+        for e in env {
             let v = quote::dockerfile_env(&e.value)
                 .map_err(|why| RenderError::unrepresentable(e, why))?;
             lines.push(format!("{}={v}", e.name));
@@ -22,13 +24,12 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         out.push('\n');
     }
     if opts.with_roce_binary {
-        out.push_str(&format!(
-            "# roce, for `roce exec` (docs/exec.md) and `roce doctor`: a static binary that needs nothing from the\n\
-             # image. Build it next to this Dockerfile, for the image's architecture (docs/doctor.md):\n\
-             #   cargo build --release -p roce-cli --target x86_64-unknown-linux-musl\n\
-             #   cp target/x86_64-unknown-linux-musl/release/roce .\n\
-             COPY roce {ROCE_BINARY}\n"
-        ));
+        out.push_str(&comment::block(&[
+            "roce, for `roce exec` (docs/exec.md) and `roce doctor`: a static binary that needs nothing from the image. Build it next to this Dockerfile, for the image's architecture (aarch64: docs/doctor.md):".to_string(),
+            "  cargo build --release -p roce-cli --target x86_64-unknown-linux-musl".to_string(),
+            "  cp target/x86_64-unknown-linux-musl/release/roce .".to_string(),
+        ]));
+        out.push_str(&format!("COPY roce {ROCE_BINARY}\n"));
     }
     if let Some(w) = &opts.exec {
         let words: Vec<String> = w
@@ -36,12 +37,10 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
             .iter()
             .map(|a| serde_json::Value::from(a.as_str()).to_string())
             .collect();
-        out.push_str(
-            "# Start every container behind `roce exec`, which sets NCCL_IB_HCA, the GID index and UCX_NET_DEVICES\n\
-             # from the pod's devices: the container's arguments (CMD, or a pod's `args`) are the job. This\n\
-             # replaces the base image's ENTRYPOINT (add it to the arguments if it has one); a pod's `command`\n\
-             # replaces this one.\n",
-        );
+        out.push_str(&comment::block(&[format!(
+            "Every container starts behind `roce exec`, which sets {} from the pod's devices (so ENV leaves them out) and the profile's other variables; the container's arguments (CMD, or a pod's `args`) are the job. This replaces the base image's ENTRYPOINT (add that to the arguments if it has one); a pod's `command` replaces this one.",
+            roce_model::fabric::env::POD_DEPENDENT.join(", ")
+        )]));
         out.push_str(&format!("ENTRYPOINT [{}]\n", words.join(", ")));
     }
     Ok(out)

@@ -2,6 +2,10 @@
 //! (docs/exec.md): the command prefix a container or an image starts the job with, and where the image
 //! keeps the `roce` binary.
 
+use roce_model::fabric::env::is_pod_dependent;
+
+use crate::plan::{EnvVar, Plan};
+
 /// Where the image keeps the `roce` binary: `dockerfile --with-roce-binary` copies it here, and the
 /// wrapped command names it by this path (so `PATH` does not matter).
 pub const ROCE_BINARY: &str = "/usr/local/bin/roce";
@@ -37,4 +41,15 @@ impl ExecWrap {
             .as_ref()
             .map(|c| vec!["sh".to_string(), "-c".to_string(), c.clone()])
     }
+}
+
+/// The variables a target writes into its static environment: all of the plan's, except — when the job
+/// starts behind `roce exec` — those `roce exec` computes from the pod
+/// ([`POD_DEPENDENT`](roce_model::fabric::env::POD_DEPENDENT)): a static value would win over the computed
+/// one, since a variable already set in the environment wins.
+pub fn static_env<'a>(plan: &'a Plan, wrap: Option<&ExecWrap>) -> impl Iterator<Item = &'a EnvVar> {
+    let wrapped = wrap.is_some();
+    plan.env
+        .iter()
+        .filter(move |e| !(wrapped && is_pod_dependent(&e.name)))
 }

@@ -70,7 +70,10 @@ pub fn container(plan: &Plan, opts: &RenderOptions) -> Yaml {
             c.insert("args", words(job));
         }
     }
-    c.insert("env", env_list(plan));
+    c.insert(
+        "env",
+        env_entries(crate::exec::static_env(plan, opts.exec.as_ref())),
+    );
     c.insert("resources", resources(plan));
     if let Some(caps) = capabilities(plan) {
         c.insert("securityContext", caps);
@@ -109,14 +112,17 @@ pub fn shm_mount() -> Yaml {
 
 /// `env:` entries, values as strings, with Kubernetes' `$(VAR)` expansion escaped.
 pub fn env_list(plan: &Plan) -> Vec<Yaml> {
-    plan.env
-        .iter()
-        .map(|e| {
-            Yaml::map()
-                .with("name", e.name.as_str())
-                .with("value", Yaml::Quoted(escape_dependent_vars(&e.value)))
-        })
-        .collect()
+    env_entries(plan.env.iter())
+}
+
+/// `env:` entries of `vars`, as [`env_list`] writes them.
+fn env_entries<'a>(vars: impl Iterator<Item = &'a crate::plan::EnvVar>) -> Vec<Yaml> {
+    vars.map(|e| {
+        Yaml::map()
+            .with("name", e.name.as_str())
+            .with("value", Yaml::Quoted(escape_dependent_vars(&e.value)))
+    })
+    .collect()
 }
 
 /// `resources:` with the same quantities in requests and limits, and the DRA claims the container uses.

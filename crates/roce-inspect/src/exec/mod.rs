@@ -102,6 +102,16 @@ impl fmt::Display for Decision {
             None => "the profile sets none".to_string(),
         };
         match (&self.value, self.source) {
+            (Some(v), Source::Environment)
+                if self.profile.as_ref() == Some(v)
+                    && self.computed.as_ref().is_none_or(|c| c == v) =>
+            {
+                write!(
+                    f,
+                    "{}={v} (set in the environment, as the profile has it)",
+                    self.name
+                )
+            }
             (Some(v), Source::Environment) => {
                 write!(f, "{}={v} (set in the environment, which wins", self.name)?;
                 if let Some(c) = self.computed.as_ref().filter(|c| *c != v) {
