@@ -333,3 +333,83 @@ fn a_command_is_required_unless_dry_run() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn render_and_apply_wrap_the_job() {
+    let roce = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_roce"))
+            .env("NO_COLOR", "1")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = roce(&[
+        "render",
+        "-t",
+        "pod",
+        "--exec",
+        "--command",
+        "python train.py",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let pod = text(&o.stdout);
+    assert!(pod.contains("    command:\n    - /usr/local/bin/roce\n    - exec\n    - \"--profile\"\n    - coreweave/gb300-roce\n    - \"--\"\n    args:\n    - sh\n    - \"-c\"\n    - python train.py\n"), "{pod}");
+    assert!(!pod.contains("NCCL_IB_HCA"));
+    // A profile file is not in the image under its local path: name it with --exec=PATH.
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/my-team-gb300.kdl");
+    let f = file.to_str().unwrap();
+    let o = roce(&["render", "-t", "pod", "-p", f, "--exec", "--command", "x"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("is not a built-in profile"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = roce(&[
+        "render",
+        "-t",
+        "pod",
+        "-p",
+        f,
+        "--exec=/etc/roce/team.kdl",
+        "--command",
+        "x",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("    - /etc/roce/team.kdl\n"));
+    // apply --exec
+    let t = Tree::new("apply");
+    let job = t.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: t\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: x\n        command: [python, train.py]\n",
+    )
+    .unwrap();
+    let o = roce(&[
+        "apply",
+        "--exec",
+        job.to_str().unwrap(),
+        "-p",
+        "coreweave/gb300-roce",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("        - /usr/local/bin/roce\n        - exec\n"),
+        "{}",
+        text(&o.stdout)
+    );
+    std::fs::write(&job, "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: t\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: x\n").unwrap();
+    let o = roce(&[
+        "apply",
+        "--exec",
+        job.to_str().unwrap(),
+        "-p",
+        "coreweave/gb300-roce",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("roce::exec::cannot_wrap"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -568,7 +568,12 @@ fn every_exec_code_is_tested() {
         Code::ExecTooFewRails,
         Code::ExecNoGlobalGid,
     ];
-    let cli = [Code::ExecCommandNotFound, Code::ExecCommandNotExecutable];
+    // cannot_wrap: `roce apply --exec`, crates/roce-render/tests/exec_wrap.rs
+    let cli = [
+        Code::ExecCannotWrap,
+        Code::ExecCommandNotFound,
+        Code::ExecCommandNotExecutable,
+    ];
     let all: Vec<Code> = Code::ALL
         .iter()
         .copied()
@@ -627,4 +632,55 @@ fn computed_variables_are_the_pod_dependent_ones_and_a_wrapped_pod_does_not_set_
     let all: std::collections::BTreeSet<String> =
         POD_DEPENDENT.iter().map(|s| s.to_string()).collect();
     assert_eq!(computed, all);
+}
+
+/// A pod rendered with `--exec`, and a Job applied with `--exec`, lint clean against the profile: `roce lint` knows that behind `roce exec`
+/// the pod-dependent variables come at start-up.
+#[test]
+fn a_pod_rendered_with_exec_lints_clean() {
+    use roce_inspect::lint::{LintOptions, Linter};
+    use roce_render::exec::ExecWrap;
+    use roce_render::{RenderOptions, Target};
+    for name in builtin::names() {
+        let p = profile(name);
+        let opts = RenderOptions {
+            exec: Some(ExecWrap {
+                profile: name.to_string(),
+                command: Some("python train.py".into()),
+            }),
+            ..RenderOptions::default()
+        };
+        let pod = roce_render::render(&roce_render::plan::lower(&p), Target::Pod, &opts).unwrap();
+        let linter = Linter::new(&p, LintOptions::default());
+        let report = linter.lint(Text::new("pod.yaml", pod[0].contents.clone()));
+        assert!(report.problems.is_empty(), "{name}: {:#?}", report.problems);
+        // Without the wrapper the same env is incomplete.
+        let bare = pod[0].contents.replace(
+            "/usr/local/bin/roce\n    - exec",
+            "/usr/local/bin/other\n    - exec",
+        );
+        let report = linter.lint(Text::new("pod.yaml", bare));
+        assert!(
+            report
+                .problems
+                .iter()
+                .any(|p| p.code == Code::LintEnvMissing),
+            "{name}"
+        );
+        // `roce apply --exec` on a Job with a command: clean too.
+        let job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: t\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: x\n        command: [python, train.py]\n";
+        let wrap = ExecWrap {
+            profile: name.to_string(),
+            command: None,
+        };
+        let applied = roce_render::apply::apply_wrapped(
+            &Text::new("job.yaml", job),
+            &roce_render::plan::lower(&p),
+            &Default::default(),
+            &wrap,
+        )
+        .unwrap();
+        let report = linter.lint(Text::new("job.yaml", applied.text));
+        assert!(report.problems.is_empty(), "{name}: {:#?}", report.problems);
+    }
 }

@@ -317,6 +317,9 @@ codes! {
     /// RoCE rail ports without a RoCE v2 GID of the profile's family and range on a netdev in this
     /// namespace (only link-local GIDs, or only the host's).
     ExecNoGlobalGid = "roce::exec::no_global_gid", Error;
+    /// `roce apply --exec` cannot start a workload's job behind `roce exec`: a container without `command`
+    /// (the image's ENTRYPOINT is unknown), an MPI job (mpirun starts the ranks), a TrainJob.
+    ExecCannotWrap = "roce::exec::cannot_wrap", Error;
     /// The command to run does not exist (exit status 127, as in a shell).
     ExecCommandNotFound = "roce::exec::command_not_found", Error;
     /// The command exists but cannot be executed (exit status 126, as in a shell).

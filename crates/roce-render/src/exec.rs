@@ -43,6 +43,23 @@ impl ExecWrap {
     }
 }
 
+/// Does a container's argv (`command` then `args`) start the job behind `roce exec`: a program named
+/// `roce` (any directory) followed by `exec`?
+///
+/// ```
+/// use roce_render::exec::starts_behind_roce_exec;
+/// assert!(starts_behind_roce_exec(&["/usr/local/bin/roce", "exec", "--", "python"]));
+/// assert!(!starts_behind_roce_exec(&["python", "train.py"]));
+/// ```
+pub fn starts_behind_roce_exec<S: AsRef<str>>(argv: &[S]) -> bool {
+    match argv {
+        [program, sub, ..] => {
+            program.as_ref().rsplit('/').next() == Some("roce") && sub.as_ref() == "exec"
+        }
+        _ => false,
+    }
+}
+
 /// The variables a target writes into its static environment: all of the plan's, except — when the job
 /// starts behind `roce exec` — those `roce exec` computes from the pod
 /// ([`POD_DEPENDENT`](roce_model::fabric::env::POD_DEPENDENT)): a static value would win over the computed

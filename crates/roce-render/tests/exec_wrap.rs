@@ -1,12 +1,13 @@
 //! Starting the job behind `roce exec`: the pod target's `command`/`args`, the dockerfile target's
-//! `COPY` of the binary and its `ENTRYPOINT`, fed to the real consumers (kubernetes-validate --strict,
-//! hadolint), and the targets that refuse the options.
+//! `COPY` of the binary and its `ENTRYPOINT`, `roce apply --exec`, fed to the real consumers
+//! (kubernetes-validate --strict, hadolint), and what refuses the options.
 
 #[path = "support/consumers.rs"]
 mod consumers;
 
 use roce_model::fabric::env::POD_DEPENDENT;
 use roce_model::{BuiltinsOnly, Profile, builtin, load};
+use roce_render::apply::{ApplyOptions, apply_wrapped};
 use roce_render::exec::{ExecWrap, ROCE_BINARY};
 use roce_render::{RenderError, RenderOptions, Target, plan, render};
 
@@ -151,5 +152,133 @@ fn targets_that_cannot_wrap_refuse() {
             }
         ),
         "{e}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// roce apply --exec
+
+const JOB: &str = "\
+# A Job as a team writes it.
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: ghcr.io/example/trainer:1.0
+        # the job
+        command: [torchrun, --nproc-per-node=4, train.py]
+        args:
+        - --epochs=3
+        env:
+        - name: NCCL_IB_HCA
+          value: mlx5
+        - name: MY_VAR
+          value: \"1\"
+";
+
+fn apply_exec(text: &str, name: &str) -> Result<String, Vec<roce_model::Problem>> {
+    let wrap = ExecWrap {
+        profile: name.to_string(),
+        command: None,
+    };
+    apply_wrapped(
+        &roce_model::Source::new("job.yaml", text),
+        &plan::lower(&profile(name)),
+        &ApplyOptions::default(),
+        &wrap,
+    )
+    .map(|a| a.text)
+}
+
+#[test]
+fn apply_puts_roce_exec_in_front_of_the_command_and_leaves_the_computed_variables_out() {
+    for name in builtin::names() {
+        let out = apply_exec(JOB, name).unwrap();
+        let want = format!(
+            "        command:\n        - {ROCE_BINARY}\n        - exec\n        - --profile\n        - {name}\n        - --\n        - torchrun\n        - --nproc-per-node=4\n        - train.py\n        args:\n        - --epochs=3\n"
+        );
+        // (the writer quotes `--profile` and `--`; the quoting is the YAML's business)
+        assert!(out.replace('"', "").contains(&want), "{name}:\n{out}");
+        assert!(out.contains("        # the job\n"), "the comment survives");
+        // The user's NCCL_IB_HCA is a profile variable: it goes, as every pod-dependent one (it would win).
+        for v in POD_DEPENDENT {
+            assert!(!out.contains(&format!("name: {v}\n")), "{name}: {v}\n{out}");
+        }
+        assert!(out.contains("- name: MY_VAR\n"));
+        assert!(out.contains("- name: NCCL_IB_ADDR_FAMILY\n") == name.contains("roce"));
+        // Applying again changes nothing; with another profile only the profile word changes.
+        assert_eq!(apply_exec(&out, name).unwrap(), out, "{name}");
+        if let Err(e) = consumers::kubernetes_validate_strict(&out, consumers::K8S_VERSIONS) {
+            panic!("{name}: {e}");
+        }
+    }
+    let nixl = apply_exec(JOB, "coreweave/gb300-roce-nixl").unwrap();
+    let again = apply_exec(&nixl, "coreweave/gb300-roce").unwrap();
+    assert!(
+        again
+            .replace('"', "")
+            .contains("        - coreweave/gb300-roce\n        - --\n        - torchrun\n"),
+        "{again}"
+    );
+    assert_eq!(again.matches("/usr/local/bin/roce").count(), 1);
+}
+
+#[test]
+fn apply_refuses_what_it_cannot_wrap() {
+    let name = "coreweave/gb300-roce";
+    let codes = |text: &str| -> Vec<String> {
+        apply_exec(text, name)
+            .unwrap_err()
+            .iter()
+            .map(|p| format!("{} {}", p.code, p.message))
+            .collect()
+    };
+    // The image's ENTRYPOINT is unknown: without `command` there is nothing to put roce exec in front of.
+    let args_only = JOB.replace(
+        "        command: [torchrun, --nproc-per-node=4, train.py]\n",
+        "",
+    );
+    let c = codes(&args_only);
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert!(
+        c[0].starts_with("roce::exec::cannot_wrap container `main` has no `command`"),
+        "{c:?}"
+    );
+    // An MPI job: the ranks are mpirun's.
+    let mpijob = "\
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: t
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: x
+            command: [mpirun, -np, \"8\", ./app]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: worker
+            image: x
+            command: [/usr/sbin/sshd, -De]
+";
+    let c = codes(mpijob);
+    assert!(
+        c.iter()
+            .any(|m| m.starts_with("roce::exec::cannot_wrap this MPIJob is an MPI job")),
+        "{c:?}"
     );
 }

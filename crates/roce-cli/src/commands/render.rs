@@ -150,7 +150,7 @@ fn options(args: &RenderArgs) -> miette::Result<RenderOptions> {
 
 /// The profile `roce exec` names in the container: the one given to `--exec=`, else `--profile` when it is
 /// a built-in (a file on this machine is not in the image).
-fn exec_profile(given: &str, profile: &str) -> miette::Result<String> {
+pub(crate) fn exec_profile(given: &str, profile: &str) -> miette::Result<String> {
     if !given.is_empty() {
         return Ok(given.to_string());
     }
