@@ -413,3 +413,105 @@ fn render_and_apply_wrap_the_job() {
         text(&o.stderr)
     );
 }
+
+/// The example blocks of docs/exec.md are real runs on fixture trees: each is rebuilt here and compared
+/// (`ROCE_BLESS=1` rewrites them).
+#[test]
+fn docs_exec_md_examples_are_current() {
+    let doc_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/exec.md");
+    let doc = std::fs::read_to_string(&doc_path).unwrap();
+    // (marker, tree: GID global index or None for no RDMA, shown env, args, show stdout, show stderr)
+    type Example<'a> = (
+        &'a str,
+        Option<u32>,
+        &'a [(&'a str, &'a str)],
+        &'a [&'a str],
+        bool,
+        bool,
+    );
+    let examples: &[Example] = &[
+        (
+            "gid5",
+            Some(4),
+            &[],
+            &["--dry-run", "--", "python", "train.py"],
+            true,
+            true,
+        ),
+        (
+            "env",
+            Some(4),
+            &[("NCCL_IB_GID_INDEX", "11")],
+            &["--", "true"],
+            false,
+            true,
+        ),
+        (
+            "linklocal",
+            Some(0),
+            &[],
+            &["--", "python", "train.py"],
+            true,
+            true,
+        ),
+        (
+            "degraded",
+            None,
+            &[],
+            &["--dry-run", "--allow-degraded", "--", "python", "train.py"],
+            true,
+            true,
+        ),
+    ];
+    let mut want = doc.clone();
+    for (marker, global, env, args, show_out, show_err) in examples {
+        let t = match global {
+            Some(g) => Tree::gb300(&format!("doc-{marker}"), *g),
+            None => Tree::new(&format!("doc-{marker}")),
+        };
+        let parent = t.path().parent().unwrap().to_path_buf();
+        let pod = parent.join(format!("pod-{marker}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&pod);
+        std::fs::rename(t.path(), &pod).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_roce"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("NO_COLOR", "1")
+            .envs(env.iter().copied())
+            .current_dir(&parent)
+            .arg("exec")
+            .arg("--root")
+            .arg(pod.file_name().unwrap())
+            .args(*args)
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_dir_all(&pod);
+        let shown_env: String = env.iter().map(|(k, v)| format!("{k}={v} ")).collect();
+        let mut block = format!(
+            "```console\n$ {shown_env}roce exec --root pod {}\n",
+            args.join(" ")
+        );
+        if *show_out {
+            block.push_str(&text(&o.stdout));
+        }
+        if *show_err {
+            block.push_str(&text(&o.stderr));
+        }
+        if !block.ends_with('\n') {
+            block.push('\n');
+        }
+        block.push_str("```\n");
+        let open = format!("<!-- example:{marker} -->\n");
+        let start = want.find(&open).unwrap_or_else(|| panic!("no {open}")) + open.len();
+        let end = start + want[start..].find("<!-- /example -->").unwrap();
+        want.replace_range(start..end, &block);
+    }
+    if std::env::var_os("ROCE_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&doc_path, &want).unwrap();
+        return;
+    }
+    assert!(
+        doc == want,
+        "docs/exec.md examples are stale; regenerate with ROCE_BLESS=1 cargo test -p roce-cli --test exec docs_exec_md"
+    );
+}

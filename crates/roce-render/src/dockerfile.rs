@@ -25,9 +25,9 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     }
     if opts.with_roce_binary {
         out.push_str(&comment::block(&[
-            "roce, for `roce exec` (docs/exec.md) and `roce doctor`: a static binary that needs nothing from the image. Build it next to this Dockerfile, for the image's architecture (aarch64: docs/doctor.md):".to_string(),
-            "  cargo build --release -p roce-cli --target x86_64-unknown-linux-musl".to_string(),
-            "  cp target/x86_64-unknown-linux-musl/release/roce .".to_string(),
+            "roce, for `roce exec` (docs/exec.md) and `roce doctor`: a static binary that needs nothing from the image. Build it for the image's architecture and copy it next to this Dockerfile (README, \"Release binary\"; aarch64 and musl: docs/doctor.md):".to_string(),
+            "  RUSTFLAGS=\"-C target-feature=+crt-static\" cargo build --release -p roce-cli --target x86_64-unknown-linux-gnu".to_string(),
+            "  cp target/x86_64-unknown-linux-gnu/release/roce .".to_string(),
         ]));
         out.push_str(&format!("COPY roce {ROCE_BINARY}\n"));
     }

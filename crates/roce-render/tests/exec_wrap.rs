@@ -90,7 +90,7 @@ fn the_dockerfile_copies_the_binary_and_starts_behind_roce_exec() {
             "{name}:\n{text}"
         );
         assert!(
-            text.contains("cargo build --release -p roce-cli --target x86_64-unknown-linux-musl")
+            text.contains("cargo build --release -p roce-cli --target x86_64-unknown-linux-gnu")
         );
         assert!(text.ends_with(&format!(
             "ENTRYPOINT [\"{ROCE_BINARY}\", \"exec\", \"--profile\", \"{name}\", \"--\"]\n"

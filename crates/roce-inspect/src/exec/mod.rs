@@ -293,10 +293,7 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
         }
         why.insert(fenv::NCCL_IB_HCA.name, w);
     } else {
-        why.insert(
-            fenv::NCCL_IB_HCA.name,
-            format!("{rails_text}: no usable rail to name"),
-        );
+        why.insert(fenv::NCCL_IB_HCA.name, rails_text.clone());
     }
     let gid_text = |i: u32| {
         format!(
