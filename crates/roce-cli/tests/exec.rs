@@ -278,6 +278,11 @@ fn dry_run_prints_the_decisions_and_the_environment_and_runs_nothing() {
     assert_eq!(v["problems"][0]["code"], "roce::exec::no_rdma_devices");
     assert_eq!(v["problems"][0]["severity"], "warning");
     assert_eq!(v["command"], serde_json::json!([]));
+    assert_eq!(
+        text(&o.stderr),
+        "",
+        "JSON mode keeps the problems in the object"
+    );
 }
 
 #[test]

@@ -92,11 +92,14 @@ pub fn run(args: ExecArgs, out: &Output) -> miette::Result<Exit> {
                     .iter()
                     .map(|a| a.to_string_lossy().into_owned())
                     .collect();
+                // The problems are in the object; nothing on stderr.
                 outln!("{v}");
             }
-            Format::Human => outln!("{}", dry_run(&launch, &args.command)),
+            Format::Human => {
+                outln!("{}", dry_run(&launch, &args.command));
+                out.problems(&launch.problems);
+            }
         }
-        out.problems(&launch.problems);
         return Ok(if launch.can_start() {
             Exit::Ok
         } else {
