@@ -54,6 +54,8 @@ pub enum Command {
     Explain(crate::commands::explain::ExplainArgs),
     /// Probe this pod or node and say what will and won't work with a profile.
     Doctor(crate::commands::doctor::DoctorArgs),
+    /// Set the fabric variables from what this pod got (devices, ports, GID index), then run the job.
+    Exec(crate::commands::exec::ExecArgs),
     /// Compare two profiles in fabric terms.
     Diff(crate::commands::diff::DiffArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
@@ -163,6 +165,15 @@ pub struct RenderArgs {
     /// Kustomize: workloads to patch, by label selector (`app=trainer`).
     #[arg(long)]
     pub selector: Option<String>,
+    /// pod, dockerfile: start the job behind `roce exec --profile PROFILE --`, which sets the fabric
+    /// variables from the pod's devices (pod: the container's command, the job from --command;
+    /// dockerfile: the ENTRYPOINT). PROFILE defaults to --profile when that is a built-in; give a profile
+    /// file as its path in the image.
+    #[arg(long, value_name = "PROFILE", num_args = 0..=1, default_missing_value = "", require_equals = true)]
+    pub exec: Option<String>,
+    /// dockerfile: copy a static `roce` binary into the image (/usr/local/bin/roce).
+    #[arg(long)]
+    pub with_roce_binary: bool,
     /// Slurm options.
     #[command(flatten)]
     pub slurm: SlurmArgs,
@@ -209,7 +220,8 @@ pub struct SlurmArgs {
     /// sbatch: run the step with `srun --mpi=pmix`.
     #[arg(long)]
     pub mpi_pmix: bool,
-    /// sbatch: the job step's command (default: the script's arguments).
+    /// sbatch: the job step's command (default: the script's arguments); pod with --exec: the job's
+    /// command line, run by `sh -c` behind `roce exec`.
     #[arg(long)]
     pub command: Option<String>,
     /// sbatch: a file whose contents replace the default `srun` step (your own job body).

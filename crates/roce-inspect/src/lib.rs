@@ -18,5 +18,6 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod doctor;
+pub mod exec;
 pub mod explain;
 pub mod lint;

@@ -313,6 +313,23 @@ codes! {
     /// The profile's ComputeDomain gives the pod an IMEX channel, but `/dev/nvidia-caps-imex-channels` has
     /// none: NCCL cannot use multi-node NVLink.
     DoctorImexChannels = "roce::doctor::imex_channels", Error;
+
+    // ---- roce exec (a job's start-up): codes `roce::exec::…` go here ----
+    /// No RDMA devices at start-up: the job would run over TCP sockets, so it is not started.
+    ExecNoRdmaDevices = "roce::exec::no_rdma_devices", Error;
+    /// Fewer usable rails (present, ACTIVE, of the fabric's link layer, sharing one GID index) than the
+    /// profile has.
+    ExecTooFewRails = "roce::exec::too_few_rails", Error;
+    /// RoCE rail ports without a RoCE v2 GID of the profile's family and range on a netdev in this
+    /// namespace (only link-local GIDs, or only the host's).
+    ExecNoGlobalGid = "roce::exec::no_global_gid", Error;
+    /// `roce apply --exec` cannot start a workload's job behind `roce exec`: a container without `command`
+    /// (the image's ENTRYPOINT is unknown), an MPI job (mpirun starts the ranks), a TrainJob.
+    ExecCannotWrap = "roce::exec::cannot_wrap", Error;
+    /// The command to run does not exist (exit status 127, as in a shell).
+    ExecCommandNotFound = "roce::exec::command_not_found", Error;
+    /// The command exists but cannot be executed (exit status 126, as in a shell).
+    ExecCommandNotExecutable = "roce::exec::command_not_executable", Error;
 }
 
 /// What a code is about, from its namespace.
@@ -326,6 +343,8 @@ pub enum Domain {
     Log,
     /// A live host or pod (`roce doctor`, `roce::doctor::…`).
     Host,
+    /// A job's start-up in its pod (`roce exec`, `roce::exec::…`).
+    Exec,
 }
 
 impl Code {
@@ -338,6 +357,8 @@ impl Code {
             Domain::Log
         } else if s.starts_with("roce::doctor::") {
             Domain::Host
+        } else if s.starts_with("roce::exec::") {
+            Domain::Exec
         } else {
             Domain::Profile
         }

@@ -21,6 +21,7 @@ mod comment;
 mod dockerfile;
 mod dotenv;
 mod dra;
+pub mod exec;
 pub mod kustomize;
 pub mod plan;
 pub mod plan_diff;
@@ -103,6 +104,10 @@ pub struct RenderOptions {
     pub select: Vec<kustomize::Selector>,
     /// Validation jobs (`nccl-tests-mpijob`, `nccl-tests-sbatch`, `ucx-perftest`).
     pub validation: validation::ValidationOptions,
+    /// Run the job behind `roce exec` (`pod`: the container's command; `dockerfile`: the `ENTRYPOINT`).
+    pub exec: Option<exec::ExecWrap>,
+    /// `dockerfile`: copy a static `roce` binary into the image, at [`exec::ROCE_BINARY`].
+    pub with_roce_binary: bool,
 }
 
 impl Default for RenderOptions {
@@ -114,6 +119,8 @@ impl Default for RenderOptions {
             slurm: SlurmOptions::default(),
             select: Vec::new(),
             validation: validation::ValidationOptions::default(),
+            exec: None,
+            with_roce_binary: false,
         }
     }
 }
@@ -183,6 +190,17 @@ pub enum RenderError {
         /// The target's workload.
         wanted: Workload,
     },
+    /// An option the target does not take, or takes only with another one.
+    #[error("--{option} with --target {target}: {why}")]
+    #[diagnostic(code(roce::render::bad_option))]
+    OptionForTarget {
+        /// The option.
+        option: &'static str,
+        /// The target's CLI name.
+        target: &'static str,
+        /// Why.
+        why: &'static str,
+    },
     /// A render option with a value the target cannot use.
     #[error("--{option} {value:?}: {why}")]
     #[diagnostic(code(roce::render::bad_option))]
@@ -221,6 +239,7 @@ pub fn render(
         }]
     };
     let plan = &*plan.for_workload(target.workload())?;
+    exec_options(target, opts)?;
     Ok(match target {
         Target::Pod => one("pod.yaml", pod::render(plan, opts)?),
         Target::Kustomize => kustomize::render(plan, opts)?,
@@ -239,6 +258,41 @@ pub fn render(
             validation::ucx_perftest::render(plan, opts)?,
         ),
     })
+}
+
+/// Which targets take `exec` and `with_roce_binary`, and what they need with them.
+fn exec_options(target: Target, opts: &RenderOptions) -> Result<(), RenderError> {
+    let refuse = |option: &'static str, why: &'static str| {
+        Err(RenderError::OptionForTarget {
+            option,
+            target: target.slug(),
+            why,
+        })
+    };
+    if let Some(w) = &opts.exec {
+        match target {
+            Target::Pod if w.command.is_none() => {
+                return refuse(
+                    "exec",
+                    "the pod target has no command of its own to wrap: give the job's command line with --command",
+                );
+            }
+            Target::Pod | Target::Dockerfile => {}
+            _ => {
+                return refuse(
+                    "exec",
+                    "only the pod and dockerfile targets start the job behind `roce exec` (docs/exec.md says how to wrap other workloads)",
+                );
+            }
+        }
+    }
+    if opts.with_roce_binary && target != Target::Dockerfile {
+        return refuse(
+            "with-roce-binary",
+            "only the dockerfile target copies the roce binary into an image",
+        );
+    }
+    Ok(())
 }
 
 /// The provenance comment every artifact starts with.

@@ -57,12 +57,23 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
 /// Name of the memory-backed `/dev/shm` volume.
 pub const SHM_VOLUME: &str = "dshm";
 
-/// The workload container: image, env, resources, capabilities and the `/dev/shm` mount.
+/// The workload container: image, the `roce exec` command when asked for, env, resources, capabilities and
+/// the `/dev/shm` mount.
 pub fn container(plan: &Plan, opts: &RenderOptions) -> Yaml {
     let mut c = Yaml::map()
         .with("name", opts.container.as_str())
         .with("image", opts.image.as_str());
-    c.insert("env", env_list(plan));
+    if let Some(w) = &opts.exec {
+        let words = |v: Vec<String>| v.into_iter().map(Yaml::from).collect::<Vec<_>>();
+        c.insert("command", words(w.prefix()));
+        if let Some(job) = w.job() {
+            c.insert("args", words(job));
+        }
+    }
+    c.insert(
+        "env",
+        env_entries(crate::exec::static_env(plan, opts.exec.as_ref())),
+    );
     c.insert("resources", resources(plan));
     if let Some(caps) = capabilities(plan) {
         c.insert("securityContext", caps);
@@ -101,14 +112,17 @@ pub fn shm_mount() -> Yaml {
 
 /// `env:` entries, values as strings, with Kubernetes' `$(VAR)` expansion escaped.
 pub fn env_list(plan: &Plan) -> Vec<Yaml> {
-    plan.env
-        .iter()
-        .map(|e| {
-            Yaml::map()
-                .with("name", e.name.as_str())
-                .with("value", Yaml::Quoted(escape_dependent_vars(&e.value)))
-        })
-        .collect()
+    env_entries(plan.env.iter())
+}
+
+/// `env:` entries of `vars`, as [`env_list`] writes them.
+fn env_entries<'a>(vars: impl Iterator<Item = &'a crate::plan::EnvVar>) -> Vec<Yaml> {
+    vars.map(|e| {
+        Yaml::map()
+            .with("name", e.name.as_str())
+            .with("value", Yaml::Quoted(escape_dependent_vars(&e.value)))
+    })
+    .collect()
 }
 
 /// `resources:` with the same quantities in requests and limits, and the DRA claims the container uses.

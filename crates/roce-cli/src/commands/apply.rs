@@ -7,7 +7,8 @@ use clap::Args;
 use miette::{Context, IntoDiagnostic};
 use roce_model::source::Sources;
 use roce_model::{Problem, Source, load};
-use roce_render::apply::{ApplyOptions, RoleChoice, apply, manifest};
+use roce_render::apply::{ApplyOptions, RoleChoice, apply, apply_wrapped, manifest};
+use roce_render::exec::ExecWrap;
 
 use super::Exit;
 use crate::io::{FileResolver, read_profile};
@@ -33,6 +34,12 @@ pub struct ApplyArgs {
     /// Rewrite the files instead of printing them; nothing is written unless every file applies cleanly.
     #[arg(long, short = 'i')]
     pub in_place: bool,
+    /// Start each wired container's job behind `roce exec --profile PROFILE --`, which sets the fabric
+    /// variables from the pod's devices: the prefix goes in front of its `command`, and the variables roce
+    /// exec computes stay out of its env. PROFILE defaults to --profile when that is a built-in; give a
+    /// profile file as its path in the image.
+    #[arg(long, value_name = "PROFILE", num_args = 0..=1, default_missing_value = "", require_equals = true)]
+    pub exec: Option<String>,
 }
 
 pub fn run(args: ApplyArgs, out: &Output) -> miette::Result<Exit> {
@@ -57,6 +64,13 @@ pub fn run(args: ApplyArgs, out: &Output) -> miette::Result<Exit> {
         container: args.container.clone(),
         role: args.role,
     };
+    let wrap = match args.exec.as_deref() {
+        None => None,
+        Some(given) => Some(ExecWrap {
+            profile: super::render::exec_profile(given, &args.profile)?,
+            command: None,
+        }),
+    };
     let mut results = Vec::new();
     let mut problems: Vec<Problem> = Vec::new();
     let mut templates = 0;
@@ -68,7 +82,11 @@ pub fn run(args: ApplyArgs, out: &Output) -> miette::Result<Exit> {
                 continue;
             }
         };
-        match apply(&source, &plan, &opts) {
+        let applied = match &wrap {
+            Some(w) => apply_wrapped(&source, &plan, &opts, w),
+            None => apply(&source, &plan, &opts),
+        };
+        match applied {
             Ok(applied) => {
                 for note in &applied.notes {
                     errln!("note: {note}");

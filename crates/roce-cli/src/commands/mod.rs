@@ -4,6 +4,7 @@ pub mod apply;
 mod check;
 pub mod diff;
 pub mod doctor;
+pub mod exec;
 pub mod explain;
 pub mod lint;
 mod meta;
@@ -15,7 +16,8 @@ use std::process::ExitCode;
 use crate::cli::Command;
 use crate::report::Output;
 
-/// Exit statuses: 0 success, 1 problems (or a stale `--check`), 2 usage errors (clap's own).
+/// Exit statuses: 0 success, 1 problems (or a stale `--check`), 2 usage errors (clap's own); `roce exec`
+/// also 126 and 127 for a command it cannot run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// Nothing wrong.
@@ -24,6 +26,8 @@ pub enum Exit {
     Problems,
     /// The command line was wrong.
     Usage,
+    /// A status of its own (`roce exec`: 126, 127, as a shell).
+    Status(u8),
 }
 
 impl From<Exit> for ExitCode {
@@ -32,6 +36,7 @@ impl From<Exit> for ExitCode {
             Exit::Ok => 0,
             Exit::Problems => 1,
             Exit::Usage => 2,
+            Exit::Status(s) => s,
         })
     }
 }
@@ -46,6 +51,7 @@ pub fn run(command: Command, out: &Output) -> miette::Result<Exit> {
         Command::Lint(args) => lint::run(args, out),
         Command::Explain(args) => explain::run(args, out),
         Command::Doctor(args) => doctor::run(args, out),
+        Command::Exec(args) => exec::run(args, out),
         Command::Diff(args) => diff::run(args, out),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use roce_model::{Code, Problem, load};
+use roce_render::exec::ExecWrap;
 use roce_render::kustomize::Selector;
 use roce_render::validation::ValidationOptions;
 use roce_render::{RenderError, RenderOptions, SlurmOptions, plan, render};
@@ -136,7 +137,30 @@ fn options(args: &RenderArgs) -> miette::Result<RenderOptions> {
             nccl_test_args: args.validation.nccl_test_args.clone(),
             ucx_perftest_args: args.validation.ucx_perftest_args.clone(),
         },
+        exec: match args.exec.as_deref() {
+            None => None,
+            Some(profile) => Some(ExecWrap {
+                profile: exec_profile(profile, &args.profile)?,
+                command: args.slurm.command.clone(),
+            }),
+        },
+        with_roce_binary: args.with_roce_binary,
     })
+}
+
+/// The profile `roce exec` names in the container: the one given to `--exec=`, else `--profile` when it is
+/// a built-in (a file on this machine is not in the image).
+pub(crate) fn exec_profile(given: &str, profile: &str) -> miette::Result<String> {
+    if !given.is_empty() {
+        return Ok(given.to_string());
+    }
+    if roce_model::builtin::source(profile).is_some() {
+        return Ok(profile.to_string());
+    }
+    miette::bail!(
+        help = "copy the profile file into the image and give its path there: --exec=/etc/roce/profile.kdl",
+        "--exec: `{profile}` is not a built-in profile, so `roce exec` in the container cannot find it by that name"
+    )
 }
 
 /// Compare rendered files with what is on disk; print a unified diff for each stale one.

@@ -34,6 +34,7 @@ use roce_model::ucx_list::{self, TlsList};
 use roce_model::{Code, Problem, Severity};
 use roce_render::Plan;
 use roce_render::apply::{self, manifest};
+use roce_render::exec::starts_behind_roce_exec;
 use roce_render::plan::MULTUS_ANNOTATION;
 use roce_render::plumbing::pod::escape_dependent_vars;
 use roce_render::plumbing::templates::{self, Form, Role, Template};
@@ -430,7 +431,11 @@ impl<'a> Cx<'a> {
         });
         self.node_selector(t, v, gated);
         self.channel_claim(t, v, c);
-        let skip: BTreeSet<&str> = forwarded.iter().map(|f| f.name.as_str()).collect();
+        let mut skip: BTreeSet<&str> = forwarded.iter().map(|f| f.name.as_str()).collect();
+        // Behind `roce exec` the pod-dependent variables are computed at start-up, not written in env.
+        if starts_behind_roce_exec(&argv_of(c)) {
+            skip.extend(env::POD_DEPENDENT.iter().copied());
+        }
         self.env(c, &owner, &skip, true);
     }
 
@@ -1023,6 +1028,24 @@ fn find_in(text: &str, node: &Node, needle: &str) -> Origin {
 
 fn token_at(content: Option<Origin>, at: Origin) -> Origin {
     content.unwrap_or(at)
+}
+
+/// A container's `command` followed by its `args`, the strings only.
+fn argv_of(c: &Node) -> Vec<&str> {
+    ["command", "args"]
+        .iter()
+        .filter_map(|k| entry(c, k))
+        .flat_map(|e| match &e.node.value {
+            Value::Seq(items) => items
+                .iter()
+                .map(|n| match &n.value {
+                    Value::Scalar(Scalar::Str(s)) => s.as_str(),
+                    _ => "",
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 fn owner(t: &Template, c: &Node) -> String {

@@ -94,6 +94,23 @@ pub fn typed_field(env: &str) -> Option<&'static str> {
     TYPED.iter().find(|t| t.name == env).map(|t| t.field)
 }
 
+/// Variables whose right value depends on the pod, not only on the profile: which RDMA devices and ports it
+/// was given and are up (`NCCL_IB_HCA`, `UCX_NET_DEVICES`), and at which index its routable RoCE v2 GID sits
+/// (under macvlan it differs per pod, NVIDIA/nccl#718). `roce exec` computes them at start-up, and a
+/// variable already set in the environment wins there, so a target that starts the job behind `roce exec`
+/// leaves these out of its static environment.
+pub const POD_DEPENDENT: &[&str] = &[
+    NCCL_IB_HCA.name,
+    NCCL_IB_GID_INDEX.name,
+    UCX_NET_DEVICES.name,
+    UCX_IB_GID_INDEX.name,
+];
+
+/// Whether `roce exec` computes `name` from the pod ([`POD_DEPENDENT`]).
+pub fn is_pod_dependent(name: &str) -> bool {
+    POD_DEPENDENT.contains(&name)
+}
+
 /// Variables that only say how much NCCL and UCX log. A manifest may set them differently from the profile
 /// (the validation jobs raise them to INFO on purpose): that changes what the job prints, never its fabric.
 pub const LOGGING: &[&str] = &[

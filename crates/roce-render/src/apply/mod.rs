@@ -57,6 +57,9 @@ use roce_model::plumbing::tree::Node;
 use roce_model::source::{Source, Sources};
 use roce_model::{Code, Problem};
 
+use roce_model::fabric::env::is_pod_dependent;
+
+use crate::exec::ExecWrap;
 use crate::plan::{GPU_RESOURCE, MULTUS_ANNOTATION, Plan};
 use crate::pod::{SHM_VOLUME, escape_dependent_vars};
 use crate::yaml::{self, Yaml};
@@ -115,6 +118,34 @@ pub struct Applied {
 /// `affinity` or `metadata.labels` of the wrong type —, `no_container`, `multus_malformed`), resolved
 /// against `source`; nothing is applied then.
 pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applied, Vec<Problem>> {
+    apply_inner(source, plan, opts, None)
+}
+
+/// [`apply`], and start each wired container's job behind `roce exec` (docs/exec.md): the
+/// [`ExecWrap::prefix`] goes in front of the container's `command`, and the variables `roce exec` computes
+/// ([`POD_DEPENDENT`](roce_model::fabric::env::POD_DEPENDENT)) are left out of its env (an entry of one
+/// is removed: it would win over the computed value). A container already behind `roce exec` keeps its
+/// command (with `wrap`'s profile).
+///
+/// # Errors
+///
+/// As [`apply`]; and `roce::exec::cannot_wrap` for a container without `command` (its image's ENTRYPOINT
+/// is unknown), an MPI job (mpirun starts the ranks, not the workers' command) and a TrainJob.
+pub fn apply_wrapped(
+    source: &Source,
+    plan: &Plan,
+    opts: &ApplyOptions,
+    wrap: &ExecWrap,
+) -> Result<Applied, Vec<Problem>> {
+    apply_inner(source, plan, opts, Some(wrap))
+}
+
+fn apply_inner(
+    source: &Source,
+    plan: &Plan,
+    opts: &ApplyOptions,
+    wrap: Option<&ExecWrap>,
+) -> Result<Applied, Vec<Problem>> {
     let mut sources = Sources::default();
     let id = sources.add(source.clone());
     let resolve = |problems: Vec<Problem>| -> Vec<Problem> {
@@ -134,7 +165,7 @@ pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applie
         let before = manifest::to_yaml(node, text);
         let mut doc = before.clone();
         let mut claimed = Vec::new();
-        match plan_document(node, opts) {
+        match plan_document(node, opts, wrap) {
             Err(p) => problems.extend(p),
             Ok(None) => notes.push(format!(
                 "{}: document {} ({}) has no pod template roce knows; left unchanged",
@@ -144,7 +175,8 @@ pub fn apply(source: &Source, plan: &Plan, opts: &ApplyOptions) -> Result<Applie
             )),
             Ok(Some(work)) => {
                 count += work.templates.len();
-                claimed = apply_document(&mut doc, &work, plan, opts, &mut notes, &source.name);
+                claimed =
+                    apply_document(&mut doc, &work, plan, opts, wrap, &mut notes, &source.name);
             }
         }
         docs.push(splice::Doc {
@@ -212,7 +244,11 @@ struct Work {
 }
 
 /// Find and check the templates of one document. `Ok(None)` for a kind roce does not know.
-fn plan_document(node: &Node, opts: &ApplyOptions) -> Result<Option<Work>, Vec<Problem>> {
+fn plan_document(
+    node: &Node,
+    opts: &ApplyOptions,
+    wrap: Option<&ExecWrap>,
+) -> Result<Option<Work>, Vec<Problem>> {
     let Some((found, missing)) = templates::discover(node) else {
         return Ok(None);
     };
@@ -228,6 +264,9 @@ fn plan_document(node: &Node, opts: &ApplyOptions) -> Result<Option<Work>, Vec<P
         match view::view(node, &t, opts.container.as_deref()) {
             Err(p) => problems.extend(p),
             Ok(v) => {
+                if let Some(w) = wrap {
+                    problems.extend(cannot_wrap(node, &t, &v, w));
+                }
                 let nets = match v.multus.and_then(|e| multus_text(e).map(|s| (e, s))) {
                     Some((e, value)) => match multus::parse(value) {
                         Ok(nets) => Some(nets),
@@ -256,6 +295,51 @@ fn multus_text(e: &roce_model::plumbing::tree::Entry) -> Option<&str> {
             Some(s)
         }
         _ => None,
+    }
+}
+
+/// Why a template's job cannot start behind `roce exec`, if it cannot.
+fn cannot_wrap(doc: &Node, t: &Template, v: &view::PodView<'_>, w: &ExecWrap) -> Option<Problem> {
+    let kind = view::text(doc, "kind").unwrap_or("object");
+    let kind_at = view::entry(doc, "kind").map_or(doc.origin, |e| e.node.origin);
+    let prefix = w.prefix().join(" ");
+    match (t.role, t.form) {
+        (Role::Launcher, _) => Some(
+            Problem::new(
+                Code::ExecCannotWrap,
+                format!("this {kind} is an MPI job: mpirun starts its ranks (through ssh or its own daemon), not the workers' command, so wrapping that command sets nothing for them"),
+            )
+            .at(kind_at, "an MPI job")
+            .help(format!("put `{prefix}` in front of the rank program in the launcher's mpirun line, and apply without --exec")),
+        ),
+        (_, Form::Trainer) => Some(
+            Problem::new(
+                Code::ExecCannotWrap,
+                format!("a {kind} carries no container command roce can wrap"),
+            )
+            .at(kind_at, "here")
+            .help("apply --exec to its TrainingRuntime (or ClusterTrainingRuntime), whose containers run the job"),
+        ),
+        (Role::Worker, Form::Pod) => {
+            let (_, c) = v.container?;
+            let has_command = matches!(
+                view::entry(c, "command").map(|e| &e.node.value),
+                Some(roce_model::plumbing::tree::Value::Seq(items)) if !items.is_empty()
+            );
+            if has_command {
+                return None;
+            }
+            let name = view::text(c, "name").unwrap_or("?");
+            let at = view::entry(c, "name").map_or(c.origin, |e| e.node.origin);
+            Some(
+                Problem::new(
+                    Code::ExecCannotWrap,
+                    format!("container `{name}` has no `command`: it runs its image's ENTRYPOINT, which roce does not know, so it cannot put `roce exec` in front of it"),
+                )
+                .at(at, "no command")
+                .help(format!("write the job as the container's `command` (with `args` as you like) and apply again, or build the image with `roce render --target dockerfile --exec --with-roce-binary`, whose ENTRYPOINT is `{prefix}`")),
+            )
+        }
     }
 }
 
@@ -333,11 +417,18 @@ fn apply_document(
     work: &Work,
     plan: &Plan,
     opts: &ApplyOptions,
+    wrap: Option<&ExecWrap>,
     notes: &mut Vec<String>,
     file: &str,
 ) -> Vec<Vec<Step>> {
     let mut claimed = Vec::new();
     let env = plan_env(plan);
+    // Behind `roce exec` the pod-dependent variables are computed at start-up: a static value would win.
+    let worker_env: Vec<(String, String)> = env
+        .iter()
+        .filter(|(n, _)| wrap.is_none() || !is_pod_dependent(n))
+        .cloned()
+        .collect();
     let has_launcher = work.templates.iter().any(|(t, _)| t.role == Role::Launcher);
     // Can every launcher forward the env? Only then may the workers go without it.
     let launchers_forward = work
@@ -365,7 +456,10 @@ fn apply_document(
                     work.pod_namespace.as_deref(),
                 );
                 if let Some(c) = container_mut(doc, t, *container) {
-                    merge_env(c, &env, !env_on_workers);
+                    merge_env(c, &worker_env, !env_on_workers);
+                    if let Some(w) = wrap {
+                        wrap_command(c, w);
+                    }
                 }
                 if let Some(template) = at_mut(doc, &t.path) {
                     let changed = dra::wire(template, *container, plan);
@@ -707,6 +801,31 @@ fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool) {
             None if fix_only => {}
             None => items.push(env_item(name, value)),
         }
+    }
+}
+
+/// Put the `roce exec` prefix in front of the container's `command` (or give an existing prefix `w`'s
+/// profile), and drop the env entries of the variables `roce exec` computes.
+fn wrap_command(c: &mut Yaml, w: &ExecWrap) {
+    if let Some(Yaml::Seq(items)) = c.get_mut_key("env") {
+        items.retain(|i| {
+            !i.get("name")
+                .and_then(Yaml::as_str)
+                .is_some_and(is_pod_dependent)
+        });
+    }
+    let Some(Yaml::Seq(command)) = c.get_mut_key("command") else {
+        return;
+    };
+    let argv: Vec<&str> = command.iter().map(|i| i.as_str().unwrap_or("")).collect();
+    if crate::exec::starts_behind_roce_exec(&argv) {
+        if argv.get(2) == Some(&"--profile") && argv.get(3) != Some(&w.profile.as_str()) {
+            command[3] = Yaml::from(w.profile.as_str());
+        }
+        return;
+    }
+    for (i, word) in w.prefix().into_iter().enumerate() {
+        command.insert(i, Yaml::from(word));
     }
 }
 
