@@ -159,6 +159,7 @@ impl ProfileDiff {
                 new.map_or("unset".to_string(), |v| format!("`{v}`"))
             ));
         }
+        out.extend(dra_summary(self, a, b));
         if self.get("production").is_some() {
             out.push(if b.production.value {
                 "marks the profile as production".to_string()
@@ -168,6 +169,72 @@ impl ProfileDiff {
         }
         out
     }
+}
+
+/// The DRA phrases of [`ProfileDiff::summary`]: NICs, NVLink domain, placement.
+fn dra_summary(d: &ProfileDiff, a: &Profile, b: &Profile) -> Vec<String> {
+    use crate::fabric::dra::NicAttachment;
+    let mut out = Vec::new();
+    let changed = |prefix: &str| d.changes.iter().any(|c| c.path.starts_with(prefix));
+    if changed("nics.") {
+        let nics = |n: &NicAttachment| match n {
+            NicAttachment::MultusAndResource => {
+                "Multus NADs and a device-plugin resource".to_string()
+            }
+            NicAttachment::ResourceOnly => "a device-plugin resource".to_string(),
+            NicAttachment::Dra(n) => format!(
+                "a DRA claim on {} × `{}` (template `{}`){}",
+                n.count(),
+                n.class(),
+                n.template(),
+                n.gpus().map_or(String::new(), |g| format!(
+                    " that also allocates the {} GPUs",
+                    g.count()
+                ))
+            ),
+        };
+        out.push(
+            if std::mem::discriminant(&a.nics.value) == std::mem::discriminant(&b.nics.value) {
+                format!("changes the NICs' DRA claim to {}", nics(&b.nics.value))
+            } else {
+                format!(
+                    "gets the RDMA NICs through {} instead of {}",
+                    nics(&b.nics.value),
+                    nics(&a.nics.value)
+                )
+            },
+        );
+    }
+    if changed("nvlink-domain.") {
+        out.push(
+            match (a.nvlink_domain.value.compute_domain(), b.nvlink_domain.value.compute_domain()) {
+                (None, Some(cd)) => format!(
+                    "adds an NVLink domain: ComputeDomain `{}` (numNodes {}), whose IMEX channel every pod claims as `{}` for multi-node NVLink",
+                    cd.name(),
+                    cd.num_nodes(),
+                    cd.claim()
+                ),
+                (Some(cd), None) => format!(
+                    "drops the NVLink domain (ComputeDomain `{}`): no IMEX channel, no multi-node NVLink",
+                    cd.name()
+                ),
+                _ => "changes the NVLink domain's ComputeDomain".to_string(),
+            },
+        );
+    }
+    let clique = |p: &Profile| p.placement.value.clique_affinity.is_some();
+    match (clique(a), clique(b)) {
+        (false, true) => out.push(
+            "keeps the job's pods in one NVLink domain (required pod affinity on nvidia.com/gpu.clique)"
+                .to_string(),
+        ),
+        (true, false) => out.push("no longer keeps the pods in one NVLink domain".to_string()),
+        _ => {}
+    }
+    if d.get("placement.kueue-topology").is_some() {
+        out.push("changes the Kueue topology request".to_string());
+    }
+    out
 }
 
 fn fabric_name(k: FabricKind) -> &'static str {
@@ -308,6 +375,8 @@ pub fn fields(p: &Profile) -> Vec<Field> {
     f.show("ucx.max-rma-rails", u.max_rma_rails.as_ref());
     f.show("ucx.min-rdma-core", Some(&u.min_rdma_core));
 
+    dra_fields(&mut f, p);
+
     f.show("image.rdma-core", p.image.rdma_core.as_ref());
     f.show("job.nodes", p.job.nodes.as_ref());
     f.show("job.expected-busbw", p.job.expected_busbw.as_ref());
@@ -325,6 +394,81 @@ pub fn fields(p: &Profile) -> Vec<Field> {
     }
     f.map("env", &p.env);
     f.0
+}
+
+/// The DRA choices: how the NICs arrive, the NVLink domain, placement. Each block has one origin, so its
+/// fields all point at it.
+fn dra_fields(f: &mut Fields, p: &Profile) {
+    use crate::fabric::dra::NicAttachment;
+    let at = p.nics.origin;
+    let put = |f: &mut Fields, path: &str, value: String, origin| {
+        f.push(path, Spanned::new(value, origin), true);
+    };
+    match &p.nics.value {
+        NicAttachment::MultusAndResource => put(f, "nics.mode", "multus-and-resource".into(), at),
+        NicAttachment::ResourceOnly => put(f, "nics.mode", "resource-only".into(), at),
+        NicAttachment::Dra(n) => {
+            put(f, "nics.mode", "dra".into(), at);
+            put(f, "nics.class", n.class().to_string(), at);
+            put(f, "nics.count", n.count().to_string(), at);
+            put(f, "nics.template", n.template().to_string(), at);
+            put(f, "nics.claim", n.claim().to_string(), at);
+            let sel: Vec<String> = n.selectors().iter().map(|s| s.to_string()).collect();
+            if !sel.is_empty() {
+                put(f, "nics.selectors", sel.join(" && "), at);
+            }
+            if let Some(g) = n.gpus() {
+                let align = g
+                    .align()
+                    .map_or(String::new(), |a| format!(", aligned by {}", a.as_str()));
+                put(
+                    f,
+                    "nics.gpus",
+                    format!("{} × {}{align}", g.count(), g.class()),
+                    at,
+                );
+            }
+        }
+    }
+    let at = p.nvlink_domain.origin;
+    match p.nvlink_domain.value.compute_domain() {
+        None => put(f, "nvlink-domain.mode", "none".into(), at),
+        Some(cd) => {
+            put(f, "nvlink-domain.mode", "compute-domain".into(), at);
+            put(f, "nvlink-domain.name", cd.name().to_string(), at);
+            put(f, "nvlink-domain.nodes", cd.num_nodes().to_string(), at);
+            put(
+                f,
+                "nvlink-domain.channel-template",
+                cd.channel_template().to_string(),
+                at,
+            );
+            put(f, "nvlink-domain.claim", cd.claim().to_string(), at);
+            put(
+                f,
+                "nvlink-domain.channels",
+                cd.allocation().as_str().into(),
+                at,
+            );
+        }
+    }
+    let at = p.placement.origin;
+    if let Some(c) = &p.placement.value.clique_affinity {
+        put(
+            f,
+            "placement.clique-affinity",
+            format!("{}={}", c.key, c.value),
+            at,
+        );
+    }
+    if let Some(k) = &p.placement.value.kueue {
+        put(
+            f,
+            "placement.kueue-topology",
+            format!("{} ({})", k.level, k.mode.as_str()),
+            at,
+        );
+    }
 }
 
 struct Fields(Vec<Field>);

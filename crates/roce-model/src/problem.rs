@@ -177,6 +177,9 @@ codes! {
     LintNodeSelector = "roce::lint::node_selector", Warning;
     /// The profile's NVLink domain is a ComputeDomain but the pod does not claim its IMEX channel.
     LintDraChannelClaim = "roce::lint::dra_channel_claim", Error;
+    /// A ComputeDomain job's pod template without required pod affinity on `nvidia.com/gpu.clique` (or a
+    /// required Kueue topology at that level): its pods may land in different NVLink domains.
+    LintDraCliqueAffinity = "roce::lint::dra_clique_affinity", Warning;
 
     // ---- roce explain (logs): codes `roce::explain::…` go here ----
     /// The log file is empty.

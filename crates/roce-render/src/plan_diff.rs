@@ -89,6 +89,9 @@ pub enum Aspect {
     Image,
     /// Whether pods attach the fabric themselves (direct pods) or a SUNK NodeSet does (env only).
     Wiring,
+    /// DRA: the pods' claims (NICs, the NVLink domain's IMEX channel), the objects they name, the
+    /// NVLink-clique affinity and its label, Kueue topology annotations.
+    Dra,
     /// Any other part of the plan (a field this comparison does not itemise).
     Other,
 }
@@ -106,6 +109,7 @@ impl Aspect {
             Aspect::Slurm => "slurm",
             Aspect::Image => "image",
             Aspect::Wiring => "wiring",
+            Aspect::Dra => "dra",
             Aspect::Other => "other",
         }
     }
@@ -130,6 +134,7 @@ impl Aspect {
             }
             Aspect::Resources => {
                 p.gpus_per_node = b.gpus_per_node;
+                p.gpu_resource = b.gpu_resource;
                 if let (Some(w), Some(bw)) = (&mut p.wiring, &b.wiring) {
                     w.resources.clone_from(&bw.resources);
                 }
@@ -145,6 +150,10 @@ impl Aspect {
             Aspect::Wiring => {
                 p.wiring.clone_from(&b.wiring);
                 p.shm = b.shm;
+            }
+            Aspect::Dra => {
+                p.dra_spec.clone_from(&b.dra_spec);
+                p.dra.clone_from(&b.dra);
             }
             Aspect::Other => p = b.clone(),
         }
@@ -188,6 +197,9 @@ pub struct PlanDiff {
     pub image: Vec<Change>,
     /// Direct pods vs SUNK NodeSet (`pods attach the fabric`: `yes`/`no`), and `/dev/shm`.
     pub wiring: Vec<Change>,
+    /// DRA: `claim NAME` (its template), `ComputeDomain`, `affinity`, `label KEY`, `annotation KEY`,
+    /// `object KIND/NAME` (the objects the claims name).
+    pub dra: Vec<Change>,
     /// Some other part of the plan differs (one not itemised above).
     pub other: bool,
     /// The two plans, for [`PlanDiff::target_effect`].
@@ -225,6 +237,7 @@ impl PlanDiff {
         add(!self.slurm.is_empty(), Aspect::Slurm);
         add(!self.image.is_empty(), Aspect::Image);
         add(!self.wiring.is_empty(), Aspect::Wiring);
+        add(!self.dra.is_empty(), Aspect::Dra);
         add(self.other, Aspect::Other);
         out
     }
@@ -427,6 +440,7 @@ pub fn diff(a: &Plan, b: &Plan) -> PlanDiff {
             ("/dev/shm in memory", yes_no(b.shm)),
         ],
     );
+    d.dra = changes(&dra_items(a), &dra_items(b));
     // Anything the comparison above does not itemise: plan B with every itemised aspect taken from A
     // should be A (up to env order); if not, some other field differs.
     let itemised = [
@@ -439,6 +453,7 @@ pub fn diff(a: &Plan, b: &Plan) -> PlanDiff {
         Aspect::Slurm,
         Aspect::Image,
         Aspect::Wiring,
+        Aspect::Dra,
     ];
     let rest = itemised
         .iter()
@@ -446,6 +461,60 @@ pub fn diff(a: &Plan, b: &Plan) -> PlanDiff {
     d.other = sorted_env(&rest) != sorted_env(a);
     d.plans = Some(Box::new((a.clone(), b.clone())));
     d
+}
+
+/// The plan's DRA wiring as keyed text, for [`PlanDiff::dra`].
+fn dra_items(p: &Plan) -> Vec<(String, Option<String>)> {
+    let d = &p.dra;
+    let mut out: Vec<(String, Option<String>)> = d
+        .pod_claims
+        .iter()
+        .map(|c| {
+            (
+                format!("claim {}", c.name()),
+                Some(format!("from template {}", c.template())),
+            )
+        })
+        .collect();
+    if let Some(cd) = p.dra_spec.nvlink_domain.compute_domain() {
+        out.push((
+            "ComputeDomain".to_string(),
+            Some(format!("{} (numNodes {})", cd.name(), cd.num_nodes())),
+        ));
+    }
+    if d.affinity.is_some()
+        && let Some(c) = &p.dra_spec.placement.clique_affinity
+    {
+        out.push((
+            "affinity".to_string(),
+            Some(format!(
+                "required, on {}, among pods labelled {}={}",
+                roce_model::fabric::dra::CLIQUE_LABEL,
+                c.key,
+                c.value
+            )),
+        ));
+    }
+    out.extend(
+        d.labels
+            .iter()
+            .map(|(k, v)| (format!("label {k}"), Some(v.clone()))),
+    );
+    out.extend(
+        d.annotations
+            .iter()
+            .map(|(k, v)| (format!("annotation {k}"), Some(v.clone()))),
+    );
+    for doc in &d.documents {
+        let v = serde_json::to_value(doc).expect("plain data");
+        let key = format!(
+            "object {}/{}",
+            v["kind"].as_str().unwrap_or_default(),
+            v["metadata"]["name"].as_str().unwrap_or_default()
+        );
+        out.push((key, Some("applied beside the workload".to_string())));
+    }
+    out
 }
 
 fn sorted_env(p: &Plan) -> Plan {
@@ -659,6 +728,52 @@ mod tests {
             "{removed:?}"
         );
         assert!(d.capabilities_added.is_empty() && d.capabilities_removed.is_empty());
+    }
+
+    /// The NVLink domain, claims and placement are itemised as DRA, never as "other", and reach exactly the
+    /// targets that write pods or say what the nodes must give.
+    #[test]
+    fn dra_changes_are_itemised() {
+        let d = diff(
+            &lower("coreweave/gb300-roce"),
+            &lower("coreweave/gb300-roce-dra"),
+        );
+        assert!(!d.other, "{:?}", d.aspects());
+        assert!(d.aspects().contains(&Aspect::Dra));
+        let keys: Vec<&str> = d.dra.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "claim compute-domain-channel",
+                "ComputeDomain",
+                "affinity",
+                "label metadata.coreweave.cloud/job",
+                "object ComputeDomain/nccl-test-72-gb300-18n-dra",
+            ]
+        );
+        let opts = RenderOptions::default();
+        assert!(d.target_effect(Target::Pod, &opts).contains(&Aspect::Dra));
+        assert!(!d.target_effect(Target::Env, &opts).contains(&Aspect::Dra));
+        assert!(
+            !d.target_effect(Target::Dockerfile, &opts)
+                .contains(&Aspect::Dra)
+        );
+        // NICs as DRA devices: the claim, its template, and no nvidia.com/gpu request (a resource change).
+        let d = diff(
+            &lower("coreweave/gb300-roce"),
+            &lower("oci/gb200-roce-dranet"),
+        );
+        assert!(!d.other, "{:?}", d.aspects());
+        assert!(
+            d.dra
+                .iter()
+                .any(|c| c.key == "object ResourceClaimTemplate/4gpu-8nic")
+        );
+        assert!(
+            d.resources
+                .iter()
+                .any(|c| c.key == "nvidia.com/gpu" && c.new.is_none())
+        );
     }
 
     #[test]

@@ -132,6 +132,8 @@ pub struct PlanChanges {
     pub image: Vec<Change>,
     /// Direct pods vs SUNK NodeSet, `/dev/shm`.
     pub wiring: Vec<Change>,
+    /// DRA claims, the NVLink domain, placement and the objects the claims name.
+    pub dra: Vec<Change>,
     /// [`PlanDiff::is_empty`]: also false when a part not itemised above differs.
     #[serde(skip)]
     unchanged: bool,
@@ -526,6 +528,7 @@ fn plan_changes(p: &PlanDiff, a: &Sources, b: &Sources) -> PlanChanges {
         slurm: p.slurm.clone(),
         image: p.image.clone(),
         wiring: p.wiring.clone(),
+        dra: p.dra.clone(),
         unchanged: p.is_empty(),
     }
 }

@@ -90,10 +90,11 @@ fn sides(r: &Review) -> [(&'static str, &Side); 2] {
 }
 
 /// The itemised plan changes without a section of their own, with their titles.
-fn other_changes(r: &Review) -> [(&'static str, &[Change]); 6] {
+fn other_changes(r: &Review) -> [(&'static str, &[Change]); 7] {
     let p = &r.plan;
     [
         ("Resources (requests = limits)", &p.resources),
+        ("DRA (claims, NVLink domain, placement)", &p.dra),
         ("Node selector", &p.node_selector),
         ("Slurm defaults", &p.slurm),
         ("Image", &p.image),

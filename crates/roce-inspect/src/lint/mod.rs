@@ -24,7 +24,10 @@ use std::collections::BTreeSet;
 
 use roce_model::fabric::attach::IPC_LOCK;
 use roce_model::fabric::dra::NvlinkDomain;
-use roce_model::fabric::dra::rules::{ChannelConcern, FoundPodClaim, channel_claim_concern};
+use roce_model::fabric::dra::rules::{
+    ChannelConcern, FoundPodClaim, channel_claim_concern, clique_affinity_concern,
+};
+use roce_model::fabric::dra::{CLIQUE_LABEL, KUEUE_REQUIRED_TOPOLOGY};
 use roce_model::fabric::env;
 use roce_model::model::{NadRef, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
@@ -431,6 +434,7 @@ impl<'a> Cx<'a> {
         });
         self.node_selector(t, v, gated);
         self.channel_claim(t, v, c);
+        self.clique_affinity(t, v);
         let mut skip: BTreeSet<&str> = forwarded.iter().map(|f| f.name.as_str()).collect();
         // Behind `roce exec` the pod-dependent variables are computed at start-up, not written in env.
         if starts_behind_roce_exec(&argv_of(c)) {
@@ -730,6 +734,48 @@ impl<'a> Cx<'a> {
                     "claim it in the pod (`resourceClaims: [{{name: …, resourceClaimTemplateName: …}}]`) and list the name in the container's `resources.claims`, or run `{}`",
                     self.hint
                 )),
+        );
+    }
+
+    /// The NVLink-domain placement of a ComputeDomain job: its pods share one [`CLIQUE_LABEL`] value, through a
+    /// required pod-affinity term on it or a required Kueue topology at that level (fabric core:
+    /// `fabric::dra::rules::clique_affinity_concern`). A warning: a job meant to span racks drops it on
+    /// purpose.
+    fn clique_affinity(&mut self, t: &Template, v: &PodView<'a>) {
+        let affinity = v.spec.and_then(|s| entry(s, "affinity"));
+        let mut together: Vec<&str> = affinity
+            .and_then(|a| entry(&a.node, "podAffinity"))
+            .and_then(|p| entry(&p.node, "requiredDuringSchedulingIgnoredDuringExecution"))
+            .map(|e| match &e.node.value {
+                Value::Seq(items) => items
+                    .iter()
+                    .filter_map(|i| text(i, "topologyKey"))
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .unwrap_or_default();
+        if let Some(level) = v.annotations.and_then(|a| text(a, KUEUE_REQUIRED_TOPOLOGY)) {
+            together.push(level);
+        }
+        if clique_affinity_concern(&self.linter.nvlink_domain, &together).is_none() {
+            return;
+        }
+        let Some(at) = affinity.map(|e| e.key.origin).or(v.spec.map(|s| s.origin)) else {
+            return;
+        };
+        self.push(
+            Problem::new(
+                Code::LintDraCliqueAffinity,
+                format!(
+                    "the {} is not kept in one NVLink domain with the job's other pods (no required pod affinity on `{CLIQUE_LABEL}`): pods in another rack reach each other over the network only, not over multi-node NVLink",
+                    t.label
+                ),
+            )
+            .at(at, "no clique affinity")
+            .help(format!(
+                "add a required pod-affinity term with `topologyKey: {CLIQUE_LABEL}` over a label every pod of the job carries, or run `{}`; leave it out only for a job meant to span racks",
+                self.hint
+            )),
         );
     }
 

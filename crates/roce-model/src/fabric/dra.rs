@@ -265,6 +265,14 @@ pub enum AlignBy {
 }
 
 impl AlignBy {
+    /// The profile's spelling (`align="numa-node"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlignBy::NumaNode => "numa-node",
+            AlignBy::PcieRoot => "pcie-root",
+        }
+    }
+
     /// The device attribute a `matchAttribute` constraint compares.
     pub fn attribute(self) -> &'static str {
         match self {
@@ -373,6 +381,16 @@ pub enum ChannelAllocation {
     All,
 }
 
+impl ChannelAllocation {
+    /// The profile's spelling (`channels="single"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelAllocation::Single => "single",
+            ChannelAllocation::All => "all",
+        }
+    }
+}
+
 /// Where the job's pods are placed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Placement {
@@ -428,6 +446,14 @@ pub enum TopologyMode {
 }
 
 impl TopologyMode {
+    /// The profile's spelling (`mode="required"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TopologyMode::Required => "required",
+            TopologyMode::Preferred => "preferred",
+        }
+    }
+
     /// The pod-template annotation key.
     pub fn annotation(self) -> &'static str {
         match self {
