@@ -177,6 +177,8 @@ codes! {
     LintNodeSelector = "roce::lint::node_selector", Warning;
     /// The profile's NVLink domain is a ComputeDomain but the pod does not claim its IMEX channel.
     LintDraChannelClaim = "roce::lint::dra_channel_claim", Error;
+    /// The profile's NICs are DRA devices but the pod does not claim them from their template.
+    LintDraNicClaim = "roce::lint::dra_nic_claim", Error;
     /// A ComputeDomain job's pod template without required pod affinity on `nvidia.com/gpu.clique` (or a
     /// required Kueue topology at that level): its pods may land in different NVLink domains.
     LintDraCliqueAffinity = "roce::lint::dra_clique_affinity", Warning;

@@ -26,6 +26,7 @@ use roce_model::fabric::attach::IPC_LOCK;
 use roce_model::fabric::dra::NvlinkDomain;
 use roce_model::fabric::dra::rules::{
     ChannelConcern, FoundPodClaim, channel_claim_concern, clique_affinity_concern,
+    nic_claim_concern,
 };
 use roce_model::fabric::dra::{CLIQUE_LABEL, KUEUE_REQUIRED_TOPOLOGY};
 use roce_model::fabric::env;
@@ -670,8 +671,8 @@ impl<'a> Cx<'a> {
         }
     }
 
-    /// The ComputeDomain's IMEX channel: the pod claims it from the channel template and the container
-    /// lists the claim (fabric core: `fabric::dra::rules::channel_claim_concern`). Without it NCCL cannot use
+    /// The DRA claims: the NICs' (when they are DRA devices) and the ComputeDomain's IMEX channel: the pod
+    /// claims each from its template and the container lists the claim (fabric core: `fabric::dra::rules::channel_claim_concern`). Without it NCCL cannot use
     /// multi-node NVLink: `Cuda failure 800` or a silent fall back to the network.
     fn channel_claim(&mut self, t: &Template, v: &PodView<'a>, c: &Node) {
         let pod_claims: Vec<(String, Option<String>)> = v
@@ -704,6 +705,39 @@ impl<'a> Cx<'a> {
                 _ => Vec::new(),
             })
             .unwrap_or_default();
+        let claims_at = v
+            .spec
+            .and_then(|s| entry(s, "resourceClaims"))
+            .map(|e| e.key.origin)
+            .or(v.spec.map(|s| s.origin));
+        if let Some(concern) = nic_claim_concern(&self.linter.plan.dra_spec.nics, &found, &used) {
+            let (message, at) = match &concern {
+                ChannelConcern::NoPodClaim { template } => (
+                    format!(
+                        "the {} does not claim the profile's DRA NICs (`resourceClaims` from `{template}`): the pod gets no RDMA device and NCCL runs over TCP sockets",
+                        t.label
+                    ),
+                    claims_at,
+                ),
+                ChannelConcern::NotInContainer { claim } => (
+                    format!(
+                        "{} claims the DRA NICs as `{claim}` but the container does not list it in `resources.claims`: the NICs never reach it",
+                        owner(t, c)
+                    ),
+                    Some(self.container_at(c, &["resources"])),
+                ),
+            };
+            if let Some(at) = at {
+                self.push(
+                    Problem::new(Code::LintDraNicClaim, message)
+                        .at(at, "no NIC claim")
+                        .help(format!(
+                            "claim them in the pod (`resourceClaims: [{{name: …, resourceClaimTemplateName: …}}]`) and list the name in the container's `resources.claims`, or run `{}`",
+                            self.hint
+                        )),
+                );
+            }
+        }
         let Some(concern) = channel_claim_concern(&self.linter.nvlink_domain, &found, &used) else {
             return;
         };
@@ -713,10 +747,7 @@ impl<'a> Cx<'a> {
                     "the {} does not claim the ComputeDomain's IMEX channel (`resourceClaims` from `{template}`): NCCL cannot use multi-node NVLink and fails with `Cuda failure 800` or falls back to the network",
                     t.label
                 ),
-                v.spec
-                    .and_then(|s| entry(s, "resourceClaims"))
-                    .map(|e| e.key.origin)
-                    .or(v.spec.map(|s| s.origin)),
+                claims_at,
             ),
             ChannelConcern::NotInContainer { claim } => (
                 format!(

@@ -122,7 +122,26 @@ pub fn channel_claim_concern(
     containers: &[&str],
 ) -> Option<ChannelConcern> {
     let cd = domain.compute_domain()?;
-    let template = cd.channel_template().as_str();
+    template_claim_concern(cd.channel_template().as_str(), pod, containers)
+}
+
+/// Whether a manifest pod claims the profile's DRA NICs (from their ResourceClaimTemplate), as
+/// [`channel_claim_concern`] does for the channel: without the claim the pod gets no RDMA device at all, and
+/// NCCL runs over TCP sockets.
+pub fn nic_claim_concern(
+    nics: &NicAttachment,
+    pod: &[FoundPodClaim<'_>],
+    containers: &[&str],
+) -> Option<ChannelConcern> {
+    template_claim_concern(nics.dra()?.template().as_str(), pod, containers)
+}
+
+/// A claim from `template` in the pod, listed by a container.
+fn template_claim_concern(
+    template: &str,
+    pod: &[FoundPodClaim<'_>],
+    containers: &[&str],
+) -> Option<ChannelConcern> {
     let claims: Vec<&str> = pod
         .iter()
         .filter(|c| c.template == Some(template))
