@@ -520,3 +520,46 @@ fn docs_exec_md_examples_are_current() {
         "docs/exec.md examples are stale; regenerate with ROCE_BLESS=1 cargo test -p roce-cli --test exec docs_exec_md"
     );
 }
+
+/// The one real run, on an H200 machine without RDMA NICs (`crates/roce-inspect/tests/fixtures/exec/h200/`,
+/// from `fixtures/exec/capture.sh`): without `--allow-degraded` the job never started (exit 1,
+/// `roce::exec::no_rdma_devices`); with it, two PyTorch ranks started behind `roce exec` ran an all-reduce
+/// over sockets, rank 1's exit status 3 was roce's, and `roce explain` of their log says why it was not RDMA.
+/// Today's binary, on an empty tree (what that machine's `/sys/class/infiniband` held), decides the same.
+#[test]
+fn the_recorded_h200_run_is_what_roce_exec_does() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../roce-inspect/tests/fixtures/exec/h200");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+
+    let failed = read("fail-closed.stderr");
+    assert!(failed.contains("roce::exec::no_rdma_devices"), "{failed}");
+    assert!(failed.contains("\nexit 1\njob not started\n"), "{failed}");
+    assert_eq!(read("exit-status.txt"), "rank 0 exit 0\nrank 1 exit 3\n");
+
+    let log = read("exec-allreduce.log");
+    for r in 0..2 {
+        assert!(log.contains(&format!("rank {r}: all_reduce ok (2.0)")), "rank {r}");
+    }
+    assert!(log.contains("roce exec: NCCL_IB_HCA=ibp (from the profile: no RDMA devices here)"));
+    assert!(log.contains("NET/Socket"), "NCCL used its socket transport");
+    let explained = read("explain.txt");
+    assert!(explained.contains("roce::explain::socket_fallback"), "{explained}");
+
+    // The same decisions from today's binary: the recorded dry run on a tree with no RDMA devices.
+    let tree = Tree::new("h200-replay");
+    let out = run(
+        &tree,
+        &[
+            "--profile",
+            "coreweave/gb300-roce",
+            "--dry-run",
+            "--allow-degraded",
+            "--",
+            "python3",
+            "train.py",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), read("dry-run.txt"));
+}
