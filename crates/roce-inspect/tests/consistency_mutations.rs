@@ -924,6 +924,7 @@ fn pod_tree(case: &Case) -> Tree {
         nets.extend(rails.iter().map(|r| {
             r.pod_netdev
                 .clone()
+                .map(String::from)
                 .expect("RoCE rails name their pod netdev")
         }));
     }
@@ -933,11 +934,11 @@ fn pod_tree(case: &Case) -> Tree {
     for r in &rails {
         let dev = &r.pod_device;
         if roce {
-            let pod = r.pod_netdev.clone().unwrap();
+            let pod = r.pod_netdev.clone().map(String::from).unwrap();
             let host = r
                 .host_port
                 .clone()
-                .unwrap_or_else(|| format!("host{}", r.index));
+                .map_or_else(|| format!("host{}", r.index), String::from);
             let gids = gid_table(case, r.nic, r.port, r.index as u16, &pod, &host, index);
             t.port(dev, port, "4: ACTIVE", "Ethernet", index + 1, &gids);
         } else {

@@ -209,7 +209,7 @@ fn healthy_pod_gets_exactly_its_rails_and_the_global_gid_index() {
         &l.env["NCCL_IB_HCA"],
         roce_model::nccl_list::ListKind::IbHca,
     );
-    assert!(issues.is_empty() && list.exact && list.tokens.len() == 16);
+    assert!(issues.is_empty() && list.exact() && list.tokens().len() == 16);
     assert!(
         l.summary()
             .contains("16 of 16 rails usable, GID index 11 (RoCE v2 IPv6 in fd02::/16)")

@@ -25,8 +25,9 @@
 
 use indexmap::IndexMap;
 
-use crate::model::{FabricKind, Multus, Profile, UcxMode};
+use crate::model::{FabricKind, Multus, NcclList, Profile, UcxMode};
 use crate::source::{Sources, Spanned};
+use crate::ucx_list::{UcxNetDevices, UcxTls};
 
 /// One named field of a flattened profile.
 #[derive(Debug, Clone, PartialEq)]
@@ -359,9 +360,9 @@ pub fn fields(p: &Profile) -> Vec<Field> {
     let n = &p.nccl;
     f.str(
         "nccl.socket-ifname",
-        n.socket_ifname.as_ref().map(|l| &l.text),
+        n.socket_ifname.as_ref().map(NcclList::text),
     );
-    f.str("nccl.ib-hca", n.ib_hca.as_ref().map(|l| &l.text));
+    f.str("nccl.ib-hca", n.ib_hca.as_ref().map(NcclList::text));
     f.str("nccl.net-plugin", n.net_plugin.as_ref());
     f.str("nccl.debug", n.debug.as_ref());
     f.str("nccl.debug-subsys", n.debug_subsys.as_ref());
@@ -369,8 +370,11 @@ pub fn fields(p: &Profile) -> Vec<Field> {
 
     let u = &p.ucx;
     f.text("ucx.mode", Some(u.mode.as_ref().map(|m| m.as_str())));
-    f.str("ucx.tls", u.tls.as_ref().map(|(t, _)| t));
-    f.str("ucx.net-devices", u.net_devices.as_ref().map(|(d, _)| d));
+    f.str("ucx.tls", u.tls.as_ref().map(UcxTls::text));
+    f.str(
+        "ucx.net-devices",
+        u.net_devices.as_ref().map(UcxNetDevices::text),
+    );
     f.show("ucx.gid-index", u.gid_index.as_ref());
     f.show("ucx.max-rma-rails", u.max_rma_rails.as_ref());
     f.show("ucx.min-rdma-core", Some(&u.min_rdma_core));

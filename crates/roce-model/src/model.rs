@@ -8,10 +8,11 @@ use indexmap::IndexMap;
 
 use crate::fabric::dra::{NicAttachment, NvlinkDomain, Placement};
 pub use crate::names::NadRef;
-use crate::names::{Capability, DnsLabel, EnvKey, K8sName, ResourceName};
-use crate::nccl_list::{IfList, ListKind};
+use crate::names::{Capability, DnsLabel, EnvKey, IfName, K8sName, ResourceName};
+use crate::nccl_list::ListKind;
+pub use crate::nccl_list::NcclList;
 use crate::source::Spanned;
-use crate::ucx_list::{NetDevices, TlsList};
+use crate::ucx_list::{UcxNetDevices, UcxTls};
 
 /// A fabric profile: everything roce needs to wire GPUDirect RDMA into a workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -150,12 +151,13 @@ pub struct Rail {
     pub nic: u32,
     /// Port (plane) number.
     pub port: u32,
-    /// Host netdev, when the profile names one.
-    pub host_port: Option<String>,
+    /// Host netdev, when the profile names one. `None` also when the pattern expands to an invalid
+    /// interface name; `check` reports it (`roce::invalid_value`), so a loaded profile never has one.
+    pub host_port: Option<IfName>,
     /// RDMA device name in the pod.
     pub pod_device: String,
-    /// Netdev name in the pod, when known.
-    pub pod_netdev: Option<String>,
+    /// Netdev name in the pod, when known (and, like `host_port`, a valid interface name).
+    pub pod_netdev: Option<IfName>,
 }
 
 impl Rails {
@@ -169,16 +171,17 @@ impl Rails {
                 let host_port = self
                     .host_port
                     .as_ref()
-                    .map(|p| expand(p, nic, port, index, None));
+                    .and_then(|p| expand(p, nic, port, index, None).parse().ok());
                 Rail {
                     index,
                     nic,
                     port,
                     pod_device: expand(&self.pod_device, nic, port, index, host_port.as_deref()),
-                    pod_netdev: self
-                        .pod_netdev
-                        .as_ref()
-                        .map(|p| expand(p, nic, port, index, host_port.as_deref())),
+                    pod_netdev: self.pod_netdev.as_ref().and_then(|p| {
+                        expand(p, nic, port, index, host_port.as_deref())
+                            .parse()
+                            .ok()
+                    }),
                     host_port,
                 }
             })
@@ -308,15 +311,6 @@ impl Multus {
     }
 }
 
-/// A parsed NCCL interface/HCA list with its source text.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NcclList {
-    /// The text as written (what goes into the env var).
-    pub text: Spanned<String>,
-    /// The parsed list.
-    pub list: IfList,
-}
-
 /// NCCL settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Nccl {
@@ -362,9 +356,9 @@ pub struct Ucx {
     /// Off, TCP or RDMA.
     pub mode: Spanned<UcxMode>,
     /// `UCX_TLS`.
-    pub tls: Option<(Spanned<String>, TlsList)>,
+    pub tls: Option<UcxTls>,
     /// `UCX_NET_DEVICES`.
-    pub net_devices: Option<(Spanned<String>, NetDevices)>,
+    pub net_devices: Option<UcxNetDevices>,
     /// `UCX_IB_GID_INDEX`.
     pub gid_index: Option<Spanned<u32>>,
     /// `UCX_MAX_RMA_RAILS`.

@@ -2,7 +2,9 @@
 //!
 //! Each type holds its text privately and is built by [`std::str::FromStr`] (or `parse`), which says what is
 //! wrong and how to fix it. Emitters take them as they are: a [`DnsLabel`] is always a DNS-1123 label, an
-//! [`EnvKey`] always a POSIX variable name.
+//! [`EnvKey`] always a POSIX variable name, an [`IfName`] always a name the Linux kernel accepts for a
+//! netdev. The NCCL and UCX lists are validated values of the same kind, with their own parsers
+//! ([`crate::nccl_list`], [`crate::ucx_list`]).
 //!
 //! ```
 //! use roce_model::names::{EnvKey, NadRef};
@@ -226,6 +228,36 @@ fn check_resource(s: &str) -> Result<(), NameError> {
     }
 }
 
+/// A Linux network interface name, as the kernel's `dev_valid_name()` (`torvalds/linux:net/core/dev.c`)
+/// accepts it: 1 to 15 bytes (`IFNAMSIZ` is 16 with the NUL), not `.` or `..`, and no `/`, `:` or
+/// whitespace. Whitespace is the kernel's `isspace()` (`lib/ctype.c`), which works on bytes and counts
+/// `\v` and the byte 0xA0 as well as the ASCII blanks. Any other byte is allowed (the kernel takes
+/// non-ASCII names byte by byte).
+fn check_ifname(s: &str) -> Result<(), NameError> {
+    const IFNAMSIZ: usize = 16;
+    let space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xa0);
+    let why = if s.is_empty() {
+        Some("it is empty")
+    } else if s.len() >= IFNAMSIZ {
+        Some("it is longer than 15 bytes")
+    } else if s == "." || s == ".." {
+        Some("`.` and `..` are reserved")
+    } else if s.bytes().any(|b| b == b'/' || b == b':') {
+        Some("it contains `/` or `:`")
+    } else if s.bytes().any(space) {
+        Some("it contains whitespace")
+    } else {
+        None
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => Err(error(
+            format!("`{s}` is not a valid Linux interface name: {why}"),
+            "use 1 to 15 bytes without `/`, `:` or whitespace, e.g. `eth0` or `net1`",
+        )),
+    }
+}
+
 name_type!(
     /// A DNS-1123 label: a namespace, a container name.
     DnsLabel,
@@ -250,6 +282,12 @@ name_type!(
     /// An extended resource (`rdma/ib`): a device-plugin resource a container requests.
     ResourceName,
     check_resource
+);
+name_type!(
+    /// A Linux network interface (netdev) name (`eth0`, `net1`, `ibs0p0`), valid by the kernel's
+    /// `dev_valid_name()`: a rail's host port and its netdev in the pod.
+    IfName,
+    check_ifname
 );
 
 /// One NetworkAttachmentDefinition reference: `namespace/name`.
@@ -356,6 +394,39 @@ mod tests {
         ] {
             assert!(bad.parse::<ResourceName>().is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn interface_names() {
+        for ok in [
+            "eth0",
+            "net1",
+            "ibs0p0",
+            "a",
+            "...",
+            "x.y-z_0",
+            "é",
+            &"a".repeat(15),
+        ] {
+            assert!(ok.parse::<IfName>().is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "eth0/1",
+            "eth0:1",
+            "eth 0",
+            "eth\t0",
+            "eth\x0b0",
+            "\u{a0}",
+            "à", // UTF-8 C3 A0: the kernel's isspace() takes 0xA0 for a space
+            &"a".repeat(16),
+        ] {
+            assert!(bad.parse::<IfName>().is_err(), "{bad:?}");
+        }
+        let e = "ibs0p0-macvlan-x".parse::<IfName>().unwrap_err();
+        assert!(e.message.contains("15 bytes"), "{e:?}");
     }
 
     #[test]

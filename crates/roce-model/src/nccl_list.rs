@@ -33,9 +33,18 @@
 //!     pub const fn uses_ports(self) -> bool;       // false / true
 //! }
 //! pub const MAX_NAME_LEN: usize = 63;
-//! pub struct IfList { pub exclude: bool, pub exact: bool, pub tokens: Vec<IfToken> }
-//! pub struct IfToken { pub name: String, pub port: Option<i32>, pub range: Range<usize> }
-//! impl IfToken { pub fn name_range(&self) -> Range<usize>; }
+//! pub struct IfList { /* private */ }   // built only by `parse`
+//! impl IfList { pub fn exclude(&self) -> bool; pub fn exact(&self) -> bool; pub fn tokens(&self) -> &[IfToken]; }
+//! pub struct IfToken { /* private */ }
+//! impl IfToken {
+//!     pub fn name(&self) -> &str; pub fn port(&self) -> Option<i32>; pub fn range(&self) -> Range<usize>;
+//!     pub fn name_range(&self) -> Range<usize>;
+//! }
+//! pub struct NcclList { /* private */ }  // a profile's list: its spanned text and the parse of that text
+//! impl NcclList {
+//!     pub fn parse(text: Spanned<String>, kind: ListKind) -> (NcclList, Vec<TokenIssue>);
+//!     pub fn text(&self) -> &Spanned<String>; pub fn list(&self) -> &IfList;
+//! }
 //! pub struct TokenIssue { pub kind: TokenIssueKind, pub range: Range<usize> }
 //! pub enum TokenIssueKind {
 //!     NameTooLong { len: usize }, BadPort { text: String }, PastLimit { limit: usize },
@@ -59,6 +68,8 @@
 
 use std::fmt;
 use std::ops::Range;
+
+use crate::source::Spanned;
 
 /// Longest token name NCCL can hold: the name buffer is `char prefix[64]`
 /// (including the terminating NUL) and is written without a bounds check.
@@ -104,30 +115,49 @@ impl ListKind {
 ///
 /// The default value is the empty list, which selects every device (and, for
 /// `NCCL_SOCKET_IFNAME`, stands for "unset": NCCL auto-selects).
+///
+/// The fields are private: a list is only ever what [`parse`] made of some
+/// text, so it always holds what NCCL would read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IfList {
     /// Leading `^`: the list names devices to *exclude*.
-    pub exclude: bool,
+    exclude: bool,
     /// `=` (after the optional `^`): names must match exactly instead of by prefix.
-    pub exact: bool,
+    exact: bool,
     /// The tokens NCCL keeps, in input order.
-    pub tokens: Vec<IfToken>,
+    tokens: Vec<IfToken>,
 }
 
-/// One token of an [`IfList`].
+/// One token of an [`IfList`], as [`parse`] read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IfToken {
     /// Device name or prefix, verbatim (NCCL does not trim whitespace).
-    pub name: String,
+    name: String,
     /// Port as NCCL reads it with `atoi`; `None` = any port (no `:`, or `-1`).
-    /// `Some(0)` (non-numeric or empty port text) never matches a real port.
-    /// Always `None` for [`ListKind::SocketIfname`], where ports are ignored.
-    pub port: Option<i32>,
+    port: Option<i32>,
     /// Byte range of the whole token (name and port part) in the input.
-    pub range: Range<usize>,
+    range: Range<usize>,
 }
 
 impl IfToken {
+    /// Device name or prefix, verbatim (NCCL does not trim whitespace, so it
+    /// may hold some: [`TokenIssueKind::Whitespace`] says so).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Port as NCCL reads it with `atoi`; `None` = any port (no `:`, or `-1`).
+    /// `Some(0)` (non-numeric or empty port text) never matches a real port.
+    /// Always `None` for [`ListKind::SocketIfname`], where ports are ignored.
+    pub fn port(&self) -> Option<i32> {
+        self.port
+    }
+
+    /// Byte range of the whole token (name and port part) in the input.
+    pub fn range(&self) -> Range<usize> {
+        self.range.clone()
+    }
+
     /// Byte range of just the name part in the input.
     pub fn name_range(&self) -> Range<usize> {
         self.range.start..self.range.start + self.name.len()
@@ -455,6 +485,21 @@ fn is_clean_port(field: &str) -> bool {
 }
 
 impl IfList {
+    /// Leading `^`: the list names devices to *exclude*.
+    pub fn exclude(&self) -> bool {
+        self.exclude
+    }
+
+    /// `=` (after the optional `^`): names must match exactly instead of by prefix.
+    pub fn exact(&self) -> bool {
+        self.exact
+    }
+
+    /// The tokens NCCL keeps, in input order.
+    pub fn tokens(&self) -> &[IfToken] {
+        &self.tokens
+    }
+
     /// Whether the list restricts nothing (empty and not excluding):
     /// every device matches.
     pub fn is_unrestricted(&self) -> bool {
@@ -568,6 +613,44 @@ impl fmt::Display for IfList {
             write!(f, "{token}")?;
         }
         Ok(())
+    }
+}
+
+/// A profile's NCCL list (`nccl socket-ifname`, `nccl ib-hca`): the text as
+/// written, with its origin, and what [`parse`] made of that text. Both are
+/// private and set together by [`NcclList::parse`], so the value emitted
+/// (the text) and the list the rules judge can never disagree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NcclList {
+    text: Spanned<String>,
+    list: IfList,
+}
+
+impl NcclList {
+    /// Parse `text` as a list of `kind`; the issues are [`parse`]'s, with
+    /// ranges into `text`.
+    ///
+    /// ```
+    /// use roce_model::{builtin, load, BuiltinsOnly};
+    /// let profile = load(builtin::source("coreweave/h100-ib").unwrap(), &BuiltinsOnly).profile.unwrap();
+    /// let hca = profile.nccl.ib_hca.unwrap();
+    /// assert_eq!(hca.text().value, "ibp");
+    /// assert_eq!(hca.list().tokens()[0].name(), "ibp");
+    /// assert!(!hca.list().exact() && hca.list().matches("ibp0", Some(1)));
+    /// ```
+    pub fn parse(text: Spanned<String>, kind: ListKind) -> (Self, Vec<TokenIssue>) {
+        let (list, issues) = parse(&text.value, kind);
+        (Self { text, list }, issues)
+    }
+
+    /// The text as written (what goes into the environment variable).
+    pub fn text(&self) -> &Spanned<String> {
+        &self.text
+    }
+
+    /// The parsed list.
+    pub fn list(&self) -> &IfList {
+        &self.list
     }
 }
 

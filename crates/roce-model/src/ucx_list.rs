@@ -32,8 +32,13 @@
 //! pub fn alias_members(alias: &str) -> Option<&'static [&'static str]>;
 //! pub fn suggest_transport(name: &str) -> Option<&'static str>;
 //!
-//! pub struct TlsList { pub negate: bool, pub items: Vec<TlsItem> }
-//! pub struct TlsItem { pub name: String, pub aux: bool, pub literal: bool, pub range: Range<usize> }
+//! pub struct TlsList { /* private */ }  // built only by `parse_tls`
+//! impl TlsList { pub fn negate(&self) -> bool; pub fn items(&self) -> &[TlsItem]; }
+//! pub struct TlsItem { /* private */ }
+//! impl TlsItem {
+//!     pub fn name(&self) -> &str; pub fn aux(&self) -> bool; pub fn literal(&self) -> bool;
+//!     pub fn range(&self) -> Range<usize>;
+//! }
 //! pub enum TlsRole { Primary, Aux }
 //! pub struct UcxIssue { pub kind: UcxIssueKind, pub range: Range<usize> }
 //! pub enum UcxIssueKind {
@@ -52,12 +57,22 @@
 //!     pub fn contains(&self, transport: &str) -> bool;
 //! }
 //! impl Default for TlsList  // `all`
-//! pub enum NetDevices { All, List(Vec<NetDevice>) }
-//! pub struct NetDevice { pub name: String, pub port: Option<u32>, pub range: Range<usize> }
+//! pub struct NetDevices { /* private */ }  // built only by `parse_net_devices`
+//! pub struct NetDevice { /* private */ }
+//! impl NetDevice { pub fn name(&self) -> &str; pub fn port(&self) -> Option<u32>; pub fn range(&self) -> Range<usize>; }
 //! pub fn parse_net_devices(input: &str) -> (NetDevices, Vec<UcxIssue>);
-//! impl NetDevices { pub fn selects(&self, resource: &str) -> bool; }
-//! impl Default for NetDevices  // All
+//! impl NetDevices {
+//!     pub fn is_all(&self) -> bool; pub fn devices(&self) -> Option<&[NetDevice]>;  // None: `all`
+//!     pub fn selects(&self, resource: &str) -> bool;
+//! }
+//! impl Default for NetDevices  // all
 //! impl Display for TlsList, TlsItem, NetDevices, NetDevice  // canonical form
+//!
+//! // a profile's value: its spanned text and the parse of that text, set together
+//! pub struct UcxTls { /* private */ }
+//! impl UcxTls { pub fn parse(text: Spanned<String>) -> (UcxTls, Vec<UcxIssue>); pub fn text(&self) -> &Spanned<String>; pub fn list(&self) -> &TlsList; }
+//! pub struct UcxNetDevices { /* private */ }
+//! impl UcxNetDevices { pub fn parse(text: Spanned<String>) -> (UcxNetDevices, Vec<UcxIssue>); pub fn text(&self) -> &Spanned<String>; pub fn devices(&self) -> &NetDevices; }
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -65,6 +80,7 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::fabric::ucx::{self as facts, ALIASES};
+use crate::source::Spanned;
 
 /// Elements UCX reads from any list variable (`UCS_CONFIG_ARRAY_MAX`); the
 /// rest is dropped.
@@ -136,31 +152,52 @@ pub fn suggest_transport(name: &str) -> Option<&'static str> {
         .map(|(_, _, c)| c)
 }
 
-/// A parsed `UCX_TLS` value.
+/// A parsed `UCX_TLS` value. The fields are private: a list is only ever
+/// what [`parse_tls`] made of some text (or the default, `all`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsList {
     /// Leading `^`: the list names transports to *disable*.
-    pub negate: bool,
+    negate: bool,
     /// The elements UCX reads (empty elements and those past
     /// [`TLS_MAX_ITEMS`] dropped), in input order.
-    pub items: Vec<TlsItem>,
+    items: Vec<TlsItem>,
 }
 
-/// One element of a [`TlsList`].
+/// One element of a [`TlsList`], as [`parse_tls`] read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsItem {
-    /// Transport or alias name without the `\` prefix and `:aux` suffix,
-    /// verbatim otherwise (UCX does not trim).
-    pub name: String,
-    /// `:aux` suffix: auxiliary (wire-up only) use.
-    pub aux: bool,
-    /// Leading `\`: literal transport name, never expanded as an alias.
-    pub literal: bool,
+    /// Transport or alias name without the `\` prefix and `:aux` suffix.
+    name: String,
+    /// `:aux` suffix.
+    aux: bool,
+    /// Leading `\`.
+    literal: bool,
     /// Byte range of the whole element in the input.
-    pub range: Range<usize>,
+    range: Range<usize>,
 }
 
 impl TlsItem {
+    /// Transport or alias name without the `\` prefix and `:aux` suffix,
+    /// verbatim otherwise (UCX does not trim).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `:aux` suffix: auxiliary (wire-up only) use.
+    pub fn aux(&self) -> bool {
+        self.aux
+    }
+
+    /// Leading `\`: literal transport name, never expanded as an alias.
+    pub fn literal(&self) -> bool {
+        self.literal
+    }
+
+    /// Byte range of the whole element in the input.
+    pub fn range(&self) -> Range<usize> {
+        self.range.clone()
+    }
+
     fn is_plain_all(&self) -> bool {
         self.name == ALL && !self.aux && !self.literal
     }
@@ -422,6 +459,17 @@ struct Search {
 }
 
 impl TlsList {
+    /// Leading `^`: the list names transports to *disable*.
+    pub fn negate(&self) -> bool {
+        self.negate
+    }
+
+    /// The elements UCX reads (empty elements and those past
+    /// [`TLS_MAX_ITEMS`] dropped), in input order.
+    pub fn items(&self) -> &[TlsItem] {
+        &self.items
+    }
+
     /// Whether the list is UCX's "allow all" mode: first element `all`
     /// (also with `^`, which UCX ignores; `all,x` is rejected by UCX and
     /// treated here as `all`).
@@ -578,25 +626,44 @@ impl fmt::Display for TlsList {
     }
 }
 
-/// A parsed `UCX_NET_DEVICES` value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NetDevices {
-    /// `all` (the default): every network device.
-    All,
-    /// Exactly these devices (may be empty: no network device at all).
-    List(Vec<NetDevice>),
+/// A parsed `UCX_NET_DEVICES` value: `all` (the default, every network
+/// device) or exactly the devices listed (maybe none: no network device at
+/// all). Private: only [`parse_net_devices`] (or the default) makes one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NetDevices {
+    /// `None`: `all`.
+    list: Option<Vec<NetDevice>>,
 }
 
-/// One `UCX_NET_DEVICES` entry.
+/// One `UCX_NET_DEVICES` entry, as [`parse_net_devices`] read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetDevice {
-    /// Device name (`mlx5_0`, `eth0`). When the port text is bad, the whole
-    /// entry as written (UCX compares the full string).
-    pub name: String,
-    /// `mlx5_0:1` → `Some(1)`; `eth0` → `None`.
-    pub port: Option<u32>,
+    /// Device name; the whole entry when the port text is bad.
+    name: String,
+    /// The port, when the entry has a good one.
+    port: Option<u32>,
     /// Byte range of the entry in the input.
-    pub range: Range<usize>,
+    range: Range<usize>,
+}
+
+impl NetDevice {
+    /// Device name (`mlx5_0`, `eth0`). When the port text is bad, the whole
+    /// entry as written (UCX compares the full string). Not an
+    /// [`IfName`](crate::names::IfName): RDMA entries name an RDMA device, and
+    /// the parser keeps whatever UCX would compare, valid or not.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `mlx5_0:1` → `Some(1)`; `eth0` → `None`.
+    pub fn port(&self) -> Option<u32> {
+        self.port
+    }
+
+    /// Byte range of the entry in the input.
+    pub fn range(&self) -> Range<usize> {
+        self.range.clone()
+    }
 }
 
 /// Parses `UCX_NET_DEVICES`: exact names, no `^`, no prefix matching, at most
@@ -607,8 +674,8 @@ pub struct NetDevice {
 ///
 /// let (devs, issues) = parse_net_devices("mlx5_0:1,eth0");
 /// assert!(issues.is_empty());
-/// let NetDevices::List(list) = &devs else { unreachable!() };
-/// assert_eq!((list[0].name.as_str(), list[0].port), ("mlx5_0", Some(1)));
+/// let list = devs.devices().unwrap();
+/// assert_eq!((list[0].name(), list[0].port()), ("mlx5_0", Some(1)));
 /// assert!(devs.selects("mlx5_0:1") && !devs.selects("mlx5_0:2"));
 /// ```
 pub fn parse_net_devices(input: &str) -> (NetDevices, Vec<UcxIssue>) {
@@ -687,7 +754,7 @@ pub fn parse_net_devices(input: &str) -> (NetDevices, Vec<UcxIssue>) {
                 range,
             });
         }
-        return (NetDevices::All, issues);
+        return (NetDevices::default(), issues);
     }
     if count == 0 {
         issues.push(UcxIssue {
@@ -695,7 +762,12 @@ pub fn parse_net_devices(input: &str) -> (NetDevices, Vec<UcxIssue>) {
             range: 0..input.len(),
         });
     }
-    (NetDevices::List(devices), issues)
+    (
+        NetDevices {
+            list: Some(devices),
+        },
+        issues,
+    )
 }
 
 fn parse_port(text: &str) -> Option<u32> {
@@ -706,20 +778,23 @@ fn parse_port(text: &str) -> Option<u32> {
 }
 
 impl NetDevices {
+    /// Whether the value is `all` (UCX's default: every network device).
+    pub fn is_all(&self) -> bool {
+        self.list.is_none()
+    }
+
+    /// The devices listed, in input order (duplicates kept); `None` for `all`.
+    pub fn devices(&self) -> Option<&[NetDevice]> {
+        self.list.as_deref()
+    }
+
     /// Whether UCX would use the resource named `resource` (`mlx5_0:1`,
     /// `eth0`): exact, case-sensitive comparison, or `all`.
     pub fn selects(&self, resource: &str) -> bool {
-        match self {
-            Self::All => true,
-            Self::List(devices) => devices.iter().any(|d| d.to_string() == resource),
+        match &self.list {
+            None => true,
+            Some(devices) => devices.iter().any(|d| d.to_string() == resource),
         }
-    }
-}
-
-impl Default for NetDevices {
-    /// UCX's default, `all`.
-    fn default() -> Self {
-        Self::All
     }
 }
 
@@ -736,9 +811,9 @@ impl fmt::Display for NetDevice {
 impl fmt::Display for NetDevices {
     /// Canonical form: `all`, or the entries joined by `,` without duplicates.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::All => f.write_str(ALL),
-            Self::List(devices) => {
+        match &self.list {
+            None => f.write_str(ALL),
+            Some(devices) => {
                 let mut written: Vec<String> = Vec::new();
                 for d in devices {
                     let text = d.to_string();
@@ -754,6 +829,59 @@ impl fmt::Display for NetDevices {
                 Ok(())
             }
         }
+    }
+}
+
+/// A profile's `ucx tls`: the text as written, with its origin, and what
+/// [`parse_tls`] made of it, set together so they never disagree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UcxTls {
+    text: Spanned<String>,
+    list: TlsList,
+}
+
+impl UcxTls {
+    /// Parse `text` as `UCX_TLS`; the issues are [`parse_tls`]'s, with ranges into `text`.
+    pub fn parse(text: Spanned<String>) -> (Self, Vec<UcxIssue>) {
+        let (list, issues) = parse_tls(&text.value);
+        (Self { text, list }, issues)
+    }
+
+    /// The text as written (what goes into `UCX_TLS`).
+    pub fn text(&self) -> &Spanned<String> {
+        &self.text
+    }
+
+    /// The parsed list.
+    pub fn list(&self) -> &TlsList {
+        &self.list
+    }
+}
+
+/// A profile's `ucx net-devices`: the text as written, with its origin, and
+/// what [`parse_net_devices`] made of it, set together so they never disagree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UcxNetDevices {
+    text: Spanned<String>,
+    devices: NetDevices,
+}
+
+impl UcxNetDevices {
+    /// Parse `text` as `UCX_NET_DEVICES`; the issues are
+    /// [`parse_net_devices`]'s, with ranges into `text`.
+    pub fn parse(text: Spanned<String>) -> (Self, Vec<UcxIssue>) {
+        let (devices, issues) = parse_net_devices(&text.value);
+        (Self { text, devices }, issues)
+    }
+
+    /// The text as written (what goes into `UCX_NET_DEVICES`).
+    pub fn text(&self) -> &Spanned<String> {
+        &self.text
+    }
+
+    /// The parsed value.
+    pub fn devices(&self) -> &NetDevices {
+        &self.devices
     }
 }
 
@@ -1154,18 +1282,18 @@ mod tests {
     // ---- UCX_NET_DEVICES -------------------------------------------------------
 
     fn devs(input: &str) -> Vec<NetDevice> {
-        match parse_net_devices(input).0 {
-            NetDevices::List(list) => list,
-            NetDevices::All => panic!("{input}: unexpected all"),
+        match parse_net_devices(input).0.list {
+            Some(list) => list,
+            None => panic!("{input}: unexpected all"),
         }
     }
 
     #[test]
     fn net_devices_all_and_default() {
         let (d, issues) = parse_net_devices("all");
-        assert_eq!(d, NetDevices::All);
+        assert!(d.is_all() && d.devices().is_none());
         assert!(issues.is_empty());
-        assert_eq!(NetDevices::default(), NetDevices::All);
+        assert!(NetDevices::default().is_all());
         assert!(d.selects("anything:1"));
         assert_eq!(d.to_string(), "all");
     }
@@ -1197,7 +1325,7 @@ mod tests {
         let (d, issues) = parse_net_devices("^mlx5_0:1");
         assert_eq!(kinds(&issues), [UcxIssueKind::CaretInNetDevices]);
         assert_eq!(issues[0].range, 0..1);
-        let NetDevices::List(list) = &d else { panic!() };
+        let list = d.devices().unwrap();
         assert_eq!(list[0].name, "^mlx5_0");
         assert!(!d.selects("mlx5_0:1"));
         assert!(!d.selects("mlx5_1:1"), "not a deny list either");
@@ -1244,7 +1372,7 @@ mod tests {
         let (d, issues) = parse_net_devices(&input);
         assert_eq!(kinds(&issues), [UcxIssueKind::TooMany { limit: 64 }]);
         assert!(input[issues[0].range.clone()].starts_with("mlx5_64:1"));
-        let NetDevices::List(list) = d else { panic!() };
+        let list = d.devices().unwrap();
         assert_eq!(list.len(), 65);
         let ok = (0..64)
             .map(|i| format!("mlx5_{i}:1"))
@@ -1256,7 +1384,7 @@ mod tests {
     #[test]
     fn net_devices_all_not_alone() {
         let (d, issues) = parse_net_devices("mlx5_0:1,all");
-        assert_eq!(d, NetDevices::All);
+        assert!(d.is_all());
         assert_eq!(kinds(&issues), [UcxIssueKind::AllNotAlone]);
         assert_eq!(issues[0].range, 9..12);
     }
@@ -1265,7 +1393,7 @@ mod tests {
     fn net_devices_empty() {
         for input in ["", ",,"] {
             let (d, issues) = parse_net_devices(input);
-            assert_eq!(d, NetDevices::List(Vec::new()));
+            assert_eq!(d.devices(), Some(&[][..]));
             assert_eq!(kinds(&issues), [UcxIssueKind::Empty]);
             assert!(!d.selects("mlx5_0:1"));
         }

@@ -15,7 +15,6 @@ use crate::fabric::dra::{
 use crate::fabric::env;
 use crate::model::*;
 use crate::names::{Capability, DnsLabel, EnvKey, K8sName, NameError, ResourceName};
-use crate::nccl_list;
 use crate::problem::{Code, Problem};
 use crate::source::{Origin, Spanned};
 use crate::suggest;
@@ -719,13 +718,13 @@ impl Walker<'_> {
 
     fn nccl_list(&mut self, node: &Node, env: &str) -> Option<NcclList> {
         let text = self.string(node)?;
-        let (list, issues) = nccl_list::parse(&text.value, nccl_list_kind(env));
+        let (list, issues) = NcclList::parse(text, nccl_list_kind(env));
         for issue in issues {
             let origin = node.token_origin(issue.range.clone());
             self.problems
                 .push(crate::rules::nccl::token_issue(env, &issue.kind, origin));
         }
-        Some(NcclList { text, list })
+        Some(list)
     }
 
     fn nccl(&mut self, node: &Node) -> Option<Nccl> {
@@ -768,7 +767,7 @@ impl Walker<'_> {
         });
         let tls = m.get("tls").and_then(|n| {
             let text = self.nonempty(n)?;
-            let (list, issues) = ucx_list::parse_tls(&text.value);
+            let (tls, issues) = ucx_list::UcxTls::parse(text);
             for issue in issues {
                 let origin = n.token_origin(issue.range.clone());
                 self.problems.push(crate::rules::ucx::list_issue(
@@ -777,11 +776,11 @@ impl Walker<'_> {
                     origin,
                 ));
             }
-            Some((text, list))
+            Some(tls)
         });
         let net_devices = m.get("net-devices").and_then(|n| {
             let text = self.nonempty(n)?;
-            let (list, issues) = ucx_list::parse_net_devices(&text.value);
+            let (devices, issues) = ucx_list::UcxNetDevices::parse(text);
             for issue in issues {
                 let origin = n.token_origin(issue.range.clone());
                 self.problems.push(crate::rules::ucx::list_issue(
@@ -790,7 +789,7 @@ impl Walker<'_> {
                     origin,
                 ));
             }
-            Some((text, list))
+            Some(devices)
         });
         let gid_index = m.get("gid-index").and_then(|n| self.uint(n, 0, 255));
         let max_rma_rails = m.get("max-rma-rails").and_then(|n| self.uint(n, 1, 64));

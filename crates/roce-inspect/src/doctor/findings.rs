@@ -13,7 +13,7 @@ use roce_model::fabric::{env, ucx};
 use roce_model::model::{FabricKind, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
 use roce_model::source::Origin;
-use roce_model::ucx_list::{self, NetDevices};
+use roce_model::ucx_list;
 use roce_model::{Code, DEFAULT_MIN_RDMA_CORE, Problem};
 use roce_render::plan::{self, Plan};
 
@@ -377,7 +377,7 @@ impl Ctx<'_> {
         let missing_netdevs: Vec<String> = if p.fabric.kind.value == FabricKind::Roce {
             rails
                 .iter()
-                .filter_map(|r| r.pod_netdev.clone())
+                .filter_map(|r| r.pod_netdev.clone().map(String::from))
                 .filter(|n| self.facts.has_netdev(n) == Some(false))
                 .collect()
         } else {
@@ -784,19 +784,19 @@ impl Ctx<'_> {
             return;
         };
         let (devices, _) = ucx_list::parse_net_devices(&s.value);
-        let NetDevices::List(items) = devices else {
+        let Some(items) = devices.devices() else {
             return;
         };
         let facts = self.facts;
         let missing: Vec<String> = items
             .iter()
-            .filter(|item| match item.port {
+            .filter(|item| match item.port() {
                 Some(port) => facts
-                    .device(&item.name)
+                    .device(item.name())
                     .is_none_or(|d| !d.ports.iter().any(|p| p.num == port)),
                 None => {
-                    facts.device(&item.name).is_none()
-                        && facts.has_netdev(&item.name) == Some(false)
+                    facts.device(item.name()).is_none()
+                        && facts.has_netdev(item.name()) == Some(false)
                 }
             })
             .map(ToString::to_string)

@@ -45,10 +45,10 @@ use std::fmt;
 use indexmap::IndexMap;
 use roce_model::fabric::env::{self as fenv, EnvVar};
 use roce_model::model::{FabricKind, NcclList, Profile, UcxMode};
-use roce_model::nccl_list::{self, IfList, IfToken, ListKind};
+use roce_model::nccl_list::ListKind;
 use roce_model::problem::ProblemRecord;
 use roce_model::source::Spanned;
-use roce_model::ucx_list::{NetDevice, NetDevices};
+use roce_model::ucx_list::{NetDevice, UcxNetDevices};
 use roce_model::{Code, Problem, Severity};
 use serde::{Serialize, Serializer};
 
@@ -245,7 +245,7 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
         .nccl
         .ib_hca
         .as_ref()
-        .map(|h| h.list.clone())
+        .map(|h| h.list().clone())
         .unwrap_or_default();
     let survey = rails::survey(facts, profile, &hca_filter, &want);
     let usable: Vec<&RailPort> = survey.ports.iter().filter(|p| p.usable()).collect();
@@ -266,24 +266,16 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
         )
     };
     if !usable.is_empty() {
-        let hca = IfList {
-            exclude: false,
-            exact: true,
-            tokens: usable
-                .iter()
-                .map(|p| IfToken {
-                    name: p.device.clone(),
-                    port: i32::try_from(p.port).ok(),
-                    range: 0..0,
-                })
-                .collect(),
-        };
-        let text = hca.to_string();
-        let (list, _) = nccl_list::parse(&text, ListKind::IbHca);
-        pod.nccl.ib_hca = Some(NcclList {
-            text: Spanned::new(text, at),
-            list,
-        });
+        // Exact names (`=`), each with its port: NCCL's syntax, parsed back so text and list agree.
+        let tokens: Vec<String> = usable
+            .iter()
+            .map(|p| match i32::try_from(p.port) {
+                Ok(port) => format!("{}:{port}", p.device),
+                Err(_) => p.device.clone(),
+            })
+            .collect();
+        let text = format!("={}", tokens.join(","));
+        pod.nccl.ib_hca = Some(NcclList::parse(Spanned::new(text, at), ListKind::IbHca).0);
         let mut w = rails_text.clone();
         if usable.len() > ListKind::IbHca.max_tokens() {
             w.push_str(&format!(
@@ -339,8 +331,8 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
     }
     if ucx_mode == UcxMode::Rdma {
         let (devices, w) = ucx_devices(profile, &usable);
-        if let Some(d) = devices {
-            pod.ucx.net_devices = Some((Spanned::new(d.to_string(), at), d));
+        if let Some(text) = devices {
+            pod.ucx.net_devices = Some(UcxNetDevices::parse(Spanned::new(text, at)).0);
         }
         why.insert(fenv::UCX_NET_DEVICES.name, w);
     } else if profile_value(fenv::UCX_NET_DEVICES.name).is_some() {
@@ -447,23 +439,24 @@ fn decision(
     }
 }
 
-/// `UCX_NET_DEVICES` for UCX over RDMA: the profile's RDMA devices that are usable (its netdev entries
-/// kept), or every usable port when the profile names none (or `all`).
-fn ucx_devices(profile: &Profile, usable: &[&RailPort]) -> (Option<NetDevices>, String) {
-    let item = |p: &RailPort| NetDevice {
-        name: p.device.clone(),
-        port: Some(p.port),
-        range: 0..0,
-    };
-    match profile.ucx.net_devices.as_ref().map(|(_, d)| d) {
-        Some(NetDevices::List(items)) => {
+/// `UCX_NET_DEVICES` for UCX over RDMA (its text, which the caller parses): the profile's RDMA devices that
+/// are usable (its netdev entries kept), or every usable port when the profile names none (or `all`).
+fn ucx_devices(profile: &Profile, usable: &[&RailPort]) -> (Option<String>, String) {
+    match profile
+        .ucx
+        .net_devices
+        .as_ref()
+        .and_then(|d| d.devices().devices())
+    {
+        Some(items) => {
             let is_usable = |n: &NetDevice| {
                 usable
                     .iter()
-                    .any(|p| p.device == n.name && Some(p.port) == n.port)
+                    .any(|p| p.device == n.name() && Some(p.port) == n.port())
             };
-            let (kept, dropped): (Vec<&NetDevice>, Vec<&NetDevice>) =
-                items.iter().partition(|n| n.port.is_none() || is_usable(n));
+            let (kept, dropped): (Vec<&NetDevice>, Vec<&NetDevice>) = items
+                .iter()
+                .partition(|n| n.port().is_none() || is_usable(n));
             if dropped.is_empty() {
                 return (None, "every device the profile names is usable".to_string());
             }
@@ -472,26 +465,39 @@ fn ucx_devices(profile: &Profile, usable: &[&RailPort]) -> (Option<NetDevices>, 
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(", ");
-            if kept.iter().all(|n| n.port.is_none()) {
+            if kept.iter().all(|n| n.port().is_none()) {
                 return (
                     None,
                     format!("none of the profile's RDMA devices is usable ({dropped_text} not)"),
                 );
             }
             (
-                Some(NetDevices::List(kept.into_iter().cloned().collect())),
+                Some(device_list(kept.iter().map(ToString::to_string))),
                 format!("the profile's devices that are usable ({dropped_text} not)"),
             )
         }
         _ if usable.is_empty() => (None, "no usable rail port to name".to_string()),
         _ => (
-            Some(NetDevices::List(usable.iter().map(|p| item(p)).collect())),
+            Some(device_list(
+                usable.iter().map(|p| format!("{}:{}", p.device, p.port)),
+            )),
             format!(
                 "every usable rail port ({}), since the profile names no devices",
                 usable.len()
             ),
         ),
     }
+}
+
+/// `UCX_NET_DEVICES` text for these entries: joined by `,`, each once, as `NetDevices` displays a list.
+fn device_list(entries: impl Iterator<Item = String>) -> String {
+    let mut written: Vec<String> = Vec::new();
+    for e in entries {
+        if !written.contains(&e) {
+            written.push(e);
+        }
+    }
+    written.join(",")
 }
 
 /// `; unusable: ibp0p1:1 (DOWN, not ACTIVE), …`, or nothing.

@@ -202,10 +202,10 @@ pub fn profile_env(p: &Profile) -> Vec<EnvVar> {
     let mut e = Env::default();
     let n = &p.nccl;
     if let Some(s) = &n.socket_ifname {
-        e.typed(NCCL_SOCKET_IFNAME, &s.text.value, s.text.origin);
+        e.typed(NCCL_SOCKET_IFNAME, &s.text().value, s.text().origin);
     }
     if let Some(h) = &n.ib_hca {
-        e.typed(NCCL_IB_HCA, &h.text.value, h.text.origin);
+        e.typed(NCCL_IB_HCA, &h.text().value, h.text().origin);
     }
     if p.fabric.kind.value == FabricKind::Roce {
         let f = &p.fabric;
@@ -237,13 +237,13 @@ pub fn profile_env(p: &Profile) -> Vec<EnvVar> {
     let u = &p.ucx;
     if u.mode.value != UcxMode::Off {
         match (&u.tls, u.mode.value) {
-            (Some((t, _)), _) => e.typed(UCX_TLS, &t.value, t.origin),
+            (Some(t), _) => e.typed(UCX_TLS, &t.text().value, t.text().origin),
             // TCP mode pins the transport even when the author names none.
             (None, UcxMode::Tcp) => e.typed(UCX_TLS, "tcp", u.mode.origin),
             (None, _) => {}
         }
-        if let Some((d, _)) = &u.net_devices {
-            e.typed(UCX_NET_DEVICES, &d.value, d.origin);
+        if let Some(d) = &u.net_devices {
+            e.typed(UCX_NET_DEVICES, &d.text().value, d.text().origin);
         }
     }
     if u.mode.value == UcxMode::Rdma {

@@ -2,9 +2,10 @@
 //! representable in every target.
 
 use crate::fabric::env;
-use crate::model::Profile;
+use crate::model::{NcclList, Profile};
 use crate::problem::{Code, Problem};
 use crate::source::Spanned;
+use crate::ucx_list::{UcxNetDevices, UcxTls};
 
 /// Check extra env and knob values.
 pub fn check(p: &Profile, out: &mut Vec<Problem>) {
@@ -32,17 +33,17 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     let typed = [
         (
             env::NCCL_SOCKET_IFNAME.name,
-            n.socket_ifname.as_ref().map(|l| &l.text),
+            n.socket_ifname.as_ref().map(NcclList::text),
         ),
-        (env::NCCL_IB_HCA.name, n.ib_hca.as_ref().map(|l| &l.text)),
+        (env::NCCL_IB_HCA.name, n.ib_hca.as_ref().map(NcclList::text)),
         (env::NCCL_NET_PLUGIN.name, n.net_plugin.as_ref()),
         (env::NCCL_DEBUG.name, n.debug.as_ref()),
         (env::NCCL_DEBUG_SUBSYS.name, n.debug_subsys.as_ref()),
         (env::NCCL_IB_ADDR_RANGE.name, p.fabric.addr_range.as_ref()),
-        (env::UCX_TLS.name, p.ucx.tls.as_ref().map(|(t, _)| t)),
+        (env::UCX_TLS.name, p.ucx.tls.as_ref().map(UcxTls::text)),
         (
             env::UCX_NET_DEVICES.name,
-            p.ucx.net_devices.as_ref().map(|(d, _)| d),
+            p.ucx.net_devices.as_ref().map(UcxNetDevices::text),
         ),
     ];
     let typed = typed.into_iter().filter_map(|(k, v)| v.map(|v| (k, v)));

@@ -2,7 +2,7 @@
 
 use crate::fabric::dra::NicAttachment;
 use crate::model::{FabricKind, Multus, Profile, expand};
-use crate::names::K8sName;
+use crate::names::{IfName, K8sName};
 use crate::problem::{Code, Problem};
 use crate::suggest;
 
@@ -54,6 +54,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             );
         }
     }
+    netdev_names(p, out);
     if let Multus::PerPort { name, nads, at, .. } = &p.multus {
         let rails = p.rail_list();
         if name.value.contains("{host-port}") && p.rails.host_port.is_none() {
@@ -138,6 +139,46 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
                     ),
                 );
             }
+        }
+    }
+}
+
+/// What the rails' netdev patterns (`host-port`, `pod-netdev`) expand to must be Linux interface names
+/// ([`IfName`]); [`crate::model::Rails::list`] leaves a rail without a name that is not one. The first bad
+/// name of each pattern is reported.
+fn netdev_names(p: &Profile, out: &mut Vec<Problem>) {
+    let r = &p.rails;
+    let ports = r.ports.value;
+    let rails = (0..r.nics.value)
+        .flat_map(|nic| (0..ports).map(move |port| (nic, port, nic * ports + port)));
+    for (key, pattern) in [
+        ("host-port", r.host_port.as_ref()),
+        ("pod-netdev", r.pod_netdev.as_ref()),
+    ] {
+        let Some(pattern) = pattern else { continue };
+        let bad = rails.clone().find_map(|(nic, port, index)| {
+            // As `Rails::list` expands it: `{host-port}` only from a valid host port.
+            let host = r
+                .host_port
+                .as_ref()
+                .filter(|_| key == "pod-netdev")
+                .map(|h| expand(&h.value, nic, port, index, None))
+                .filter(|h| h.parse::<IfName>().is_ok());
+            let name = expand(&pattern.value, nic, port, index, host.as_deref());
+            name.parse::<IfName>().err()
+        });
+        if let Some(e) = bad {
+            out.push(
+                Problem::new(
+                    Code::InvalidValue,
+                    format!(
+                        "the rails `{key}` pattern expands to an invalid interface name: {}",
+                        e.message
+                    ),
+                )
+                .at(pattern.origin, "expands to an invalid interface name")
+                .help(e.help),
+            );
         }
     }
 }

@@ -101,19 +101,19 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     // A name left with a placeholder is reported by the rails check; matching against it only adds noise.
     let names_resolved = !devices.iter().any(|d| d.contains('{'));
     if let Some(hca) = p.nccl.ib_hca.as_ref().filter(|_| names_resolved) {
-        let matched = hca.list.matching(&devices);
+        let matched = hca.list().matching(&devices);
         if matched.is_empty() {
             out.push(
                 Problem::new(
                     Code::HcaMatchesNothing,
                     format!(
                         "NCCL_IB_HCA={} matches none of the pod's {} RDMA devices ({}): NCCL will silently fall back to TCP sockets",
-                        hca.text.value,
+                        hca.text().value,
                         devices.len(),
                         summarize(&devices)
                     ),
                 )
-                .at(hca.text.origin, "matches nothing")
+                .at(hca.text().origin, "matches nothing")
                 .at(p.rails.pod_device.origin, "the pod's RDMA devices")
                 .help(format!(
                     "use a prefix of the rail devices, e.g. `ib-hca=\"{}\"`",
@@ -131,31 +131,32 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
                     Code::HcaPartial,
                     format!(
                         "NCCL_IB_HCA={} leaves {} of {} rails unused: {}",
-                        hca.text.value,
+                        hca.text().value,
                         unmatched.len(),
                         devices.len(),
                         summarize(&unmatched)
                     ),
                 )
-                .at(hca.text.origin, "")
+                .at(hca.text().origin, "")
                 .help("widen the filter to every rail (e.g. the common prefix) unless leaving rails idle is deliberate"),
             );
         }
-        for (token, extra) in hca.list.prefix_collisions(&devices) {
-            let t = &hca.list.tokens[token];
+        for (token, extra) in hca.list().prefix_collisions(&devices) {
+            let t = &hca.list().tokens()[token];
             out.push(
                 Problem::new(
                     Code::PrefixCollision,
                     format!(
                         "`{}` is a prefix match: it also selects {}",
-                        t.name,
+                        t.name(),
                         extra.join(", ")
                     ),
                 )
-                .at(hca.text.origin.sub(t.range.clone()), "prefix match")
+                .at(hca.text().origin.sub(t.range()), "prefix match")
                 .help(format!(
                     "write `={}` (exact names for the whole list) if only `{}` is meant",
-                    hca.text.value, t.name
+                    hca.text().value,
+                    t.name()
                 )),
             );
         }
@@ -167,20 +168,20 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             .flat_map(|r| [r.pod_netdev.as_deref(), r.host_port.as_deref()])
             .flatten()
             .collect();
-        let hits = sock.list.matching(&backend);
-        if !sock.list.exclude && !hits.is_empty() {
+        let hits = sock.list().matching(&backend);
+        if !sock.list().exclude() && !hits.is_empty() {
             out.push(
                 Problem::new(
                     Code::SocketOnRdma,
                     format!(
                         "NCCL_SOCKET_IFNAME={} selects {} RDMA backend interface{} ({})",
-                        sock.text.value,
+                        sock.text().value,
                         hits.len(),
                         if hits.len() == 1 { "" } else { "s" },
                         summarize(&hits)
                     ),
                 )
-                .at(sock.text.origin, "backend interfaces")
+                .at(sock.text().origin, "backend interfaces")
                 .help("point bootstrap at the front-end interface (`socket-ifname=\"eth0\"`); the rails are for RDMA traffic, not for NCCL's TCP control path"),
             );
         }

@@ -5,7 +5,7 @@ use crate::model::{FabricKind, Profile, UcxMode};
 use crate::problem::{Code, Problem};
 use crate::source::Origin;
 use crate::suggest;
-use crate::ucx_list::{NetDevices, UcxIssueKind};
+use crate::ucx_list::UcxIssueKind;
 
 /// The problem for one malformed `UCX_TLS` / `UCX_NET_DEVICES` entry.
 pub fn list_issue(env: &str, kind: &UcxIssueKind, origin: Origin) -> Problem {
@@ -76,12 +76,16 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         .map(|r| format!("{}:{port}", r.pod_device))
         .collect();
 
-    if let Some((text, NetDevices::List(devices))) = &u.net_devices {
+    if let Some((text, devices)) = u
+        .net_devices
+        .as_ref()
+        .and_then(|d| Some((d.text(), d.devices().devices()?)))
+    {
         for d in devices {
-            let origin = text.origin.sub(d.range.clone());
-            let full = match d.port {
-                Some(port) => format!("{}:{port}", d.name),
-                None => d.name.clone(),
+            let origin = text.origin.sub(d.range());
+            let full = match d.port() {
+                Some(port) => format!("{}:{port}", d.name()),
+                None => d.name().to_string(),
             };
             match u.mode.value {
                 UcxMode::Rdma if !rail_devices.contains(&full) => out.push(
@@ -95,7 +99,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
                         None => format!("use the pod's RDMA devices as `device:port`, e.g. `{}`", rail_devices.first().map_or("ibp0:1", String::as_str)),
                     }),
                 ),
-                UcxMode::Tcp if d.port.is_some() || rails.iter().any(|r| r.pod_device == d.name) => out.push(
+                UcxMode::Tcp if d.port().is_some() || rails.iter().any(|r| r.pod_device == d.name()) => out.push(
                     Problem::new(
                         Code::UcxNetDevice,
                         format!("UCX is pinned to TCP but UCX_NET_DEVICES names the RDMA device `{full}`"),
@@ -108,8 +112,8 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         }
     }
 
-    if let Some((text, tls)) = &u.tls {
-        tls_rules(text, tls, u.mode.value, out);
+    if let Some(tls) = &u.tls {
+        tls_rules(tls.text(), tls.list(), u.mode.value, out);
     }
 
     if u.mode.value != UcxMode::Rdma {
@@ -147,9 +151,9 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         );
     }
 
-    let ucx_devices = match &u.net_devices {
-        Some((_, NetDevices::List(d))) => d.len(),
-        _ => rails.len(),
+    let ucx_devices = match u.net_devices.as_ref().and_then(|d| d.devices().devices()) {
+        Some(d) => d.len(),
+        None => rails.len(),
     };
     if let Some(max) = &u.max_rma_rails
         && max.value as usize > ucx_devices
@@ -201,20 +205,20 @@ fn tls_rules(
         let problem = match &concern {
             TlsConcern::GenericVerbs(names) => {
                 // Point at each element that enables a flagged transport, as written (`rc_v` included).
-                for item in tls.items.iter().filter(|item| {
+                for item in tls.items().iter().filter(|item| {
                     let enables = |t: &str| {
-                        item.name == t
-                            || crate::ucx_list::alias_members(&item.name)
+                        item.name() == t
+                            || crate::ucx_list::alias_members(item.name())
                                 .is_some_and(|m| m.contains(&t))
                     };
-                    !item.aux && names.iter().any(|t| enables(t))
+                    !item.aux() && names.iter().any(|t| enables(t))
                 }) {
                     out.push(
                         Problem::new(
                             Code::VerbsTransport,
-                            format!("`{}` enables the generic verbs transport without its mlx5 counterpart; ConnectX NICs need the mlx5 transports", item.name),
+                            format!("`{}` enables the generic verbs transport without its mlx5 counterpart; ConnectX NICs need the mlx5 transports", item.name()),
                         )
-                        .at(text.origin.sub(item.range.clone()), "verbs transport")
+                        .at(text.origin.sub(item.range()), "verbs transport")
                         .help("use `rc_mlx5,ud_mlx5,cuda_copy` (the CoreWeave RoCE guide's list)"),
                     );
                 }
