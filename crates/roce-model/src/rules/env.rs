@@ -50,6 +50,25 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     for (key, value) in &p.nccl_net.env {
         unrepresentable(key.as_str(), value, out);
     }
+    let missing = p.nccl_net.missing_env();
+    if !missing.is_empty() {
+        let provider = p.nccl_net.provider.value.as_str();
+        out.push(
+            Problem::new(
+                Code::ProviderEnv,
+                format!("`nccl-net {provider}` needs {}", missing.join(", ")),
+            )
+            .at(p.nccl_net.provider.origin, format!("{provider} without {}", missing.join(", ")))
+            .help(format!(
+                "add `env {{ {} }}` to the `nccl-net` block (`FI_PROVIDER \"efa\"` on AWS): without it libfabric opens whichever provider initialises first, which can be TCP, and NCCL runs far slower without saying why",
+                missing
+                    .iter()
+                    .map(|m| format!("{m} \"…\""))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+        );
+    }
     let n = &p.nccl;
     let typed = [
         (
