@@ -806,7 +806,8 @@ impl Walker<'_> {
                     self.invalid(
                         node.origin,
                         "`nccl-net plugin` needs the plugin's network `name`".to_string(),
-                        "write `nccl-net \"plugin\" name=\"NAME\"`: NCCL_NET is set to it".to_string(),
+                        "write `nccl-net \"plugin\" name=\"NAME\"`: NCCL_NET is set to it"
+                            .to_string(),
                     );
                     None
                 }

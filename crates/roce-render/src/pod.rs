@@ -1,10 +1,10 @@
 //! `pod`: a complete Pod manifest.
 
 use crate::dra;
-use roce_model::fabric::provider::HostMount;
 use crate::plan::{MULTUS_ANNOTATION, Plan};
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
+use roce_model::fabric::provider::HostMount;
 
 /// Render the plan as a Pod.
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {

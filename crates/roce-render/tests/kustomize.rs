@@ -361,9 +361,17 @@ fn check_wired(plan: &Plan, built: &Value, base: &Value, template: &[&str], inde
     // the network provider's host directories: a hostPath volume each, mounted read-only
     for h in &plan.host_mounts {
         let vol = json!({"name": h.name.as_str(), "hostPath": {"path": h.host_path, "type": "Directory"}});
-        assert!(volumes.contains(&vol), "{what}: host volume {}", h.name.as_str());
+        assert!(
+            volumes.contains(&vol),
+            "{what}: host volume {}",
+            h.name.as_str()
+        );
         let mount = json!({"name": h.name.as_str(), "mountPath": h.mount_path, "readOnly": true});
-        assert!(mounts.contains(&mount), "{what}: host mount {}", h.name.as_str());
+        assert!(
+            mounts.contains(&mount),
+            "{what}: host mount {}",
+            h.name.as_str()
+        );
     }
     assert_eq!(
         volumes.len(),

@@ -704,9 +704,10 @@ fn wire_pod(
         && let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
     {
         for m in &plan.host_mounts {
-            if !mounts.iter().any(|x| {
-                x.get("mountPath").and_then(Yaml::as_str) == Some(m.mount_path.as_str())
-            }) {
+            if !mounts
+                .iter()
+                .any(|x| x.get("mountPath").and_then(Yaml::as_str) == Some(m.mount_path.as_str()))
+            {
                 mounts.push(crate::pod::host_mount(m));
             }
         }
