@@ -210,3 +210,60 @@ mod tests {
         assert!(NcclNet::ib_verbs(Origin::new(crate::source::SourceId(0), 0..0)).is_default());
     }
 }
+
+#[cfg(test)]
+mod walk_tests {
+    use super::*;
+    use crate::{BuiltinsOnly, Code, Format, Source, load};
+
+    fn load_text(text: &str) -> crate::Loaded {
+        load(
+            Source::with_format("t.kdl", text, Format::Kdl),
+            &BuiltinsOnly,
+        )
+    }
+
+    #[test]
+    fn a_layer_switches_the_provider_and_keeps_the_rest() {
+        let l =
+            load_text(r#"profile "t/p" extends="gcp/a3-ultra" { nccl-net "plugin" name="MyNet" }"#);
+        let p = l.profile.expect("loads");
+        assert_eq!(p.nccl_net.provider.value, Provider::Plugin("MyNet".into()));
+        let env = provider_env(&p.nccl_net);
+        assert_eq!((env[0].0.as_str(), env[0].1.as_str()), (NCCL_NET, "MyNet"));
+        assert_eq!(env[1].0, LD_LIBRARY_PATH);
+        assert_eq!(p.nccl_net.host_mounts.len(), 2, "inherited");
+        assert!(p.nccl_net.attaches_nics());
+        assert_eq!(p.node_pool.rdma_resource_count, None);
+        let efa = load_text(r#"profile "t/p" extends="aws/p5-efa" {}"#)
+            .profile
+            .unwrap();
+        assert_eq!(efa.node_pool.rdma_resource_count.map(|c| c.value), Some(32));
+    }
+
+    #[test]
+    fn the_walker_refuses_what_the_block_cannot_mean() {
+        for (text, code) in [
+            (r#"nccl-net "plugin""#, Code::InvalidValue),
+            (r#"nccl-net "verbs""#, Code::InvalidValue),
+            (
+                r#"nccl-net "gib" { host-mounts { gib host-path="home/gib" mount-path="/usr/local/gib" } }"#,
+                Code::InvalidValue,
+            ),
+            (
+                r#"nccl-net "gib" { host-mounts { Gib host-path="/a" mount-path="/b" } }"#,
+                Code::InvalidValue,
+            ),
+            (r#"nccl-net "ofi" { libary-path "/x" }"#, Code::UnknownKey),
+        ] {
+            let l = load_text(&format!(
+                r#"profile "t/p" extends="coreweave/h100-ib" {{ {text} }}"#
+            ));
+            assert!(
+                l.problems.iter().any(|p| p.code == code),
+                "{text}: {:?}",
+                l.problems.iter().map(|p| p.code).collect::<Vec<_>>()
+            );
+        }
+    }
+}
