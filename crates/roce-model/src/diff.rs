@@ -309,6 +309,10 @@ pub fn fields(p: &Profile) -> Vec<Field> {
     f.str("node-pool.instance-type", pool.instance_type.as_ref());
     f.show("node-pool.gpus-per-node", Some(&pool.gpus_per_node));
     f.str("node-pool.rdma-resource", pool.rdma_resource.as_ref());
+    f.show(
+        "node-pool.rdma-resource.count",
+        pool.rdma_resource_count.as_ref(),
+    );
     f.map("node-pool.node-labels", &pool.node_labels);
     f.show("node-pool.sunk-nodeset", Some(&pool.sunk_nodeset));
     f.str("node-pool.partition", pool.partition.as_ref());
@@ -367,6 +371,35 @@ pub fn fields(p: &Profile) -> Vec<Field> {
     f.str("nccl.debug", n.debug.as_ref());
     f.str("nccl.debug-subsys", n.debug_subsys.as_ref());
     f.map("nccl.knobs", &n.knobs);
+
+    // The network provider, when the profile names one (the IB-verbs default adds no fields).
+    let net = &p.nccl_net;
+    if !net.is_default() {
+        f.text(
+            "nccl-net.provider",
+            Some(net.provider.as_ref().map(|p| p.as_str())),
+        );
+        if let crate::fabric::provider::Provider::Plugin(name) = &net.provider.value {
+            f.push(
+                "nccl-net.name",
+                Spanned::new(name.clone(), net.provider.origin),
+                true,
+            );
+        }
+        f.str("nccl-net.library-path", net.library_path.as_ref());
+        for m in &net.host_mounts {
+            f.push(
+                &format!("nccl-net.host-mounts.{}", m.value.name.as_str()),
+                Spanned::new(
+                    format!("{} at {}", m.value.host_path, m.value.mount_path),
+                    m.origin,
+                ),
+                true,
+            );
+        }
+        f.map("nccl-net.env", &net.env);
+        f.map("nccl-net.pod-annotations", &net.pod_annotations);
+    }
 
     let u = &p.ucx;
     f.text("ucx.mode", Some(u.mode.as_ref().map(|m| m.as_str())));

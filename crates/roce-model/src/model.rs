@@ -7,6 +7,7 @@
 use indexmap::IndexMap;
 
 use crate::fabric::dra::{NicAttachment, NvlinkDomain, Placement};
+pub use crate::fabric::provider::NcclNet;
 pub use crate::names::NadRef;
 use crate::names::{Capability, DnsLabel, EnvKey, IfName, K8sName, ResourceName};
 use crate::nccl_list::ListKind;
@@ -51,6 +52,8 @@ pub struct Profile {
     pub nvlink_domain: Spanned<NvlinkDomain>,
     /// Placement: NVLink-domain affinity, Kueue topology.
     pub placement: Spanned<Placement>,
+    /// The NCCL network provider and what it needs in the pod (default: NCCL's IB verbs, nothing added).
+    pub nccl_net: NcclNet,
 }
 
 /// InfiniBand or RoCE.
@@ -117,6 +120,9 @@ pub struct NodePool {
     pub gpus_per_node: Spanned<u32>,
     /// Extended resource that gates RDMA scheduling (`rdma/ib`): 1 in requests and limits.
     pub rdma_resource: Option<Spanned<ResourceName>>,
+    /// How many of the RDMA resource a pod requests (`rdma-resource "vpc.amazonaws.com/efa" count=32`);
+    /// `None` requests 1, the boolean gate.
+    pub rdma_resource_count: Option<Spanned<u32>>,
     /// Node labels to require, in author order.
     pub node_labels: IndexMap<String, Spanned<String>>,
     /// A SUNK NodeSet that attaches Multus networks and the RDMA resource itself: jobs get env only.

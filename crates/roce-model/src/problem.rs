@@ -135,6 +135,8 @@ codes! {
     IpcLock = "roce::caps::ipc_lock", Error;
     /// Direct pods on an RDMA fabric without the RDMA scheduling resource.
     RdmaResource = "roce::pool::rdma_resource", Error;
+    /// A network provider without a variable it does not work without (aws-ofi-nccl without `FI_PROVIDER`).
+    ProviderEnv = "roce::provider::env", Error;
     /// Extra env that overrides a variable the profile generates.
     EnvShadowsGenerated = "roce::env::shadows_generated", Error;
     /// An env value no target can carry safely (newline, NUL, control characters).

@@ -13,6 +13,7 @@ use crate::fabric::dra::{
     Placement, TopologyMode,
 };
 use crate::fabric::env;
+use crate::fabric::provider::{HostMount, Provider};
 use crate::model::*;
 use crate::names::{Capability, DnsLabel, EnvKey, K8sName, NameError, ResourceName};
 use crate::problem::{Code, Problem};
@@ -89,6 +90,10 @@ pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
         Some(n) => w.placement(n),
         None => Some(Spanned::new(Placement::default(), root.origin)),
     };
+    let nccl_net = match top.get("nccl-net") {
+        Some(n) => w.nccl_net(n),
+        None => Some(NcclNet::ib_verbs(root.origin)),
+    };
     top.finish(&mut w);
     // Unknown keys leave the typed profile intact, so the rules can still run and report in the same
     // pass; any other error means a value is missing or wrong, and rules would only echo it.
@@ -116,6 +121,7 @@ pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
         nics: nics?,
         nvlink_domain: nvlink_domain?,
         placement: placement?,
+        nccl_net: nccl_net?,
     })
 }
 
@@ -548,9 +554,21 @@ impl Walker<'_> {
         let gpus_per_node = m
             .req(self, "gpus-per-node")
             .and_then(|n| self.uint(n, 1, 64));
-        let rdma_resource = m
-            .get("rdma-resource")
-            .and_then(|n| self.parsed::<ResourceName>(n));
+        // `rdma-resource "NAME"` or `rdma-resource "NAME" count=N` (EFA: one resource per interface).
+        let (rdma_resource, rdma_resource_count) = match m.get("rdma-resource") {
+            Some(n) => match self.map(n, "rdma-resource", Some("name")) {
+                Some(mut r) => {
+                    let name = r
+                        .req(self, "name")
+                        .and_then(|n| self.parsed::<ResourceName>(n));
+                    let count = r.get("count").and_then(|n| self.uint(n, 1, 1024));
+                    r.finish(self);
+                    (name, count)
+                }
+                None => (None, None),
+            },
+            None => (None, None),
+        };
         let node_labels = m
             .get("node-labels")
             .map(|n| self.label_map(n))
@@ -566,6 +584,7 @@ impl Walker<'_> {
             instance_type,
             gpus_per_node: gpus_per_node?,
             rdma_resource,
+            rdma_resource_count,
             node_labels,
             sunk_nodeset,
             partition,
@@ -751,6 +770,115 @@ impl Walker<'_> {
             debug_subsys,
             knobs,
         })
+    }
+
+    /// `nccl-net PROVIDER [name=…] [library-path=…] { host-mounts { NAME host-path=… mount-path=… };
+    /// env { … }; pod-annotations { … } }`.
+    fn nccl_net(&mut self, node: &Node) -> Option<NcclNet> {
+        #[derive(Clone, Copy)]
+        enum Kind {
+            Ib,
+            Ofi,
+            Gib,
+            Plugin,
+        }
+        let mut m = self.map(node, "nccl-net", Some("provider"))?;
+        let kind = m.req(self, "provider").and_then(|n| {
+            self.one_of(
+                n,
+                &[
+                    ("ib", Kind::Ib),
+                    ("ofi", Kind::Ofi),
+                    ("gib", Kind::Gib),
+                    ("plugin", Kind::Plugin),
+                ],
+            )
+        });
+        let name = m.get("name").and_then(|n| self.nonempty(n));
+        let provider = match kind.map(|k| k.value) {
+            Some(Kind::Ib) => Some(Provider::IbVerbs),
+            Some(Kind::Ofi) => Some(Provider::Ofi),
+            Some(Kind::Gib) => Some(Provider::Gib),
+            Some(Kind::Plugin) => match &name {
+                Some(n) => Some(Provider::Plugin(n.value.clone())),
+                None => {
+                    self.invalid(
+                        node.origin,
+                        "`nccl-net plugin` needs the plugin's network `name`".to_string(),
+                        "write `nccl-net \"plugin\" name=\"NAME\"`: NCCL_NET is set to it"
+                            .to_string(),
+                    );
+                    None
+                }
+            },
+            None => None,
+        };
+        let library_path = m.get("library-path").and_then(|n| self.nonempty(n));
+        let host_mounts = m
+            .get("host-mounts")
+            .map(|n| self.host_mounts(n))
+            .unwrap_or_default();
+        let env = m
+            .get("env")
+            .map(|n| self.env_map(n, None))
+            .unwrap_or_default();
+        let pod_annotations = m
+            .get("pod-annotations")
+            .map(|n| self.label_map(n))
+            .unwrap_or_default();
+        m.finish(self);
+        let origin = kind.map_or(node.origin, |k| k.origin);
+        Some(NcclNet {
+            provider: Spanned::new(provider?, origin),
+            library_path,
+            host_mounts,
+            env,
+            pod_annotations,
+        })
+    }
+
+    fn host_mounts(&mut self, node: &Node) -> Vec<Spanned<HostMount>> {
+        let mut out = Vec::new();
+        let Value::Map(entries) = &node.value else {
+            self.mismatch(node, "a map of NAME host-path=… mount-path=…");
+            return out;
+        };
+        for e in entries {
+            let Some(name) = self.parse_spanned::<DnsLabel>(&e.key) else {
+                continue;
+            };
+            let Some(mut m) = self.map(&e.node, "host-mounts", None) else {
+                continue;
+            };
+            let host_path = m.req(self, "host-path").and_then(|n| self.abs_path(n));
+            let mount_path = m.req(self, "mount-path").and_then(|n| self.abs_path(n));
+            m.finish(self);
+            if let (Some(h), Some(c)) = (host_path, mount_path) {
+                out.push(Spanned::new(
+                    HostMount {
+                        name: name.value,
+                        host_path: h.value,
+                        mount_path: c.value,
+                    },
+                    e.key.origin,
+                ));
+            }
+        }
+        out
+    }
+
+    /// An absolute path (`/…`).
+    fn abs_path(&mut self, node: &Node) -> Option<Spanned<String>> {
+        let s = self.nonempty(node)?;
+        if !s.value.starts_with('/') {
+            self.invalid(
+                s.origin,
+                format!("`{}` is not an absolute path", s.value),
+                "host and mount paths start with `/`".to_string(),
+            );
+            return None;
+        }
+        Some(s)
     }
 
     fn ucx(&mut self, node: &Node) -> Option<Ucx> {

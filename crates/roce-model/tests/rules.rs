@@ -295,6 +295,14 @@ const WHY: &[(&str, &str)] = &[
          themselves (fabric-facts §3.4).",
     ),
     (
+        "roce::provider::env",
+        "aws-ofi-nccl opens a libfabric provider; without FI_PROVIDER libfabric picks the first that \
+         initialises, which on a node without EFA access (or a pod without the EFA resource) is TCP or \
+         sockets, and NCCL runs at a fraction of the fabric's bandwidth without an error (AWS samples \
+         set FI_PROVIDER=efa: awsome-distributed-training nccl-tests.yaml; shared/reference \
+         clouds-and-dra.md §4, the silent fallback).",
+    ),
+    (
         "roce::env::shadows_generated",
         "A variable in `env` that roce also generates from a typed field would override it and \
          escape the checks on that field: NCCL_SOCKET_IFNAME in `env` is not checked against the \

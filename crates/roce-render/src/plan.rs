@@ -83,6 +83,12 @@ pub struct Plan {
     pub dra: fabric::dra::emit::DraWiring,
     /// Request GPUs as `nvidia.com/gpu` (not when a DRA claim allocates them).
     pub gpu_resource: bool,
+    /// Host directories the network provider needs, mounted read-only into the workload container (gIB's
+    /// plugin), in profile order. Pod targets carry them; sbatch, env and Dockerfile do not.
+    pub host_mounts: Vec<fabric::provider::HostMount>,
+    /// Pod annotations the network provider's attachment needs (GKE `networking.gke.io/interfaces`), in
+    /// profile order.
+    pub pod_annotations: Vec<(String, String)>,
 }
 
 /// Lower a profile to a plan.
@@ -134,6 +140,18 @@ pub fn lower(p: &Profile) -> Plan {
         dra: dra_spec.wiring(),
         dra_spec,
         gpu_resource: fabric::attach::requests_gpu_resource(p),
+        host_mounts: p
+            .nccl_net
+            .host_mounts
+            .iter()
+            .map(|m| m.value.clone())
+            .collect(),
+        pod_annotations: p
+            .nccl_net
+            .pod_annotations
+            .iter()
+            .map(|(k, v)| (k.clone(), v.value.clone()))
+            .collect(),
     };
     plan.notes = note::notes(&plan);
     plan

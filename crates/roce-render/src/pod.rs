@@ -4,6 +4,7 @@ use crate::dra;
 use crate::plan::{MULTUS_ANNOTATION, Plan};
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
+use roce_model::fabric::provider::HostMount;
 
 /// Render the plan as a Pod.
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
@@ -23,6 +24,7 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     for (k, v) in &plan.dra.annotations {
         annotations.insert(k, v.as_str());
     }
+    provider_annotations(plan, &mut annotations);
     metadata.insert("annotations", annotations);
 
     let mut spec = Yaml::map().with("restartPolicy", "Never");
@@ -36,8 +38,9 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     if let Some(claims) = dra::pod_claims(plan) {
         spec.insert("resourceClaims", claims);
     }
-    if plan.shm {
-        spec.insert("volumes", vec![shm_volume()]);
+    let vols = volumes(plan);
+    if !vols.is_empty() {
+        spec.insert("volumes", vols);
     }
     let pod = Yaml::map()
         .with("apiVersion", "v1")
@@ -78,10 +81,61 @@ pub fn container(plan: &Plan, opts: &RenderOptions) -> Yaml {
     if let Some(caps) = capabilities(plan) {
         c.insert("securityContext", caps);
     }
-    if plan.shm {
-        c.insert("volumeMounts", vec![shm_mount()]);
+    let mounts = volume_mounts(plan);
+    if !mounts.is_empty() {
+        c.insert("volumeMounts", mounts);
     }
     c
+}
+
+/// The pod's volumes: the memory-backed `/dev/shm`, then the network provider's host directories.
+pub fn volumes(plan: &Plan) -> Vec<Yaml> {
+    let mut out = Vec::new();
+    if plan.shm {
+        out.push(shm_volume());
+    }
+    out.extend(plan.host_mounts.iter().map(host_volume));
+    out
+}
+
+/// The container's mounts of [`volumes`], in the same order.
+pub fn volume_mounts(plan: &Plan) -> Vec<Yaml> {
+    let mut out = Vec::new();
+    if plan.shm {
+        out.push(shm_mount());
+    }
+    out.extend(plan.host_mounts.iter().map(host_mount));
+    out
+}
+
+/// A host directory as a `hostPath` volume of type `Directory`: the pod fails to start when the node has
+/// not installed it, instead of NCCL falling back at run time.
+pub fn host_volume(m: &HostMount) -> Yaml {
+    Yaml::map().with("name", m.name.as_str()).with(
+        "hostPath",
+        Yaml::map()
+            .with("path", m.host_path.as_str())
+            .with("type", "Directory"),
+    )
+}
+
+/// The container's read-only mount of [`host_volume`].
+pub fn host_mount(m: &HostMount) -> Yaml {
+    Yaml::map()
+        .with("name", m.name.as_str())
+        .with("mountPath", m.mount_path.as_str())
+        .with("readOnly", true)
+}
+
+/// Add the network provider's pod annotations (values longer than a line as blocks).
+pub fn provider_annotations(plan: &Plan, annotations: &mut Yaml) {
+    for (k, v) in &plan.pod_annotations {
+        if v.contains('\n') {
+            annotations.insert(k, Yaml::Block(v.clone()));
+        } else {
+            annotations.insert(k, v.as_str());
+        }
+    }
 }
 
 /// `nodeSelector:` from the plan's node labels, if any.

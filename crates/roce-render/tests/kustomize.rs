@@ -358,9 +358,24 @@ fn check_wired(plan: &Plan, built: &Value, base: &Value, template: &[&str], inde
     for v in want["spec"]["volumes"].as_array().into_iter().flatten() {
         assert!(volumes.contains(v), "{what}: base volume lost");
     }
+    // the network provider's host directories: a hostPath volume each, mounted read-only
+    for h in &plan.host_mounts {
+        let vol = json!({"name": h.name.as_str(), "hostPath": {"path": h.host_path, "type": "Directory"}});
+        assert!(
+            volumes.contains(&vol),
+            "{what}: host volume {}",
+            h.name.as_str()
+        );
+        let mount = json!({"name": h.name.as_str(), "mountPath": h.mount_path, "readOnly": true});
+        assert!(
+            mounts.contains(&mount),
+            "{what}: host mount {}",
+            h.name.as_str()
+        );
+    }
     assert_eq!(
         volumes.len(),
-        want["spec"]["volumes"].as_array().map_or(0, Vec::len) + 1,
+        want["spec"]["volumes"].as_array().map_or(0, Vec::len) + 1 + plan.host_mounts.len(),
         "{what}: volumes"
     );
 

@@ -519,7 +519,10 @@ impl<'a> Cx<'a> {
         let mut seen: Vec<&NadRef> = Vec::new();
         for n in &nets {
             if let Some(nad) = nads.iter().find(|nad| n.is(nad, pod_namespace)) {
-                if seen.contains(&nad) {
+                // A profile may attach one NAD per rail under one name (OCI's SR-IOV VFs): more than
+                // the plan lists is the mistake, not a repeat.
+                let listed = seen.iter().filter(|s| **s == nad).count();
+                if listed >= nads.iter().filter(|x| *x == nad).count() {
                     self.push(
                         Problem::new(
                             Code::LintWrongNad,

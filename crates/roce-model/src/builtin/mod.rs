@@ -40,6 +40,11 @@ builtins!(
     "coreweave/b200-ib",
     "coreweave/gb300-roce-dra",
     "oci/gb200-roce-dranet",
+    "aws/p5-efa",
+    "gcp/a3-ultra",
+    "azure/ndv5-ib",
+    "oci/h100-roce",
+    "nebius/h100-ib",
 );
 
 /// The profile `roce render` uses when none is named.

@@ -65,7 +65,8 @@ impl PodWiring {
 }
 
 /// The wiring a profile's pods need, or `None` when a SUNK NodeSet attaches the fabric itself (jobs on it
-/// get env only). The RDMA resource is a scheduling gate: `1` in requests and limits, whatever the rails.
+/// get env only). The RDMA resource is a scheduling gate: `1` in requests and limits, whatever the rails,
+/// unless the profile gives a count (EFA's device plugin hands out one resource per interface).
 ///
 /// How the NICs arrive decides the rest ([`NicAttachment`]): Multus NADs plus the resource; the resource
 /// only (no NADs, whatever `multus` says); or a DRA claim, which brings the devices itself (neither NADs
@@ -83,7 +84,10 @@ pub fn pod_wiring(p: &Profile) -> Option<PodWiring> {
                 .node_pool
                 .rdma_resource
                 .iter()
-                .map(|r| (r.value.clone(), "1".to_string()))
+                .map(|r| {
+                    let count = p.node_pool.rdma_resource_count.map_or(1, |c| c.value);
+                    (r.value.clone(), count.to_string())
+                })
                 .collect(),
         },
         capabilities: p.capabilities.iter().map(|c| c.value.clone()).collect(),

@@ -188,8 +188,9 @@ impl Env {
     }
 }
 
-/// The profile's environment in the order every target emits it: NCCL's typed fields, NCCL knobs, UCX's
-/// typed fields (by UCX mode), then extra env in author order.
+/// The profile's environment in the order every target emits it: NCCL's typed fields, NCCL knobs, the
+/// network provider's variables ([`super::provider::provider_env`]), UCX's typed fields (by UCX mode), then
+/// extra env in author order.
 ///
 /// ```
 /// use roce_model::{builtin, load, BuiltinsOnly, fabric};
@@ -233,6 +234,10 @@ pub fn profile_env(p: &Profile) -> Vec<EnvVar> {
     }
     for (k, v) in &n.knobs {
         e.push(k, &v.value, Consumer::Nccl, v.origin);
+    }
+    // The network provider's variables: `NCCL_NET`, `LD_LIBRARY_PATH`, `FI_*` (none for IB verbs).
+    for (name, value, origin) in super::provider::provider_env(&p.nccl_net) {
+        e.push(&name, value, consumer_of(&name), origin);
     }
     let u = &p.ucx;
     if u.mode.value != UcxMode::Off {

@@ -11,6 +11,8 @@
 //!   in emit order ([`env::profile_env`]).
 //! - [`nccl`]: which NCCL variables are strings, the net-plugin library rule, NCCL's internal networks.
 //! - [`attach`]: what a pod needs attached (Multus networks, resources, capabilities).
+//! - [`provider`]: the NCCL network provider (IB verbs, aws-ofi-nccl/EFA, gIB, a plugin by name) and what
+//!   it needs in the pod: `NCCL_NET`, `LD_LIBRARY_PATH`, `FI_*`, host mounts, pod annotations.
 //! - [`dra`]: DRA NIC claims, the NVLink domain (ComputeDomain) and placement (clique affinity, Kueue
 //!   topology), the objects they add to a pod, and what is wrong with them.
 
@@ -18,4 +20,5 @@ pub mod attach;
 pub mod dra;
 pub mod env;
 pub mod nccl;
+pub mod provider;
 pub mod ucx;

@@ -35,6 +35,7 @@ pub const STRING_KNOBS: &[&str] = &[
     "NCCL_SOCKET_IFNAME",
     "NCCL_TOPO_DUMP_FILE",
     "NCCL_TOPO_FILE",
+    "NCCL_TUNER_CONFIG_PATH",
     "NCCL_TUNER_PLUGIN",
 ];
 

@@ -29,6 +29,47 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             );
         }
     }
+    // The network provider's variables are set once: in `nccl-net`, not again in `env` or the knobs.
+    for (name, _, _) in crate::fabric::provider::provider_env(&p.nccl_net) {
+        let again = p
+            .env
+            .iter()
+            .chain(&p.nccl.knobs)
+            .find(|(k, _)| k.as_str() == name);
+        if let Some((key, value)) = again {
+            out.push(
+                Problem::new(
+                    Code::EnvShadowsGenerated,
+                    format!("{key} is set twice: by `nccl-net` and again here"),
+                )
+                .at(value.origin, "")
+                .at(p.nccl_net.provider.origin, "the network provider")
+                .help("set it once, in the `nccl-net` block, and remove it from here"),
+            );
+        }
+    }
+    for (key, value) in &p.nccl_net.env {
+        unrepresentable(key.as_str(), value, out);
+    }
+    let missing = p.nccl_net.missing_env();
+    if !missing.is_empty() {
+        let provider = p.nccl_net.provider.value.as_str();
+        out.push(
+            Problem::new(
+                Code::ProviderEnv,
+                format!("`nccl-net {provider}` needs {}", missing.join(", ")),
+            )
+            .at(p.nccl_net.provider.origin, format!("{provider} without {}", missing.join(", ")))
+            .help(format!(
+                "add `env {{ {} }}` to the `nccl-net` block (`FI_PROVIDER \"efa\"` on AWS): without it libfabric opens whichever provider initialises first, which can be TCP, and NCCL runs far slower without saying why",
+                missing
+                    .iter()
+                    .map(|m| format!("{m} \"…\""))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+        );
+    }
     let n = &p.nccl;
     let typed = [
         (

@@ -11,7 +11,9 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     match (&p.multus, p.fabric.kind.value) {
         // DRA or device-plugin-only NICs need no NADs.
         (Multus::None { at }, FabricKind::Roce)
-            if p.direct_pods() && p.nics.value == NicAttachment::MultusAndResource =>
+            if p.direct_pods()
+                && p.nics.value == NicAttachment::MultusAndResource
+                && !p.nccl_net.attaches_nics() =>
         {
             let mut problem = Problem::new(
                 Code::MultusRequired,

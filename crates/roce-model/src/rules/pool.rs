@@ -10,7 +10,11 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         return;
     }
     // DRA NICs arrive through their claim, not a device-plugin resource.
-    if p.node_pool.rdma_resource.is_none() && p.nics.value.dra().is_none() {
+    // Nor do NICs a cloud attaches through pod annotations (GKE multi-networking).
+    if p.node_pool.rdma_resource.is_none()
+        && p.nics.value.dra().is_none()
+        && !p.nccl_net.attaches_nics()
+    {
         out.push(
             Problem::new(
                 Code::RdmaResource,

@@ -29,6 +29,8 @@ const POSITIONAL: &[(&str, &str)] = &[
     ("nics", "mode"),
     ("nvlink-domain", "kind"),
     ("kueue-topology", "level-label"),
+    ("rdma-resource", "name"),
+    ("nccl-net", "provider"),
 ];
 
 /// Parse a KDL profile into a tree. Errors are coded problems with spans.

@@ -638,6 +638,9 @@ fn wire_pod(
             let merged = multus::merge(nets.unwrap_or(&[]), &w.networks, pod_namespace);
             annotations.insert(MULTUS_ANNOTATION, Yaml::Block(multus::render(&merged)));
         }
+        for (k, v) in &plan.pod_annotations {
+            set_str(annotations, k, v);
+        }
     }
     let Some(spec) = ensure_map(template, "spec", false) else {
         return;
@@ -654,6 +657,19 @@ fn wire_pod(
     } else {
         None
     };
+    // The provider's host directories: a volume by name unless the manifest has one.
+    if !plan.host_mounts.is_empty()
+        && let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes")
+    {
+        for m in &plan.host_mounts {
+            if !volumes
+                .iter()
+                .any(|v| v.get("name").and_then(Yaml::as_str) == Some(m.name.as_str()))
+            {
+                volumes.push(crate::pod::host_volume(m));
+            }
+        }
+    }
     let Some(Yaml::Seq(containers)) = spec.get_mut_key("containers") else {
         return;
     };
@@ -682,6 +698,19 @@ fn wire_pod(
                 .with("name", name.as_str())
                 .with("mountPath", "/dev/shm"),
         );
+    }
+    // ... and the container's mount of each, by mountPath, unless something is mounted there.
+    if !plan.host_mounts.is_empty()
+        && let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
+    {
+        for m in &plan.host_mounts {
+            if !mounts
+                .iter()
+                .any(|x| x.get("mountPath").and_then(Yaml::as_str) == Some(m.mount_path.as_str()))
+            {
+                mounts.push(crate::pod::host_mount(m));
+            }
+        }
     }
 }
 

@@ -266,16 +266,18 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
     if !matches!(&quantities, Yaml::Map(m) if m.is_empty()) {
         container.insert("resources", quantities);
     }
-    if plan.shm {
-        container.insert("volumeMounts", vec![pod::shm_mount()]);
+    let mounts = pod::volume_mounts(plan);
+    if !mounts.is_empty() {
+        container.insert("volumeMounts", mounts);
     }
     let mut spec = Yaml::map();
     if let Some(sel) = pod::node_selector(plan) {
         spec.insert("nodeSelector", sel);
     }
     spec.insert("containers", vec![container]);
-    if plan.shm {
-        spec.insert("volumes", vec![pod::shm_volume()]);
+    let volumes = pod::volumes(plan);
+    if !volumes.is_empty() {
+        spec.insert("volumes", volumes);
     }
     let mut template_meta = Yaml::map();
     if !plan.dra.labels.is_empty() {
@@ -289,6 +291,7 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
     for (k, v) in &plan.dra.annotations {
         annotations.insert(k, v.as_str());
     }
+    pod::provider_annotations(plan, &mut annotations);
     template_meta.insert("annotations", annotations);
     let (_, api_version, kind) = shape.patch();
     let mut metadata = Yaml::map().with("name", ctx.name.as_str());

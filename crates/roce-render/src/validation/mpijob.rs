@@ -9,7 +9,7 @@ use roce_model::fabric::env::MPI_LAUNCHER_ENV;
 use super::{comment, image, nccl_test_command, nodes, object_name, with_command};
 use crate::dra;
 use crate::plan::{MULTUS_ANNOTATION, Plan, Topic};
-use crate::pod::{self, SHM_VOLUME};
+use crate::pod;
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
 
@@ -75,6 +75,7 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     for (k, v) in &plan.dra.annotations {
         worker_annotations.insert(k, v.as_str());
     }
+    pod::provider_annotations(plan, &mut worker_annotations);
     let mut worker_metadata = Yaml::map();
     if !plan.dra.labels.is_empty() {
         let mut labels = Yaml::map();
@@ -99,15 +100,9 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     if let Some(claims) = dra::pod_claims(plan) {
         worker_spec.insert("resourceClaims", claims);
     }
-    if plan.shm {
-        worker_spec.insert(
-            "volumes",
-            vec![
-                Yaml::map()
-                    .with("name", SHM_VOLUME)
-                    .with("emptyDir", Yaml::map().with("medium", "Memory")),
-            ],
-        );
+    let volumes = pod::volumes(plan);
+    if !volumes.is_empty() {
+        worker_spec.insert("volumes", volumes);
     }
 
     let replica = |replicas: u32, metadata: Yaml, spec: Yaml| {

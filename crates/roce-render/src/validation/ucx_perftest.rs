@@ -9,7 +9,7 @@
 
 use super::{comment, image, object_name, with_command};
 use crate::plan::{MULTUS_ANNOTATION, Plan, Topic};
-use crate::pod::{self, SHM_VOLUME};
+use crate::pod;
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
 
@@ -179,6 +179,7 @@ fn test_pod(plan: &Plan, name: &str, role: &str, init: Vec<Yaml>, main: Yaml) ->
     if let Some(value) = plan.wiring.as_ref().and_then(|w| w.multus_annotation()) {
         annotations.insert(MULTUS_ANNOTATION, Yaml::Block(value));
     }
+    pod::provider_annotations(plan, &mut annotations);
     let mut spec = Yaml::map()
         .with("restartPolicy", "Never")
         .with("activeDeadlineSeconds", DEADLINE_SECONDS);
@@ -216,15 +217,9 @@ fn test_pod(plan: &Plan, name: &str, role: &str, init: Vec<Yaml>, main: Yaml) ->
     if let Some(claims) = crate::dra::pod_claims(plan) {
         spec.insert("resourceClaims", claims);
     }
-    if plan.shm {
-        spec.insert(
-            "volumes",
-            vec![
-                Yaml::map()
-                    .with("name", SHM_VOLUME)
-                    .with("emptyDir", Yaml::map().with("medium", "Memory")),
-            ],
-        );
+    let volumes = pod::volumes(plan);
+    if !volumes.is_empty() {
+        spec.insert("volumes", volumes);
     }
     Yaml::map()
         .with("apiVersion", "v1")

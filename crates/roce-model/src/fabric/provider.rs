@@ -1,0 +1,269 @@
+//! The NCCL network provider: which network NCCL's inter-node traffic goes through, and what that network
+//! needs in the pod besides the profile's NCCL settings.
+//!
+//! NCCL picks its inter-node network at init: a net plugin's network when one loads (`libnccl-net.so`, or
+//! `libnccl-net-<NCCL_NET_PLUGIN>.so`, found through `LD_LIBRARY_PATH`), else its internal IB verbs
+//! transport, else sockets; `NCCL_NET` forces one by name and makes init fail when it is absent
+//! (NCCL's documentation, "Environment Variables", `NCCL_NET`, `NCCL_NET_PLUGIN`). The clouds roce knows
+//! use four forms:
+//!
+//! - **IB verbs** ([`Provider::IbVerbs`], the default): NCCL's own transport over InfiniBand or RoCE
+//!   (CoreWeave, Azure ND, OCI, Nebius). Nothing to add.
+//! - **aws-ofi-nccl** ([`Provider::Ofi`]): the libfabric plugin, over EFA on AWS. It needs libfabric's
+//!   provider (`FI_PROVIDER=efa`) and, for GPUDirect RDMA on EFA, `FI_EFA_USE_DEVICE_RDMA=1`
+//!   (aws-samples/awsome-distributed-training `micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml`
+//!   50820097; docs.aws.amazon.com/eks/latest/userguide/node-efa.html). The plugin library ships in the
+//!   image (`/opt/amazon/ofi-nccl/lib`, or `/opt/aws-ofi-nccl/install/lib` in the older samples), so it
+//!   needs `LD_LIBRARY_PATH`, not a host mount.
+//! - **gIB** ([`Provider::Gib`]): Google's IB-verbs plugin for A3 Ultra / A4 (RoCE). GKE installs it on the
+//!   host (`/home/kubernetes/bin/gib`, by the `nccl-rdma-installer` DaemonSet); the pod mounts it at
+//!   `/usr/local/gib`, and `NCCL_NET=gIB` makes NCCL use it or fail
+//!   (GoogleCloudPlatform/container-engine-accelerators `gpudirect-rdma/nccl-test.yaml` 4e8691a, whose
+//!   `set_nccl_env.sh` exports `NCCL_NET=gIB`).
+//! - **a plugin by name** ([`Provider::Plugin`]): any other net plugin, forced with `NCCL_NET=<name>`.
+//!
+//! What the profile adds for a provider (its `nccl-net` block: library path, host mounts, env, pod
+//! annotations) is [`NcclNet`]; [`provider_env`] is the environment it contributes, in emit order.
+
+use indexmap::IndexMap;
+
+use crate::names::{DnsLabel, EnvKey};
+use crate::source::{Origin, Spanned};
+
+/// `NCCL_NET`: the network NCCL must use ([`super::env::NCCL_NET`]).
+pub const NCCL_NET: &str = super::env::NCCL_NET;
+/// `LD_LIBRARY_PATH`: where the dynamic loader finds the net plugin (`dlopen("libnccl-net.so")`).
+pub const LD_LIBRARY_PATH: &str = "LD_LIBRARY_PATH";
+/// `FI_PROVIDER`: the libfabric provider aws-ofi-nccl opens (`efa` on AWS).
+pub const FI_PROVIDER: &str = "FI_PROVIDER";
+/// `FI_EFA_USE_DEVICE_RDMA`: `1` lets the EFA provider read and write GPU memory directly (GPUDirect RDMA,
+/// p4d and later).
+pub const FI_EFA_USE_DEVICE_RDMA: &str = "FI_EFA_USE_DEVICE_RDMA";
+/// `FI_EFA_FORK_SAFE`: `1` makes libfabric's EFA provider safe for processes that fork (Python data loaders).
+pub const FI_EFA_FORK_SAFE: &str = "FI_EFA_FORK_SAFE";
+/// The prefix of every libfabric variable (`fi_param_get`: `FI_<NAME>`, `FI_<PROV>_<NAME>`).
+pub const FI_PREFIX: &str = "FI_";
+/// The libfabric provider for AWS EFA.
+pub const EFA_PROVIDER: &str = "efa";
+/// The device-plugin resource that gives a pod EFA interfaces (aws-efa-k8s-device-plugin): one per EFA
+/// device, so the count is the instance's EFA count (32 on p5.48xlarge), not a boolean gate.
+pub const EFA_RESOURCE: &str = "vpc.amazonaws.com/efa";
+/// gIB's network name, what `NCCL_NET` must say for NCCL to use it.
+pub const GIB_NET: &str = "gIB";
+/// Where GKE's installer puts the gIB plugin on the host.
+pub const GIB_HOST_DIR: &str = "/home/kubernetes/bin/gib";
+/// Where GKE's samples mount [`GIB_HOST_DIR`] in the container.
+pub const GIB_MOUNT_DIR: &str = "/usr/local/gib";
+/// The GKE pod annotation that maps pod interfaces to VPC networks (multi-networking).
+pub const GKE_INTERFACES_ANNOTATION: &str = "networking.gke.io/interfaces";
+/// The GKE pod annotation that names the pod's default interface.
+pub const GKE_DEFAULT_INTERFACE_ANNOTATION: &str = "networking.gke.io/default-interface";
+
+/// Which network NCCL's inter-node traffic uses.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// NCCL's internal IB verbs transport (InfiniBand, RoCE): the default.
+    IbVerbs,
+    /// aws-ofi-nccl over libfabric (EFA).
+    Ofi,
+    /// Google's gIB plugin.
+    Gib,
+    /// Another net plugin, forced by its network name.
+    Plugin(String),
+}
+
+impl Provider {
+    /// The profile spelling: `ib`, `ofi`, `gib`, `plugin`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Provider::IbVerbs => "ib",
+            Provider::Ofi => "ofi",
+            Provider::Gib => "gib",
+            Provider::Plugin(_) => "plugin",
+        }
+    }
+
+    /// The `NCCL_NET` value this provider forces, if any. gIB and named plugins are forced (NCCL fails
+    /// instead of falling back to sockets); IB verbs needs nothing, and aws-ofi-nccl is left to load as
+    /// NCCL's default plugin, because its network name changed across releases (`AWS Libfabric`,
+    /// `Libfabric`).
+    pub fn nccl_net(&self) -> Option<&str> {
+        match self {
+            Provider::IbVerbs | Provider::Ofi => None,
+            Provider::Gib => Some(GIB_NET),
+            Provider::Plugin(name) => Some(name),
+        }
+    }
+
+    /// Variables this provider does not work without, which the profile must set (its `env` block).
+    pub fn required_env(&self) -> &'static [&'static str] {
+        match self {
+            Provider::Ofi => &[FI_PROVIDER],
+            Provider::IbVerbs | Provider::Gib | Provider::Plugin(_) => &[],
+        }
+    }
+
+    /// Whether NCCL uses its own IB verbs transport, so `NCCL_IB_*` variables apply. gIB is built on IB
+    /// verbs and reads them too; aws-ofi-nccl does not.
+    pub fn reads_nccl_ib(&self) -> bool {
+        !matches!(self, Provider::Ofi)
+    }
+}
+
+/// A host directory mounted read-only into the workload container (a net plugin the node installs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostMount {
+    /// The volume name (a DNS label).
+    pub name: DnsLabel,
+    /// The directory on the node.
+    pub host_path: String,
+    /// Where the container sees it.
+    pub mount_path: String,
+}
+
+/// A profile's `nccl-net` block: the provider and what it needs in the pod.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NcclNet {
+    /// The provider.
+    pub provider: Spanned<Provider>,
+    /// `LD_LIBRARY_PATH` for the container: where the plugin and its libraries are.
+    pub library_path: Option<Spanned<String>>,
+    /// Host directories mounted read-only, in author order.
+    pub host_mounts: Vec<Spanned<HostMount>>,
+    /// The provider's variables (`FI_*`, …), in author order.
+    pub env: IndexMap<EnvKey, Spanned<String>>,
+    /// Pod annotations the cloud's attachment needs (GKE `networking.gke.io/interfaces`), in author order.
+    pub pod_annotations: IndexMap<String, Spanned<String>>,
+}
+
+impl NcclNet {
+    /// The default: NCCL's IB verbs, nothing added.
+    pub fn ib_verbs(origin: Origin) -> Self {
+        NcclNet {
+            provider: Spanned::new(Provider::IbVerbs, origin),
+            library_path: None,
+            host_mounts: Vec::new(),
+            env: IndexMap::new(),
+            pod_annotations: IndexMap::new(),
+        }
+    }
+
+    /// Whether the block adds nothing (the IB-verbs default, written or not).
+    pub fn is_default(&self) -> bool {
+        self.provider.value == Provider::IbVerbs
+            && self.library_path.is_none()
+            && self.host_mounts.is_empty()
+            && self.env.is_empty()
+            && self.pod_annotations.is_empty()
+    }
+
+    /// Whether the cloud attaches the RDMA NICs through the block's pod annotations (GKE multi-networking:
+    /// `networking.gke.io/interfaces` maps pod interfaces to RDMA VPC networks), so the pod needs neither
+    /// Multus NADs nor an RDMA device-plugin resource.
+    pub fn attaches_nics(&self) -> bool {
+        self.pod_annotations.contains_key(GKE_INTERFACES_ANNOTATION)
+    }
+
+    /// The required variables ([`Provider::required_env`]) the block does not set.
+    pub fn missing_env(&self) -> Vec<&'static str> {
+        self.provider
+            .value
+            .required_env()
+            .iter()
+            .copied()
+            .filter(|name| !self.env.keys().any(|k| k.as_str() == *name))
+            .collect()
+    }
+}
+
+/// One variable the provider contributes: name, value, where the profile set it.
+pub type ProviderVar = (String, String, Origin);
+
+/// The provider's environment, in emit order: `NCCL_NET` (when the provider forces one), `LD_LIBRARY_PATH`
+/// (the library path), then the block's env in author order.
+pub fn provider_env(net: &NcclNet) -> Vec<ProviderVar> {
+    let mut out = Vec::new();
+    if let Some(name) = net.provider.value.nccl_net() {
+        out.push((NCCL_NET.to_string(), name.to_string(), net.provider.origin));
+    }
+    if let Some(p) = &net.library_path {
+        out.push((LD_LIBRARY_PATH.to_string(), p.value.clone(), p.origin));
+    }
+    for (k, v) in &net.env {
+        out.push((k.to_string(), v.value.clone(), v.origin));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn providers_force_the_network_they_need() {
+        assert_eq!(Provider::Gib.nccl_net(), Some("gIB"));
+        assert_eq!(Provider::IbVerbs.nccl_net(), None);
+        assert_eq!(Provider::Ofi.nccl_net(), None);
+        assert_eq!(Provider::Plugin("x".into()).nccl_net(), Some("x"));
+        assert_eq!(Provider::Ofi.required_env(), &[FI_PROVIDER]);
+        assert!(!Provider::Ofi.reads_nccl_ib());
+        assert!(NcclNet::ib_verbs(Origin::new(crate::source::SourceId(0), 0..0)).is_default());
+    }
+}
+
+#[cfg(test)]
+mod walk_tests {
+    use super::*;
+    use crate::{BuiltinsOnly, Code, Format, Source, load};
+
+    fn load_text(text: &str) -> crate::Loaded {
+        load(
+            Source::with_format("t.kdl", text, Format::Kdl),
+            &BuiltinsOnly,
+        )
+    }
+
+    #[test]
+    fn a_layer_switches_the_provider_and_keeps_the_rest() {
+        let l =
+            load_text(r#"profile "t/p" extends="gcp/a3-ultra" { nccl-net "plugin" name="MyNet" }"#);
+        let p = l.profile.expect("loads");
+        assert_eq!(p.nccl_net.provider.value, Provider::Plugin("MyNet".into()));
+        let env = provider_env(&p.nccl_net);
+        assert_eq!((env[0].0.as_str(), env[0].1.as_str()), (NCCL_NET, "MyNet"));
+        assert_eq!(env[1].0, LD_LIBRARY_PATH);
+        assert_eq!(p.nccl_net.host_mounts.len(), 2, "inherited");
+        assert!(p.nccl_net.attaches_nics());
+        assert_eq!(p.node_pool.rdma_resource_count, None);
+        let efa = load_text(r#"profile "t/p" extends="aws/p5-efa" {}"#)
+            .profile
+            .unwrap();
+        assert_eq!(efa.node_pool.rdma_resource_count.map(|c| c.value), Some(32));
+    }
+
+    #[test]
+    fn the_walker_refuses_what_the_block_cannot_mean() {
+        for (text, code) in [
+            (r#"nccl-net "plugin""#, Code::InvalidValue),
+            (r#"nccl-net "verbs""#, Code::InvalidValue),
+            (
+                r#"nccl-net "gib" { host-mounts { gib host-path="home/gib" mount-path="/usr/local/gib" } }"#,
+                Code::InvalidValue,
+            ),
+            (
+                r#"nccl-net "gib" { host-mounts { Gib host-path="/a" mount-path="/b" } }"#,
+                Code::InvalidValue,
+            ),
+            (r#"nccl-net "ofi" { libary-path "/x" }"#, Code::UnknownKey),
+        ] {
+            let l = load_text(&format!(
+                r#"profile "t/p" extends="coreweave/h100-ib" {{ {text} }}"#
+            ));
+            assert!(
+                l.problems.iter().any(|p| p.code == code),
+                "{text}: {:?}",
+                l.problems.iter().map(|p| p.code).collect::<Vec<_>>()
+            );
+        }
+    }
+}
