@@ -225,13 +225,19 @@ pub fn profile_labels(value: &Value, out: &mut BTreeSet<String>) {
 }
 
 /// Wire `object` with `plan`: the applied object and the notes worth a warning.
-fn wire(object: &Value, plan: &roce_render::plan::Plan) -> Result<(Value, Vec<String>), Vec<String>> {
+fn wire(
+    object: &Value,
+    plan: &roce_render::plan::Plan,
+) -> Result<(Value, Vec<String>), Vec<String>> {
     let text = serde_json::to_string(object).expect("a JSON value serialises");
     let source = Source::new("request.object", text);
     let applied = apply(&source, plan, &ApplyOptions::default())
         .map_err(|problems| problems.iter().map(one_line).collect::<Vec<_>>())?;
-    let mut docs: Vec<Value> = serde_saphyr::from_multiple(&applied.text)
-        .map_err(|e| vec![format!("internal error: the applied object does not parse: {e}")])?;
+    let mut docs: Vec<Value> = serde_saphyr::from_multiple(&applied.text).map_err(|e| {
+        vec![format!(
+            "internal error: the applied object does not parse: {e}"
+        )]
+    })?;
     let kind = object.get("kind");
     let api = object.get("apiVersion");
     let at = docs

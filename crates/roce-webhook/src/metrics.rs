@@ -110,7 +110,9 @@ impl Metrics {
     pub fn render(&self) -> String {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let mut s = String::new();
-        s.push_str("# HELP roce_webhook_requests_total Admission requests on /mutate, by result.\n");
+        s.push_str(
+            "# HELP roce_webhook_requests_total Admission requests on /mutate, by result.\n",
+        );
         s.push_str("# TYPE roce_webhook_requests_total counter\n");
         for (i, r) in RESULTS.iter().enumerate() {
             let _ = writeln!(
@@ -122,14 +124,51 @@ impl Metrics {
         let counter = |s: &mut String, name: &str, help: &str, v: u64| {
             let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}");
         };
-        counter(&mut s, "roce_webhook_patches_total", "Responses that carried a JSONPatch.", get(&self.patches));
-        counter(&mut s, "roce_webhook_patch_operations_total", "JSONPatch operations sent.", get(&self.patch_ops));
-        counter(&mut s, "roce_webhook_denials_total", "Objects denied (unknown or invalid profile).", get(&self.denials));
-        counter(&mut s, "roce_webhook_profile_reloads_total", "Changes of the profile directory picked up.", get(&self.profile_reloads));
-        counter(&mut s, "roce_webhook_cert_reloads_total", "Certificate reloads.", get(&self.cert_reloads));
-        counter(&mut s, "roce_webhook_cert_reload_errors_total", "Certificate files that changed but did not load.", get(&self.cert_reload_errors));
-        counter(&mut s, "roce_webhook_tls_handshake_errors_total", "Failed or timed-out TLS handshakes.", get(&self.tls_errors));
-        s.push_str("# HELP roce_webhook_request_duration_seconds Time to answer a /mutate request.\n");
+        counter(
+            &mut s,
+            "roce_webhook_patches_total",
+            "Responses that carried a JSONPatch.",
+            get(&self.patches),
+        );
+        counter(
+            &mut s,
+            "roce_webhook_patch_operations_total",
+            "JSONPatch operations sent.",
+            get(&self.patch_ops),
+        );
+        counter(
+            &mut s,
+            "roce_webhook_denials_total",
+            "Objects denied (unknown or invalid profile).",
+            get(&self.denials),
+        );
+        counter(
+            &mut s,
+            "roce_webhook_profile_reloads_total",
+            "Changes of the profile directory picked up.",
+            get(&self.profile_reloads),
+        );
+        counter(
+            &mut s,
+            "roce_webhook_cert_reloads_total",
+            "Certificate reloads.",
+            get(&self.cert_reloads),
+        );
+        counter(
+            &mut s,
+            "roce_webhook_cert_reload_errors_total",
+            "Certificate files that changed but did not load.",
+            get(&self.cert_reload_errors),
+        );
+        counter(
+            &mut s,
+            "roce_webhook_tls_handshake_errors_total",
+            "Failed or timed-out TLS handshakes.",
+            get(&self.tls_errors),
+        );
+        s.push_str(
+            "# HELP roce_webhook_request_duration_seconds Time to answer a /mutate request.\n",
+        );
         s.push_str("# TYPE roce_webhook_request_duration_seconds histogram\n");
         for (i, le) in BUCKETS.iter().enumerate() {
             let _ = writeln!(

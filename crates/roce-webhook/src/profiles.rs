@@ -100,7 +100,10 @@ impl Profiles {
         };
         let result = match path {
             Some(path) => match std::fs::read_to_string(&path) {
-                Ok(text) => lower(Source::new(path.display().to_string(), text), self.dir.as_deref()),
+                Ok(text) => lower(
+                    Source::new(path.display().to_string(), text),
+                    self.dir.as_deref(),
+                ),
                 Err(e) => Lookup::Invalid(Arc::new(vec![format!("{}: {e}", path.display())])),
             },
             None => match builtin::source(name) {
@@ -137,9 +140,19 @@ fn lower(source: Source, dir: Option<&Path>) -> Lookup {
     }
 }
 
-/// A problem as one line: `code: message (at place)`.
+/// A problem as one line: `code: message (file:line:column; help)`.
 pub(crate) fn one_line(p: &Problem) -> String {
-    let text = p.to_string();
+    let mut text = format!("{}: {}", p.code.as_str(), p.message);
+    let mut extra = Vec::new();
+    if let Some(at) = p.location() {
+        extra.push(format!("{}:{}:{}", at.file, at.line, at.column));
+    }
+    if let Some(help) = &p.help {
+        extra.push(help.clone());
+    }
+    if !extra.is_empty() {
+        text.push_str(&format!(" ({})", extra.join("; ")));
+    }
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -152,7 +165,9 @@ struct DirResolver {
 impl Resolve for DirResolver {
     fn resolve(&self, reference: &str, _from: &Source) -> Result<Source, String> {
         let Some(dir) = &self.dir else {
-            return Err(format!("`{reference}`: no --profiles directory to read it from"));
+            return Err(format!(
+                "`{reference}`: no --profiles directory to read it from"
+            ));
         };
         let path = dir.join(reference);
         let text =

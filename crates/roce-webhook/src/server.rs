@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
@@ -140,8 +140,13 @@ impl Server {
         } = self;
         let poller = tokio::spawn(poll(state.clone()));
         let graceful = GracefulShutdown::new();
+        // Tells connections still in their TLS handshake to give up.
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         tokio::pin!(shutdown);
-        log_event(&state, json!({"event": "listening", "addr": listener.local_addr().ok().map(|a| a.to_string()), "profiles": state.profiles.files()}));
+        log_event(
+            &state,
+            json!({"event": "listening", "addr": listener.local_addr().ok().map(|a| a.to_string()), "profiles": state.profiles.files()}),
+        );
         loop {
             tokio::select! {
                 accepted = listener.accept() => {
@@ -150,14 +155,19 @@ impl Server {
                     let acceptor = acceptor.clone();
                     let state = state.clone();
                     let watcher = graceful.watcher();
+                    let mut stop = stop_rx.clone();
                     tokio::spawn(async move {
                         let timeout = state.config.request_timeout;
-                        let tls = match tokio::time::timeout(timeout, acceptor.accept(tcp)).await {
-                            Ok(Ok(tls)) => tls,
-                            Ok(Err(_)) | Err(_) => {
-                                state.metrics.tls_error();
-                                return;
-                            }
+                        let handshake = tokio::time::timeout(timeout, acceptor.accept(tcp));
+                        let tls = tokio::select! {
+                            done = handshake => match done {
+                                Ok(Ok(tls)) => tls,
+                                Ok(Err(_)) | Err(_) => {
+                                    state.metrics.tls_error();
+                                    return;
+                                }
+                            },
+                            _ = stop.wait_for(|s| *s) => return,
                         };
                         let service_state = state.clone();
                         let service = hyper::service::service_fn(move |req| {
@@ -174,14 +184,21 @@ impl Server {
             }
         }
         state.shutting_down.store(true, Ordering::Relaxed);
+        let _ = stop_tx.send(true);
         drop(listener);
         log_event(
             &state,
             json!({"event": "shutting down", "in_flight_connections": graceful.count()}),
         );
         let grace = state.config.shutdown_grace;
-        if tokio::time::timeout(grace, graceful.shutdown()).await.is_err() {
-            log_event(&state, json!({"event": "grace period over; dropping connections"}));
+        if tokio::time::timeout(grace, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            log_event(
+                &state,
+                json!({"event": "grace period over; dropping connections"}),
+            );
         }
         poller.abort();
         log_event(&state, json!({"event": "stopped"}));
@@ -206,7 +223,10 @@ async fn poll(state: Arc<State>) {
         };
         if profiles {
             state.metrics.profile_reload();
-            log_event(&state, json!({"event": "profiles reloaded", "profiles": state.profiles.files()}));
+            log_event(
+                &state,
+                json!({"event": "profiles reloaded", "profiles": state.profiles.files()}),
+            );
         }
         match cert {
             Some(Ok(())) => {
@@ -215,7 +235,10 @@ async fn poll(state: Arc<State>) {
             }
             Some(Err(e)) => {
                 state.metrics.cert_reload(false);
-                log_event(&state, json!({"event": "certificate reload failed; keeping the old one", "error": e}));
+                log_event(
+                    &state,
+                    json!({"event": "certificate reload failed; keeping the old one", "error": e}),
+                );
             }
             None => {}
         }
@@ -237,7 +260,11 @@ async fn handle(state: &Arc<State>, req: Request<Incoming>, peer: SocketAddr) ->
         (&Method::GET, "/healthz") => reply(StatusCode::OK, "text/plain", "ok\n"),
         (&Method::GET, "/readyz") => {
             if state.shutting_down.load(Ordering::Relaxed) {
-                reply(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "shutting down\n")
+                reply(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "text/plain",
+                    "shutting down\n",
+                )
             } else {
                 reply(StatusCode::OK, "text/plain", "ok\n")
             }
@@ -257,7 +284,11 @@ async fn handle(state: &Arc<State>, req: Request<Incoming>, peer: SocketAddr) ->
             {
                 Ok(done) => done,
                 Err(_) => (
-                    plain_error(StatusCode::REQUEST_TIMEOUT, "the request took too long\n", true),
+                    plain_error(
+                        StatusCode::REQUEST_TIMEOUT,
+                        "the request took too long\n",
+                        true,
+                    ),
                     Log::new("timeout"),
                 ),
             };
@@ -283,7 +314,11 @@ async fn handle(state: &Arc<State>, req: Request<Incoming>, peer: SocketAddr) ->
             if req.uri().path() == "/mutate" {
                 state.metrics.request("not_found", took);
             }
-            reply(StatusCode::NOT_FOUND, "text/plain", "not found: POST /mutate, GET /healthz, /readyz, /metrics\n")
+            reply(
+                StatusCode::NOT_FOUND,
+                "text/plain",
+                "not found: POST /mutate, GET /healthz, /readyz, /metrics\n",
+            )
         }
     }
 }
@@ -295,7 +330,10 @@ struct Log {
 
 impl Log {
     fn new(result: &'static str) -> Self {
-        Log { result, fields: None }
+        Log {
+            result,
+            fields: None,
+        }
     }
 }
 
@@ -325,21 +363,43 @@ async fn mutate(state: &Arc<State>, req: Request<Incoming>) -> (Response<Body>, 
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
+    // Up to this many bytes of an oversized body are read and dropped before the 413, so a client that
+    // is still sending sees the answer rather than a reset connection; beyond it the connection is closed.
+    let drain_cap = (limit as u64).saturating_mul(4);
+    if declared.is_some_and(|n| n > drain_cap) {
         return too_large();
     }
-    let body = match Limited::new(req.into_body(), limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) => {
-            if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
-                return too_large();
+    let mut body = req.into_body();
+    let mut buf: Vec<u8> = Vec::with_capacity(declared.map_or(0, |n| n.min(limit as u64) as usize));
+    let mut seen: u64 = 0;
+    while let Some(frame) = body.frame().await {
+        let frame = match frame {
+            Ok(f) => f,
+            Err(e) => {
+                return (
+                    plain_error(
+                        StatusCode::BAD_REQUEST,
+                        &format!("reading the body: {e}\n"),
+                        true,
+                    ),
+                    Log::new("bad_request"),
+                );
             }
-            return (
-                plain_error(StatusCode::BAD_REQUEST, &format!("reading the body: {e}\n"), true),
-                Log::new("bad_request"),
-            );
+        };
+        if let Ok(data) = frame.into_data() {
+            seen += data.len() as u64;
+            if seen > drain_cap {
+                break;
+            }
+            if seen <= limit as u64 {
+                buf.extend_from_slice(&data);
+            }
         }
-    };
+    }
+    if seen > limit as u64 {
+        return too_large();
+    }
+    let body = Bytes::from(buf);
     let s = state.clone();
     let reviewed = tokio::task::spawn_blocking(move || {
         admission::review(&body, &s.profiles, s.config.on_error)
@@ -349,7 +409,11 @@ async fn mutate(state: &Arc<State>, req: Request<Incoming>) -> (Response<Body>, 
         Ok(r) => r,
         Err(e) => {
             return (
-                plain_error(StatusCode::INTERNAL_SERVER_ERROR, &format!("internal error: {e}\n"), true),
+                plain_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &format!("internal error: {e}\n"),
+                    true,
+                ),
                 Log::new("bad_request"),
             );
         }

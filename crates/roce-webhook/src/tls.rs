@@ -46,7 +46,8 @@ pub fn load(cert: &Path, key: &Path) -> Result<Arc<CertifiedKey>, String> {
     if chain.is_empty() {
         return Err(format!("{}: no PEM certificate in it", cert.display()));
     }
-    let der = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| format!("{}: {e}", key.display()))?;
+    let der =
+        PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| format!("{}: {e}", key.display()))?;
     let signer = rustls::crypto::ring::sign::any_supported_type(&der)
         .map_err(|e| format!("{}: {e}", key.display()))?;
     Ok(Arc::new(CertifiedKey::new(chain, signer)))
