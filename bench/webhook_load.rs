@@ -93,11 +93,13 @@ fn main() {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(ck.cert.der().clone()).unwrap();
     let client = Arc::new(
-        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth(),
+        rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth(),
     );
     let body = Bytes::from(review());
     let client_rt = tokio::runtime::Builder::new_multi_thread()
@@ -116,7 +118,9 @@ fn main() {
                 .connect(ServerName::try_from("localhost").unwrap(), tcp)
                 .await
                 .unwrap();
-            let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls)).await.unwrap();
+            let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+                .await
+                .unwrap();
             tokio::spawn(conn);
             senders.push(send);
         }
@@ -140,7 +144,9 @@ fn main() {
                     match send.send_request(req).await {
                         Ok(resp) if resp.status() == 200 => {
                             let b = resp.into_body().collect().await.map(|b| b.to_bytes());
-                            if b.as_ref().is_ok_and(|b| b.windows(9).any(|w| w == b"JSONPatch")) {
+                            if b.as_ref()
+                                .is_ok_and(|b| b.windows(9).any(|w| w == b"JSONPatch"))
+                            {
                                 lat.push(due.elapsed());
                             } else {
                                 errors += 1;

@@ -19,11 +19,16 @@ fn helm() -> Option<PathBuf> {
     if helm.is_file() {
         return Some(helm);
     }
-    let msg = format!("the Helm test needs {}; run `.ci/install-tools`", helm.display());
+    let msg = format!(
+        "the Helm test needs {}; run `.ci/install-tools`",
+        helm.display()
+    );
     if consumers::tools_required() {
         panic!("{msg} (CI/ROCE_REQUIRE_TOOLS is set, so a missing tool is a failure)");
     }
-    eprintln!("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n!!! SKIPPED: {msg}\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n");
+    eprintln!(
+        "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n!!! SKIPPED: {msg}\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+    );
     None
 }
 
@@ -62,10 +67,21 @@ fn chart() -> PathBuf {
 /// The rendered release is wired: both pod templates carry the profile annotation, the env and the
 /// resources; `roce lint` finds nothing; the objects validate.
 fn check_wired(yaml: &str, dir: &Path) {
-    assert_eq!(yaml.matches("roce.dev/profile: coreweave/gb300-roce").count(), 2, "{yaml}");
+    assert_eq!(
+        yaml.matches("roce.dev/profile: coreweave/gb300-roce")
+            .count(),
+        2,
+        "{yaml}"
+    );
     assert_eq!(yaml.matches("name: NCCL_IB_HCA").count(), 2, "{yaml}");
-    assert!(yaml.contains("IPC_LOCK") && yaml.contains("rdma/ib"), "{yaml}");
-    assert!(yaml.contains("name: RELEASE"), "the chart's own env survives: {yaml}");
+    assert!(
+        yaml.contains("IPC_LOCK") && yaml.contains("rdma/ib"),
+        "{yaml}"
+    );
+    assert!(
+        yaml.contains("name: RELEASE"),
+        "the chart's own env survives: {yaml}"
+    );
     assert!(yaml.contains("kind: ConfigMap"), "{yaml}");
     let file = dir.join("release.yaml");
     std::fs::write(&file, yaml).unwrap();
@@ -73,7 +89,10 @@ fn check_wired(yaml: &str, dir: &Path) {
     lint.args(["lint", "--profile", PROFILE]).arg(&file);
     let out = lint.output().unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && said.contains("ok: 2 pod template(s)"), "roce lint: {said}\n{yaml}");
+    assert!(
+        out.status.success() && said.contains("ok: 2 pod template(s)"),
+        "roce lint: {said}\n{yaml}"
+    );
     consumers::kubernetes_validate_strict(yaml, consumers::K8S_VERSIONS)
         .unwrap_or_else(|e| panic!("{e}"));
 }
@@ -89,7 +108,10 @@ fn helm4_plugin_wires_a_chart() {
     let mut list = helm_cmd(&helm, home.path());
     list.args(["plugin", "list"]);
     let listed = run(list);
-    assert!(listed.contains("roce") && listed.contains("postrenderer/v1"), "{listed}");
+    assert!(
+        listed.contains("roce") && listed.contains("postrenderer/v1"),
+        "{listed}"
+    );
     let mut template = helm_cmd(&helm, home.path());
     template
         .args(["template", "demo"])
@@ -101,7 +123,9 @@ fn helm4_plugin_wires_a_chart() {
 
     // Without a profile the post-renderer fails, and so does helm.
     let mut none = helm_cmd(&helm, home.path());
-    none.args(["template", "demo"]).arg(chart()).args(["--post-renderer", "roce"]);
+    none.args(["template", "demo"])
+        .arg(chart())
+        .args(["--post-renderer", "roce"]);
     assert!(!none.output().unwrap().status.success());
 }
 
@@ -132,7 +156,11 @@ fn helm3_script_wires_a_chart() {
         let mut child = c.spawn().unwrap();
         std::io::Write::write_all(&mut child.stdin.take().unwrap(), plain.as_bytes()).unwrap();
         let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         check_wired(&String::from_utf8(out.stdout).unwrap(), home.path());
     }
 }

@@ -301,10 +301,8 @@ async fn handle(state: &Arc<State>, req: Request<Incoming>, peer: SocketAddr) ->
                 "result": log.result,
                 "duration_ms": (took.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
             });
-            if let Some(extra) = log.fields {
-                if let (Some(e), Value::Object(x)) = (entry.as_object_mut(), extra) {
-                    e.extend(x);
-                }
+            if let (Some(e), Some(Value::Object(x))) = (entry.as_object_mut(), log.fields) {
+                e.extend(x);
             }
             log_event(state, entry);
             response

@@ -31,7 +31,11 @@ fn documents() -> Vec<(String, String, Value)> {
         let docs: Vec<Value> = serde_saphyr::from_multiple(&text)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for (i, d) in text.split("\n---\n").zip(docs) {
-            out.push((path.file_name().unwrap().to_string_lossy().into_owned(), i.to_string(), d));
+            out.push((
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                i.to_string(),
+                d,
+            ));
         }
     }
     out
@@ -78,7 +82,10 @@ fn manifests_validate_and_agree() {
     assert!(!hooks.is_empty());
     for hook in hooks {
         let cc = &hook["clientConfig"]["service"];
-        assert_eq!((cc["name"].as_str(), cc["namespace"].as_str()), (Some(svc), Some(ns)));
+        assert_eq!(
+            (cc["name"].as_str(), cc["namespace"].as_str()),
+            (Some(svc), Some(ns))
+        );
         assert_eq!(cc["path"], "/mutate");
         assert_eq!(cc["port"], 443);
         assert_eq!(hook["sideEffects"], "None");
@@ -86,7 +93,10 @@ fn manifests_validate_and_agree() {
         assert_eq!(hook["admissionReviewVersions"], serde_json::json!(["v1"]));
         assert!(hook["timeoutSeconds"].as_u64().is_some_and(|t| t <= 10));
         let sel = &hook["objectSelector"]["matchExpressions"][0];
-        assert_eq!((sel["key"].as_str(), sel["operator"].as_str()), (Some("roce.dev/profile"), Some("Exists")));
+        assert_eq!(
+            (sel["key"].as_str(), sel["operator"].as_str()),
+            (Some("roce.dev/profile"), Some("Exists"))
+        );
         // The webhook's own namespace is never sent to it.
         let nsel = hook["namespaceSelector"]["matchExpressions"][0]["values"].to_string();
         assert!(nsel.contains(ns), "{nsel}");
@@ -96,7 +106,10 @@ fn manifests_validate_and_agree() {
         Some(format!("{ns}/{}", cert["metadata"]["name"].as_str().unwrap()).as_str())
     );
     assert_eq!(cert["metadata"]["namespace"].as_str(), Some(ns));
-    assert_eq!(cert["spec"]["issuerRef"]["name"], issuer["metadata"]["name"]);
+    assert_eq!(
+        cert["spec"]["issuerRef"]["name"],
+        issuer["metadata"]["name"]
+    );
     let dns = cert["spec"]["dnsNames"].to_string();
     assert!(dns.contains(&format!("\"{svc}.{ns}.svc\"")), "{dns}");
     // The Deployment mounts the Certificate's Secret where its args look.
@@ -109,14 +122,20 @@ fn manifests_validate_and_agree() {
         .unwrap();
     assert_eq!(secret["secret"]["secretName"], cert["spec"]["secretName"]);
     let args = pod["containers"][0]["args"].to_string();
-    assert!(args.contains("\"webhook\"") && args.contains("--tls-cert=/etc/roce/tls/tls.crt"), "{args}");
+    assert!(
+        args.contains("\"webhook\"") && args.contains("--tls-cert=/etc/roce/tls/tls.crt"),
+        "{args}"
+    );
     assert!(args.contains("--profiles=/etc/roce/profiles"), "{args}");
 
     // The ConfigMap's profiles load with no error (extends resolves to a built-in).
     let cm = find(&docs, "ConfigMap");
     for (key, text) in cm["data"].as_object().unwrap() {
         assert!(key.ends_with(".kdl") || key.ends_with(".yaml"), "{key}");
-        let loaded = load(Source::new(key.clone(), text.as_str().unwrap()), &BuiltinsOnly);
+        let loaded = load(
+            Source::new(key.clone(), text.as_str().unwrap()),
+            &BuiltinsOnly,
+        );
         assert!(!loaded.has_errors(), "{key}: {:?}", loaded.problems);
     }
 }
@@ -125,8 +144,19 @@ fn manifests_validate_and_agree() {
 fn kustomize_builds_the_directory() {
     match consumers::kubectl_kustomize(&dir()) {
         Ok(Some(out)) => {
-            for kind in ["Namespace", "Deployment", "Service", "MutatingWebhookConfiguration", "Certificate", "Issuer", "ConfigMap"] {
-                assert!(out.contains(&format!("kind: {kind}\n")), "{kind} missing:\n{out}");
+            for kind in [
+                "Namespace",
+                "Deployment",
+                "Service",
+                "MutatingWebhookConfiguration",
+                "Certificate",
+                "Issuer",
+                "ConfigMap",
+            ] {
+                assert!(
+                    out.contains(&format!("kind: {kind}\n")),
+                    "{kind} missing:\n{out}"
+                );
             }
         }
         Ok(None) => {}
