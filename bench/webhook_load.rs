@@ -65,6 +65,55 @@ fn review() -> Vec<u8> {
 }
 
 fn main() {
+    let direct = arg("--direct", 0);
+    if direct > 0 {
+        // The review alone, no HTTP or TLS: the CPU cost of one patched Pod.
+        let profiles = roce_webhook::profiles::Profiles::new(None);
+        let body = review();
+        let _ = roce_webhook::admission::review(&body, &profiles, roce_webhook::OnError::Deny);
+        let t = Instant::now();
+        for _ in 0..direct {
+            let r = roce_webhook::admission::review(&body, &profiles, roce_webhook::OnError::Deny)
+                .unwrap();
+            assert_eq!(r.outcome, roce_webhook::admission::Outcome::Patched);
+        }
+        let obj: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let text = if std::env::var_os("JSON").is_some() {
+            obj["request"]["object"].to_string()
+        } else {
+            roce_webhook::admission::yaml_text(&obj["request"]["object"])
+        };
+        let plan = roce_render::plan::lower(
+            &roce_model::load(
+                roce_model::builtin::source("coreweave/gb300-roce").unwrap(),
+                &roce_model::BuiltinsOnly,
+            )
+            .profile
+            .unwrap(),
+        );
+        let t2 = Instant::now();
+        let mut out = String::new();
+        for _ in 0..200 {
+            out = roce_render::apply::apply(
+                &roce_model::Source::new("o", text.clone()),
+                &plan,
+                &Default::default(),
+            )
+            .unwrap()
+            .text;
+        }
+        println!("apply: {:.1} µs", t2.elapsed().as_secs_f64() * 1e6 / 200.0);
+        let t3 = Instant::now();
+        for _ in 0..200 {
+            let _: Vec<serde_json::Value> = serde_saphyr::from_multiple(&out).unwrap();
+        }
+        println!("saphyr: {:.1} µs", t3.elapsed().as_secs_f64() * 1e6 / 200.0);
+        println!(
+            "review alone: {:.1} µs per patched Pod ({direct} reviews)",
+            t.elapsed().as_secs_f64() * 1e6 / direct as f64
+        );
+        return;
+    }
     let rate = arg("--rate", 1000).max(1);
     let seconds = arg("--seconds", 5).max(1);
     let connections = arg("--connections", 16).max(1);

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use base64::Engine as _;
 use roce_model::Source;
 use roce_render::apply::{ApplyOptions, apply};
+use roce_render::plumbing::yaml::Yaml;
 use serde_json::{Value, json};
 
 use crate::profiles::{Lookup, Profiles, one_line};
@@ -229,8 +230,7 @@ fn wire(
     object: &Value,
     plan: &roce_render::plan::Plan,
 ) -> Result<(Value, Vec<String>), Vec<String>> {
-    let text = serde_json::to_string(object).expect("a JSON value serialises");
-    let source = Source::new("request.object", text);
+    let source = Source::new("request.object", yaml_text(object));
     let applied = apply(&source, plan, &ApplyOptions::default())
         .map_err(|problems| problems.iter().map(one_line).collect::<Vec<_>>())?;
     let mut docs: Vec<Value> = serde_saphyr::from_multiple(&applied.text).map_err(|e| {
@@ -315,4 +315,46 @@ fn envelope(response: Value) -> Value {
         "kind": "AdmissionReview",
         "response": response,
     })
+}
+
+/// `value` as block YAML (roce's own writer): `roce apply` splices block YAML in place, which is several
+/// times faster than rewriting a one-line JSON document.
+pub fn yaml_text(value: &Value) -> String {
+    roce_render::plumbing::yaml::to_string(&to_yaml(value))
+}
+
+fn to_yaml(value: &Value) -> Yaml {
+    match value {
+        Value::Null => Yaml::Null,
+        Value::Bool(b) => Yaml::Bool(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Yaml::Int(i),
+            None => Yaml::Raw(n.to_string()),
+        },
+        Value::String(s) if s.contains('\n') => Yaml::Block(s.clone()),
+        Value::String(s) => Yaml::Str(s.clone()),
+        Value::Array(items) => Yaml::Seq(items.iter().map(to_yaml).collect()),
+        Value::Object(map) => Yaml::Map(map.iter().map(|(k, v)| (k.clone(), to_yaml(v))).collect()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_text_reads_back_as_the_same_json() {
+        let v = json!({
+            "roce.dev/profile": "a/b",
+            "s": ["yes", "no", "on", "1", "010", "0x1F", "1.5", "null", "~", "", " lead", "a: b", "- x", "#c", "true", "'q'", "\"d\"", "é"],
+            "multi": "line one\nline two\n",
+            "n": [0, -3, 1.5, 1e300, 9007199254740993u64],
+            "b": [true, false, null],
+            "empty": {}, "none": [],
+            "nested": {"k": [{"a": {}}, []]}
+        });
+        let text = yaml_text(&v);
+        let back: Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(back, v, "{text}");
+    }
 }
