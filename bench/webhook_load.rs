@@ -91,6 +91,25 @@ fn main() {
             .profile
             .unwrap(),
         );
+        let y = roce_webhook::admission::yaml_text(&obj["request"]["object"]);
+        let applied =
+            roce_render::apply::apply(&roce_model::Source::new("o", y), &plan, &Default::default())
+                .unwrap()
+                .text;
+        let wired: Vec<serde_json::Value> = serde_saphyr::from_multiple(&applied).unwrap();
+        let t4 = Instant::now();
+        for _ in 0..200 {
+            let _ = json_patch::diff(&obj["request"]["object"], &wired[0]);
+        }
+        println!("diff: {:.1} µs", t4.elapsed().as_secs_f64() * 1e6 / 200.0);
+        let t5 = Instant::now();
+        for _ in 0..200 {
+            let _ = roce_webhook::admission::yaml_text(&obj["request"]["object"]);
+        }
+        println!(
+            "yaml_text: {:.1} µs",
+            t5.elapsed().as_secs_f64() * 1e6 / 200.0
+        );
         let t2 = Instant::now();
         let mut out = String::new();
         for _ in 0..200 {
