@@ -77,6 +77,7 @@ fn main() {
                 .unwrap();
             assert_eq!(r.outcome, roce_webhook::admission::Outcome::Patched);
         }
+        let review_us = t.elapsed().as_secs_f64() * 1e6 / direct as f64;
         let obj: serde_json::Value = serde_json::from_slice(&body).unwrap();
         let text = if std::env::var_os("JSON").is_some() {
             obj["request"]["object"].to_string()
@@ -129,7 +130,7 @@ fn main() {
         println!("saphyr: {:.1} µs", t3.elapsed().as_secs_f64() * 1e6 / 200.0);
         println!(
             "review alone: {:.1} µs per patched Pod ({direct} reviews)",
-            t.elapsed().as_secs_f64() * 1e6 / direct as f64
+            review_us
         );
         return;
     }
