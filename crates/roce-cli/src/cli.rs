@@ -58,6 +58,8 @@ pub enum Command {
     Exec(crate::commands::exec::ExecArgs),
     /// Compare two profiles in fabric terms.
     Diff(crate::commands::diff::DiffArgs),
+    /// Serve a mutating admission webhook that wires `roce.dev/profile`-labelled objects (HTTPS).
+    Webhook(crate::commands::webhook::WebhookArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions {
         /// The shell.

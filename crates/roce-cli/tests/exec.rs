@@ -528,7 +528,8 @@ fn docs_exec_md_examples_are_current() {
 /// Today's binary, on an empty tree (what that machine's `/sys/class/infiniband` held), decides the same.
 #[test]
 fn the_recorded_h200_run_is_what_roce_exec_does() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../roce-inspect/tests/fixtures/exec/h200");
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../roce-inspect/tests/fixtures/exec/h200");
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
 
     let failed = read("fail-closed.stderr");
@@ -538,12 +539,18 @@ fn the_recorded_h200_run_is_what_roce_exec_does() {
 
     let log = read("exec-allreduce.log");
     for r in 0..2 {
-        assert!(log.contains(&format!("rank {r}: all_reduce ok (2.0)")), "rank {r}");
+        assert!(
+            log.contains(&format!("rank {r}: all_reduce ok (2.0)")),
+            "rank {r}"
+        );
     }
     assert!(log.contains("roce exec: NCCL_IB_HCA=ibp (from the profile: no RDMA devices here)"));
     assert!(log.contains("NET/Socket"), "NCCL used its socket transport");
     let explained = read("explain.txt");
-    assert!(explained.contains("roce::explain::socket_fallback"), "{explained}");
+    assert!(
+        explained.contains("roce::explain::socket_fallback"),
+        "{explained}"
+    );
 
     // The same decisions from today's binary: the recorded dry run on a tree with no RDMA devices.
     let tree = Tree::new("h200-replay");

@@ -10,6 +10,7 @@ pub mod lint;
 mod meta;
 mod profiles;
 mod render;
+pub mod webhook;
 
 use std::process::ExitCode;
 
@@ -53,6 +54,7 @@ pub fn run(command: Command, out: &Output) -> miette::Result<Exit> {
         Command::Doctor(args) => doctor::run(args, out),
         Command::Exec(args) => exec::run(args, out),
         Command::Diff(args) => diff::run(args, out),
+        Command::Webhook(args) => webhook::run(args),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
         Command::Schema => meta::schema(),

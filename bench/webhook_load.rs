@@ -1,0 +1,263 @@
+//! A bounded load test of `roce webhook` on localhost (not a timed test; run `bench/webhook-load`).
+//!
+//! Starts the real server (HTTPS, a fresh self-signed certificate) in this process on its own 2-thread
+//! runtime, then drives it open-loop from `--connections` keep-alive HTTPS connections at `--rate`
+//! requests/s for `--seconds`, every request a labelled Pod that gets a JSONPatch (the most expensive
+//! path: parse, apply, diff). Latency is measured from each request's *scheduled* send time, so a server
+//! that falls behind is charged for the queueing (no coordinated omission).
+//!
+//! Usage: webhook-load [--rate N] [--seconds S] [--connections C]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+use roce_webhook::{Config, Server};
+use serde_json::json;
+use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::ServerName;
+
+fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn review() -> Vec<u8> {
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "namespace": "training",
+            "operation": "CREATE",
+            "userInfo": {"username": "admin"},
+            "object": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "nccl-0", "namespace": "training",
+                             "labels": {"app": "nccl-tests", "roce.dev/profile": "coreweave/gb300-roce"}},
+                "spec": {
+                    "containers": [{
+                        "name": "main",
+                        "image": "ghcr.io/coreweave/nccl-tests:12.8",
+                        "command": ["all_reduce_perf", "-b", "8", "-e", "8G"],
+                        "env": [{"name": "MY_VAR", "value": "1"}],
+                        "resources": {"limits": {"memory": "64Gi"}, "requests": {"cpu": "8"}},
+                        "terminationMessagePath": "/dev/termination-log",
+                        "volumeMounts": [{"name": "kube-api-access-x", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}]
+                    }],
+                    "restartPolicy": "Never",
+                    "volumes": [{"name": "kube-api-access-x", "projected": {"defaultMode": 420, "sources": [{"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}]}}]
+                }
+            }
+        }
+    })
+    .to_string()
+    .into_bytes()
+}
+
+fn main() {
+    let direct = arg("--direct", 0);
+    if direct > 0 {
+        // The review alone, no HTTP or TLS: the CPU cost of one patched Pod.
+        let profiles = roce_webhook::profiles::Profiles::new(None);
+        let body = review();
+        let _ = roce_webhook::admission::review(&body, &profiles, roce_webhook::OnError::Deny);
+        let t = Instant::now();
+        for _ in 0..direct {
+            let r = roce_webhook::admission::review(&body, &profiles, roce_webhook::OnError::Deny)
+                .unwrap();
+            assert_eq!(r.outcome, roce_webhook::admission::Outcome::Patched);
+        }
+        let review_us = t.elapsed().as_secs_f64() * 1e6 / direct as f64;
+        let obj: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let text = if std::env::var_os("JSON").is_some() {
+            obj["request"]["object"].to_string()
+        } else {
+            roce_webhook::admission::yaml_text(&obj["request"]["object"])
+        };
+        let plan = roce_render::plan::lower(
+            &roce_model::load(
+                roce_model::builtin::source("coreweave/gb300-roce").unwrap(),
+                &roce_model::BuiltinsOnly,
+            )
+            .profile
+            .unwrap(),
+        );
+        let y = roce_webhook::admission::yaml_text(&obj["request"]["object"]);
+        let applied =
+            roce_render::apply::apply(&roce_model::Source::new("o", y), &plan, &Default::default())
+                .unwrap()
+                .text;
+        let wired: Vec<serde_json::Value> = serde_saphyr::from_multiple(&applied).unwrap();
+        let t4 = Instant::now();
+        for _ in 0..200 {
+            let _ = json_patch::diff(&obj["request"]["object"], &wired[0]);
+        }
+        println!("diff: {:.1} µs", t4.elapsed().as_secs_f64() * 1e6 / 200.0);
+        let t5 = Instant::now();
+        for _ in 0..200 {
+            let _ = roce_webhook::admission::yaml_text(&obj["request"]["object"]);
+        }
+        println!(
+            "yaml_text: {:.1} µs",
+            t5.elapsed().as_secs_f64() * 1e6 / 200.0
+        );
+        let t2 = Instant::now();
+        let mut out = String::new();
+        for _ in 0..200 {
+            out = roce_render::apply::apply(
+                &roce_model::Source::new("o", text.clone()),
+                &plan,
+                &Default::default(),
+            )
+            .unwrap()
+            .text;
+        }
+        println!("apply: {:.1} µs", t2.elapsed().as_secs_f64() * 1e6 / 200.0);
+        let t3 = Instant::now();
+        for _ in 0..200 {
+            let _: Vec<serde_json::Value> = serde_saphyr::from_multiple(&out).unwrap();
+        }
+        println!("saphyr: {:.1} µs", t3.elapsed().as_secs_f64() * 1e6 / 200.0);
+        println!(
+            "review alone: {:.1} µs per patched Pod ({direct} reviews)",
+            review_us
+        );
+        return;
+    }
+    let rate = arg("--rate", 1000).max(1);
+    let seconds = arg("--seconds", 5).max(1);
+    let connections = arg("--connections", 16).max(1);
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).expect("rcgen");
+    let cert = dir.path().join("tls.crt");
+    let key = dir.path().join("tls.key");
+    std::fs::write(&cert, ck.cert.pem()).unwrap();
+    std::fs::write(&key, ck.signing_key.serialize_pem()).unwrap();
+    let mut config = Config::new("127.0.0.1:0".parse().unwrap(), cert, key);
+    config.log = false;
+
+    let server_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = server_rt.block_on(Server::bind(config)).expect("bind");
+    let addr = server.local_addr().unwrap();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server_task = server_rt.spawn(server.run(async {
+        let _ = stop_rx.await;
+    }));
+
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ck.cert.der().clone()).unwrap();
+    let client = Arc::new(
+        rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth(),
+    );
+    let body = Bytes::from(review());
+    let client_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let total = rate * seconds;
+    let (lat, errors, wall) = client_rt.block_on(async move {
+        // Warm up: one request per connection (handshake, profile cache).
+        let mut senders = Vec::new();
+        for _ in 0..connections {
+            let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+            tcp.set_nodelay(true).unwrap();
+            let tls = tokio_rustls::TlsConnector::from(client.clone())
+                .connect(ServerName::try_from("localhost").unwrap(), tcp)
+                .await
+                .unwrap();
+            let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+                .await
+                .unwrap();
+            tokio::spawn(conn);
+            senders.push(send);
+        }
+        let start = Instant::now() + Duration::from_millis(200);
+        let interval = Duration::from_secs_f64(1.0 / rate as f64);
+        let mut tasks = Vec::new();
+        for (c, mut send) in senders.into_iter().enumerate() {
+            let body = body.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut lat = Vec::new();
+                let mut errors = 0u64;
+                let mut i = c as u64;
+                while i < total {
+                    let due = start + interval.mul_f64(i as f64);
+                    tokio::time::sleep_until(due.into()).await;
+                    let req = hyper::Request::post("/mutate")
+                        .header("host", "localhost")
+                        .header("content-type", "application/json")
+                        .body(Full::new(body.clone()))
+                        .unwrap();
+                    match send.send_request(req).await {
+                        Ok(resp) if resp.status() == 200 => {
+                            let b = resp.into_body().collect().await.map(|b| b.to_bytes());
+                            if b.as_ref()
+                                .is_ok_and(|b| b.windows(9).any(|w| w == b"JSONPatch"))
+                            {
+                                lat.push(due.elapsed());
+                            } else {
+                                errors += 1;
+                            }
+                        }
+                        _ => errors += 1,
+                    }
+                    i += connections;
+                }
+                (lat, errors)
+            }));
+        }
+        let mut all = Vec::new();
+        let mut errors = 0;
+        for t in tasks {
+            let (l, e) = t.await.unwrap();
+            all.extend(l);
+            errors += e;
+        }
+        (all, errors, start.elapsed())
+    });
+    let _ = stop_tx.send(());
+    let _ = server_rt.block_on(server_task);
+
+    let mut lat = lat;
+    lat.sort();
+    let pct = |p: f64| -> f64 {
+        if lat.is_empty() {
+            return f64::NAN;
+        }
+        let i = ((lat.len() as f64 - 1.0) * p).round() as usize;
+        lat[i].as_secs_f64() * 1000.0
+    };
+    let ok = lat.len() as f64;
+    println!(
+        "target {rate} req/s for {seconds} s over {connections} connections: {} ok, {errors} errors, \
+         achieved {:.0} req/s; latency p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        lat.len(),
+        ok / wall.as_secs_f64(),
+        pct(0.50),
+        pct(0.90),
+        pct(0.99),
+        pct(1.0)
+    );
+}

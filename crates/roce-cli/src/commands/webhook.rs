@@ -1,0 +1,77 @@
+//! `roce webhook`: serve the mutating admission webhook (crates/roce-webhook, docs/cluster.md).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use roce_webhook::{Config, OnError};
+
+use super::Exit;
+use crate::report::errln;
+
+/// What to do with an object whose profile cannot be applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnErrorArg {
+    /// Deny it (`allowed: false`, the diagnostics as the message).
+    Deny,
+    /// Admit it unchanged, with the diagnostics as warnings.
+    Allow,
+}
+
+/// Arguments of `roce webhook`.
+#[derive(Debug, Args)]
+pub struct WebhookArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0:8443", value_name = "ADDR")]
+    pub listen: SocketAddr,
+    /// PEM certificate chain (re-read when it changes).
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: PathBuf,
+    /// PEM private key (re-read when it changes).
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: PathBuf,
+    /// A directory of profile files (`NAME.kdl`, `NAME.yaml`; a mounted ConfigMap), besides the
+    /// built-ins; re-read when it changes. A file wins over a built-in of the same name.
+    #[arg(long, value_name = "DIR")]
+    pub profiles: Option<PathBuf>,
+    /// An unknown or invalid profile: deny the object, or allow it unchanged with a warning.
+    #[arg(long, value_enum, default_value_t = OnErrorArg::Deny)]
+    pub on_error: OnErrorArg,
+    /// Largest request body, in bytes (413 above it).
+    #[arg(long, default_value_t = 3 * 1024 * 1024, value_name = "BYTES")]
+    pub max_body: usize,
+    /// Seconds allowed for a TLS handshake, a request head, and reading and answering a request.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    pub timeout: u64,
+    /// Seconds between checks of the profile directory and the certificate files.
+    #[arg(long, default_value_t = 2, value_name = "SECONDS")]
+    pub poll: u64,
+    /// Seconds in-flight requests may take to finish after SIGTERM.
+    #[arg(long, default_value_t = 20, value_name = "SECONDS")]
+    pub grace: u64,
+    /// No per-request JSON log lines on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+pub fn run(args: WebhookArgs) -> miette::Result<Exit> {
+    let mut config = Config::new(args.listen, args.tls_cert, args.tls_key);
+    config.profiles = args.profiles;
+    config.on_error = match args.on_error {
+        OnErrorArg::Deny => OnError::Deny,
+        OnErrorArg::Allow => OnError::Allow,
+    };
+    config.body_limit = args.max_body;
+    config.request_timeout = Duration::from_secs(args.timeout.max(1));
+    config.poll_interval = Duration::from_secs(args.poll.max(1));
+    config.shutdown_grace = Duration::from_secs(args.grace);
+    config.log = !args.quiet;
+    match roce_webhook::serve(config) {
+        Ok(()) => Ok(Exit::Ok),
+        Err(e) => {
+            errln!("error: {e}");
+            Ok(Exit::Problems)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! `roce webhook` as a process: it starts with a certificate made here, logs where it listens as JSON on
+//! stderr, and on SIGTERM shuts down gracefully and exits 0. (The HTTP behaviour is tested in
+//! crates/roce-webhook/tests/server.rs.)
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn sigterm_stops_the_webhook_gracefully() {
+    let dir = tempfile::tempdir().unwrap();
+    let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let cert = dir.path().join("tls.crt");
+    let key = dir.path().join("tls.key");
+    std::fs::write(&cert, ck.cert.pem()).unwrap();
+    std::fs::write(&key, ck.signing_key.serialize_pem()).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_roce"))
+        .args(["webhook", "--listen", "127.0.0.1:0", "--tls-cert"])
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&key)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&first).unwrap_or_else(|e| panic!("{e}: {first}"));
+    assert_eq!(v["event"], "listening", "{first}");
+    assert!(
+        v["addr"].as_str().unwrap().starts_with("127.0.0.1:"),
+        "{first}"
+    );
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let started = Instant::now();
+    let exit = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "still running after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(exit.success(), "{exit}: {rest:?}");
+    assert!(
+        rest.iter().any(|l| l.contains("\"shutting down\"")),
+        "{rest:?}"
+    );
+    assert!(rest.iter().any(|l| l.contains("\"stopped\"")), "{rest:?}");
+}
+
+#[test]
+fn a_certificate_that_does_not_load_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.pem");
+    std::fs::write(&bad, "not a certificate\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_roce"))
+        .args(["webhook", "--listen", "127.0.0.1:0", "--tls-cert"])
+        .arg(&bad)
+        .arg("--tls-key")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.pem"), "{err}");
+}

@@ -1,0 +1,114 @@
+//! The serving certificate: loaded from PEM files, swapped in place when the files change (cert-manager
+//! renews a Secret; the kubelet updates the mounted files), so renewals need no restart.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::SystemTime;
+
+use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
+use tokio_rustls::rustls::sign::CertifiedKey;
+
+/// The certificate and key files, and what they held when last loaded.
+#[derive(Debug)]
+pub struct CertStore {
+    cert: PathBuf,
+    key: PathBuf,
+    current: RwLock<(Arc<CertifiedKey>, Stamp)>,
+}
+
+type Stamp = (Option<SystemTime>, Option<SystemTime>, u64, u64);
+
+fn stamp(cert: &Path, key: &Path) -> Stamp {
+    let c = std::fs::metadata(cert).ok();
+    let k = std::fs::metadata(key).ok();
+    (
+        c.as_ref().and_then(|m| m.modified().ok()),
+        k.as_ref().and_then(|m| m.modified().ok()),
+        c.map_or(0, |m| m.len()),
+        k.map_or(0, |m| m.len()),
+    )
+}
+
+/// Load a PEM certificate chain and private key.
+///
+/// # Errors
+///
+/// A message naming the file that could not be read or parsed.
+pub fn load(cert: &Path, key: &Path) -> Result<Arc<CertifiedKey>, String> {
+    let cert_pem = std::fs::read(cert).map_err(|e| format!("{}: {e}", cert.display()))?;
+    let key_pem = std::fs::read(key).map_err(|e| format!("{}: {e}", key.display()))?;
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{}: {e}", cert.display()))?;
+    if chain.is_empty() {
+        return Err(format!("{}: no PEM certificate in it", cert.display()));
+    }
+    let der =
+        PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| format!("{}: {e}", key.display()))?;
+    let signer = rustls::crypto::ring::sign::any_supported_type(&der)
+        .map_err(|e| format!("{}: {e}", key.display()))?;
+    Ok(Arc::new(CertifiedKey::new(chain, signer)))
+}
+
+impl CertStore {
+    /// Load the files now.
+    ///
+    /// # Errors
+    ///
+    /// As [`load`].
+    pub fn open(cert: PathBuf, key: PathBuf) -> Result<Self, String> {
+        let s = stamp(&cert, &key);
+        let loaded = load(&cert, &key)?;
+        Ok(CertStore {
+            cert,
+            key,
+            current: RwLock::new((loaded, s)),
+        })
+    }
+
+    /// When the files changed since the last load, load them again: `Some(Ok)` reloaded, `Some(Err)` the
+    /// new files do not load (the old certificate stays in use), `None` unchanged.
+    pub fn reload_if_changed(&self) -> Option<Result<(), String>> {
+        let now = stamp(&self.cert, &self.key);
+        if self.current.read().expect("cert lock").1 == now {
+            return None;
+        }
+        match load(&self.cert, &self.key) {
+            Ok(loaded) => {
+                *self.current.write().expect("cert lock") = (loaded, now);
+                Some(Ok(()))
+            }
+            Err(e) => {
+                // Remember the stamp so a half-written pair is retried only when it changes again.
+                self.current.write().expect("cert lock").1 = now;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl ResolvesServerCert for CertStore {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.current.read().expect("cert lock").0.clone())
+    }
+}
+
+/// A rustls server configuration (ring, TLS 1.2 and 1.3, HTTP/1.1) that takes its certificate from `store`.
+///
+/// # Errors
+///
+/// When the crypto provider rejects the protocol versions (it does not).
+pub fn server_config(store: Arc<CertStore>) -> Result<Arc<rustls::ServerConfig>, String> {
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_no_client_auth()
+    .with_cert_resolver(store);
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
