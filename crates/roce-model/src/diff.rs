@@ -160,6 +160,13 @@ impl ProfileDiff {
                 new.map_or("unset".to_string(), |v| format!("`{v}`"))
             ));
         }
+        if a.nccl_net.provider.value != b.nccl_net.provider.value {
+            out.push(format!(
+                "switches NCCL's network from {} to {}",
+                a.nccl_net.provider.value.describe(),
+                b.nccl_net.provider.value.describe()
+            ));
+        }
         out.extend(dra_summary(self, a, b));
         if self.get("production").is_some() {
             out.push(if b.production.value {

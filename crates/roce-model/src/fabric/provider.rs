@@ -83,6 +83,16 @@ impl Provider {
         }
     }
 
+    /// What it is, in words (`roce diff`'s summary).
+    pub fn describe(&self) -> String {
+        match self {
+            Provider::IbVerbs => "NCCL's internal IB verbs transport".to_string(),
+            Provider::Ofi => "aws-ofi-nccl over libfabric (EFA)".to_string(),
+            Provider::Gib => "Google's gIB plugin".to_string(),
+            Provider::Plugin(name) => format!("the net plugin `{name}`"),
+        }
+    }
+
     /// The `NCCL_NET` value this provider forces, if any. gIB and named plugins are forced (NCCL fails
     /// instead of falling back to sockets); IB verbs needs nothing, and aws-ofi-nccl is left to load as
     /// NCCL's default plugin, because its network name changed across releases (`AWS Libfabric`,
