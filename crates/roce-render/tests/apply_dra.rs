@@ -14,9 +14,6 @@ use roce_render::Plan;
 use roce_render::apply::{Applied, ApplyOptions, RoleChoice, apply};
 use serde_json::{Value, json};
 
-/// `resource.k8s.io/v1` exists from 1.34; 1.37 is the newest minor kubernetes-validate 1.37.0 bundles.
-const DRA_K8S_VERSIONS: &[&str] = &["1.34.0", "1.37.0"];
-
 const GB300_DRA: &str = "coreweave/gb300-roce-dra";
 const DRANET: &str = "oci/gb200-roce-dranet";
 const PROFILES: [&str; 2] = [GB300_DRA, DRANET];
@@ -678,7 +675,7 @@ fn every_kind_gets_dra_in_its_worker_templates_and_the_objects_before_it() {
             .iter()
             .map(|d| serde_json::to_string_pretty(d).unwrap())
             .collect();
-        consumers::kubernetes_validate_strict(&input.join("\n---\n"), DRA_K8S_VERSIONS)
+        consumers::kubernetes_validate_strict(&input.join("\n---\n"), consumers::DRA_K8S_VERSIONS)
             .unwrap_or_else(|e| panic!("{profile}: {e}"));
     }
 }
@@ -810,8 +807,11 @@ fn claims_and_affinity_merge_by_name_and_keep_what_the_user_wrote() {
     ] {
         assert!(said.contains(part), "{part:?} not in:\n{said}");
     }
-    consumers::kubernetes_validate_strict(&applied.text_without_crds(), DRA_K8S_VERSIONS)
-        .unwrap_or_else(|e| panic!("{e}"));
+    consumers::kubernetes_validate_strict(
+        &applied.text_without_crds(),
+        consumers::DRA_K8S_VERSIONS,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// Output documents other than the ComputeDomain (no schema for it in kubernetes-validate).
@@ -1099,8 +1099,11 @@ fn the_objects_go_before_the_first_claiming_document_once() {
     {
         assert!(out.contains(&line), "{line:?}");
     }
-    consumers::kubernetes_validate_strict(&applied.text_without_crds(), DRA_K8S_VERSIONS)
-        .unwrap_or_else(|e| panic!("{e}"));
+    consumers::kubernetes_validate_strict(
+        &applied.text_without_crds(),
+        consumers::DRA_K8S_VERSIONS,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
@@ -1195,7 +1198,7 @@ items:
             .filter(|i| i["kind"] != "ComputeDomain")
             .map(|i| serde_json::to_string_pretty(i).unwrap())
             .collect();
-        consumers::kubernetes_validate_strict(&core.join("\n---\n"), DRA_K8S_VERSIONS)
+        consumers::kubernetes_validate_strict(&core.join("\n---\n"), consumers::DRA_K8S_VERSIONS)
             .unwrap_or_else(|e| panic!("{profile}: {e}"));
         for i in items.iter().filter(|i| i["kind"] == "ComputeDomain") {
             check_compute_domain(profile, i);

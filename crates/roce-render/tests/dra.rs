@@ -19,9 +19,6 @@ use roce_model::fabric::dra::{
 use roce_render::plumbing::yaml::{self, Yaml};
 use serde_json::{Value, json};
 
-/// `resource.k8s.io/v1` exists from 1.34; 1.37 is the newest minor kubernetes-validate 1.37.0 bundles.
-const DRA_K8S_VERSIONS: &[&str] = &["1.34.0", "1.37.0"];
-
 fn n(v: u32) -> NonZeroU32 {
     NonZeroU32::new(v).unwrap()
 }
@@ -203,7 +200,7 @@ fn resource_claim_templates_and_pods_with_claims_pass_kubernetes_strict() {
     docs.push(pod);
 
     let text = printed(&docs);
-    consumers::kubernetes_validate_strict(&text, DRA_K8S_VERSIONS)
+    consumers::kubernetes_validate_strict(&text, consumers::DRA_K8S_VERSIONS)
         .unwrap_or_else(|e| panic!("{e}"));
 }
 
@@ -223,7 +220,7 @@ fn kubernetes_strict_rejects_a_misspelt_claim_field() {
     rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClass"] = json!("dranet.net");
     for doc in [pod, rct] {
         let kind = doc["kind"].clone();
-        match consumers::kubernetes_validate_strict(&printed(&[doc]), DRA_K8S_VERSIONS) {
+        match consumers::kubernetes_validate_strict(&printed(&[doc]), consumers::DRA_K8S_VERSIONS) {
             Err(_) => {}
             Ok(consumers::Checked::Skipped) => return,
             Ok(consumers::Checked::Ran) => panic!("{kind} with a misspelt field passed"),
@@ -544,7 +541,7 @@ fn dra_profiles_render_pods_the_consumers_accept() {
             }
             Err(e) => panic!("{path}: {e}"),
         }
-        consumers::kubernetes_validate_strict(&printed(&core), DRA_K8S_VERSIONS)
+        consumers::kubernetes_validate_strict(&printed(&core), consumers::DRA_K8S_VERSIONS)
             .unwrap_or_else(|e| panic!("{path}: {e}"));
     }
     // GPUs claimed through DRA are not requested again as nvidia.com/gpu; the vendor's profile keeps both.
@@ -630,7 +627,7 @@ fn ucx_perftest_claims_the_nics_and_says_what_does_not_apply() {
                 "{name}: created first"
             );
         }
-        consumers::kubernetes_validate_strict(&printed(&docs), DRA_K8S_VERSIONS)
+        consumers::kubernetes_validate_strict(&printed(&docs), consumers::DRA_K8S_VERSIONS)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }

@@ -966,9 +966,6 @@ fn overlapping_selectors_wire_a_workload_once() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `resource.k8s.io/v1` (DRA) exists from Kubernetes 1.34.
-const DRA_K8S_VERSIONS: &[&str] = &["1.34.0", "1.37.0"];
-
 /// A Deployment and a CronJob with DRA of their own: a GPU claim their container uses, a node affinity and a
 /// required pod-affinity term on another topology key.
 fn workloads_with_own_claims() -> String {
@@ -1203,7 +1200,7 @@ fn dra_claims_and_affinity_merge_into_workloads_with_their_own() {
             assert!(checked || !consumers::tools_required());
         }
         let text: Vec<String> = core.iter().map(|d| d.to_string()).collect();
-        consumers::kubernetes_validate_strict(&text.join("\n---\n"), DRA_K8S_VERSIONS)
+        consumers::kubernetes_validate_strict(&text.join("\n---\n"), consumers::DRA_K8S_VERSIONS)
             .unwrap_or_else(|e| panic!("{profile}: {e}"));
     }
 }
