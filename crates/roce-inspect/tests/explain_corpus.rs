@@ -1,6 +1,6 @@
 //! `roce explain` on a corpus of real excerpts it was not written against: log lines quoted in public NCCL, UCX,
-//! NIXL, aws-ofi-nccl, gIB and PyTorch threads (NCCL 2.4–2.28, UCX 1.8–1.19) and fresh NCCL 2.28 runs, in the
-//! forms logs arrive in (one rank, WARN only, launcher and timestamp prefixes, tracebacks, nccl-tests tables).
+//! NIXL, aws-ofi-nccl, gIB and PyTorch threads (NCCL 2.4–2.28, UCX 1.8–1.19) and fresh NCCL 2.28 and 2.29 runs, in
+//! the forms logs arrive in (one rank, WARN only, launcher and timestamp prefixes, tracebacks, nccl-tests tables).
 //! `tests/fixtures/explain-corpus/manifest.toml` states each excerpt's verdict; every one is asserted here, and
 //! the test prints how many matched so a regression names the excerpts it broke.
 
@@ -103,7 +103,8 @@ fn every_excerpt_gets_its_verdict() {
         .unwrap();
         assert!(
             header.starts_with("#| source: https://github.com/")
-                || header.starts_with("#| source: device run, NCCL 2.28"),
+                || header.starts_with("#| source: device run, NCCL 2.28")
+                || header.starts_with("#| source: device run, NCCL 2.29"),
             "{file}: the header must name the source"
         );
         let e = explain(&path);
