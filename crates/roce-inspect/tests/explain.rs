@@ -799,6 +799,8 @@ fn every_explain_code_has_a_case() {
         "roce::explain::profile_env_mismatch",
         "roce::explain::profile_env_missing",
         "roce::explain::profile_devices",
+        // with a profile: firing and quiet in profile.rs (a_net_plugin_the_profile_turned_off)
+        "roce::explain::profile_net_plugin",
         // only with an expectation: compared in bandwidth_is_read_and_compared
         "roce::explain::bandwidth_low",
     ]);

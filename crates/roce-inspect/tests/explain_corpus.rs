@@ -123,6 +123,48 @@ fn every_excerpt_gets_its_verdict() {
                 diffs.push(format!("{key}: want {want}, got {got}"));
             }
         }
+        // TOML reads `0` as an integer
+        let float = |key: &str| {
+            let item = case.get(key)?;
+            item.as_float().or(item.as_integer().map(|i| i as f64))
+        };
+        if let Some(want) = float("busbw_peak") {
+            let got = e.bandwidth.as_ref().map(|b| b.peak_busbw);
+            if got.is_none_or(|g| (g - want).abs() > 0.005) {
+                diffs.push(format!("busbw_peak: want {want}, got {got:?}"));
+            }
+        } else if e.bandwidth.as_ref().is_some_and(|b| b.rows > 0) {
+            diffs.push("busbw_peak: the manifest states none, but roce read a table".to_string());
+        }
+        // with a profile: the expectation `roce explain --profile` derives and whether the result is low
+        if let Some(name) = case.get("profile").and_then(toml_edit::Item::as_str) {
+            let source =
+                roce_model::builtin::source(name).unwrap_or_else(|| panic!("{file}: {name}"));
+            let profile = roce_model::load(source, &roce_model::BuiltinsOnly)
+                .profile
+                .unwrap();
+            let mut with = e.clone();
+            with.compare_profile(&profile);
+            with.expect_busbw(None, Some(&profile));
+            let expected = with
+                .bandwidth
+                .as_ref()
+                .and_then(|b| b.expected.as_ref())
+                .map(|x| x.busbw);
+            if expected != float("expected_busbw") {
+                diffs.push(format!(
+                    "expected_busbw: want {:?}, got {expected:?}",
+                    float("expected_busbw")
+                ));
+            }
+            let low = with
+                .codes()
+                .iter()
+                .any(|c| c.as_str() == "roce::explain::bandwidth_low");
+            if Some(low) != case.get("bandwidth_low").and_then(toml_edit::Item::as_bool) {
+                diffs.push(format!("bandwidth_low: got {low}"));
+            }
+        }
         if !diffs.is_empty() {
             let codes: Vec<&str> = e.findings.iter().map(|f| f.code.as_str()).collect();
             wrong.push(format!("{file}: {} (findings {codes:?})", diffs.join("; ")));

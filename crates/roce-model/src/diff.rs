@@ -331,6 +331,7 @@ pub fn fields(p: &Profile) -> Vec<Field> {
     f.str("rails.pod-device", Some(&r.pod_device));
     f.str("rails.pod-netdev", r.pod_netdev.as_ref());
     f.show("rails.port-num", Some(&r.port_num));
+    f.show("rails.link-rate", r.link_rate.as_ref());
 
     match &p.multus {
         Multus::PerPort {

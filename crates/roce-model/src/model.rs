@@ -146,6 +146,9 @@ pub struct Rails {
     pub pod_netdev: Option<Spanned<String>>,
     /// Verbs port number of each device (1 on Mellanox).
     pub port_num: Spanned<u32>,
+    /// Link rate of one rail in Gb/s (`ibv_devinfo`'s `active_speed` × width: 400 for NDR, 200 for one
+    /// ConnectX-8 plane): what `roce explain --profile` derives the expected nccl-tests bus bandwidth from.
+    pub link_rate: Option<Spanned<u32>>,
 }
 
 /// One rail, with its names expanded.
@@ -394,6 +397,15 @@ impl Profile {
     /// Every rail with names expanded.
     pub fn rail_list(&self) -> Vec<Rail> {
         self.rails.list()
+    }
+
+    /// The node's NICs as the line-rate model sees them, when the profile states `rails link-rate`.
+    pub fn line_rate(&self) -> Option<crate::fabric::bandwidth::LineRate> {
+        let rate = self.rails.link_rate.as_ref()?;
+        Some(crate::fabric::bandwidth::LineRate {
+            rails: self.rails.nics.value * self.rails.ports.value,
+            gbps: f64::from(rate.value),
+        })
     }
 
     /// Do pods on this profile attach networks and resources themselves (not a SUNK NodeSet)?

@@ -242,6 +242,8 @@ codes! {
     ExplainProfileEnvMissing = "roce::explain::profile_env_missing", Warning;
     /// The RDMA devices in the log differ from the profile's rails.
     ExplainProfileDevices = "roce::explain::profile_devices", Warning;
+    /// The profile sets `NCCL_NET_PLUGIN=none`, but the log shows an external net plugin loaded.
+    ExplainProfileNetPlugin = "roce::explain::profile_net_plugin", Warning;
     /// An NCCL call failed (a PyTorch `NCCL error`, an nccl-tests failure, or an error chain that ended the
     /// async or proxy thread), with the first NCCL warning that explains it.
     ExplainNcclError = "roce::explain::nccl_error", Error;

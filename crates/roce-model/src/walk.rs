@@ -636,6 +636,8 @@ impl Walker<'_> {
             .get("port-num")
             .and_then(|n| self.uint(n, 1, 255))
             .unwrap_or(Spanned::new(1, node.origin));
+        // Gb/s per rail: 1 (SDR 1x would be 2.5, nothing RDMA-capable today is under 10) to XDR 4x and beyond
+        let link_rate = m.get("link-rate").and_then(|n| self.uint(n, 1, 3200));
         m.finish(self);
         Some(Rails {
             nics: nics?,
@@ -644,6 +646,7 @@ impl Walker<'_> {
             pod_device: pod_device?,
             pod_netdev,
             port_num,
+            link_rate,
         })
     }
 

@@ -79,17 +79,8 @@ pub fn run(args: ExplainArgs, out: &Output) -> miette::Result<Exit> {
     if let Some(p) = &profile {
         e.compare_profile(p);
     }
-    // --expect-busbw wins over the profile's own expectation.
-    let expected = args
-        .expect_busbw
-        .map(|gbps| (gbps, "--expect-busbw"))
-        .or_else(|| {
-            let p = profile.as_ref()?.job.expected_busbw.as_ref()?;
-            Some((f64::from(p.value), "the profile's job expected-busbw"))
-        });
-    if let Some((gbps, from)) = expected {
-        e.compare_bandwidth(gbps, from);
-    }
+    // --expect-busbw, else the profile's expectation, else a line rate (the library decides)
+    e.expect_busbw(args.expect_busbw, profile.as_ref());
     match args.format {
         Format::Json => outln!("{}", e.to_json()),
         Format::Human => human(&e, out),
@@ -319,10 +310,8 @@ fn human(e: &Explanation, out: &Output) {
                 "; {:.0} % of the expected {:.1} GB/s ({})",
                 x.percent, x.busbw, x.from
             ));
-        } else if e.profile.is_some() {
-            line.push_str(
-                "; the profile states no expected bus bandwidth (`job expected-busbw=N`, GB/s), so pass --expect-busbw for a comparison",
-            );
+        } else if let Some(why) = &b.expected_why_not {
+            line.push_str(&format!("; no expectation: {why}"));
         }
         outln!("{line}");
     }

@@ -254,6 +254,15 @@ const CAUSES: &[(Code, &[Code])] = {
             ],
         ),
         (ExplainProfileTransport, &[ExplainSocketFallback]),
+        // TCP sockets, data staged through host memory, or rails NCCL did not use cannot reach the line rate
+        (
+            ExplainBandwidthLow,
+            &[
+                ExplainSocketFallback,
+                ExplainGdrDisabled,
+                ExplainProfileDevices,
+            ],
+        ),
     ]
 };
 

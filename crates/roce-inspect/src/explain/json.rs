@@ -1,6 +1,7 @@
 //! The JSON form of an [`Explanation`](super::Explanation): serializable views that borrow from it, so the
 //! field names and order are declared once, here (documented in `docs/explain.md`, "JSON").
 
+use roce_model::fabric::bandwidth::Collective;
 use serde::Serialize;
 
 use super::{Bandwidth, Connections, Explanation, Finding};
@@ -20,6 +21,8 @@ struct View<'a> {
     socket_interfaces: &'a [String],
     env: &'a indexmap::IndexMap<String, String>,
     hosts: &'a [String],
+    nodes: Option<u32>,
+    local_ranks: Option<u32>,
     ranks: Vec<RankView<'a>>,
     connections: ConnectionsView,
     files: Vec<FileView<'a>>,
@@ -34,6 +37,7 @@ struct DeviceView<'a> {
     port: Option<u32>,
     link_layer: &'a str,
     gpudirect_rdma: Option<bool>,
+    speed_mbps: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -85,9 +89,12 @@ struct BandwidthView<'a> {
     avg_busbw_gbps: Option<f64>,
     wrong: u64,
     out_of_bounds: Option<u64>,
+    tool: Option<&'a str>,
+    collective: Option<Collective>,
     expected_busbw_gbps: Option<f64>,
     expected_from: Option<&'a str>,
     percent_of_expected: Option<f64>,
+    expected_why_not: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -118,11 +125,14 @@ impl<'a> From<&'a Explanation> for View<'a> {
                     port: d.port,
                     link_layer: &d.link_layer,
                     gpudirect_rdma: d.gdr,
+                    speed_mbps: d.speed_mbps,
                 })
                 .collect(),
             socket_interfaces: &e.socket_interfaces,
             env: &e.env,
             hosts: &e.hosts,
+            nodes: e.nodes,
+            local_ranks: e.local_ranks,
             ranks: e
                 .processes
                 .iter()
@@ -185,9 +195,12 @@ impl<'a> From<&'a Bandwidth> for BandwidthView<'a> {
             avg_busbw_gbps: b.avg_busbw,
             wrong: b.wrong,
             out_of_bounds: b.out_of_bounds,
+            tool: b.tool.as_deref(),
+            collective: b.collective(),
             expected_busbw_gbps: b.expected.as_ref().map(|x| x.busbw),
             expected_from: b.expected.as_ref().map(|x| x.from.as_str()),
             percent_of_expected: b.expected.as_ref().map(|x| x.percent),
+            expected_why_not: b.expected_why_not.as_deref(),
         }
     }
 }

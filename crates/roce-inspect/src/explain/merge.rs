@@ -210,6 +210,7 @@ impl Facts {
             net_not_found,
             plugin_failures,
             plugins_loaded,
+            external_plugin,
             ucx_roce,
             ucx_ib,
             info_lines,
@@ -226,6 +227,8 @@ impl Facts {
             ucx_rdma,
             ibverbs_missing,
             n_nodes,
+            local_ranks,
+            speeds,
             socket_addrs,
             bootstrap_ifs,
             net_socket_ifs,
@@ -253,6 +256,7 @@ impl Facts {
         first(&mut self.net_not_found, net_not_found);
         extend(&mut self.plugin_failures, plugin_failures, 8);
         union(&mut self.plugins_loaded, plugins_loaded, usize::MAX);
+        first(&mut self.external_plugin, external_plugin);
         self.ucx_roce |= ucx_roce;
         self.ucx_ib |= ucx_ib;
         self.info_lines += info_lines;
@@ -270,6 +274,12 @@ impl Facts {
         self.ucx_rdma |= ucx_rdma;
         first(&mut self.ibverbs_missing, ibverbs_missing);
         self.n_nodes = self.n_nodes.max(n_nodes);
+        self.local_ranks = self.local_ranks.max(local_ranks);
+        for (name, mbps) in speeds {
+            if self.speeds.len() < 1024 {
+                self.speeds.entry(name).or_insert(mbps);
+            }
+        }
         union(&mut self.socket_addrs, socket_addrs, 64);
         first(&mut self.bootstrap_ifs, bootstrap_ifs);
         first(&mut self.net_socket_ifs, net_socket_ifs);

@@ -21,6 +21,7 @@
 //! assert_eq!(e.findings[0].code.as_str(), "roce::explain::socket_fallback");
 //! ```
 
+mod expect;
 mod finding;
 mod invariants;
 mod json;
@@ -96,6 +97,9 @@ pub struct Device {
     pub link_layer: String,
     /// NCCL's per-HCA GPUDirect RDMA verdict, when the log has it.
     pub gdr: Option<bool>,
+    /// The port's speed in Mb/s as NCCL logged it (`NET/IB: [0] mlx5_0:uverbs0:1/RoCE … speed=400000`,
+    /// INFO NET on 2.27+): active speed × width, 400000 for NDR 4x.
+    pub speed_mbps: Option<u32>,
 }
 
 /// How many connections of each kind the channel lines show.
@@ -204,6 +208,12 @@ pub struct Explanation {
     pub profile: Option<ProfileCheck>,
     /// nccl-tests results, when the log has a `*_perf` table.
     pub bandwidth: Option<Bandwidth>,
+    /// The most nodes one communicator spanned (`comm … nNodes N`, NCCL 2.19+).
+    pub nodes: Option<u32>,
+    /// The most ranks one communicator had on a node (`comm … localRanks N`, NCCL 2.19+).
+    pub local_ranks: Option<u32>,
+    /// The external net plugin NCCL loaded (its name or library path) and the line that shows it.
+    pub net_plugin: Option<(String, Evidence)>,
 }
 
 /// What a profile comparison covered.
@@ -262,9 +272,45 @@ impl Explanation {
     /// assert!(e.codes().iter().any(|c| c.as_str() == "roce::explain::bandwidth_low"));
     /// ```
     pub fn compare_bandwidth(&mut self, expected_busbw: f64, from: &str) {
+        if let Some(b) = self.bandwidth.as_mut() {
+            b.expected_why_not = None;
+        }
         if let Some(f) = verdict::compare_bandwidth(self, expected_busbw, from) {
             self.findings.push(f);
             invariants::order(&mut self.findings);
+        }
+    }
+}
+
+impl Explanation {
+    /// Compare the nccl-tests bus bandwidth with the best expectation there is ([`expect`]): `given`
+    /// (`--expect-busbw`) first, then the profile's `job expected-busbw`, then the line rate of the
+    /// profile's rails (`rails link-rate`), then that of the RDMA devices NCCL logged with their speed. When
+    /// none applies, [`Bandwidth::expected_why_not`] says why. Does nothing without a table.
+    ///
+    /// ```
+    /// use roce_model::{builtin, load, BuiltinsOnly};
+    /// let profile = load(builtin::source("coreweave/h100-ib").unwrap(), &BuiltinsOnly).profile.unwrap();
+    /// let mut e = roce_inspect::explain::explain_str("perf.log", concat!(
+    ///     "# Collective test starting: all_reduce_perf\n",
+    ///     "h1:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n",
+    ///     "  8589934592    2147483648     float     sum      -1  48000.0  178.96  335.54      0  48000.0  178.96  335.54      0\n"));
+    /// e.expect_busbw(None, Some(&profile));
+    /// let x = e.bandwidth.as_ref().unwrap().expected.as_ref().unwrap();
+    /// assert_eq!(x.busbw, 400.0); // 8 rails × 400 Gb/s
+    /// assert_eq!(x.percent.round(), 84.0);
+    /// ```
+    pub fn expect_busbw(&mut self, given: Option<f64>, profile: Option<&roce_model::Profile>) {
+        if self.bandwidth.is_none() {
+            return;
+        }
+        match expect::expectation(self, given, profile) {
+            Ok((gbps, from)) => self.compare_bandwidth(gbps, &from),
+            Err(why) => {
+                if let Some(b) = self.bandwidth.as_mut() {
+                    b.expected_why_not = why;
+                }
+            }
         }
     }
 }
@@ -293,7 +339,7 @@ struct Finders {
 }
 
 /// The union of the needles [`Finders`] looks for on a line that is not the common NCCL INFO shape.
-const ANY_NEEDLE: [&str; 22] = [
+const ANY_NEEDLE: [&str; 24] = [
     "NCCL ",
     "UCX",
     "ib_mlx5",
@@ -317,6 +363,8 @@ const ANY_NEEDLE: [&str; 22] = [
     "busbw",
     "Out of bounds values",
     "Avg bus bandwidth",
+    "Collective test starting",
+    "#  Rank ",
     "NCCL failure",
 ];
 
@@ -377,6 +425,8 @@ struct Facts {
     net_not_found: Option<(Evidence, String)>,
     plugin_failures: Vec<(Evidence, String)>,
     plugins_loaded: IndexSet<String>,
+    /// The first line showing an external net plugin loaded, and the plugin (name or library path).
+    external_plugin: Option<(String, Evidence)>,
     ucx_roce: bool,
     ucx_ib: bool,
     info_lines: u64,
@@ -404,6 +454,10 @@ struct Facts {
     ibverbs_missing: Option<Evidence>,
     /// The most nodes a communicator spanned (`comm … nNodes N`).
     n_nodes: u32,
+    /// The most ranks a communicator had on one node (`comm … localRanks N`).
+    local_ranks: u32,
+    /// Port speeds NCCL logged per RDMA device (Mb/s), by device name.
+    speeds: IndexMap<String, u32>,
     /// Addresses of the interfaces ranks used for sockets (distinct ones mean distinct hosts).
     socket_addrs: IndexSet<String>,
     /// The first bootstrap, NET/Socket and IB out-of-band interface lists.

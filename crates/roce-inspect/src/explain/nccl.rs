@@ -203,9 +203,16 @@ impl Explainer {
                     true
                 } else if let Some(rest) = msg.strip_prefix(b"P2P plugin ") {
                     self.facts.plugins_loaded.insert(text(rest));
+                    self.external_plugin(text(rest), line);
+                    true
+                } else if let Some(rest) = msg.strip_prefix(b"Plugin Path") {
+                    // printed by HPC-X's plugins once loaded: `Plugin Path : /opt/hpcx/…/libnccl-net.so`
+                    let path = text(rest.trim_ascii_start().strip_prefix(b":").unwrap_or(rest));
+                    self.facts.plugins_loaded.insert(path.clone());
+                    self.external_plugin(path, line);
                     true
                 } else {
-                    msg.starts_with(b"Plugin Path")
+                    false
                 }
             }
             Some(b'S') => {
@@ -213,9 +220,9 @@ impl Explainer {
                     self.collnet(pi, msg, line);
                     true
                 } else if let Some(rest) = msg.strip_prefix(b"Successfully loaded external") {
-                    self.facts.plugins_loaded.insert(text(word(
-                        rest.rsplit(|b| *b == b' ').next().unwrap_or(rest),
-                    )));
+                    let name = text(word(rest.rsplit(|b| *b == b' ').next().unwrap_or(rest)));
+                    self.facts.plugins_loaded.insert(name.clone());
+                    self.external_plugin(name, line);
                     true
                 } else {
                     false
@@ -225,6 +232,10 @@ impl Explainer {
                 // `comm 0x… rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0` (2.19+)
                 if let Some(n) = after(msg, b" nNodes ").and_then(|n| line::parse_u32(word(n))) {
                     self.facts.n_nodes = self.facts.n_nodes.max(n);
+                }
+                if let Some(n) = after(msg, b" localRanks ").and_then(|n| line::parse_u32(word(n)))
+                {
+                    self.facts.local_ranks = self.facts.local_ranks.max(n);
                 }
                 if msg.ends_with(b"Init START") || msg.ends_with(b"Init COMPLETE") {
                     self.init(pi, msg);
@@ -696,6 +707,7 @@ impl Explainer {
                         port,
                         link_layer: ll,
                         gdr: None,
+                        speed_mbps: None,
                     });
                 }
             }
@@ -816,8 +828,20 @@ impl Explainer {
             return true;
         }
         let _ = (net, warn);
-        body.starts_with(b"[") // 2.27+ per-device detail: `NET/IB: [0] mlx5_0:uverbs0:1/RoCE provider=…`
-            || body.starts_with(b"Made virtual device")
+        if body.starts_with(b"[") {
+            // 2.27+ per-device detail (`ncclIbInitDevices`, INFO NET):
+            // `NET/IB: [0] mlx5_0:uverbs0:1/RoCE provider=Mlx5 speed=400000 context=0x… pciPath=… ar=0`
+            let dev = strip_index(body).trim_ascii_start();
+            let name = &dev[..memchr::memchr(b':', dev).unwrap_or(0)];
+            if let Some(mbps) = after(body, b" speed=").and_then(|v| line::parse_u32(word(v)))
+                && !name.is_empty()
+                && self.facts.speeds.len() < 1024
+            {
+                self.facts.speeds.entry(text(name)).or_insert(mbps);
+            }
+            return true;
+        }
+        body.starts_with(b"Made virtual device")
     }
 
     /// `NET/Plugin …` lines: a named plugin that failed to load matters; the default one missing does not.
@@ -859,6 +883,15 @@ impl Explainer {
             }
         } else if let Some(rest) = after(body, b"Loaded net plugin ") {
             self.facts.plugins_loaded.insert(text(word(rest)));
+            self.external_plugin(text(rest), line);
+        }
+    }
+
+    /// Remember the first line that shows an external net plugin loaded.
+    fn external_plugin(&mut self, name: String, line: &[u8]) {
+        if self.facts.external_plugin.is_none() {
+            let ev = self.evidence(line);
+            self.facts.external_plugin = Some((name, ev));
         }
     }
 

@@ -17,6 +17,8 @@
 //! (launchers put their own prefixes on the left). Rows of a table quoted without its header are recognised by
 //! shape: two integers, a data type nccl-tests knows, then numbers.
 
+use roce_model::fabric::bandwidth::Collective;
+
 use super::Evidence;
 
 /// The nccl-tests results of a log.
@@ -38,8 +40,31 @@ pub struct Bandwidth {
     pub wrong: u64,
     /// `# Out of bounds values : N` as printed (the last one).
     pub out_of_bounds: Option<u64>,
+    /// The nccl-tests binary, as `# Collective test starting: all_reduce_perf` names it (nccl-tests 2.16.7+, June 2025).
+    pub tool: Option<String>,
+    /// Whether the rows' `redop` column names a reduction (`sum`, …) rather than `none`, when the table has
+    /// both a `redop` and a `root` column: tells a reduction table from all_gather/alltoall without the tool.
+    pub reduction: Option<bool>,
     /// What the bandwidth was compared with, once [`Explanation::compare_bandwidth`](super::Explanation::compare_bandwidth) ran.
     pub expected: Option<Expected>,
+    /// Why no expectation could be derived from the fabric's line rate, when one was asked for and none was.
+    pub expected_why_not: Option<String>,
+    /// Ranks the nccl-tests header lists (`#  Rank  3 Group  0 Pid 1258 on node2 device  1 [...] NVIDIA H200`).
+    pub ranks: u32,
+    /// Distinct hosts among them (`on HOST`).
+    pub hosts: u32,
+}
+
+impl Bandwidth {
+    /// The collective the table measured, from the tool's name, else from the `redop` column (a reduction
+    /// table is all_reduce, reduce_scatter or reduce, which the line rate treats alike).
+    pub fn collective(&self) -> Option<Collective> {
+        match (&self.tool, self.reduction) {
+            (Some(t), _) => Some(Collective::from_tool(t)),
+            (None, Some(true)) => Some(Collective::AllReduce),
+            (None, _) => None,
+        }
+    }
 }
 
 /// An expected bus bandwidth and where it comes from.
@@ -80,6 +105,8 @@ const TYPES: [&str; 14] = [
 #[derive(Debug, Default)]
 pub(crate) struct Tables {
     layout: Option<Layout>,
+    /// Host names of the header's rank lines (bounded).
+    hosts: indexmap::IndexSet<String>,
     result: Bandwidth,
     /// First line showing wrong results.
     pub(crate) wrong_ev: Option<Evidence>,
@@ -113,6 +140,13 @@ impl Tables {
     /// Read a row; `false` when the line is not one. Without a header only lines that start with the size
     /// are tried.
     pub(crate) fn row(&mut self, line: &[u8], ev: impl FnOnce() -> Evidence) -> bool {
+        // a row after its header is read from the right, whatever is in front; without one, only a launcher's
+        // tag may be
+        let line = if self.layout.is_none() {
+            untagged(line)
+        } else {
+            line
+        };
         // cheap dismissals first: a row ends in its last #wrong (a count, `N/A`, or an `error` float) and,
         // without a header, starts with the size
         if !line
@@ -154,6 +188,9 @@ impl Tables {
     fn add(&mut self, r: Row, ev: impl FnOnce() -> Evidence) {
         let b = &mut self.result;
         b.rows += 1;
+        if b.reduction.is_none() {
+            b.reduction = r.reduction;
+        }
         let best = r.busbw.iter().copied().fold(0.0_f64, f64::max);
         if best > b.peak_busbw || b.rows == 1 {
             b.peak_busbw = best;
@@ -175,8 +212,18 @@ impl Tables {
         b.wrong = b.wrong.saturating_add(r.wrong);
     }
 
-    /// `# Out of bounds values : 3 FAILED` / `# Avg bus bandwidth    : 84.8558`.
+    /// `# Out of bounds values : 3 FAILED` / `# Avg bus bandwidth    : 84.8558`, and the tool's name from
+    /// `# Collective test starting: all_reduce_perf` (printed before each table since nccl-tests 2.16.7).
     pub(crate) fn summary(&mut self, line: &[u8], ev: impl FnOnce() -> Evidence) -> bool {
+        if let Some(at) = memchr::memmem::find(line, b"#  Rank ") {
+            return self.rank_line(&line[at + 1..]);
+        }
+        if let Some(v) = value_after(line, b"Collective test starting") {
+            if let Some(t) = v.split(|b| b.is_ascii_whitespace()).find(|t| !t.is_empty()) {
+                self.result.tool = Some(String::from_utf8_lossy(t).into_owned());
+            }
+            return true;
+        }
         if let Some(v) = value_after(line, b"Out of bounds values") {
             let n = v
                 .split(|b| b.is_ascii_whitespace())
@@ -202,6 +249,28 @@ impl Tables {
         false
     }
 
+    /// `Rank  3 Group  0 Pid   1258 on  node2 device  1 [0000:18:00] NVIDIA H200` (after the `#`).
+    fn rank_line(&mut self, line: &[u8]) -> bool {
+        let toks: Vec<&[u8]> = line
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|t| !t.is_empty())
+            .collect();
+        let Some(rank) = (toks.len() >= 8 && toks[0] == b"Rank" && toks[6] == b"on")
+            .then(|| std::str::from_utf8(toks[1]).ok()?.parse::<u32>().ok())
+            .flatten()
+        else {
+            return false;
+        };
+        let b = &mut self.result;
+        b.ranks = b.ranks.max(rank.saturating_add(1));
+        if self.hosts.len() < 4096 {
+            self.hosts
+                .insert(String::from_utf8_lossy(toks[7]).into_owned());
+        }
+        b.hosts = u32::try_from(self.hosts.len()).unwrap_or(u32::MAX);
+        true
+    }
+
     /// The results, when any row or summary was read.
     pub(crate) fn finish(&self) -> Option<Bandwidth> {
         let b = &self.result;
@@ -224,9 +293,18 @@ impl Tables {
         a.rows += b.rows;
         a.wrong = a.wrong.saturating_add(b.wrong);
         a.avg_busbw = b.avg_busbw.or(a.avg_busbw);
+        a.tool = b.tool.or(a.tool.take());
+        a.ranks = a.ranks.max(b.ranks);
+        a.reduction = a.reduction.or(b.reduction);
         a.out_of_bounds = b.out_of_bounds.or(a.out_of_bounds);
         self.wrong_ev = self.wrong_ev.take().or(o.wrong_ev);
         self.first_row = self.first_row.take().or(o.first_row);
+        for h in o.hosts {
+            if self.hosts.len() < 4096 {
+                self.hosts.insert(h);
+            }
+        }
+        self.result.hosts = u32::try_from(self.hosts.len()).unwrap_or(u32::MAX);
     }
 }
 
@@ -236,6 +314,8 @@ struct Row {
     size: u64,
     busbw: [f64; 2],
     wrong: u64,
+    /// `redop` is a reduction (not `none`); known when the layout has both `redop` and `root`.
+    reduction: Option<bool>,
 }
 
 fn parse_row(t: &[&[u8]], l: Layout) -> Option<Row> {
@@ -276,7 +356,33 @@ fn parse_row(t: &[&[u8]], l: Layout) -> Option<Row> {
             }
         }
     }
-    Some(Row { size, busbw, wrong })
+    // size count type redop root: the fourth column is the reduction
+    let reduction = (l.time == 5).then(|| t[3] != b"none");
+    Some(Row {
+        size,
+        busbw,
+        wrong,
+        reduction,
+    })
+}
+
+/// A row without its launcher's tag: kubectl's `[pod/NAME/CONTAINER] `, mpirun's `[1,0]<stdout>:`, srun's
+/// `0: `.
+fn untagged(line: &[u8]) -> &[u8] {
+    let t = line.trim_ascii_start();
+    if t.first() == Some(&b'[')
+        && let Some(close) = memchr::memchr(b']', t)
+    {
+        let rest = &t[close + 1..];
+        return rest
+            .strip_prefix(b"<stdout>:")
+            .or_else(|| rest.strip_prefix(b"<stderr>:"))
+            .unwrap_or(rest);
+    }
+    match memchr::memchr(b':', t) {
+        Some(c) if (1..=6).contains(&c) && t[..c].iter().all(u8::is_ascii_digit) => &t[c + 1..],
+        _ => t,
+    }
 }
 
 /// The value after `label` and its colon.
@@ -320,6 +426,20 @@ mod tests {
             0,
             "a float error is not a wrong count"
         );
+    }
+
+    #[test]
+    fn headerless_rows_behind_a_launcher_tag() {
+        let row = "    67108864      16777216     float     sum      -1  36321.8    1.85    1.85       0  36316.1    1.85    1.85       0";
+        for tag in ["[pod/job-worker-0/nccl-tests]", "[1,0]<stdout>:", "3:", ""] {
+            let mut t = Tables::default();
+            assert!(t.row(format!("{tag}{row}").as_bytes(), ev), "{tag:?}");
+            assert_eq!(t.finish().unwrap().large_busbw, 1.85);
+        }
+        // anything else in front is not a row
+        let mut t = Tables::default();
+        assert!(!t.row(format!("loss 0.5{row}").as_bytes(), ev));
+        assert!(!t.row(format!("1234567:{row}").as_bytes(), ev));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use roce_model::Code;
 use roce_model::fabric::env as vars;
+use roce_model::fabric::nccl;
 use roce_model::model::FabricKind;
 use roce_render::plan::{Consumer, lower};
 
@@ -119,6 +120,32 @@ pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec
         }
     }
 
+    // a net plugin the profile turned off
+    let no_plugin = plan.env.iter().any(|v| {
+        v.name == vars::NCCL_NET_PLUGIN.name && v.value.eq_ignore_ascii_case(nccl::NO_PLUGIN)
+    });
+    if no_plugin && let Some((plugin, ev)) = &e.net_plugin {
+        let help = if nccl::is_spectrum_x_plugin(plugin) {
+            format!(
+                "the Spectrum-X plugin is the image's default libnccl-net.so ({} first on LD_LIBRARY_PATH, as in CoreWeave's nccl-tests images since coreweave/nccl-tests#100) and NCCL_NET_PLUGIN=none did not reach the job: render the environment from the profile; the vendor reserves the plugin for jobs of about {} GPUs or more",
+                nccl::SPECTRUM_X_PLUGIN_DIR,
+                nccl::SPCX_MIN_GPUS
+            )
+        } else {
+            "NCCL_NET_PLUGIN=none did not reach the job (an image ENV or LD_LIBRARY_PATH that puts a plugin's libnccl-net.so first wins otherwise): render the environment from the profile".to_string()
+        };
+        out.push(
+            Finding::new(
+                Code::ExplainProfileNetPlugin,
+                format!(
+                    "profile {name} sets NCCL_NET_PLUGIN=none (NCCL's internal IB transport), but NCCL loaded the net plugin {plugin}"
+                ),
+                help,
+            )
+            .at(Some(ev.clone())),
+        );
+    }
+
     // the rails
     if !e.devices.is_empty() {
         let rails = profile.rail_list();
@@ -212,6 +239,40 @@ fn strtoll(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn loaded(name: &str) -> roce_model::Profile {
+        let source = roce_model::builtin::source(name).unwrap();
+        roce_model::load(source, &roce_model::BuiltinsOnly)
+            .profile
+            .unwrap()
+    }
+
+    fn codes(log: &str, profile: &str) -> Vec<Code> {
+        let mut e = super::super::explain_str("t", log);
+        e.compare_profile(&loaded(profile));
+        e.codes()
+    }
+
+    #[test]
+    fn a_net_plugin_the_profile_turned_off() {
+        let spcx = "h:1:1 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_spectrum-x_plugin/lib/libnccl-net.so\n";
+        assert!(codes(spcx, "coreweave/gb300-roce").contains(&Code::ExplainProfileNetPlugin));
+        let mut e = super::super::explain_str("t", spcx);
+        e.compare_profile(&loaded("coreweave/gb300-roce"));
+        let f = e
+            .findings
+            .iter()
+            .find(|f| f.code == Code::ExplainProfileNetPlugin)
+            .unwrap();
+        assert!(f.help.contains("Spectrum-X"), "{}", f.help);
+        // the internal transport only: nothing to report
+        let internal = "h:1:1 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so\nh:1:1 [0] NCCL INFO Initialized NET plugin IB\n";
+        assert!(!codes(internal, "coreweave/gb300-roce").contains(&Code::ExplainProfileNetPlugin));
+        // a profile that names a plugin expects one: aws/p5-efa runs aws-ofi-nccl
+        let ofi = "h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v9)\n";
+        assert!(codes(ofi, "coreweave/gb300-roce").contains(&Code::ExplainProfileNetPlugin));
+        assert!(!codes(ofi, "aws/p5-efa").contains(&Code::ExplainProfileNetPlugin));
+    }
 
     #[test]
     fn strtoll_reads_like_nccl() {

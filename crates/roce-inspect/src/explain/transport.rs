@@ -113,6 +113,7 @@ mod tests {
             port: Some(1),
             link_layer: ll.into(),
             gdr: None,
+            speed_mbps: None,
         }
     }
 

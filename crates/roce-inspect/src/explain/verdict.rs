@@ -103,6 +103,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         if let Some((on, _)) = x.facts.gdr_hca.get(&d.name) {
             d.gdr = Some(*on);
         }
+        d.speed_mbps = x.facts.speeds.get(&d.name).copied();
     }
     let ib_disabled = x
         .env
@@ -509,6 +510,9 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         findings,
         profile: None,
         bandwidth,
+        nodes: (x.facts.n_nodes > 0).then_some(x.facts.n_nodes),
+        local_ranks: (x.facts.local_ranks > 0).then_some(x.facts.local_ranks),
+        net_plugin: x.facts.external_plugin.clone(),
     };
     invariants::enforce(&mut e, &facts);
     e

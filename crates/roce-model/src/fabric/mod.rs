@@ -13,10 +13,12 @@
 //! - [`attach`]: what a pod needs attached (Multus networks, resources, capabilities).
 //! - [`provider`]: the NCCL network provider (IB verbs, aws-ofi-nccl/EFA, gIB, a plugin by name) and what
 //!   it needs in the pod: `NCCL_NET`, `LD_LIBRARY_PATH`, `FI_*`, host mounts, pod annotations.
+//! - [`bandwidth`]: the bus bandwidth a node's rails allow each nccl-tests collective (the line rate).
 //! - [`dra`]: DRA NIC claims, the NVLink domain (ComputeDomain) and placement (clique affinity, Kueue
 //!   topology), the objects they add to a pod, and what is wrong with them.
 
 pub mod attach;
+pub mod bandwidth;
 pub mod dra;
 pub mod env;
 pub mod nccl;

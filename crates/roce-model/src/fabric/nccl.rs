@@ -72,6 +72,29 @@ pub fn configures_ib(name: &str) -> bool {
 /// Jobs at least this many GPUs large are what the Spectrum-X NCCL plugin is for (CoreWeave RoCE guide).
 pub const SPCX_MIN_GPUS: u64 = 10_000;
 
+/// The directory HPC-X installs the Spectrum-X NCCL net plugin in (`$HPCX_DIR/nccl_spectrum-x_plugin/lib`,
+/// NVIDIA's "Spectrum-X NCCL Plugin" HPC-X documentation); `NCCL_NET_PLUGIN=spcx` loads it by name. Images that
+/// put this directory first on `LD_LIBRARY_PATH` make it NCCL's default `libnccl-net.so`, as CoreWeave's
+/// nccl-tests images do since coreweave/nccl-tests#100 (2026-09): a job that does not set
+/// `NCCL_NET_PLUGIN=none` then runs on the plugin.
+pub const SPECTRUM_X_PLUGIN_DIR: &str = "nccl_spectrum-x_plugin";
+/// `NCCL_NET_PLUGIN` name of the Spectrum-X plugin.
+pub const SPECTRUM_X_PLUGIN: &str = "spcx";
+
+/// Whether a plugin name or library path NCCL logged is the Spectrum-X plugin.
+///
+/// ```
+/// use roce_model::fabric::nccl::is_spectrum_x_plugin;
+/// assert!(is_spectrum_x_plugin("/opt/hpcx/nccl_spectrum-x_plugin/lib/libnccl-net.so"));
+/// assert!(is_spectrum_x_plugin("libnccl-net-spcx.so"));
+/// assert!(!is_spectrum_x_plugin("/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so"));
+/// ```
+pub fn is_spectrum_x_plugin(logged: &str) -> bool {
+    logged.contains(SPECTRUM_X_PLUGIN_DIR)
+        || logged.contains(&format!("libnccl-net-{SPECTRUM_X_PLUGIN}.so"))
+        || logged.eq_ignore_ascii_case(SPECTRUM_X_PLUGIN)
+}
+
 /// `NCCL_NET_PLUGIN` value that loads no plugin: NCCL uses its internal IB verbs and socket transports.
 pub const NO_PLUGIN: &str = "none";
 
