@@ -167,10 +167,11 @@ pub struct RenderArgs {
     /// Kustomize: workloads to patch, by label selector (`app=trainer`).
     #[arg(long)]
     pub selector: Option<String>,
-    /// pod, dockerfile: start the job behind `roce exec --profile PROFILE --`, which sets the fabric
-    /// variables from the pod's devices (pod: the container's command, the job from --command;
-    /// dockerfile: the ENTRYPOINT). PROFILE defaults to --profile when that is a built-in; give a profile
-    /// file as its path in the image.
+    /// pod, kustomize, dockerfile: start the job behind `roce exec --profile PROFILE --`, which sets the
+    /// fabric variables from the pod's devices (pod: the container's command, the job from --command;
+    /// kustomize: put in front of each selected container's own `command`, and the build fails for one
+    /// without a `command`; dockerfile: the ENTRYPOINT). PROFILE defaults to --profile when that is a
+    /// built-in; give a profile file as its path in the image.
     #[arg(long, value_name = "PROFILE", num_args = 0..=1, default_missing_value = "", require_equals = true)]
     pub exec: Option<String>,
     /// dockerfile: copy a static `roce` binary into the image (/usr/local/bin/roce).

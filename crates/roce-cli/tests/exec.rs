@@ -339,6 +339,87 @@ fn a_command_is_required_unless_dry_run() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// `render --target kustomize --exec` through the CLI: the flag reaches the Component (the build itself is
+/// checked with kubectl in roce-render's kustomize tests), `--exec=PATH` names a profile file, `--command`
+/// is refused, and the help says which targets take `--exec`.
+#[test]
+fn render_kustomize_wraps_the_workloads_commands() {
+    let roce = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_roce"))
+            .env("NO_COLOR", "1")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let t = Tree::new("kustomize");
+    let dir = t.path().join("fabric");
+    let d = dir.to_str().unwrap();
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/my-team-gb300.kdl");
+    let f = file.to_str().unwrap();
+    let o = roce(&["render", "-t", "kustomize", "-p", f, "--exec", "-o", d]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("is not a built-in profile"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = roce(&[
+        "render",
+        "-t",
+        "kustomize",
+        "-p",
+        f,
+        "--exec=/etc/roce/team.kdl",
+        "-o",
+        d,
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let steps = std::fs::read_to_string(dir.join("transformers.yaml")).unwrap();
+    for (i, word) in [
+        "/usr/local/bin/roce",
+        "exec",
+        "\"--profile\"",
+        "/etc/roce/team.kdl",
+        "\"--\"",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let op = format!(
+            "  - {{op: add, path: /spec/template/spec/containers/0/command/{i}, value: {word}}}\n"
+        );
+        assert!(steps.contains(&op), "{op}\n{steps}");
+    }
+    let patch = std::fs::read_to_string(dir.join("patch-template.yaml")).unwrap();
+    assert!(
+        patch.contains("        - name: NCCL_IB_HCA\n          $patch: delete\n"),
+        "{patch}"
+    );
+
+    let o = roce(&[
+        "render",
+        "-t",
+        "kustomize",
+        "--exec",
+        "--command",
+        "x",
+        "-o",
+        d,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("--command is for the pod target"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = roce(&["render", "--help"]);
+    assert!(
+        text(&o.stdout).contains("pod, kustomize, dockerfile: start the job behind `roce exec"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
 #[test]
 fn render_and_apply_wrap_the_job() {
     let roce = |args: &[&str]| {

@@ -104,7 +104,8 @@ pub struct RenderOptions {
     pub select: Vec<kustomize::Selector>,
     /// Validation jobs (`nccl-tests-mpijob`, `nccl-tests-sbatch`, `ucx-perftest`).
     pub validation: validation::ValidationOptions,
-    /// Run the job behind `roce exec` (`pod`: the container's command; `dockerfile`: the `ENTRYPOINT`).
+    /// Run the job behind `roce exec` (`pod`: the container's command; `kustomize`: in front of each
+    /// selected workload's `command`; `dockerfile`: the `ENTRYPOINT`).
     pub exec: Option<exec::ExecWrap>,
     /// `dockerfile`: copy a static `roce` binary into the image, at [`exec::ROCE_BINARY`].
     pub with_roce_binary: bool,
@@ -277,11 +278,17 @@ fn exec_options(target: Target, opts: &RenderOptions) -> Result<(), RenderError>
                     "the pod target has no command of its own to wrap: give the job's command line with --command",
                 );
             }
-            Target::Pod | Target::Dockerfile => {}
+            Target::Kustomize if w.command.is_some() => {
+                return refuse(
+                    "exec",
+                    "the kustomize target puts `roce exec` in front of each selected workload's own `command`; --command is for the pod target, which has none",
+                );
+            }
+            Target::Pod | Target::Dockerfile | Target::Kustomize => {}
             _ => {
                 return refuse(
                     "exec",
-                    "only the pod and dockerfile targets start the job behind `roce exec` (docs/exec.md says how to wrap other workloads)",
+                    "only the pod, kustomize and dockerfile targets start the job behind `roce exec` (docs/exec.md says how to wrap other workloads)",
                 );
             }
         }

@@ -170,7 +170,7 @@ pub fn env_list(plan: &Plan) -> Vec<Yaml> {
 }
 
 /// `env:` entries of `vars`, as [`env_list`] writes them.
-fn env_entries<'a>(vars: impl Iterator<Item = &'a crate::plan::EnvVar>) -> Vec<Yaml> {
+pub(crate) fn env_entries<'a>(vars: impl Iterator<Item = &'a crate::plan::EnvVar>) -> Vec<Yaml> {
     vars.map(|e| {
         Yaml::map()
             .with("name", e.name.as_str())

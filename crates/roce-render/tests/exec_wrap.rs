@@ -124,8 +124,37 @@ fn targets_that_cannot_wrap_refuse() {
             .contains("give the job's command line with --command"),
         "{e}"
     );
-    for target in [
+    // The kustomize target wraps each workload's own command: it has no use for one.
+    let e = render(
+        &plan::lower(&profile(name)),
         Target::Kustomize,
+        &wrap(name, Some("x")),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RenderError::OptionForTarget {
+                option: "exec",
+                target: "kustomize",
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("--command is for the pod target"),
+        "{e}"
+    );
+    assert!(
+        render(
+            &plan::lower(&profile(name)),
+            Target::Kustomize,
+            &wrap(name, None)
+        )
+        .is_ok()
+    );
+    for target in [
         Target::Sbatch,
         Target::Env,
         Target::NcclTestsMpijob,

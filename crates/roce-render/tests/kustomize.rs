@@ -14,7 +14,9 @@ use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use roce_model::fabric::env::POD_DEPENDENT;
 use roce_model::{BuiltinsOnly, builtin, load};
+use roce_render::exec::ExecWrap;
 use roce_render::kustomize::{self, Selector};
 use roce_render::plan::{MULTUS_ANNOTATION, Plan};
 use roce_render::plumbing::multus;
@@ -1203,4 +1205,342 @@ fn dra_claims_and_affinity_merge_into_workloads_with_their_own() {
         consumers::kubernetes_validate_strict(&text.join("\n---\n"), consumers::DRA_K8S_VERSIONS)
             .unwrap_or_else(|e| panic!("{profile}: {e}"));
     }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// --exec: the job starts behind `roce exec`
+
+/// The Component of `plan` with `--exec`, for every kind with a pod template shape.
+fn exec_opts(profile: &str, container: &str) -> RenderOptions {
+    RenderOptions {
+        exec: Some(ExecWrap {
+            profile: profile.to_string(),
+            command: None,
+        }),
+        ..every_shape(container)
+    }
+}
+
+fn every_shape(container: &str) -> RenderOptions {
+    let kind = |k: &str| Selector {
+        kind: Some(k.to_string()),
+        ..Selector::default()
+    };
+    RenderOptions {
+        container: container.to_string(),
+        select: ["Deployment", "Job", "CronJob", "Pod"].map(kind).to_vec(),
+        ..RenderOptions::default()
+    }
+}
+
+/// Workloads of every shape whose `main` container has a `command`: a Deployment whose `main` is second,
+/// with `args` and a pod-dependent variable in its env (the sidecar has one too); a Job with a command
+/// only and a static GID index; a CronJob; a Pod whose command is a shell line.
+fn commanded_workloads() -> String {
+    let deployment = deployment("train", Some("default/storage")).replace(
+        "      - name: main\n        image: busybox:1.36\n",
+        "      - name: main\n        image: busybox:1.36\n        command: [torchrun, --nproc-per-node=4]\n        args: [train.py, --epochs=3]\n",
+    );
+    let job = r#"apiVersion: batch/v1
+kind: Job
+metadata:
+  name: bench
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox:1.36
+        command: [python, bench.py]
+        env:
+        - name: NCCL_IB_GID_INDEX
+          value: "3"
+"#;
+    let cron = r#"apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: nightly
+spec:
+  schedule: "0 3 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: busybox:1.36
+            command: [./nightly]
+"#;
+    let pod = r#"apiVersion: v1
+kind: Pod
+metadata:
+  name: solo
+spec:
+  containers:
+  - name: main
+    image: busybox:1.36
+    command: [sh, -c, 'exec python train.py "$RUN"']
+"#;
+    [deployment.as_str(), job, cron, pod].join("---\n")
+}
+
+/// Where each kind keeps its pod template.
+fn template_of(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "CronJob" => &["spec", "jobTemplate", "spec", "template"],
+        "Pod" => &[],
+        _ => TEMPLATE,
+    }
+}
+
+fn containers_mut<'a>(doc: &'a mut Value, template: &[&str]) -> &'a mut Vec<Value> {
+    let mut v = doc;
+    for key in template {
+        v = &mut v[*key];
+    }
+    v["spec"]["containers"].as_array_mut().unwrap()
+}
+
+/// Built with `--exec`, every selected workload is what the Component without it builds, except that
+/// the wired container's `command` is exactly the `roce exec` prefix followed by its own command, and its
+/// env has none of the variables `roce exec` computes. Every built-in profile, every pod-template shape;
+/// the output passes kubernetes-validate --strict.
+#[test]
+fn exec_puts_roce_exec_in_front_of_each_command_for_real() {
+    let base = commanded_workloads();
+    for name in builtin::names() {
+        let plan = plan_of(name);
+        let dir = consumers::temp_dir("kustomize-exec");
+        write_component(&dir, "plain", &plan, &every_shape("main"));
+        write_component(&dir, "exec", &plan, &exec_opts(name, "main"));
+        let (plain, wrapped) = match (
+            build(&dir, &base, &["plain"]),
+            build(&dir, &base, &["exec"]),
+        ) {
+            (Ok(Some(p)), Ok(Some(w))) => (p, w),
+            (Ok(None), _) | (_, Ok(None)) => return,
+            (p, w) => panic!("{name}: {p:?}\n{w:?}"),
+        };
+        let (Some(plain_docs), Some(docs)) = (yaml_docs(&plain), yaml_docs(&wrapped)) else {
+            return;
+        };
+        let base_docs = yaml_docs(&base).unwrap();
+        assert_eq!(docs.len(), plain_docs.len(), "{name}");
+        for b in &base_docs {
+            let (kind, wl) = (
+                b["kind"].as_str().unwrap(),
+                b["metadata"]["name"].as_str().unwrap(),
+            );
+            let template = template_of(kind);
+            let base_main = b_main(b, template);
+            let got = find(&docs, kind, wl);
+            let c = &at(got, template)["spec"]["containers"][0];
+            let mut want_command = vec![
+                json!("/usr/local/bin/roce"),
+                json!("exec"),
+                json!("--profile"),
+                json!(name),
+                json!("--"),
+            ];
+            want_command.extend(base_main["command"].as_array().unwrap().iter().cloned());
+            assert_eq!(c["name"], "main", "{name} {kind}");
+            assert_eq!(
+                c["command"],
+                Value::Array(want_command),
+                "{name} {kind}: command"
+            );
+            assert_eq!(
+                c["args"], base_main["args"],
+                "{name} {kind}: args untouched"
+            );
+
+            // Everything else is the plain Component's output, less the pod-dependent env entries.
+            let mut want = find(&plain_docs, kind, wl).clone();
+            let main = &mut containers_mut(&mut want, template)[0];
+            main["command"] = c["command"].clone();
+            main["env"]
+                .as_array_mut()
+                .unwrap()
+                .retain(|e| !POD_DEPENDENT.contains(&e["name"].as_str().unwrap()));
+            assert_eq!(got, &want, "{name} {kind}");
+        }
+        // The sidecar's own NCCL_IB_HCA is not the wired container's: kept.
+        let d = find(&docs, "Deployment", "train");
+        assert_eq!(
+            d["spec"]["template"]["spec"]["containers"][1]["env"][0],
+            json!({"name": "NCCL_IB_HCA", "value": "sidecar-value"}),
+            "{name}"
+        );
+        consumers::validate_manifest(&wrapped, plan.dra.min_kubernetes_minor())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+fn at(doc: &Value, template: &[&str]) -> Value {
+    let mut v = doc.clone();
+    for key in template {
+        v = v[*key].clone();
+    }
+    v
+}
+
+/// The base's `main` container.
+fn b_main(doc: &Value, template: &[&str]) -> Value {
+    at(doc, template)["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "main")
+        .unwrap()
+        .clone()
+}
+
+/// A container without a `command` runs its image's ENTRYPOINT, which a prefix in `command` would drop:
+/// the build fails, for a container with only `args`, with nothing, or with an empty `command` (which
+/// Kubernetes reads as none), in every shape. `roce apply --exec` refuses the same containers.
+#[test]
+fn exec_fails_the_build_for_a_container_without_a_command() {
+    let dir = consumers::temp_dir("kustomize-exec-nocommand");
+    let plan = plan_of("coreweave/gb300-roce");
+    write_component(
+        &dir,
+        "exec",
+        &plan,
+        &exec_opts("coreweave/gb300-roce", "main"),
+    );
+    let job = |container: &str| {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - {container}\n"
+        )
+    };
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - {name: main, image: busybox:1.36, args: [python, train.py]}\n";
+    let cases = [
+        (
+            job("{name: main, image: busybox:1.36, args: [python, train.py]}"),
+            "doc is missing from path: /spec/template/spec/containers/0/command/0",
+        ),
+        (
+            job("{name: main, image: busybox:1.36}"),
+            "doc is missing from path: /spec/template/spec/containers/0/command/0",
+        ),
+        (
+            job("{name: main, image: busybox:1.36, command: [], args: [python]}"),
+            "error in copy for from: '/spec/template/spec/containers/0/command/0'",
+        ),
+        (
+            pod.to_string(),
+            "doc is missing from path: /spec/containers/0/command/0",
+        ),
+    ];
+    for (base, want) in &cases {
+        match build(&dir, base, &["exec"]) {
+            Ok(None) => return,
+            Ok(Some(out)) => panic!("built a container without a command:\n{out}"),
+            Err(e) => assert!(e.contains(want), "want {want:?}, got: {e}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A JSON patch addresses the container by position: the Component relies on the strategic merge moving
+/// the patched container to the front (kustomize#5904). Were kustomize to stop doing so, the `test` on its
+/// name fails the build instead of wrapping another container; simulated here by dropping the
+/// strategic-merge step, with `trainer` (`--container`) second.
+#[test]
+fn exec_never_wraps_another_container() {
+    let dir = consumers::temp_dir("kustomize-exec-position");
+    let plan = plan_of("coreweave/gb300-roce");
+    let files = write_component(
+        &dir,
+        "exec",
+        &plan,
+        &exec_opts("coreweave/gb300-roce", "trainer"),
+    );
+    assert!(files.contains(&"transformers.yaml".to_string()));
+    let base = deployment("d", None)
+        .replace("name: main", "name: trainer")
+        .replace("        image: busybox:1.36\n        env:\n        - name: KEEP_ME", "        image: busybox:1.36\n        command: [python]\n        env:\n        - name: KEEP_ME");
+    // With the real order of steps, `trainer` is wrapped and `sidecar` is not.
+    let Some(built) = build(&dir, &base, &["exec"]).unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let Some(docs) = yaml_docs(&built) else {
+        return;
+    };
+    let cs = &docs[0]["spec"]["template"]["spec"]["containers"];
+    assert_eq!(cs[0]["name"], "trainer");
+    assert_eq!(
+        cs[0]["command"],
+        json!([
+            "/usr/local/bin/roce",
+            "exec",
+            "--profile",
+            "coreweave/gb300-roce",
+            "--",
+            "python"
+        ])
+    );
+    assert_eq!(cs[1]["name"], "sidecar");
+    assert_eq!(cs[1]["command"], Value::Null);
+    let path = dir.join("exec/transformers.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let steps: Vec<&str> = text
+        .split("---\n")
+        .filter(|s| !s.contains("path: patch-template.yaml"))
+        .collect();
+    assert_eq!(
+        steps.len(),
+        text.split("---\n").count() - 1,
+        "one patch step"
+    );
+    std::fs::write(&path, steps.join("---\n")).unwrap();
+    match build(&dir, &base, &["exec"]) {
+        Ok(None) => {}
+        Ok(Some(out)) => panic!("wrapped whatever container came first:\n{out}"),
+        Err(e) => assert!(
+            e.contains("testing value /spec/template/spec/containers/0/name failed"),
+            "{e}"
+        ),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Kustomize cannot test that a value is absent, so a command already behind `roce exec` gets a second
+/// prefix (docs/exec.md says so; the inner `roce exec` finds every variable set, and the environment
+/// wins). Pinned so that a change in this behaviour is noticed.
+#[test]
+fn exec_wraps_a_wrapped_command_again() {
+    let dir = consumers::temp_dir("kustomize-exec-twice");
+    let plan = plan_of("coreweave/gb300-roce");
+    write_component(
+        &dir,
+        "exec",
+        &plan,
+        &exec_opts("coreweave/gb300-roce", "main"),
+    );
+    let base = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: busybox:1.36\n    command: [/usr/local/bin/roce, exec, --, python]\n";
+    let Some(built) = build(&dir, base, &["exec"]).unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    let Some(docs) = yaml_docs(&built) else {
+        return;
+    };
+    assert_eq!(
+        docs[0]["spec"]["containers"][0]["command"],
+        json!([
+            "/usr/local/bin/roce",
+            "exec",
+            "--profile",
+            "coreweave/gb300-roce",
+            "--",
+            "/usr/local/bin/roce",
+            "exec",
+            "--",
+            "python"
+        ])
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

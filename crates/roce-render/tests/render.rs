@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use roce_model::{BuiltinsOnly, Profile, Source, builtin, load};
+use roce_render::exec::ExecWrap;
 use roce_render::plan::{Note, Topic};
 use roce_render::{Plan, RenderError, RenderOptions, Target, Workload, plan, render};
 
@@ -20,7 +21,11 @@ fn profile(name: &str) -> Profile {
 }
 
 fn render_all(plan: &Plan, target: Target) -> String {
-    let files = render(plan, target, &RenderOptions::default()).unwrap();
+    render_with(plan, target, &RenderOptions::default())
+}
+
+fn render_with(plan: &Plan, target: Target, opts: &RenderOptions) -> String {
+    let files = render(plan, target, opts).unwrap();
     if files.len() == 1 {
         return files[0].contents.clone();
     }
@@ -54,6 +59,38 @@ fn snapshots_of_every_target_for_every_profile() {
     });
 }
 
+/// Options that add steps to a target's output, pinned for one profile: (snapshot name, target, profile,
+/// options). The other options are checked by their own tests.
+fn option_snapshots() -> Vec<(String, Target, &'static str, RenderOptions)> {
+    let profile = "coreweave/gb300-roce";
+    vec![(
+        snapshot_name(Target::Kustomize, profile).replacen('@', "+exec@", 1),
+        Target::Kustomize,
+        profile,
+        RenderOptions {
+            exec: Some(ExecWrap {
+                profile: profile.to_string(),
+                command: None,
+            }),
+            ..RenderOptions::default()
+        },
+    )]
+}
+
+#[test]
+fn snapshots_of_options() {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../../../snapshots/render");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| {
+        for (snapshot, target, name, opts) in option_snapshots() {
+            let plan = plan::lower(&profile(name));
+            insta::assert_snapshot!(snapshot, render_with(&plan, target, &opts));
+        }
+    });
+}
+
 #[test]
 fn no_snapshot_is_missing_or_orphaned() {
     let mut expected: Vec<String> = builtin::names()
@@ -62,6 +99,11 @@ fn no_snapshot_is_missing_or_orphaned() {
                 .iter()
                 .map(move |t| format!("{}.snap", snapshot_name(*t, n)))
         })
+        .chain(
+            option_snapshots()
+                .into_iter()
+                .map(|(n, ..)| format!("{n}.snap")),
+        )
         .collect();
     expected.sort();
     let mut found: Vec<String> = std::fs::read_dir(snapshot_dir())

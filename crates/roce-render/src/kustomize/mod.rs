@@ -16,16 +16,19 @@
 //!   strategic merge replaces those two lists, which `docs/targets.md` says and `roce apply` avoids.
 //! * `transformers.yaml`: in order, a replacement that fails the build for a selected workload
 //!   without the container (before the patch could add an image-less one) and adds the capabilities
-//!   (a list a patch would replace); the patches; and, when the profile attaches networks, the
-//!   append to the Multus annotation (`steps.rs` says how).
+//!   (a list a patch would replace); the patches; with `exec`, a JSON patch that inserts the
+//!   `roce exec` prefix in front of the container's `command`; and, when the profile attaches
+//!   networks, the append to the Multus annotation (`steps.rs` says how).
 
 mod select;
 mod steps;
 
+use crate::exec::ExecWrap;
 use crate::plan::{MULTUS_ANNOTATION, Plan};
 use crate::yaml::{self, Yaml};
 use crate::{Artifact, PROFILE_ANNOTATION, RenderError, RenderOptions};
 use crate::{dra, pod};
+use roce_model::fabric::env::POD_DEPENDENT;
 use roce_model::names::Capability;
 use select::{Group, Shape, Target};
 
@@ -65,6 +68,8 @@ struct Ctx<'a> {
     shapes: Vec<Shape>,
     /// The comma-form network list, when the profile attaches networks.
     networks: Option<String>,
+    /// Start the container's job behind `roce exec`.
+    exec: Option<&'a ExecWrap>,
 }
 
 /// Render the Component: `kustomization.yaml` first, then the files it references.
@@ -100,6 +105,7 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<Vec<Artifact>, Render
         groups,
         shapes,
         networks: multus_value(plan)?,
+        exec: opts.exec.as_ref(),
     };
 
     let mut files = vec![
@@ -214,6 +220,13 @@ fn kustomization(ctx: &Ctx) -> String {
         c = ctx.container,
         kinds = kinds.join(", "),
     ));
+    if let Some(w) = ctx.exec {
+        out.push_str(&format!(
+            "# Its job starts behind `roce exec`; the build fails for one without a `command` (docs/exec.md):\n\
+             #   command: {} <its command>\n",
+            w.prefix().join(" ")
+        ));
+    }
     out.push_str(&yaml::to_string(&doc));
     out
 }
@@ -261,7 +274,7 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
     // The DRA claims are lists a patch would replace: the `container` step merges them by name.
     let mut container = Yaml::map()
         .with("name", ctx.container.as_str())
-        .with("env", pod::env_list(plan));
+        .with("env", env(ctx));
     let quantities = pod::quantities(plan);
     if !matches!(&quantities, Yaml::Map(m) if m.is_empty()) {
         container.insert("resources", quantities);
@@ -336,8 +349,27 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
         dedup(kinds).join(", "),
         ctx.container,
     ));
+    if ctx.exec.is_some() {
+        out.push_str(
+            "# `$patch: delete` drops the workload's own values of what `roce exec` computes (they would win).\n",
+        );
+    }
     out.push_str(&yaml::to_string(&doc));
     out
+}
+
+/// The container's env: the profile's variables and, behind `roce exec`, a `$patch: delete` for each one it
+/// computes from the pod, as `apply --exec` removes them: a static value would win over the computed one.
+fn env(ctx: &Ctx) -> Vec<Yaml> {
+    let mut env = pod::env_entries(crate::exec::static_env(ctx.plan, ctx.exec));
+    if ctx.exec.is_some() {
+        env.extend(
+            POD_DEPENDENT
+                .iter()
+                .map(|name| Yaml::map().with("name", *name).with("$patch", "delete")),
+        );
+    }
+    env
 }
 
 fn dedup(mut v: Vec<&str>) -> Vec<&str> {

@@ -20,9 +20,18 @@
 //!    (`delimiter: <networks>`, `index: 1`, value `""`): an annotation from step 2 ends with the
 //!    list and is written back unchanged, a missing one becomes the list;
 //! 4. a JSON patch copies the scratch annotation back and removes the scratch field.
+//!
+//! With `exec`, a JSON patch after the strategic-merge patch puts the `roce exec` prefix in front of
+//! the container's `command`: JSON patch `add` at index `i` inserts before item `i`, so adding the
+//! prefix's words at 0, 1, … keeps whatever the command was. A JSON patch addresses containers by
+//! position only; the strategic-merge patch has just moved the container to the front (kustomize#5904),
+//! and a `test` on its name fails the build, rather than wrap another container, should that change.
+//! A `copy` of `command/0` fails the build for a container without a command (or with an empty one):
+//! it runs its image's ENTRYPOINT, which a prefix in `command` would drop.
 
 use super::select::{Group, Shape};
 use super::{Ctx, WIRING_KIND, capabilities};
+use crate::exec::ExecWrap;
 use crate::plan::MULTUS_ANNOTATION;
 use crate::yaml::{self, Yaml};
 
@@ -32,6 +41,10 @@ pub(crate) const MARK: &str = "roce.dev/wiring";
 /// The scratch field (at the object root) that holds a copy of the pod template's annotations
 /// while the Multus steps run. No Kubernetes object has a field of this name.
 pub(crate) const SCRATCH: &str = "roceScratchAnnotations";
+
+/// The scratch field the `exec` step copies the command's first word to, only to fail the build when it
+/// has none.
+const SCRATCH_COMMAND: &str = "roceScratchCommand";
 
 /// One transformer config and the comment above it.
 struct Step {
@@ -58,6 +71,11 @@ pub(super) fn transformers(ctx: &Ctx) -> String {
                 Yaml::map().with("path", shape.patch().0),
             ),
         });
+    }
+    if let Some(w) = ctx.exec {
+        for &shape in &ctx.shapes {
+            steps.push(exec(ctx, w, shape));
+        }
     }
     if let Some(networks) = &ctx.networks {
         multus(ctx, networks, &mut steps);
@@ -290,6 +308,45 @@ fn container(ctx: &Ctx) -> Step {
     Step {
         why,
         doc: builtin("ReplacementTransformer", ctx, "container").with("replacements", list),
+    }
+}
+
+/// The `roce exec` prefix in front of the container's `command` (module docs), after the patch that
+/// moved the container to the front.
+fn exec(ctx: &Ctx, w: &ExecWrap, shape: Shape) -> Step {
+    let container = |rest: &str| shape.pointer(&format!("/spec/containers/0{rest}"));
+    let op = |op: &str| Yaml::map().with("op", op);
+    let mut ops = vec![
+        op("test")
+            .with("path", container("/name"))
+            .with("value", ctx.container.as_str()),
+        op("copy")
+            .with("from", container("/command/0"))
+            .with("path", format!("/{SCRATCH_COMMAND}")),
+        op("remove").with("path", format!("/{SCRATCH_COMMAND}")),
+    ];
+    for (i, word) in w.prefix().into_iter().enumerate() {
+        ops.push(
+            op("add")
+                .with("path", container(&format!("/command/{i}")))
+                .with("value", word),
+        );
+    }
+    let lines: String = ops
+        .iter()
+        .map(|o| {
+            let line = yaml::flow(o).expect("strings always have a flow form");
+            format!("- {line}\n")
+        })
+        .collect();
+    Step {
+        why: format!(
+            "Starts the job behind `roce exec`: the patch above moved `{c}` to the front (kustomize#5904), which\n\
+             the test checks; the copy fails the build for a container without a `command` (its image's\n\
+             ENTRYPOINT would be lost); each add inserts one word before the command.",
+            c = ctx.container
+        ),
+        doc: json_patch(ctx, "exec", shape, &lines),
     }
 }
 
