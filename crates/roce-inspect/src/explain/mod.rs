@@ -283,7 +283,7 @@ impl Explanation {
 }
 
 impl Explanation {
-    /// Compare the nccl-tests bus bandwidth with the best expectation there is ([`expect`]): `given`
+    /// Compare the nccl-tests bus bandwidth with the best expectation there is: `given`
     /// (`--expect-busbw`) first, then the profile's `job expected-busbw`, then the line rate of the
     /// profile's rails (`rails link-rate`), then that of the RDMA devices NCCL logged with their speed. When
     /// none applies, [`Bandwidth::expected_why_not`] says why. Does nothing without a table.
