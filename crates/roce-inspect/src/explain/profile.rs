@@ -3,6 +3,7 @@
 use roce_model::Code;
 use roce_model::fabric::env as vars;
 use roce_model::fabric::nccl;
+use roce_model::fabric::provider::Provider;
 use roce_model::model::FabricKind;
 use roce_render::plan::{Consumer, lower};
 
@@ -36,9 +37,11 @@ pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec
     };
 
     // the transport the fabric needs
-    let (want, fabric) = match profile.fabric.kind.value {
-        FabricKind::Roce => (Transport::Roce, "RoCE"),
-        FabricKind::InfiniBand => (Transport::Ib, "InfiniBand"),
+    // aws-ofi-nccl carries NCCL over libfabric (EFA), whatever link the fabric block names
+    let (want, fabric) = match (&profile.nccl_net.provider.value, profile.fabric.kind.value) {
+        (Provider::Ofi, _) => (Transport::Ofi, "EFA (aws-ofi-nccl over libfabric)"),
+        (_, FabricKind::Roce) => (Transport::Roce, "RoCE"),
+        (_, FabricKind::InfiniBand) => (Transport::Ib, "InfiniBand"),
     };
     if e.transport != Transport::Unknown && e.transport != want {
         let ev = e
@@ -272,6 +275,18 @@ mod tests {
         let ofi = "h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v9)\n";
         assert!(codes(ofi, "coreweave/gb300-roce").contains(&Code::ExplainProfileNetPlugin));
         assert!(!codes(ofi, "aws/p5-efa").contains(&Code::ExplainProfileNetPlugin));
+    }
+
+    #[test]
+    fn an_efa_profile_expects_ofi() {
+        // aws-ofi-nccl on p5en (NVIDIA/nccl#1597): the EFA profile is content, an InfiniBand one is not
+        let log = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/explain-corpus/gh-nccl-1597-ofi-efa-p5en.log"
+        ))
+        .unwrap();
+        assert!(!codes(&log, "aws/p5-efa").contains(&Code::ExplainProfileTransport));
+        assert!(codes(&log, "coreweave/h100-ib").contains(&Code::ExplainProfileTransport));
     }
 
     #[test]
