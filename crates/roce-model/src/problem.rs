@@ -320,6 +320,14 @@ codes! {
     /// The profile's ComputeDomain gives the pod an IMEX channel, but `/dev/nvidia-caps-imex-channels` has
     /// none: NCCL cannot use multi-node NVLink.
     DoctorImexChannels = "roce::doctor::imex_channels", Error;
+    // Network providers (`nccl-net`): their devices and their plugin library.
+    /// The profile's provider drives one kind of device (aws-ofi-nccl: EFA) and none of the RDMA devices here
+    /// has its driver.
+    DoctorNoProviderDevices = "roce::doctor::no_provider_devices", Error;
+    /// Fewer of the provider's devices (EFA) usable here than the profile's resource count expects.
+    DoctorProviderDeviceCount = "roce::doctor::provider_device_count", Warning;
+    /// The NCCL net plugin the provider (or `NCCL_NET_PLUGIN`) needs is not where the dynamic loader looks.
+    DoctorNetPlugin = "roce::doctor::net_plugin", Error;
 
     // ---- roce exec (a job's start-up): codes `roce::exec::…` go here ----
     /// No RDMA devices at start-up: the job would run over TCP sockets, so it is not started.
