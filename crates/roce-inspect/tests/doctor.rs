@@ -1540,7 +1540,7 @@ fn net_plugin_missing_from_the_library_path() {
     let p = finding(&r, "roce::doctor::net_plugin");
     assert!(p.is_error());
     assert!(
-        p.message.starts_with("aws-ofi-nccl over libfabric (EFA)'s NCCL net plugin is not here: NCCL opens `libnccl-net.so` (NCCL_NET_PLUGIN unset)"),
+        p.message.starts_with("the NCCL net plugin of aws-ofi-nccl over libfabric (EFA) is not here: NCCL opens `libnccl-net.so` (NCCL_NET_PLUGIN unset)"),
         "{}",
         p.message
     );
@@ -1609,7 +1609,7 @@ fn gib_plugin_must_come_from_its_host_mount() {
     let p = finding(&r, "roce::doctor::net_plugin");
     assert!(
         p.message
-            .contains("Google's gIB plugin's NCCL net plugin is not here"),
+            .contains("the NCCL net plugin of Google's gIB plugin is not here"),
         "{}",
         p.message
     );

@@ -1195,7 +1195,7 @@ impl Ctx<'_> {
             None => "in the system library directories (LD_LIBRARY_PATH is unset)".to_string(),
         };
         let what = match provider.filter(|p| p.loads_plugin()) {
-            Some(p) => format!("{}'s NCCL net plugin is not here", p.describe()),
+            Some(p) => format!("the NCCL net plugin of {} is not here", p.describe()),
             None => "the NCCL net plugin is not here".to_string(),
         };
         let consequence = match provider.and_then(Provider::nccl_net) {
@@ -1207,7 +1207,7 @@ impl Ctx<'_> {
             format!("{what}: {how} tells NCCL to load none; {consequence}")
         } else {
             format!(
-                "{what}: NCCL opens {} ({how}) and none is {ld_text}; {consequence}",
+                "{what}: NCCL opens {} ({how}), not found {ld_text}; {consequence}",
                 tried.join(" or ")
             )
         };
