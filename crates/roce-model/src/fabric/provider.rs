@@ -43,6 +43,9 @@ pub const FI_EFA_USE_DEVICE_RDMA: &str = "FI_EFA_USE_DEVICE_RDMA";
 pub const FI_EFA_FORK_SAFE: &str = "FI_EFA_FORK_SAFE";
 /// The prefix of every libfabric variable (`fi_param_get`: `FI_<NAME>`, `FI_<PROV>_<NAME>`).
 pub const FI_PREFIX: &str = "FI_";
+/// The prefix of aws-ofi-nccl's own parameters (`OFI_NCCL_PARAM(…, "PROTOCOL", …)` reads
+/// `OFI_NCCL_PROTOCOL`, `include/nccl_ofi_param.h`).
+pub const OFI_PARAM_PREFIX: &str = "OFI_NCCL_";
 /// The libfabric provider for AWS EFA.
 pub const EFA_PROVIDER: &str = "efa";
 /// The device-plugin resource that gives a pod EFA interfaces (aws-efa-k8s-device-plugin): one per EFA
@@ -148,7 +151,9 @@ impl Provider {
     }
 
     /// Whether NCCL uses its own IB verbs transport, so `NCCL_IB_*` variables apply. gIB is built on IB
-    /// verbs and reads them too; aws-ofi-nccl does not.
+    /// verbs and reads them too; aws-ofi-nccl does not: NCCL's IB transport (`src/transport/net_ib.cc`, its
+    /// `NCCL_PARAM(Ib…)`) is not used once the plugin loads, and the plugin reads its own `OFI_NCCL_*`
+    /// parameters ([`OFI_PARAM_PREFIX`]) and libfabric's `FI_*`.
     pub fn reads_nccl_ib(&self) -> bool {
         !matches!(self, Provider::Ofi)
     }
