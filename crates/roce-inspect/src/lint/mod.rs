@@ -121,8 +121,7 @@ impl Linter {
             .filter(|n| !(n.gdr_only && provider::efa_device_rdma(instance) == Some(false)))
             .filter_map(|n| {
                 let set = plan.env_value(n.name);
-                (n.required || set.is_some())
-                    .then(|| (*n, set.unwrap_or(n.value).to_string()))
+                (n.required || set.is_some()).then(|| (*n, set.unwrap_or(n.value).to_string()))
             })
             .collect();
         let mut linter = Linter {
@@ -491,7 +490,10 @@ impl<'a> Cx<'a> {
                         text(item, "value").map(str::to_string),
                         e.node.content.unwrap_or(e.node.origin),
                     ),
-                    None => (None, entry(item, "name").map_or(item.origin, |e| e.node.origin)),
+                    None => (
+                        None,
+                        entry(item, "name").map_or(item.origin, |e| e.node.origin),
+                    ),
                 },
                 // `-x NAME` without a value forwards the launcher's own: judged in the launcher.
                 (None, Some(f)) if f.value.is_none() => continue,
@@ -507,8 +509,14 @@ impl<'a> Cx<'a> {
                             need.why
                         ),
                     )
-                    .at(self.container_at(c, &["env"]), format!("{} missing", need.name))
-                    .help(format!("add `{}: \"{want}\"` to the env, or run `{}`", need.name, self.hint));
+                    .at(
+                        self.container_at(c, &["env"]),
+                        format!("{} missing", need.name),
+                    )
+                    .help(format!(
+                        "add `{}: \"{want}\"` to the env, or run `{}`",
+                        need.name, self.hint
+                    ));
                     if !need.required {
                         p.severity = Severity::Warning;
                     }
@@ -605,13 +613,23 @@ impl<'a> Cx<'a> {
                 Some(x) => {
                     let volume = text(x, "name").unwrap_or_default();
                     match host_path_of(volume) {
-                        Some(path) if path.trim_end_matches('/') == m.host_path.trim_end_matches('/') => continue,
+                        Some(path)
+                            if path.trim_end_matches('/') == m.host_path.trim_end_matches('/') =>
+                        {
+                            continue;
+                        }
                         Some(path) => (
-                            format!("mounts the node's {path} at {}, not {}", m.mount_path, m.host_path),
+                            format!(
+                                "mounts the node's {path} at {}, not {}",
+                                m.mount_path, m.host_path
+                            ),
                             x.origin,
                         ),
                         None => (
-                            format!("mounts volume `{volume}` at {}, which is not the node's {}", m.mount_path, m.host_path),
+                            format!(
+                                "mounts volume `{volume}` at {}, which is not the node's {}",
+                                m.mount_path, m.host_path
+                            ),
                             x.origin,
                         ),
                     }
@@ -830,17 +848,33 @@ impl<'a> Cx<'a> {
                         };
                         if &have_value != want {
                             let (why, help) = if per_device {
-                                let fewer = have_value.parse::<u64>().ok().zip(want.parse::<u64>().ok()).is_some_and(|(h, w)| h < w);
+                                let fewer = have_value
+                                    .parse::<u64>()
+                                    .ok()
+                                    .zip(want.parse::<u64>().ok())
+                                    .is_some_and(|(h, w)| h < w);
                                 (
                                     if fewer {
-                                        format!(": the device plugin hands out one device per unit, so the pod gets {have} of the {want} {} devices and NCCL spreads over fewer NICs", self.linter.provider.device_driver().unwrap_or("RDMA"))
+                                        format!(
+                                            ": the device plugin hands out one device per unit, so the pod gets {have} of the {want} {} devices and NCCL spreads over fewer NICs",
+                                            self.linter.provider.device_driver().unwrap_or("RDMA")
+                                        )
                                     } else {
                                         ": the device plugin hands out one device per unit, and no node of the profile's pool has more".to_string()
                                     },
-                                    format!("{name} counts devices: set it to \"{want}\" in requests and limits, or run `{}`", self.hint),
+                                    format!(
+                                        "{name} counts devices: set it to \"{want}\" in requests and limits, or run `{}`",
+                                        self.hint
+                                    ),
                                 )
                             } else {
-                                (String::new(), format!("{name} is a scheduling gate, not a count: set it to \"{want}\" in requests and limits, or run `{}`", self.hint))
+                                (
+                                    String::new(),
+                                    format!(
+                                        "{name} is a scheduling gate, not a count: set it to \"{want}\" in requests and limits, or run `{}`",
+                                        self.hint
+                                    ),
+                                )
                             };
                             self.push(
                                 Problem::new(
