@@ -1488,27 +1488,15 @@ fn efa_profile_on_mellanox_devices_finds_no_efa() {
     let r = run(&t, Some(P5));
     let p = finding(&r, "roce::doctor::no_provider_devices");
     assert!(p.is_error());
-    assert!(
-        p.message.contains("none of the 32 RDMA devices"),
-        "{}",
-        p.message
-    );
-    assert!(
-        p.message.contains("rdmap16s27 (mlx5_core)"),
-        "{}",
-        p.message
-    );
-    assert!(
-        help_of(p).contains("vpc.amazonaws.com/efa: 32"),
-        "{:?}",
-        help_of(p)
-    );
-    assert!(!codes(&r).contains(&"roce::doctor::provider_device_count"));
+    has(&p.message, "none of the 32 RDMA devices");
+    has(&p.message, "rdmap16s27 (mlx5_core)");
+    has(help_of(p), "vpc.amazonaws.com/efa: 32");
+    lacks(&r, "roce::doctor::provider_device_count");
     // The rail names of an EFA profile are nominal: no missing-rail finding either way.
-    assert!(!codes(&r).contains(&"roce::doctor::missing_rail"));
+    lacks(&r, "roce::doctor::missing_rail");
     // Another provider does not ask for EFA devices.
     let r = run(&t, Some("coreweave/h100-ib"));
-    assert!(!codes(&r).contains(&"roce::doctor::no_provider_devices"));
+    lacks(&r, "roce::doctor::no_provider_devices");
 }
 
 #[test]
@@ -1521,15 +1509,13 @@ fn efa_devices_fewer_than_the_resource_count() {
     let r = run(&t, Some(P5));
     let p = finding(&r, "roce::doctor::provider_device_count");
     assert!(!p.is_error());
-    assert!(
-        p.message
-            .starts_with("16 efa devices usable here (32 in sysfs, 16 with their verbs node)"),
-        "{}",
-        p.message
+    has_prefix(
+        &p.message,
+        "16 efa devices usable here (32 in sysfs, 16 with their verbs node)",
     );
-    assert!(p.message.contains("expects 32"), "{}", p.message);
+    has(&p.message, "expects 32");
     assert!(help_of(p).contains("vpc.amazonaws.com/efa: 32"));
-    assert!(!codes(&r).contains(&"roce::doctor::no_provider_devices"));
+    lacks(&r, "roce::doctor::no_provider_devices");
 }
 
 #[test]
@@ -1539,16 +1525,11 @@ fn net_plugin_missing_from_the_library_path() {
     let r = run(&t, Some(P5));
     let p = finding(&r, "roce::doctor::net_plugin");
     assert!(p.is_error());
-    assert!(
-        p.message.starts_with("the NCCL net plugin of aws-ofi-nccl over libfabric (EFA) is not here: NCCL opens `libnccl-net.so` (NCCL_NET_PLUGIN unset)"),
-        "{}",
-        p.message
+    has_prefix(
+        &p.message,
+        "the NCCL net plugin of aws-ofi-nccl over libfabric (EFA) is not here: NCCL opens `libnccl-net.so` (NCCL_NET_PLUGIN unset)",
     );
-    assert!(
-        help_of(p).contains("/opt/amazon/ofi-nccl"),
-        "{:?}",
-        help_of(p)
-    );
+    has(help_of(p), "/opt/amazon/ofi-nccl");
     // Only the versioned plugin is installed: the help names it, and NCCL_NET_PLUGIN=ofi finds it.
     t.file(&format!("{OFI_LIB}/libnccl-net-ofi.so"), "ELF");
     let r = run(&t, Some(P5));
@@ -1559,11 +1540,7 @@ fn net_plugin_missing_from_the_library_path() {
     );
     let env = with(pod_env(Some(P5)), "NCCL_NET_PLUGIN", "ofi");
     let r = run_env(&t, env, Some(P5));
-    assert!(
-        !codes(&r).contains(&"roce::doctor::net_plugin"),
-        "{:#?}",
-        r.findings
-    );
+    lacks(&r, "roce::doctor::net_plugin");
     // Found through /etc/ld.so.conf.d, as the aws-ofi-nccl package registers itself.
     let elsewhere = "/opt/amazon/ofi-nccl/lib64";
     t.file(&format!("{elsewhere}/libnccl-net.so"), "ELF").file(
@@ -1571,11 +1548,7 @@ fn net_plugin_missing_from_the_library_path() {
         &format!("{elsewhere}\n"),
     );
     let r = run(&t, Some(P5));
-    assert!(
-        !codes(&r).contains(&"roce::doctor::net_plugin"),
-        "{:#?}",
-        r.findings
-    );
+    lacks(&r, "roce::doctor::net_plugin");
 }
 
 #[test]
@@ -1584,15 +1557,11 @@ fn net_plugin_of_the_profile_when_the_environment_has_no_library_path() {
     let t = efa_pod();
     t.environ(&[("PATH".into(), "/usr/bin".into())]);
     let r = run(&t, Some(P5));
-    assert!(
-        !codes(&r).contains(&"roce::doctor::net_plugin"),
-        "{:#?}",
-        r.findings
-    );
+    lacks(&r, "roce::doctor::net_plugin");
     t.remove(&format!("{OFI_LIB}/libnccl-net.so"));
     let r = run(&t, Some(P5));
     let p = finding(&r, "roce::doctor::net_plugin");
-    assert!(p.message.contains("the profile's"), "{}", p.message);
+    has(&p.message, "the profile's");
     assert!(!p.labels.is_empty(), "points at the profile's library path");
 }
 
@@ -1607,29 +1576,15 @@ fn gib_plugin_must_come_from_its_host_mount() {
     t.netdevs(&nets);
     let r = run(&t, Some(name));
     let p = finding(&r, "roce::doctor::net_plugin");
-    assert!(
-        p.message
-            .contains("the NCCL net plugin of Google's gIB plugin is not here"),
-        "{}",
-        p.message
+    has(
+        &p.message,
+        "the NCCL net plugin of Google's gIB plugin is not here",
     );
-    assert!(
-        p.message.contains("with `NCCL_NET=gIB` NCCL's init fails"),
-        "{}",
-        p.message
-    );
-    assert!(
-        help_of(p).contains("/home/kubernetes/bin/gib at /usr/local/gib"),
-        "{:?}",
-        help_of(p)
-    );
+    has(&p.message, "with `NCCL_NET=gIB` NCCL's init fails");
+    has(help_of(p), "/home/kubernetes/bin/gib at /usr/local/gib");
     t.file("/usr/local/gib/lib64/libnccl-net.so", "ELF");
     let r = run(&t, Some(name));
-    assert!(
-        !codes(&r).contains(&"roce::doctor::net_plugin"),
-        "{:#?}",
-        r.findings
-    );
+    lacks(&r, "roce::doctor::net_plugin");
 }
 
 #[test]
@@ -1639,19 +1594,17 @@ fn net_plugin_named_by_path_without_a_profile() {
     let env = with(pod_env(None), "NCCL_NET_PLUGIN", path);
     let r = run_env(&t, env.clone(), None);
     let p = finding(&r, "roce::doctor::net_plugin");
-    assert!(p.message.contains(&format!("`{path}`")), "{}", p.message);
-    assert!(
-        p.message
-            .contains("falls back to its internal IB verbs or TCP sockets"),
-        "{}",
-        p.message
+    has(&p.message, &format!("`{path}`"));
+    has(
+        &p.message,
+        "falls back to its internal IB verbs or TCP sockets",
     );
     t.file(path, "ELF");
     let r = run_env(&t, env, None);
-    assert!(!codes(&r).contains(&"roce::doctor::net_plugin"));
+    lacks(&r, "roce::doctor::net_plugin");
     // `none` asks for no plugin, and a profile on IB verbs needs none.
     let r = run_env(&t, with(pod_env(None), "NCCL_NET_PLUGIN", "none"), None);
-    assert!(!codes(&r).contains(&"roce::doctor::net_plugin"));
+    lacks(&r, "roce::doctor::net_plugin");
     assert!(
         !codes(&run(
             &healthy(Some("coreweave/gb300-roce")),
@@ -1663,4 +1616,22 @@ fn net_plugin_named_by_path_without_a_profile() {
 
 fn help_of(p: &roce_model::Problem) -> &str {
     p.help.as_deref().unwrap_or_default()
+}
+
+/// Assert that `text` contains `needle`, showing the text when it does not.
+fn has(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} not in {text:?}");
+}
+
+/// Assert that `text` starts with `prefix`, showing the text when it does not.
+fn has_prefix(text: &str, prefix: &str) {
+    assert!(
+        text.starts_with(prefix),
+        "{prefix:?} does not start {text:?}"
+    );
+}
+
+/// Assert that the report has no finding with `code`.
+fn lacks(r: &Report, code: &str) {
+    assert!(!codes(r).contains(&code), "{code} in {:#?}", r.findings);
 }
