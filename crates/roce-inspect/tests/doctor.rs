@@ -1439,3 +1439,199 @@ fn h200_host_replayed_from_its_facts() {
     assert_eq!(fields.remove("imex_channels"), Some(serde_json::json!([])));
     assert_eq!(replay, recorded);
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Network providers (`nccl-net`): EFA devices and net-plugin libraries
+
+const P5: &str = "aws/p5-efa";
+const A3U: &str = "gcp/a3-ultra";
+/// Where the AWS images install aws-ofi-nccl (the first directory of `aws/p5-efa`'s library path).
+const OFI_LIB: &str = "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu";
+
+/// A p5.48xlarge pod rendered from `aws/p5-efa`: 32 EFA devices (`rdmap<bus>s27`, driver `efa`, link
+/// layer `Unknown` as the kernel shows EFA's unspecified one), each with its verbs node, 8 GPUs, and
+/// aws-ofi-nccl's `libnccl-net.so` in the image.
+fn efa_pod() -> Tree {
+    let t = Tree::new();
+    pod_basics(&t, &pod_env(Some(P5)));
+    t.gpus(8).netdevs(&["lo".into(), "eth0".into()]);
+    for i in 0..32u32 {
+        let dev = format!("rdmap{}s27", 16 + i);
+        t.port(&dev, 1, "4: ACTIVE", "Unknown", 1, &[])
+            .link(
+                &format!("/sys/class/infiniband/{dev}/device/driver"),
+                "../../../../bus/pci/drivers/efa",
+            )
+            .uverbs(&dev, i);
+    }
+    t.file("/dev/infiniband/rdma_cm", "")
+        .file(&format!("{OFI_LIB}/libnccl-net.so"), "ELF");
+    t
+}
+
+#[test]
+fn efa_pod_with_its_devices_and_plugin_has_no_findings() {
+    let r = run(&efa_pod(), Some(P5));
+    assert_eq!(codes(&r), Vec::<&str>::new(), "{:#?}", r.findings);
+}
+
+#[test]
+fn efa_profile_on_mellanox_devices_finds_no_efa() {
+    // The same pod, but its devices are ConnectX (driver mlx5_core): aws-ofi-nccl has nothing to open.
+    let t = efa_pod();
+    for i in 0..32 {
+        t.link(
+            &format!("/sys/class/infiniband/rdmap{}s27/device/driver", 16 + i),
+            "../../../../bus/pci/drivers/mlx5_core",
+        );
+    }
+    let r = run(&t, Some(P5));
+    let p = finding(&r, "roce::doctor::no_provider_devices");
+    assert!(p.is_error());
+    has(&p.message, "none of the 32 RDMA devices");
+    has(&p.message, "rdmap16s27 (mlx5_core)");
+    has(help_of(p), "vpc.amazonaws.com/efa: 32");
+    lacks(&r, "roce::doctor::provider_device_count");
+    // The rail names of an EFA profile are nominal: no missing-rail finding either way.
+    lacks(&r, "roce::doctor::missing_rail");
+    // Another provider does not ask for EFA devices.
+    let r = run(&t, Some("coreweave/h100-ib"));
+    lacks(&r, "roce::doctor::no_provider_devices");
+}
+
+#[test]
+fn efa_devices_fewer_than_the_resource_count() {
+    // sysfs lists all 32 of the node's EFA devices; the device plugin mounted the verbs nodes of 16.
+    let t = efa_pod();
+    for i in 16..32 {
+        t.remove(&format!("/dev/infiniband/uverbs{i}"));
+    }
+    let r = run(&t, Some(P5));
+    let p = finding(&r, "roce::doctor::provider_device_count");
+    assert!(!p.is_error());
+    has_prefix(
+        &p.message,
+        "16 efa devices usable here (32 in sysfs, 16 with their verbs node)",
+    );
+    has(&p.message, "expects 32");
+    assert!(help_of(p).contains("vpc.amazonaws.com/efa: 32"));
+    lacks(&r, "roce::doctor::no_provider_devices");
+}
+
+#[test]
+fn net_plugin_missing_from_the_library_path() {
+    let t = efa_pod();
+    t.remove(&format!("{OFI_LIB}/libnccl-net.so"));
+    let r = run(&t, Some(P5));
+    let p = finding(&r, "roce::doctor::net_plugin");
+    assert!(p.is_error());
+    has_prefix(
+        &p.message,
+        "the NCCL net plugin of aws-ofi-nccl over libfabric (EFA) is not here: NCCL opens `libnccl-net.so` (NCCL_NET_PLUGIN unset)",
+    );
+    has(help_of(p), "/opt/amazon/ofi-nccl");
+    // Only the versioned plugin is installed: the help names it, and NCCL_NET_PLUGIN=ofi finds it.
+    t.file(&format!("{OFI_LIB}/libnccl-net-ofi.so"), "ELF");
+    let r = run(&t, Some(P5));
+    let help = help_of(finding(&r, "roce::doctor::net_plugin"));
+    assert!(
+        help.contains(&format!("{OFI_LIB}/libnccl-net-ofi.so")),
+        "{help}"
+    );
+    let env = with(pod_env(Some(P5)), "NCCL_NET_PLUGIN", "ofi");
+    let r = run_env(&t, env, Some(P5));
+    lacks(&r, "roce::doctor::net_plugin");
+    // Found through /etc/ld.so.conf.d, as the aws-ofi-nccl package registers itself.
+    let elsewhere = "/opt/amazon/ofi-nccl/lib64";
+    t.file(&format!("{elsewhere}/libnccl-net.so"), "ELF").file(
+        "/etc/ld.so.conf.d/100_ofinccl.conf",
+        &format!("{elsewhere}\n"),
+    );
+    let r = run(&t, Some(P5));
+    lacks(&r, "roce::doctor::net_plugin");
+}
+
+#[test]
+fn net_plugin_of_the_profile_when_the_environment_has_no_library_path() {
+    // On a node (no pod env): the profile's library path is where the plugin would be looked up.
+    let t = efa_pod();
+    t.environ(&[("PATH".into(), "/usr/bin".into())]);
+    let r = run(&t, Some(P5));
+    lacks(&r, "roce::doctor::net_plugin");
+    t.remove(&format!("{OFI_LIB}/libnccl-net.so"));
+    let r = run(&t, Some(P5));
+    let p = finding(&r, "roce::doctor::net_plugin");
+    has(&p.message, "the profile's");
+    assert!(!p.labels.is_empty(), "points at the profile's library path");
+}
+
+#[test]
+fn gib_plugin_must_come_from_its_host_mount() {
+    let name = A3U;
+    let t = Tree::new();
+    pod_basics(&t, &pod_env(Some(name)));
+    t.gpus(8);
+    let mut nets = vec!["lo".to_string()];
+    nets.extend((0..10).map(|i| format!("eth{i}")));
+    t.netdevs(&nets);
+    let r = run(&t, Some(name));
+    let p = finding(&r, "roce::doctor::net_plugin");
+    has(
+        &p.message,
+        "the NCCL net plugin of Google's gIB plugin is not here",
+    );
+    has(&p.message, "with `NCCL_NET=gIB` NCCL's init fails");
+    has(help_of(p), "/home/kubernetes/bin/gib at /usr/local/gib");
+    t.file("/usr/local/gib/lib64/libnccl-net.so", "ELF");
+    let r = run(&t, Some(name));
+    lacks(&r, "roce::doctor::net_plugin");
+}
+
+#[test]
+fn net_plugin_named_by_path_without_a_profile() {
+    let t = no_multus_pod(None);
+    let path = "/opt/x/libnccl-net-x.so";
+    let env = with(pod_env(None), "NCCL_NET_PLUGIN", path);
+    let r = run_env(&t, env.clone(), None);
+    let p = finding(&r, "roce::doctor::net_plugin");
+    has(&p.message, &format!("`{path}`"));
+    has(
+        &p.message,
+        "falls back to its internal IB verbs or TCP sockets",
+    );
+    t.file(path, "ELF");
+    let r = run_env(&t, env, None);
+    lacks(&r, "roce::doctor::net_plugin");
+    // `none` asks for no plugin, and a profile on IB verbs needs none.
+    let r = run_env(&t, with(pod_env(None), "NCCL_NET_PLUGIN", "none"), None);
+    lacks(&r, "roce::doctor::net_plugin");
+    assert!(
+        !codes(&run(
+            &healthy(Some("coreweave/gb300-roce")),
+            Some("coreweave/gb300-roce")
+        ))
+        .contains(&"roce::doctor::net_plugin")
+    );
+}
+
+fn help_of(p: &roce_model::Problem) -> &str {
+    p.help.as_deref().unwrap_or_default()
+}
+
+/// Assert that `text` contains `needle`, showing the text when it does not.
+fn has(text: &str, needle: &str) {
+    assert!(text.contains(needle), "{needle:?} not in {text:?}");
+}
+
+/// Assert that `text` starts with `prefix`, showing the text when it does not.
+fn has_prefix(text: &str, prefix: &str) {
+    assert!(
+        text.starts_with(prefix),
+        "{prefix:?} does not start {text:?}"
+    );
+}
+
+/// Assert that the report has no finding with `code`.
+fn lacks(r: &Report, code: &str) {
+    assert!(!codes(r).contains(&code), "{code} in {:#?}", r.findings);
+}

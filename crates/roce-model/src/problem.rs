@@ -184,6 +184,17 @@ codes! {
     /// A ComputeDomain job's pod template without required pod affinity on `nvidia.com/gpu.clique` (or a
     /// required Kueue topology at that level): its pods may land in different NVLink domains.
     LintDraCliqueAffinity = "roce::lint::dra_clique_affinity", Warning;
+    // Network providers (`nccl-net`): what the provider needs in the pod.
+    /// A variable the network provider needs (`FI_PROVIDER=efa`, `FI_EFA_USE_DEVICE_RDMA=1`) missing from
+    /// the worker or set to another value.
+    LintProviderEnv = "roce::lint::provider_env", Error;
+    /// `NCCL_IB_*` variables set for a provider that does not read them (aws-ofi-nccl).
+    LintIbKnobIgnored = "roce::lint::ib_knob_ignored", Warning;
+    /// The provider's per-device resource (`vpc.amazonaws.com/efa`) missing, or another count than the
+    /// profile's.
+    LintProviderResource = "roce::lint::provider_resource", Error;
+    /// A host directory the provider needs (the gIB plugin) not mounted into the container.
+    LintHostMount = "roce::lint::host_mount", Error;
 
     // ---- roce explain (logs): codes `roce::explain::…` go here ----
     /// The log file is empty.
@@ -322,6 +333,14 @@ codes! {
     /// The profile's ComputeDomain gives the pod an IMEX channel, but `/dev/nvidia-caps-imex-channels` has
     /// none: NCCL cannot use multi-node NVLink.
     DoctorImexChannels = "roce::doctor::imex_channels", Error;
+    // Network providers (`nccl-net`): their devices and their plugin library.
+    /// The profile's provider drives one kind of device (aws-ofi-nccl: EFA) and none of the RDMA devices here
+    /// has its driver.
+    DoctorNoProviderDevices = "roce::doctor::no_provider_devices", Error;
+    /// Fewer of the provider's devices (EFA) usable here than the profile's resource count expects.
+    DoctorProviderDeviceCount = "roce::doctor::provider_device_count", Warning;
+    /// The NCCL net plugin the provider (or `NCCL_NET_PLUGIN`) needs is not where the dynamic loader looks.
+    DoctorNetPlugin = "roce::doctor::net_plugin", Error;
 
     // ---- roce exec (a job's start-up): codes `roce::exec::…` go here ----
     /// No RDMA devices at start-up: the job would run over TCP sockets, so it is not started.

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use roce_model::fabric::attach::RDMA_DEVICE_DIR;
 use roce_model::fabric::dra::IMEX_CHANNELS_DIR;
+use roce_model::fabric::nccl::NET_PLUGIN_PREFIX;
 
 use super::env::Env;
 use super::gid::{self, GidClass, RoceVersion};
@@ -74,6 +75,13 @@ pub struct HostFacts {
     pub env: Env,
     /// Directories searched for rdma-core libraries, in order.
     pub lib_dirs: Vec<String>,
+    /// The dynamic loader's directories after `LD_LIBRARY_PATH`: `/etc/ld.so.conf` (and its includes), then
+    /// [`LIB_DIRS`].
+    pub system_lib_dirs: Vec<String>,
+    /// The NCCL net-plugin libraries (`libnccl-net*`) in each directory looked at: [`HostFacts::lib_dirs`]
+    /// and the extra directories [`collect_with`] was given (a profile's library path). A directory that
+    /// could not be listed is absent.
+    pub net_plugin_files: BTreeMap<String, Vec<String>>,
 }
 
 /// One RDMA device.
@@ -88,6 +96,9 @@ pub struct RdmaDevice {
     /// The device's verbs character device (`uverbsN`: the `/sys/class/infiniband_verbs/uverbsN` whose
     /// `ibdev` names it, as libibverbs finds it); `None` when sysfs names none.
     pub uverbs: Option<String>,
+    /// The kernel driver of its PCI function: the last part of the `device/driver` link (`mlx5_core`,
+    /// `efa`); `None` when the link is absent.
+    pub driver: Option<String>,
 }
 
 /// One port of an RDMA device.
@@ -219,6 +230,12 @@ pub struct SharedObject {
 /// assert_eq!(f.cap_eff, None);
 /// ```
 pub fn collect(root: &Root, env: Option<Env>) -> HostFacts {
+    collect_with(root, env, &[])
+}
+
+/// [`collect`], also listing the net-plugin libraries of `extra_lib_dirs` (a profile's `LD_LIBRARY_PATH`,
+/// which the environment may not carry yet).
+pub fn collect_with(root: &Root, env: Option<Env>, extra_lib_dirs: &[&str]) -> HostFacts {
     let env = env.unwrap_or_else(|| Env::from_root(root));
     let netdevs = root
         .list("/sys/class/net")
@@ -254,7 +271,36 @@ pub fn collect(root: &Root, env: Option<Env>) -> HostFacts {
     } else {
         module_dir.as_ref().map(|_| PeerMemory::None)
     };
-    let lib_dirs = lib_dirs(root, &env);
+    let system_lib_dirs = system_lib_dirs(root);
+    let mut lib_dirs: Vec<String> = Vec::new();
+    for d in env
+        .get("LD_LIBRARY_PATH")
+        .unwrap_or_default()
+        .split(':')
+        .chain(system_lib_dirs.iter().map(String::as_str))
+    {
+        push_dir(&mut lib_dirs, d);
+    }
+    let mut plugin_dirs = lib_dirs.clone();
+    // A plugin named by path (`NCCL_NET_PLUGIN=/opt/x/libnccl-net-x.so`): its directory too.
+    let by_path = env.get("NCCL_NET_PLUGIN").unwrap_or_default();
+    let by_path = by_path
+        .split(',')
+        .filter_map(|name| name.rsplit_once('/').map(|(dir, _)| dir));
+    for d in extra_lib_dirs.iter().copied().chain(by_path) {
+        push_dir(&mut plugin_dirs, d);
+    }
+    let net_plugin_files = plugin_dirs
+        .into_iter()
+        .filter_map(|d| {
+            let names: Vec<String> = root
+                .list(&d)?
+                .into_iter()
+                .filter(|n| n.starts_with(NET_PLUGIN_PREFIX))
+                .collect();
+            Some((d, names))
+        })
+        .collect();
     let status = root.read("/proc/self/status");
     let limits = root.read("/proc/self/limits");
     let in_pod = env
@@ -284,6 +330,8 @@ pub fn collect(root: &Root, env: Option<Env>) -> HostFacts {
         in_pod,
         env,
         lib_dirs,
+        system_lib_dirs,
+        net_plugin_files,
     }
 }
 
@@ -369,11 +417,15 @@ fn device(root: &Root, name: String, uverbs: Option<String>) -> RdmaDevice {
         .map(|num| port(root, &format!("{base}/ports/{num}"), num))
         .collect();
     let netdevs = root.list(&format!("{base}/device/net")).unwrap_or_default();
+    let driver = root
+        .read_link(&format!("{base}/device/driver"))
+        .and_then(|l| l.file_name().map(|f| f.to_string_lossy().into_owned()));
     RdmaDevice {
         name,
         ports,
         netdevs,
         uverbs,
+        driver,
     }
 }
 
@@ -468,18 +520,18 @@ fn gpus(root: &Root, dev: Option<&[String]>) -> Option<u32> {
     u32::try_from(n).ok()
 }
 
-/// `LD_LIBRARY_PATH`, then `/etc/ld.so.conf` (and its `include`d `ld.so.conf.d/*.conf`), then [`LIB_DIRS`].
-fn lib_dirs(root: &Root, env: &Env) -> Vec<String> {
-    let mut dirs: Vec<String> = Vec::new();
-    let mut push = |d: &str| {
-        let d = d.trim();
-        if d.starts_with('/') && !dirs.iter().any(|x| x == d) {
-            dirs.push(d.trim_end_matches('/').to_string());
-        }
-    };
-    for d in env.get("LD_LIBRARY_PATH").unwrap_or_default().split(':') {
-        push(d);
+/// Add an absolute directory once, without its trailing `/`.
+fn push_dir(dirs: &mut Vec<String>, d: &str) {
+    let d = d.trim().trim_end_matches('/');
+    if d.starts_with('/') && !dirs.iter().any(|x| x == d) {
+        dirs.push(d.to_string());
     }
+}
+
+/// `/etc/ld.so.conf` (and its `include`d `ld.so.conf.d/*.conf`), then [`LIB_DIRS`]: where the loader looks
+/// after `LD_LIBRARY_PATH`.
+fn system_lib_dirs(root: &Root) -> Vec<String> {
+    let mut dirs: Vec<String> = Vec::new();
     let mut confs = vec!["/etc/ld.so.conf".to_string()];
     if let Some(names) = root.list("/etc/ld.so.conf.d") {
         confs.extend(
@@ -493,12 +545,12 @@ fn lib_dirs(root: &Root, env: &Env) -> Vec<String> {
         for line in root.read(&conf).unwrap_or_default().lines() {
             let line = line.split('#').next().unwrap_or_default().trim();
             if !line.starts_with("include") {
-                push(line);
+                push_dir(&mut dirs, line);
             }
         }
     }
     for d in LIB_DIRS {
-        push(d);
+        push_dir(&mut dirs, d);
     }
     dirs
 }

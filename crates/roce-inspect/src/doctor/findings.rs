@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use roce_model::fabric::attach::{COMMON_RDMA_RESOURCE, IPC_LOCK, RDMA_DEVICE_DIR};
 use roce_model::fabric::dra::{IMEX_CHANNELS_DIR, NicAttachment};
 use roce_model::fabric::env::Consumer;
-use roce_model::fabric::{env, ucx};
+use roce_model::fabric::provider::{self, Provider};
+use roce_model::fabric::{env, nccl, ucx};
 use roce_model::model::{FabricKind, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
 use roce_model::source::Origin;
@@ -135,6 +136,8 @@ pub fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
     ctx.peer_memory();
     ctx.gpus();
     ctx.imex_channels();
+    ctx.provider_devices();
+    ctx.net_plugin();
     let env_has_profile_vars = ctx.env_drift();
     let ports = ctx.port_reports();
     let Ctx { want, out, .. } = ctx;
@@ -368,6 +371,11 @@ impl Ctx<'_> {
 
     fn missing_rail(&mut self) {
         let Some(p) = self.profile else { return };
+        // A provider's devices named by PCI address (EFA's `rdmap16s27`) differ per instance: the profile's
+        // rail names are nominal, and `provider_devices` counts the devices instead.
+        if p.nccl_net.provider.value.device_driver().is_some() {
+            return;
+        }
         let rails = p.rail_list();
         let missing_devices: Vec<String> = rails
             .iter()
@@ -1005,6 +1013,237 @@ impl Ctx<'_> {
         }
         self.push(p);
         Some(true)
+    }
+
+    /// The devices of a provider that drives one kind only (aws-ofi-nccl: EFA, [`Provider::device_driver`]):
+    /// are there any, and as many as the pod requests of the provider's per-device resource? A device
+    /// counts when its verbs node is here (the device plugin mounts the ones it allocated; sysfs lists the
+    /// node's). No RDMA device at all is `no_rdma_devices`' finding, none openable `no_device_nodes`'.
+    fn provider_devices(&mut self) {
+        let Some(p) = self.profile else { return };
+        let provider = &p.nccl_net.provider.value;
+        let Some(driver) = provider.device_driver() else {
+            return;
+        };
+        let f = self.facts;
+        if f.devices.is_empty() {
+            return;
+        }
+        let theirs: Vec<&RdmaDevice> = f
+            .devices
+            .iter()
+            .filter(|d| d.driver.as_deref() == Some(driver))
+            .collect();
+        if theirs.is_empty() {
+            let seen: Vec<String> = f
+                .devices
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{} ({})",
+                        d.name,
+                        d.driver.as_deref().unwrap_or("driver unknown")
+                    )
+                })
+                .collect();
+            let help = if f.in_pod {
+                format!(
+                    "run the pod on the profile's instance type{} and request its devices ({}); the devices here are another NIC's",
+                    p.node_pool
+                        .instance_type
+                        .as_ref()
+                        .map(|t| format!(" ({})", t.value))
+                        .unwrap_or_default(),
+                    self.provider_resource(p).map_or_else(
+                        || "the RDMA resource".to_string(),
+                        |(r, n)| format!("`{r}: {n}`")
+                    ),
+                )
+            } else {
+                format!(
+                    "run on an instance with {driver} devices and the `{driver}` kernel driver loaded, or use a profile for these NICs"
+                )
+            };
+            self.push(
+                Problem::new(
+                    Code::DoctorNoProviderDevices,
+                    format!(
+                        "the profile's network provider is {} but none of the {} RDMA devices here has the `{driver}` driver ({}): it finds no device, and NCCL falls back to TCP sockets",
+                        provider.describe(),
+                        f.devices.len(),
+                        list(&seen)
+                    ),
+                )
+                .help(help)
+                .at(p.nccl_net.provider.origin, "the network provider"),
+            );
+            return;
+        }
+        let Some((resource, want)) = self.provider_resource(p) else {
+            return;
+        };
+        let usable: Vec<String> = theirs
+            .iter()
+            .filter(|d| match &d.uverbs {
+                Some(u) => f.has_device_node(u) != Some(false),
+                None => f.any_uverbs_node() != Some(false),
+            })
+            .map(|d| d.name.clone())
+            .collect();
+        let have = u32::try_from(usable.len()).unwrap_or(u32::MAX);
+        if have == 0 || have >= want {
+            return;
+        }
+        let in_sysfs = if theirs.len() > usable.len() {
+            format!(
+                " ({} in sysfs, {} with their verbs node)",
+                theirs.len(),
+                usable.len()
+            )
+        } else {
+            String::new()
+        };
+        let origin = p
+            .node_pool
+            .rdma_resource_count
+            .map_or(p.nccl_net.provider.origin, |c| c.origin);
+        self.push(
+            Problem::new(
+                Code::DoctorProviderDeviceCount,
+                format!(
+                    "{have} {driver} devices usable here{in_sysfs}: {}; the profile expects {want} (`{resource}` count): NCCL spreads over fewer NICs and inter-node bandwidth drops",
+                    list(&usable)
+                ),
+            )
+            .help(if f.in_pod {
+                format!("request `{resource}: {want}` in the container's requests and limits (the device plugin mounts one device per unit)")
+            } else {
+                format!("this instance has fewer {driver} devices than the profile's; run on the profile's instance type or fix `rdma-resource … count`")
+            })
+            .at(origin, "the devices expected"),
+        );
+    }
+
+    /// The provider's per-device resource and the count the profile requests, when the profile's RDMA
+    /// resource is that one ([`Provider::device_resource`]).
+    fn provider_resource(&self, p: &Profile) -> Option<(String, u32)> {
+        let name = p.nccl_net.provider.value.device_resource()?;
+        let resource = p.node_pool.rdma_resource.as_ref()?;
+        (resource.value.as_str() == name).then(|| {
+            (
+                name.to_string(),
+                p.node_pool.rdma_resource_count.map_or(1, |c| c.value),
+            )
+        })
+    }
+
+    /// The net plugin NCCL must load for the profile's provider (or the one `NCCL_NET_PLUGIN` names): is a
+    /// library by one of the names NCCL tries ([`nccl::net_plugin_libraries`]) in the directories the
+    /// dynamic loader searches (`LD_LIBRARY_PATH`, then `/etc/ld.so.conf` and the system directories)?
+    fn net_plugin(&mut self) {
+        let provider = self.profile.map(|p| &p.nccl_net.provider.value);
+        let named = self.setting(env::NCCL_NET_PLUGIN.name);
+        let wants_plugin = provider.is_some_and(Provider::loads_plugin)
+            || named
+                .as_ref()
+                .is_some_and(|s| !s.value.eq_ignore_ascii_case(nccl::NO_PLUGIN));
+        if !wants_plugin {
+            return;
+        }
+        let wanted = nccl::net_plugin_libraries(named.as_ref().map(|s| s.value.as_str()));
+        let ld = self.setting(provider::LD_LIBRARY_PATH);
+        let mut dirs: Vec<&str> = Vec::new();
+        for d in ld
+            .as_ref()
+            .map_or("", |s| s.value.as_str())
+            .split(':')
+            .chain(self.facts.system_lib_dirs.iter().map(String::as_str))
+        {
+            let d = d.trim_end_matches('/');
+            if d.starts_with('/') && !dirs.contains(&d) {
+                dirs.push(d);
+            }
+        }
+        let files = &self.facts.net_plugin_files;
+        let present =
+            |dir: &str, file: &str| files.get(dir).is_some_and(|f| f.iter().any(|x| x == file));
+        let found = wanted
+            .iter()
+            .flatten()
+            .any(|name| match name.rsplit_once('/') {
+                // A path relative to the working directory cannot be judged from here.
+                Some((dir, file)) => !name.starts_with('/') || present(dir, file),
+                None => dirs.iter().any(|d| present(d, name)),
+            });
+        if found {
+            return;
+        }
+        let tried: Vec<String> = wanted.iter().flatten().map(|n| format!("`{n}`")).collect();
+        let how = match &named {
+            Some(s) => s.show(),
+            None => "NCCL_NET_PLUGIN unset".to_string(),
+        };
+        let ld_text = match &ld {
+            Some(s) => format!(
+                "in LD_LIBRARY_PATH ({}) or the system library directories",
+                if s.from_env {
+                    "the environment's"
+                } else {
+                    "the profile's"
+                }
+            ),
+            None => "in the system library directories (LD_LIBRARY_PATH is unset)".to_string(),
+        };
+        let what = match provider.filter(|p| p.loads_plugin()) {
+            Some(p) => format!("the NCCL net plugin of {} is not here", p.describe()),
+            None => "the NCCL net plugin is not here".to_string(),
+        };
+        let consequence = match provider.and_then(Provider::nccl_net) {
+            Some(net) => format!("with `NCCL_NET={net}` NCCL's init fails (`Failed to initialize any NET plugin`)"),
+            None if wanted.is_empty() => "NCCL loads no plugin and uses its internal IB verbs or TCP sockets".to_string(),
+            None => "NCCL logs `NET/Plugin: Could not find` and falls back to its internal IB verbs or TCP sockets".to_string(),
+        };
+        let message = if wanted.is_empty() {
+            format!("{what}: {how} tells NCCL to load none; {consequence}")
+        } else {
+            format!(
+                "{what}: NCCL opens {} ({how}), not found {ld_text}; {consequence}",
+                tried.join(" or ")
+            )
+        };
+        // Plugins that are here under another name: the fix may be one variable away.
+        let others: Vec<String> = files
+            .iter()
+            .flat_map(|(dir, names)| names.iter().map(move |n| format!("{dir}/{n}")))
+            .collect();
+        let mounts: Vec<String> = self.profile.map_or_else(Vec::new, |p| {
+            p.nccl_net
+                .host_mounts
+                .iter()
+                .map(|m| format!("{} at {}", m.value.host_path, m.value.mount_path))
+                .collect()
+        });
+        let help = if !others.is_empty() {
+            format!(
+                "NCCL net plugins here: {}; put the directory of the right one in LD_LIBRARY_PATH, or name it with NCCL_NET_PLUGIN (`ofi` loads `libnccl-net-ofi.so`)",
+                list(&others)
+            )
+        } else if !mounts.is_empty() {
+            format!(
+                "the plugin comes from the node: mount the profile's host directories read-only ({}; `roce render --target pod` and `roce apply` add them) and keep the plugin's directory in LD_LIBRARY_PATH",
+                mounts.join(", ")
+            )
+        } else {
+            "use an image that ships the plugin (aws-ofi-nccl: `/opt/amazon/ofi-nccl/lib`, from the EFA installer or the AWS deep-learning containers) and put its directory in LD_LIBRARY_PATH".to_string()
+        };
+        let mut p = Problem::new(Code::DoctorNetPlugin, message).help(help);
+        p = match (&ld, &named, self.profile) {
+            (Some(s), _, _) if s.origin.is_some() => s.attach(p),
+            (_, Some(s), _) if s.origin.is_some() => s.attach(p),
+            (_, _, Some(profile)) => p.at(profile.nccl_net.provider.origin, "the network provider"),
+            _ => p,
+        };
+        self.push(p);
     }
 
     fn port_reports(&self) -> Vec<PortReport> {

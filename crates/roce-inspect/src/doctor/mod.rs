@@ -4,7 +4,8 @@
 //! this network namespace (`/sys/class/net`), kernel modules and the peer-memory paths, the rdma-core
 //! release (from the file `libibverbs.so.1` resolves to), `CapEff` and the memlock limit of this
 //! process, the GPUs visible, the RDMA device nodes (`/dev/infiniband`), the IMEX channels
-//! (`/dev/nvidia-caps-imex-channels`) and the environment. Every path goes through a [`Root`], so a test (or a
+//! (`/dev/nvidia-caps-imex-channels`), the NCCL net-plugin libraries (`libnccl-net*`) on the loader's path
+//! and the environment. Every path goes through a [`Root`], so a test (or a
 //! copy of a host's files) can stand in for `/`. The facts are then compared with a profile's
 //! [`Plan`](roce_render::Plan) and the environment ([`findings`]).
 //!
@@ -36,5 +37,15 @@ use roce_model::Profile;
 /// Read the host under `root` and compare it with `profile`. `env` is the workload's environment
 /// (`None`: read `<root>/proc/self/environ`).
 pub fn probe(root: &Root, env: Option<Env>, profile: Option<&Profile>) -> Report {
-    findings::diagnose(facts::collect(root, env), profile)
+    // The profile's library path and a plugin it names by path: where its net plugin would be found.
+    let mut extra: Vec<&str> = profile.map_or_else(Vec::new, |p| p.nccl_net.library_dirs());
+    if let Some(plugin) = profile.and_then(|p| p.nccl.net_plugin.as_ref()) {
+        extra.extend(
+            plugin
+                .value
+                .split(',')
+                .filter_map(|name| name.rsplit_once('/').map(|(dir, _)| dir)),
+        );
+    }
+    findings::diagnose(facts::collect_with(root, env, &extra), profile)
 }

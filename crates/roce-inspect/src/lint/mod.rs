@@ -29,7 +29,8 @@ use roce_model::fabric::dra::rules::{
     nic_claim_concern,
 };
 use roce_model::fabric::dra::{CLIQUE_LABEL, KUEUE_REQUIRED_TOPOLOGY};
-use roce_model::fabric::env;
+use roce_model::fabric::provider::{self, EnvNeed, HostMount, Provider};
+use roce_model::fabric::{env, nccl};
 use roce_model::model::{NadRef, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
 use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
@@ -85,6 +86,9 @@ pub struct Linter {
     ucx_mode: UcxMode,
     plan_tls: Option<TlsList>,
     nvlink_domain: NvlinkDomain,
+    /// The network provider, and the variables it needs with the value to find (the profile's).
+    provider: Provider,
+    provider_env: Vec<(EnvNeed, String)>,
     opts: LintOptions,
 }
 
@@ -103,7 +107,26 @@ impl Linter {
             .iter()
             .map(|e| (e.name.clone(), escape_dependent_vars(&e.value)))
             .collect();
+        let provider = profile.nccl_net.provider.value.clone();
+        let instance = profile
+            .node_pool
+            .instance_type
+            .as_ref()
+            .map(|t| t.value.as_str());
+        // What the provider needs and the profile asks for: a required variable always, another one when
+        // the profile sets it, and none that would abort on an instance without GPUDirect RDMA over EFA.
+        let provider_env = provider
+            .env_needs()
+            .iter()
+            .filter(|n| !(n.gdr_only && provider::efa_device_rdma(instance) == Some(false)))
+            .filter_map(|n| {
+                let set = plan.env_value(n.name);
+                (n.required || set.is_some()).then(|| (*n, set.unwrap_or(n.value).to_string()))
+            })
+            .collect();
         let mut linter = Linter {
+            provider,
+            provider_env,
             nads: plan
                 .wiring
                 .as_ref()
@@ -130,6 +153,11 @@ impl Linter {
     /// The plan the checks compare with.
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// Is `name` one of the provider's variables that [`Cx::provider_env`] checks?
+    fn is_provider_var(&self, name: &str) -> bool {
+        self.provider_env.iter().any(|(n, _)| n.name == name)
     }
 
     fn hca_selects(&self, value: &str) -> BTreeSet<(String, u32)> {
@@ -436,6 +464,8 @@ impl<'a> Cx<'a> {
         self.node_selector(t, v, gated);
         self.channel_claim(t, v, c);
         self.clique_affinity(t, v);
+        self.host_mounts(v, c, &owner);
+        self.provider_env(c, &owner, forwarded, true);
         let mut skip: BTreeSet<&str> = forwarded.iter().map(|f| f.name.as_str()).collect();
         // Behind `roce exec` the pod-dependent variables are computed at start-up, not written in env.
         if starts_behind_roce_exec(&argv_of(c)) {
@@ -444,8 +474,193 @@ impl<'a> Cx<'a> {
         self.env(c, &owner, &skip, true);
     }
 
+    /// The provider's variables ([`Provider::env_needs`]) in a worker's env or forwarded by its launcher:
+    /// missing (an error when the provider needs it, a warning when only older releases do) or another
+    /// value than the profile's. The generic env checks leave these variables to this one.
+    /// A launcher (`require` false) is judged on the values its env gives the forwards `mpirun -x NAME`.
+    fn provider_env(&mut self, c: &'a Node, owner: &str, forwarded: &[Forwarded], require: bool) {
+        let needs = self.linter.provider_env.clone();
+        for (need, want) in &needs {
+            let item = env_items(c)
+                .into_iter()
+                .find(|i| text(i, "name") == Some(need.name));
+            let (have, at) = match (item, forwarded.iter().find(|f| f.name == need.name)) {
+                (Some(item), _) => match entry(item, "value") {
+                    Some(e) => (
+                        text(item, "value").map(str::to_string),
+                        e.node.content.unwrap_or(e.node.origin),
+                    ),
+                    None => (
+                        None,
+                        entry(item, "name").map_or(item.origin, |e| e.node.origin),
+                    ),
+                },
+                // `-x NAME` without a value forwards the launcher's own: judged in the launcher.
+                (None, Some(f)) if f.value.is_none() => continue,
+                (None, Some(f)) => (f.value.clone(), f.at),
+                (None, None) if !require => continue,
+                (None, None) => {
+                    let mut p = Problem::new(
+                        Code::LintProviderEnv,
+                        format!(
+                            "{owner} does not set {}={want} for {}: {}",
+                            need.name,
+                            self.linter.provider.describe(),
+                            need.why
+                        ),
+                    )
+                    .at(
+                        self.container_at(c, &["env"]),
+                        format!("{} missing", need.name),
+                    )
+                    .help(format!(
+                        "add `{}: \"{want}\"` to the env, or run `{}`",
+                        need.name, self.hint
+                    ));
+                    if !need.required {
+                        p.severity = Severity::Warning;
+                    }
+                    self.push(p);
+                    continue;
+                }
+            };
+            if have.as_deref() == Some(want.as_str()) {
+                continue;
+            }
+            self.push(
+                Problem::new(
+                    Code::LintProviderEnv,
+                    format!(
+                        "{owner} sets {}={} for {}; the profile sets {want}: {}",
+                        need.name,
+                        have.as_deref().unwrap_or(""),
+                        self.linter.provider.describe(),
+                        need.why
+                    ),
+                )
+                .at(at, format!("the profile sets {want:?}"))
+                .help(format!("set {}={want}, or run `{}`", need.name, self.hint)),
+            );
+        }
+        if !require || self.linter.provider.reads_nccl_ib() {
+            return;
+        }
+        // NCCL's IB knobs in the container's env under a provider that replaces NCCL's IB transport:
+        // nothing reads them. A launcher's `mpirun -x` forwards are left alone: vendor launchers forward
+        // one set of variables to every cloud.
+        let ib: Vec<(String, Origin)> = env_items(c)
+            .into_iter()
+            .filter_map(|i| {
+                let e = entry(i, "name")?;
+                let name = text(i, "name")?;
+                nccl::configures_ib(name).then(|| (name.to_string(), e.node.origin))
+            })
+            .collect();
+        for (name, at) in ib {
+            self.push(
+                Problem::new(
+                    Code::LintIbKnobIgnored,
+                    format!(
+                        "{owner} sets {name}, which {} ignores: NCCL's IB transport, the only reader of `NCCL_IB_*`, is not used once the plugin loads",
+                        self.linter.provider.describe()
+                    ),
+                )
+                .at(at, "read by nothing")
+                .help(format!(
+                    "remove it; aws-ofi-nccl is tuned with its own `{}*` variables and libfabric's `FI_*`",
+                    provider::OFI_PARAM_PREFIX
+                )),
+            );
+        }
+    }
+
+    /// The provider's host directories (the gIB plugin the node installs): a `hostPath` volume of the
+    /// directory mounted at the profile's path. Without it the plugin is not in the container and, with
+    /// `NCCL_NET` forcing the provider, NCCL's init fails.
+    fn host_mounts(&mut self, v: &PodView<'a>, c: &'a Node, owner: &str) {
+        let mounts: Vec<HostMount> = self.linter.plan.host_mounts.clone();
+        if mounts.is_empty() {
+            return;
+        }
+        let volumes: Vec<&Node> = v
+            .spec
+            .and_then(|s| entry(s, "volumes"))
+            .map(|e| match &e.node.value {
+                Value::Seq(items) => items.iter().collect(),
+                _ => Vec::new(),
+            })
+            .unwrap_or_default();
+        let container_mounts: Vec<&Node> = match entry(c, "volumeMounts").map(|e| &e.node.value) {
+            Some(Value::Seq(items)) => items.iter().collect(),
+            _ => Vec::new(),
+        };
+        for m in &mounts {
+            let mounted = container_mounts
+                .iter()
+                .find(|x| text(x, "mountPath") == Some(m.mount_path.as_str()));
+            let host_path_of = |volume: &str| {
+                volumes
+                    .iter()
+                    .find(|vol| text(vol, "name") == Some(volume))
+                    .and_then(|vol| entry(vol, "hostPath"))
+                    .and_then(|h| text(&h.node, "path"))
+            };
+            let (why, at) = match mounted {
+                None => (
+                    format!("mounts nothing at {}", m.mount_path),
+                    self.container_at(c, &["volumeMounts"]),
+                ),
+                Some(x) => {
+                    let volume = text(x, "name").unwrap_or_default();
+                    match host_path_of(volume) {
+                        Some(path)
+                            if path.trim_end_matches('/') == m.host_path.trim_end_matches('/') =>
+                        {
+                            continue;
+                        }
+                        Some(path) => (
+                            format!(
+                                "mounts the node's {path} at {}, not {}",
+                                m.mount_path, m.host_path
+                            ),
+                            x.origin,
+                        ),
+                        None => (
+                            format!(
+                                "mounts volume `{volume}` at {}, which is not the node's {}",
+                                m.mount_path, m.host_path
+                            ),
+                            x.origin,
+                        ),
+                    }
+                }
+            };
+            let consequence = match self.linter.provider.nccl_net() {
+                Some(net) => format!("what the node installed there is missing, and with NCCL_NET={net} a missing plugin fails NCCL's init (`Failed to initialize any NET plugin`)"),
+                None => "what the node installed there (the plugin, its libraries) is missing in the container".to_string(),
+            };
+            self.push(
+                Problem::new(
+                    Code::LintHostMount,
+                    format!(
+                        "{owner} {why}: the profile's network provider ({}) mounts the node's {} there (volume `{}`); {consequence}",
+                        self.linter.provider.describe(),
+                        m.host_path,
+                        m.name
+                    ),
+                )
+                .at(at, format!("{} expected", m.mount_path))
+                .help(format!(
+                    "add a `hostPath` volume `{}` of {} and mount it read-only at {}, or run `{}`",
+                    m.name, m.host_path, m.mount_path, self.hint
+                )),
+            );
+        }
+    }
+
     fn launcher(&mut self, t: &Template, v: &PodView<'a>) {
         if let Some((_, c)) = v.container {
+            self.provider_env(c, &owner(t, c), &[], false);
             self.env(c, &owner(t, c), &BTreeSet::new(), false);
         }
     }
@@ -457,6 +672,7 @@ impl<'a> Cx<'a> {
                 if self.linter.plan.wiring.is_some() {
                     self.resources(trainer, &owner, "resourcesPerNode");
                 }
+                self.provider_env(trainer, &owner, &[], true);
                 self.env(trainer, &owner, &BTreeSet::new(), true);
             }
             None => {
@@ -609,6 +825,13 @@ impl<'a> Cx<'a> {
             return;
         };
         for (name, want) in &w.resources {
+            // The provider's per-device resource is a count of devices, not a gate: its own rule.
+            let per_device = self.linter.provider.device_resource() == Some(name.as_str());
+            let code = if per_device {
+                Code::LintProviderResource
+            } else {
+                Code::LintRdmaResource
+            };
             let mut absent = Vec::new();
             for side in ["requests", "limits"] {
                 let q = entry(c, key)
@@ -624,13 +847,42 @@ impl<'a> Cx<'a> {
                             _ => have.to_string(),
                         };
                         if &have_value != want {
+                            let (why, help) = if per_device {
+                                let fewer = have_value
+                                    .parse::<u64>()
+                                    .ok()
+                                    .zip(want.parse::<u64>().ok())
+                                    .is_some_and(|(h, w)| h < w);
+                                (
+                                    if fewer {
+                                        format!(
+                                            ": the device plugin hands out one device per unit, so the pod gets {have} of the {want} {} devices and NCCL spreads over fewer NICs",
+                                            self.linter.provider.device_driver().unwrap_or("RDMA")
+                                        )
+                                    } else {
+                                        ": the device plugin hands out one device per unit, and no node of the profile's pool has more".to_string()
+                                    },
+                                    format!(
+                                        "{name} counts devices: set it to \"{want}\" in requests and limits, or run `{}`",
+                                        self.hint
+                                    ),
+                                )
+                            } else {
+                                (
+                                    String::new(),
+                                    format!(
+                                        "{name} is a scheduling gate, not a count: set it to \"{want}\" in requests and limits, or run `{}`",
+                                        self.hint
+                                    ),
+                                )
+                            };
                             self.push(
                                 Problem::new(
-                                    Code::LintRdmaResource,
-                                    format!("{owner} asks for {name}: {have} in {side}; the profile asks for {want}"),
+                                    code,
+                                    format!("{owner} asks for {name}: {have} in {side}; the profile asks for {want}{why}"),
                                 )
                                 .at(e.node.origin, format!("should be {want}"))
-                                .help(format!("{name} is a scheduling gate, not a count: set it to \"{want}\" in requests and limits, or run `{}`", self.hint)),
+                                .help(help),
                             );
                         }
                     }
@@ -650,6 +902,10 @@ impl<'a> Cx<'a> {
                         "the API server rejects a request for an extended resource without an equal limit",
                         Severity::Error,
                     ),
+                    _ if per_device => (
+                        "the pod gets none of the devices, so the provider finds nothing to open and NCCL runs over TCP sockets",
+                        Severity::Error,
+                    ),
                     _ => (
                         "the pod can land on a node without RDMA devices",
                         Severity::Error,
@@ -660,7 +916,7 @@ impl<'a> Cx<'a> {
                     _ => vec![key],
                 };
                 let mut problem = Problem::new(
-                    Code::LintRdmaResource,
+                    code,
                     format!("{owner} does not ask for {name} in {sides}: {why}"),
                 )
                 .at(self.container_at(c, &fields), format!("{name} missing"))
@@ -915,6 +1171,9 @@ impl<'a> Cx<'a> {
         }
         let mut missing = Vec::new();
         for (name, _) in &self.linter.env {
+            if self.linter.is_provider_var(name) {
+                continue;
+            }
             let item = items.iter().find(|i| text(i, "name") == Some(name));
             match item {
                 None if require && !skip.contains(name.as_str()) => missing.push(name.as_str()),
@@ -959,8 +1218,9 @@ impl<'a> Cx<'a> {
 
     /// Compare one value with the profile's.
     fn value_check(&mut self, name: &str, value: ValueAt<'_>, how: &str) {
-        // A different log level is the author's choice (the validation jobs raise it), not a wiring error.
-        if env::is_logging(name) {
+        // A different log level is the author's choice (the validation jobs raise it), not a wiring error;
+        // the provider's variables are `provider_env`'s.
+        if env::is_logging(name) || self.linter.is_provider_var(name) {
             return;
         }
         let Some(want) = self
@@ -1108,6 +1368,14 @@ fn find_in(text: &str, node: &Node, needle: &str) -> Origin {
 
 fn token_at(content: Option<Origin>, at: Origin) -> Origin {
     content.unwrap_or(at)
+}
+
+/// The items of a container's `env` list.
+fn env_items(c: &Node) -> Vec<&Node> {
+    match entry(c, "env").map(|e| &e.node.value) {
+        Some(Value::Seq(items)) => items.iter().collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// A container's `command` followed by its `args`, the strings only.

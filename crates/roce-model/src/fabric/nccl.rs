@@ -98,16 +98,54 @@ pub fn is_spectrum_x_plugin(logged: &str) -> bool {
 /// `NCCL_NET_PLUGIN` value that loads no plugin: NCCL uses its internal IB verbs and socket transports.
 pub const NO_PLUGIN: &str = "none";
 
-/// The library NCCL loads for `NCCL_NET_PLUGIN=name`: `libnccl-net-<name>.so` (a value that already names a
-/// library, with `.so` in it, is used as given).
+/// The library NCCL loads for `NCCL_NET_PLUGIN=name`: `libnccl-net-<name>.so`, or the value itself when it
+/// already names a library or a path (see [`net_plugin_libraries`]).
 pub fn plugin_library(name: &str) -> Option<String> {
-    if name == NO_PLUGIN || name.is_empty() {
-        None
-    } else if name.contains(".so") {
-        Some(name.to_string())
-    } else {
-        Some(format!("libnccl-net-{name}.so"))
+    net_plugin_libraries(Some(name))
+        .into_iter()
+        .next()
+        .and_then(|names| names.into_iter().last())
+}
+
+/// The net-plugin library NCCL opens when `NCCL_NET_PLUGIN` is unset (`defaultNetPlugin`, `src/plugin/net.cc`).
+pub const DEFAULT_NET_PLUGIN: &str = "libnccl-net.so";
+/// The prefix of NCCL's net-plugin libraries (`pluginPrefix`, `src/plugin/plugin_open.cc`).
+pub const NET_PLUGIN_PREFIX: &str = "libnccl-net";
+
+/// The libraries NCCL tries to `dlopen` for a `NCCL_NET_PLUGIN` value (`None`: unset): one list per plugin
+/// named, each the names tried in order; any one that opens loads that plugin. From NVIDIA/nccl 2.28
+/// `src/plugin/net.cc` (`initPluginLibsOnceFunc`: unset → [`DEFAULT_NET_PLUGIN`]; `none`, any case → no
+/// plugin; else a comma-separated list) and `src/plugin/plugin_open.cc` (`openPluginLib`: the name as
+/// given, then — unless it contains `/` or already reads `lib….so` — `libnccl-net-<name>.so`). NCCL 2.19–2.26
+/// take one name and try the same two files. A name without `/` is found by the dynamic loader
+/// (`LD_LIBRARY_PATH`, the `ld.so` cache, the system directories).
+///
+/// ```
+/// use roce_model::fabric::nccl::net_plugin_libraries;
+/// assert_eq!(net_plugin_libraries(None), [["libnccl-net.so"]]);
+/// assert_eq!(net_plugin_libraries(Some("ofi")), [["ofi", "libnccl-net-ofi.so"]]);
+/// assert_eq!(net_plugin_libraries(Some("/opt/p/libx.so")), [["/opt/p/libx.so"]]);
+/// assert!(net_plugin_libraries(Some("None")).is_empty());
+/// ```
+pub fn net_plugin_libraries(value: Option<&str>) -> Vec<Vec<String>> {
+    let Some(value) = value else {
+        return vec![vec![DEFAULT_NET_PLUGIN.to_string()]];
+    };
+    if value.eq_ignore_ascii_case(NO_PLUGIN) {
+        return Vec::new();
     }
+    value
+        .split(',')
+        .filter(|name| !name.is_empty())
+        .map(|name| {
+            let mut names = vec![name.to_string()];
+            let is_library = name.starts_with("lib") && name.ends_with(".so");
+            if !name.contains('/') && !is_library {
+                names.push(format!("{NET_PLUGIN_PREFIX}-{name}.so"));
+            }
+            names
+        })
+        .collect()
 }
 
 /// Variables NCCL reads only when it chooses a RoCE port's GID (`ncclIbGetGidIndex` returns before them on
@@ -152,6 +190,13 @@ mod tests {
         assert_eq!(
             plugin_library("libnccl-net-ofi.so").as_deref(),
             Some("libnccl-net-ofi.so")
+        );
+        assert_eq!(
+            net_plugin_libraries(Some("a,libnccl-net-b.so")),
+            [
+                vec!["a".to_string(), "libnccl-net-a.so".to_string()],
+                vec!["libnccl-net-b.so".to_string()]
+            ]
         );
     }
 

@@ -43,6 +43,9 @@ pub const FI_EFA_USE_DEVICE_RDMA: &str = "FI_EFA_USE_DEVICE_RDMA";
 pub const FI_EFA_FORK_SAFE: &str = "FI_EFA_FORK_SAFE";
 /// The prefix of every libfabric variable (`fi_param_get`: `FI_<NAME>`, `FI_<PROV>_<NAME>`).
 pub const FI_PREFIX: &str = "FI_";
+/// The prefix of aws-ofi-nccl's own parameters (`OFI_NCCL_PARAM(…, "PROTOCOL", …)` reads
+/// `OFI_NCCL_PROTOCOL`, `include/nccl_ofi_param.h`).
+pub const OFI_PARAM_PREFIX: &str = "OFI_NCCL_";
 /// The libfabric provider for AWS EFA.
 pub const EFA_PROVIDER: &str = "efa";
 /// The device-plugin resource that gives a pod EFA interfaces (aws-efa-k8s-device-plugin): one per EFA
@@ -105,19 +108,129 @@ impl Provider {
         }
     }
 
-    /// Variables this provider does not work without, which the profile must set (its `env` block).
-    pub fn required_env(&self) -> &'static [&'static str] {
+    /// Variables this provider does not work without, which the profile must set (its `env` block): the
+    /// [`EnvNeed::required`] ones of [`Provider::env_needs`].
+    pub fn required_env(&self) -> Vec<&'static str> {
+        self.env_needs()
+            .iter()
+            .filter(|n| n.required)
+            .map(|n| n.name)
+            .collect()
+    }
+
+    /// The variables this provider reads with the value it needs: what `check` asks of a profile and
+    /// `lint` of a manifest.
+    pub fn env_needs(&self) -> &'static [EnvNeed] {
         match self {
-            Provider::Ofi => &[FI_PROVIDER],
+            Provider::Ofi => OFI_ENV,
             Provider::IbVerbs | Provider::Gib | Provider::Plugin(_) => &[],
         }
     }
 
+    /// The kernel driver of the RDMA devices this provider drives, when it is not any verbs device:
+    /// aws-ofi-nccl's libfabric `efa` provider opens EFA devices only ([`EFA_DRIVER`]).
+    pub fn device_driver(&self) -> Option<&'static str> {
+        match self {
+            Provider::Ofi => Some(EFA_DRIVER),
+            Provider::IbVerbs | Provider::Gib | Provider::Plugin(_) => None,
+        }
+    }
+
+    /// The extended resource that hands the pod this provider's devices one per device, so its count is the
+    /// number of devices the pod gets (`vpc.amazonaws.com/efa`), when the provider has one.
+    pub fn device_resource(&self) -> Option<&'static str> {
+        match self {
+            Provider::Ofi => Some(EFA_RESOURCE),
+            Provider::IbVerbs | Provider::Gib | Provider::Plugin(_) => None,
+        }
+    }
+
+    /// Whether NCCL needs a net plugin library for this provider (every provider but its own IB verbs).
+    pub fn loads_plugin(&self) -> bool {
+        !matches!(self, Provider::IbVerbs)
+    }
+
     /// Whether NCCL uses its own IB verbs transport, so `NCCL_IB_*` variables apply. gIB is built on IB
-    /// verbs and reads them too; aws-ofi-nccl does not.
+    /// verbs and reads them too; aws-ofi-nccl does not: NCCL's IB transport (`src/transport/net_ib.cc`, its
+    /// `NCCL_PARAM(Ib…)`) is not used once the plugin loads, and the plugin reads its own `OFI_NCCL_*`
+    /// parameters ([`OFI_PARAM_PREFIX`]) and libfabric's `FI_*`.
     pub fn reads_nccl_ib(&self) -> bool {
         !matches!(self, Provider::Ofi)
     }
+}
+
+/// The kernel driver of an EFA device: `/sys/class/infiniband/<dev>/device/driver` links to
+/// `…/bus/pci/drivers/efa` (`DRV_MODULE_NAME "efa"`, linux `drivers/infiniband/hw/efa/efa.h`). EFA devices
+/// are named by their PCI address (`rdmap16s27`, rdma-core's udev rename), so the name says nothing.
+pub const EFA_DRIVER: &str = "efa";
+
+/// A variable a provider reads, the value it needs there, and what goes wrong without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnvNeed {
+    /// The variable.
+    pub name: &'static str,
+    /// The value the provider needs.
+    pub value: &'static str,
+    /// Whether the profile must set it (`check` errs without it). The others only older releases need:
+    /// leaving them out is a warning, another value an error.
+    pub required: bool,
+    /// Only on instances with GPUDirect RDMA over EFA ([`efa_device_rdma`]): elsewhere the value aborts.
+    pub gdr_only: bool,
+    /// What the value does, and what happens without it.
+    pub why: &'static str,
+}
+
+/// aws-ofi-nccl's variables.
+///
+/// - `FI_PROVIDER=efa`: libfabric opens only the named provider; another name (`tcp`, `sockets`) runs NCCL
+///   over TCP. aws-ofi-nccl sets `efa` itself when it is unset on EC2 (`platform_init`, `src/platform-aws.c`),
+///   but releases up to 1.5 and hosts it does not recognise need it (awsome-distributed-training
+///   `1.architectures/efa-cheatsheet.md`: "Use for aws-ofi-nccl<=1.5.0").
+/// - `FI_EFA_USE_DEVICE_RDMA=1`: the EFA provider uses the device's RDMA read/write, i.e. GPUDirect RDMA;
+///   `0` turns it off (libfabric `fi_efa(7)`, "FI_EFA_USE_DEVICE_RDMA"). Since libfabric 1.18 and
+///   aws-ofi-nccl 1.7 it is the default where the device supports it; aws-ofi-nccl 1.6 needs it set
+///   (efa-cheatsheet.md: "Do not set for libfabric>=1.18.0 and aws-ofi-nccl>=1.7.0").
+pub const OFI_ENV: &[EnvNeed] = &[
+    EnvNeed {
+        name: FI_PROVIDER,
+        value: EFA_PROVIDER,
+        required: true,
+        gdr_only: false,
+        why: "libfabric opens only the provider it names: another one (`tcp`, `sockets`) runs NCCL over TCP, and releases up to aws-ofi-nccl 1.5 do not choose `efa` themselves",
+    },
+    EnvNeed {
+        name: FI_EFA_USE_DEVICE_RDMA,
+        value: "1",
+        required: false,
+        gdr_only: true,
+        why: "it lets the EFA provider read and write GPU memory directly (GPUDirect RDMA): `0` turns that off, and aws-ofi-nccl 1.6 with libfabric before 1.18 does not turn it on by itself",
+    },
+];
+
+/// Whether an EC2 instance type does GPUDirect RDMA over EFA, as aws-ofi-nccl's platform table says
+/// (`gdr_required` in `platform_data_map`, `src/platform-aws.c`): `p4d.24xlarge`, `p4de.24xlarge` and
+/// `p5` and later (`^p([5-9]|[0-9]{2,})`). `None`: no instance type to judge by.
+///
+/// ```
+/// use roce_model::fabric::provider::efa_device_rdma;
+/// assert_eq!(efa_device_rdma(Some("p5.48xlarge")), Some(true));
+/// assert_eq!(efa_device_rdma(Some("p5en.48xlarge")), Some(true));
+/// assert_eq!(efa_device_rdma(Some("p3dn.24xlarge")), Some(false));
+/// assert_eq!(efa_device_rdma(None), None);
+/// ```
+pub fn efa_device_rdma(instance_type: Option<&str>) -> Option<bool> {
+    let t = instance_type?;
+    if t == "p4d.24xlarge" || t == "p4de.24xlarge" {
+        return Some(true);
+    }
+    // `p` followed by a generation of 5..9 or two or more digits.
+    let generation: String = t
+        .strip_prefix('p')
+        .unwrap_or_default()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    Some(generation.len() >= 2 || generation.parse::<u32>().is_ok_and(|g| g >= 5))
 }
 
 /// A host directory mounted read-only into the workload container (a net plugin the node installs).
@@ -179,10 +292,16 @@ impl NcclNet {
         self.provider
             .value
             .required_env()
-            .iter()
-            .copied()
+            .into_iter()
             .filter(|name| !self.env.keys().any(|k| k.as_str() == *name))
             .collect()
+    }
+
+    /// The directories of the block's library path (`LD_LIBRARY_PATH`), in order.
+    pub fn library_dirs(&self) -> Vec<&str> {
+        self.library_path.as_ref().map_or_else(Vec::new, |p| {
+            p.value.split(':').filter(|d| !d.is_empty()).collect()
+        })
     }
 }
 
@@ -215,7 +334,10 @@ mod tests {
         assert_eq!(Provider::IbVerbs.nccl_net(), None);
         assert_eq!(Provider::Ofi.nccl_net(), None);
         assert_eq!(Provider::Plugin("x".into()).nccl_net(), Some("x"));
-        assert_eq!(Provider::Ofi.required_env(), &[FI_PROVIDER]);
+        assert_eq!(Provider::Ofi.required_env(), [FI_PROVIDER]);
+        assert_eq!(Provider::Ofi.device_driver(), Some(EFA_DRIVER));
+        assert_eq!(Provider::Gib.device_driver(), None);
+        assert!(Provider::Gib.loads_plugin() && !Provider::IbVerbs.loads_plugin());
         assert!(!Provider::Ofi.reads_nccl_ib());
         assert!(NcclNet::ib_verbs(Origin::new(crate::source::SourceId(0), 0..0)).is_default());
     }
