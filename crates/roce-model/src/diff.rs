@@ -25,7 +25,7 @@
 
 use indexmap::IndexMap;
 
-use crate::model::{FabricKind, Multus, NcclList, Profile, UcxMode};
+use crate::model::{Multus, NcclList, Profile, UcxMode};
 use crate::source::{Sources, Spanned};
 use crate::ucx_list::{UcxNetDevices, UcxTls};
 
@@ -112,8 +112,8 @@ impl ProfileDiff {
         if self.get("fabric.kind").is_some() {
             out.push(format!(
                 "switches the fabric from {} to {}",
-                fabric_name(a.fabric.kind.value),
-                fabric_name(b.fabric.kind.value)
+                a.fabric_name(),
+                b.fabric_name()
             ));
         }
         if self.get("ucx.mode").is_some() {
@@ -243,13 +243,6 @@ fn dra_summary(d: &ProfileDiff, a: &Profile, b: &Profile) -> Vec<String> {
         out.push("changes the Kueue topology request".to_string());
     }
     out
-}
-
-fn fabric_name(k: FabricKind) -> &'static str {
-    match k {
-        FabricKind::Roce => "RoCE",
-        FabricKind::InfiniBand => "InfiniBand",
-    }
 }
 
 fn ucx_name(m: UcxMode) -> &'static str {

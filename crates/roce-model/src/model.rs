@@ -399,6 +399,12 @@ impl Profile {
         self.rails.list()
     }
 
+    /// What artifacts and messages call this profile's fabric (`RoCE`, `InfiniBand`, `EFA`):
+    /// [`fabric_name`](crate::fabric::provider::fabric_name).
+    pub fn fabric_name(&self) -> &'static str {
+        crate::fabric::provider::fabric_name(self.fabric.kind.value, &self.nccl_net.provider.value)
+    }
+
     /// The node's NICs as the line-rate model sees them, when the profile states `rails link-rate`.
     pub fn line_rate(&self) -> Option<crate::fabric::bandwidth::LineRate> {
         let rate = self.rails.link_rate.as_ref()?;

@@ -86,6 +86,11 @@ pub const NCCL_TESTS_IMAGE_ROCE: &str = DEFAULT_IMAGE;
 pub const NCCL_TESTS_IMAGE_INFINIBAND: &str =
     "ghcr.io/coreweave/nccl-tests:12.9.1-devel-ubuntu22.04-nccl2.28.3-1-8b67957";
 
+/// nccl-tests image for validation jobs over EFA (aws-ofi-nccl): AWS's own, which ships libfabric, the EFA
+/// installer's libraries and aws-ofi-nccl with nccl-tests (aws-samples/awsome-distributed-training uses it;
+/// the CoreWeave images have no libfabric, so NCCL would fall back to sockets).
+pub const NCCL_TESTS_IMAGE_EFA: &str = "public.ecr.aws/hpc-cloud/nccl-tests:cuda12.8.1";
+
 /// Annotation recording which profile produced an object.
 pub const PROFILE_ANNOTATION: &str = "roce.dev/profile";
 

@@ -48,6 +48,8 @@ pub struct Plan {
     pub description: Option<String>,
     /// The fabric. Lowering reads it; emitters print [`Plan::fabric_name`].
     pub fabric: FabricKind,
+    /// What the artifacts call the fabric (`RoCE`, `InfiniBand`, `EFA`).
+    pub fabric_label: &'static str,
     /// Pod wiring, or `None` when a SUNK NodeSet attaches the fabric (env only).
     pub wiring: Option<PodWiring>,
     /// GPUs per node (`nvidia.com/gpu` in requests and limits).
@@ -67,6 +69,8 @@ pub struct Plan {
     pub ucx_mode: UcxMode,
     /// The public nccl-tests image that matches this fabric, for validation jobs (`--image` overrides).
     pub nccl_tests_image: String,
+    /// The image `ucx_perftest` runs from: one with UCX (HPC-X), which the EFA nccl-tests image lacks.
+    pub ucx_perftest_image: String,
     /// What runs: the user's job, or a validation workload lowered from it.
     pub workload: Workload,
     /// What the artifacts say beyond configuration, in lowering order; each emitter prints the
@@ -112,6 +116,7 @@ pub fn lower(p: &Profile) -> Plan {
         profile: p.name.value.clone(),
         description: p.description.as_ref().map(|d| d.value.clone()),
         fabric: p.fabric.kind.value,
+        fabric_label: p.fabric_name(),
         wiring,
         gpus_per_node: pool.gpus_per_node.value,
         node_selector: pool
@@ -129,9 +134,16 @@ pub fn lower(p: &Profile) -> Plan {
         min_rdma_core: (p.ucx.mode.value == UcxMode::Rdma).then_some(p.ucx.min_rdma_core.value),
         shm: true,
         ucx_mode: p.ucx.mode.value,
-        nccl_tests_image: match p.fabric.kind.value {
+        // CoreWeave's nccl-tests images carry HPC-X's UCX; AWS's carries libfabric and aws-ofi-nccl, no UCX
+        ucx_perftest_image: match p.fabric.kind.value {
             FabricKind::Roce => crate::NCCL_TESTS_IMAGE_ROCE,
             FabricKind::InfiniBand => crate::NCCL_TESTS_IMAGE_INFINIBAND,
+        }
+        .to_string(),
+        nccl_tests_image: match (&p.nccl_net.provider.value, p.fabric.kind.value) {
+            (fabric::provider::Provider::Ofi, _) => crate::NCCL_TESTS_IMAGE_EFA,
+            (_, FabricKind::Roce) => crate::NCCL_TESTS_IMAGE_ROCE,
+            (_, FabricKind::InfiniBand) => crate::NCCL_TESTS_IMAGE_INFINIBAND,
         }
         .to_string(),
         workload: Workload::Job,
@@ -204,12 +216,9 @@ impl Plan {
         }
     }
 
-    /// The fabric's name for comments: `RoCE` or `InfiniBand`.
+    /// The fabric's name for comments: `RoCE`, `InfiniBand` or `EFA` ([`Profile::fabric_name`](roce_model::Profile::fabric_name)).
     pub fn fabric_name(&self) -> &'static str {
-        match self.fabric {
-            FabricKind::Roce => "RoCE",
-            FabricKind::InfiniBand => "InfiniBand",
-        }
+        self.fabric_label
     }
 
     /// The notes about `topics`, topic by topic in the order given, each topic's in plan order.

@@ -123,7 +123,9 @@ impl Aspect {
                 p.profile.clone_from(&b.profile);
                 p.description.clone_from(&b.description);
                 p.fabric = b.fabric;
+                p.fabric_label = b.fabric_label;
                 p.nccl_tests_image.clone_from(&b.nccl_tests_image);
+                p.ucx_perftest_image.clone_from(&b.ucx_perftest_image);
                 p.ucx_mode = b.ucx_mode;
             }
             Aspect::Env => p.env.clone_from(&b.env),
@@ -358,15 +360,19 @@ pub fn diff(a: &Plan, b: &Plan) -> PlanDiff {
                 (PROFILE_ANNOTATION, Some(a.profile.clone())),
                 ("description", a.description.clone()),
                 ("fabric", Some(fabric(a))),
+                ("fabric name", fabric_name(a)),
                 ("ucx mode", Some(a.ucx_mode.as_str().to_string())),
                 ("nccl-tests image", Some(a.nccl_tests_image.clone())),
+                ("ucx_perftest image", Some(a.ucx_perftest_image.clone())),
             ],
             &[
                 (PROFILE_ANNOTATION, Some(b.profile.clone())),
                 ("description", b.description.clone()),
                 ("fabric", Some(fabric(b))),
+                ("fabric name", fabric_name(b)),
                 ("ucx mode", Some(b.ucx_mode.as_str().to_string())),
                 ("nccl-tests image", Some(b.nccl_tests_image.clone())),
+                ("ucx_perftest image", Some(b.ucx_perftest_image.clone())),
             ],
         ),
         env: env(&a.env, &b.env),
@@ -527,6 +533,16 @@ fn fabric(p: &Plan) -> String {
     p.fabric.as_str().to_string()
 }
 
+/// The fabric's name where it is not the link's (`EFA` over `infiniband`); `None` otherwise, so a change of
+/// fabric is not said twice.
+fn fabric_name(p: &Plan) -> Option<String> {
+    let link = match p.fabric {
+        roce_model::model::FabricKind::Roce => "RoCE",
+        roce_model::model::FabricKind::InfiniBand => "InfiniBand",
+    };
+    (p.fabric_label != link).then(|| p.fabric_label.to_string())
+}
+
 /// Keyed comparison: keys in A's order, then keys only B has. A key whose value is `None` is absent.
 fn changes<K: AsRef<str>>(a: &[(K, Option<String>)], b: &[(K, Option<String>)]) -> Vec<Change> {
     let ma: IndexMap<&str, &Option<String>> = a.iter().map(|(k, v)| (k.as_ref(), v)).collect();
@@ -680,9 +696,11 @@ mod tests {
         use roce_model::model::UcxMode;
         let a = lower("coreweave/gb300-roce");
         type Mutation = (Aspect, fn(&mut Plan));
-        let mutations: [Mutation; 6] = [
+        let mutations: [Mutation; 8] = [
             (Aspect::Wiring, |p| p.shm = !p.shm),
             (Aspect::Header, |p| p.nccl_tests_image.push_str("-other")),
+            (Aspect::Header, |p| p.ucx_perftest_image.push_str("-other")),
+            (Aspect::Header, |p| p.fabric_label = "EFA"),
             (Aspect::Header, |p| p.ucx_mode = UcxMode::Rdma),
             (Aspect::Slurm, |p| p.slurm.nodes += 1),
             (Aspect::Resources, |p| p.gpus_per_node += 1),

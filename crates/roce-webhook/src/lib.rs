@@ -29,20 +29,34 @@ pub fn serve(config: Config) -> Result<(), String> {
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))?;
     runtime.block_on(async {
+        // Install the handlers before `bind` logs "listening": a SIGTERM that arrives between the log and the
+        // first poll of a lazily installed handler would kill the process with the default action.
+        let stop = shutdown_signal();
         let server = Server::bind(config).await?;
-        server.run(signal()).await;
+        server.run(stop).await;
         Ok(())
     })
 }
 
-async fn signal() {
+/// A future that resolves on SIGTERM or SIGINT, with both handlers installed when this returns.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut term) = signal(SignalKind::terminate()) else {
-        let _ = tokio::signal::ctrl_c().await;
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    async move {
+        match (term, int) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            (Ok(mut term), Err(_)) => {
+                term.recv().await;
+            }
+            (Err(_), _) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
     }
 }

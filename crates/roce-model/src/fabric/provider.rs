@@ -27,6 +27,7 @@
 
 use indexmap::IndexMap;
 
+use crate::model::FabricKind;
 use crate::names::{DnsLabel, EnvKey};
 use crate::source::{Origin, Spanned};
 
@@ -231,6 +232,24 @@ pub fn efa_device_rdma(instance_type: Option<&str>) -> Option<bool> {
         .take_while(char::is_ascii_digit)
         .collect();
     Some(generation.len() >= 2 || generation.parse::<u32>().is_ok_and(|g| g >= 5))
+}
+
+/// What the artifacts call the fabric: `EFA` when NCCL reaches it through aws-ofi-nccl (EFA is modelled as
+/// `fabric infiniband`: verbs devices from a device plugin, no Multus, no RoCE GIDs, but it is not
+/// InfiniBand), else the link: `RoCE` or `InfiniBand`.
+///
+/// ```
+/// use roce_model::fabric::provider::{fabric_name, Provider};
+/// use roce_model::model::FabricKind;
+/// assert_eq!(fabric_name(FabricKind::InfiniBand, &Provider::Ofi), "EFA");
+/// assert_eq!(fabric_name(FabricKind::Roce, &Provider::Gib), "RoCE");
+/// ```
+pub fn fabric_name(kind: FabricKind, provider: &Provider) -> &'static str {
+    match (provider, kind) {
+        (Provider::Ofi, _) => "EFA",
+        (_, FabricKind::Roce) => "RoCE",
+        (_, FabricKind::InfiniBand) => "InfiniBand",
+    }
 }
 
 /// A host directory mounted read-only into the workload container (a net plugin the node installs).

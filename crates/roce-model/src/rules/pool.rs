@@ -1,7 +1,7 @@
 //! Node-pool and capability rules: the RDMA scheduling resource and `IPC_LOCK`.
 
 use crate::fabric::attach::IPC_LOCK;
-use crate::model::{FabricKind, Profile};
+use crate::model::Profile;
 use crate::problem::{Code, Problem};
 
 /// Check the node pool and capabilities.
@@ -28,10 +28,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     // and doctor ask for IPC_LOCK on both, and so does this rule.
     let has_ipc_lock = p.capabilities.iter().any(|c| c.value == IPC_LOCK);
     if !has_ipc_lock {
-        let fabric = match p.fabric.kind.value {
-            FabricKind::Roce => "RoCE",
-            FabricKind::InfiniBand => "InfiniBand",
-        };
+        let fabric = p.fabric_name();
         let problem = Problem::new(
             Code::IpcLock,
             format!("direct {fabric} pods need the IPC_LOCK capability"),

@@ -4,7 +4,7 @@
 //! - [`sbatch`]: the same test as a Slurm batch script (`srun --mpi=pmix`);
 //! - [`ucx_perftest`]: `ucx_perftest` between a server and a client Pod on two different nodes.
 //!
-//! Like every emitter they only format a [`Plan`], lowered for their [`Workload`](crate::Workload): the
+//! Like every emitter they only format a [`Plan`], lowered for their [`Workload`]: the
 //! wiring, the env with the test's logging variables (NCCL jobs log at `NCCL_DEBUG=INFO`, the UCX test at
 //! `UCX_LOG_LEVEL=info`, so that `roce explain` can read the output), the fabric's nccl-tests image, the
 //! default arguments and the notes all come from the lowering ([`crate::plan::lower_workload`]). What they
@@ -25,7 +25,7 @@ pub mod ucx_perftest;
 pub(crate) use crate::comment::block as comment;
 use crate::plan::Plan;
 use crate::yaml::Yaml;
-use crate::{RenderError, RenderOptions};
+use crate::{RenderError, RenderOptions, Workload};
 
 /// The nccl-tests binary in CoreWeave's nccl-tests images and on SUNK compute nodes.
 pub const NCCL_TEST_BIN: &str = "/opt/nccl_tests/build/all_reduce_perf";
@@ -36,7 +36,7 @@ pub const NCCL_TEST_ARGS: &str = "-b 512M -e 8G -f 2 -g 1";
 /// Options of the validation targets. `Default` gives the values documented on each field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidationOptions {
-    /// Container image (default: the plan's nccl-tests image for its fabric, [`Plan::nccl_tests_image`]).
+    /// Container image (default: the plan's image for the workload, [`Plan::nccl_tests_image`] or [`Plan::ucx_perftest_image`]).
     pub image: Option<String>,
     /// Nodes to run across: MPIJob workers, `#SBATCH --nodes` (default: the profile's `job nodes`, at least 2,
     /// since one node never leaves NVLink and so never touches the fabric).
@@ -61,12 +61,13 @@ impl Default for ValidationOptions {
     }
 }
 
-/// The image validation jobs run: the option, else the plan's nccl-tests image.
+/// The image validation jobs run: the option, else the plan's image for its workload.
 pub(crate) fn image<'a>(plan: &'a Plan, opts: &'a RenderOptions) -> &'a str {
-    opts.validation
-        .image
-        .as_deref()
-        .unwrap_or(&plan.nccl_tests_image)
+    let default = match plan.workload {
+        Workload::UcxPerftest => &plan.ucx_perftest_image,
+        Workload::Job | Workload::NcclTests => &plan.nccl_tests_image,
+    };
+    opts.validation.image.as_deref().unwrap_or(default)
 }
 
 /// Nodes to run across (see [`ValidationOptions::nodes`]); `--nodes 0` is an error.
