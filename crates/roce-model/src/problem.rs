@@ -137,6 +137,8 @@ codes! {
     RdmaResource = "roce::pool::rdma_resource", Error;
     /// A network provider without a variable it does not work without (aws-ofi-nccl without `FI_PROVIDER`).
     ProviderEnv = "roce::provider::env", Error;
+    /// An `NCCL_IB_*` variable in a profile whose provider replaces NCCL's IB transport (aws-ofi-nccl).
+    ProviderIbKnob = "roce::provider::ib_knob", Warning;
     /// Extra env that overrides a variable the profile generates.
     EnvShadowsGenerated = "roce::env::shadows_generated", Error;
     /// An env value no target can carry safely (newline, NUL, control characters).

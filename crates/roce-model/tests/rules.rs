@@ -303,6 +303,14 @@ const WHY: &[(&str, &str)] = &[
          clouds-and-dra.md §4, the silent fallback).",
     ),
     (
+        "roce::provider::ib_knob",
+        "`NCCL_IB_*` variables are read by NCCL's own IB verbs transport only (`src/transport/net_ib.cc`). \
+         Once aws-ofi-nccl loads, NCCL's traffic goes through libfabric and the plugin reads its own \
+         `OFI_NCCL_*` parameters and libfabric's `FI_*` ones (aws-ofi-nccl `include/nccl_ofi_param.h`), so \
+         an IB knob in an EFA profile tunes nothing while looking like it does. `roce lint` reports the \
+         same in manifests (`roce::lint::ib_knob_ignored`).",
+    ),
+    (
         "roce::env::shadows_generated",
         "A variable in `env` that roce also generates from a typed field would override it and \
          escape the checks on that field: NCCL_SOCKET_IFNAME in `env` is not checked against the \

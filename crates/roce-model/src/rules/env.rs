@@ -1,7 +1,7 @@
 //! Environment rules: extra env must not fight generated variables, and every value must be
 //! representable in every target.
 
-use crate::fabric::env;
+use crate::fabric::{env, nccl};
 use crate::model::{NcclList, Profile};
 use crate::problem::{Code, Problem};
 use crate::source::Spanned;
@@ -69,6 +69,31 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
                     .join("; ")
             )),
         );
+    }
+    // NCCL's IB knobs under a provider that replaces NCCL's IB transport: nothing reads them (lint reports
+    // the same in manifests, `roce::lint::ib_knob_ignored`)
+    let provider = &p.nccl_net.provider.value;
+    if !provider.reads_nccl_ib() {
+        for v in env::profile_env(p) {
+            if let (true, Some(at)) = (nccl::configures_ib(&v.name), v.origin) {
+                out.push(
+                    Problem::new(
+                        Code::ProviderIbKnob,
+                        format!(
+                            "{} is read by NCCL's IB transport, which {} replaces: it does nothing here",
+                            v.name,
+                            provider.describe()
+                        ),
+                    )
+                    .at(at, "read by nothing")
+                    .at(p.nccl_net.provider.origin, "the network provider")
+                    .help(format!(
+                        "remove it; aws-ofi-nccl is tuned with its own `{}*` variables and libfabric's `FI_*`",
+                        crate::fabric::provider::OFI_PARAM_PREFIX
+                    )),
+                );
+            }
+        }
     }
     let n = &p.nccl;
     let typed = [
