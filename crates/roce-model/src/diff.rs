@@ -388,6 +388,21 @@ pub fn fields(p: &Profile) -> Vec<Field> {
             );
         }
         f.str("nccl-net.library-path", net.library_path.as_ref());
+        if let Some(t) = &net.topology {
+            f.push(
+                "nccl-net.topology-file",
+                Spanned::new(
+                    format!(
+                        "{} key {} at {}",
+                        t.value.config_map.as_str(),
+                        t.value.key,
+                        t.value.path()
+                    ),
+                    t.origin,
+                ),
+                true,
+            );
+        }
         for m in &net.host_mounts {
             f.push(
                 &format!("nccl-net.host-mounts.{}", m.value.name.as_str()),

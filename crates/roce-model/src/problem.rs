@@ -197,6 +197,8 @@ codes! {
     LintProviderResource = "roce::lint::provider_resource", Error;
     /// A host directory the provider needs (the gIB plugin) not mounted into the container.
     LintHostMount = "roce::lint::host_mount", Error;
+    /// The profile's topology file (`nccl-net topology-file`) is not mounted from its ConfigMap.
+    LintTopologyFile = "roce::lint::topology_file", Warning;
 
     // ---- roce explain (logs): codes `roce::explain::…` go here ----
     /// The log file is empty.

@@ -13,7 +13,7 @@ use crate::fabric::dra::{
     Placement, TopologyMode,
 };
 use crate::fabric::env;
-use crate::fabric::provider::{HostMount, Provider};
+use crate::fabric::provider::{HostMount, Provider, TopologyFile};
 use crate::model::*;
 use crate::names::{Capability, DnsLabel, EnvKey, K8sName, NameError, ResourceName};
 use crate::problem::{Code, Problem};
@@ -829,6 +829,7 @@ impl Walker<'_> {
             .get("pod-annotations")
             .map(|n| self.label_map(n))
             .unwrap_or_default();
+        let topology = m.get("topology-file").and_then(|n| self.topology_file(n));
         m.finish(self);
         let origin = kind.map_or(node.origin, |k| k.origin);
         Some(NcclNet {
@@ -837,7 +838,41 @@ impl Walker<'_> {
             host_mounts,
             env,
             pod_annotations,
+            topology,
         })
+    }
+
+    /// `topology-file configmap="NAME" key="FILE.xml" [path="/abs/file.xml"]`.
+    fn topology_file(&mut self, node: &Node) -> Option<Spanned<TopologyFile>> {
+        let mut m = self.map(node, "topology-file", None)?;
+        let config_map = m
+            .req(self, "configmap")
+            .and_then(|n| self.nonempty(n))
+            .and_then(|s| self.parse_spanned::<K8sName>(&s));
+        let key = m.req(self, "key").and_then(|n| self.nonempty(n));
+        let path = m.get("path").and_then(|n| self.abs_path(n));
+        m.finish(self);
+        let key = key?;
+        if !crate::fabric::provider::is_config_map_key(&key.value) {
+            self.invalid(
+                key.origin,
+                format!("`{}` is not a ConfigMap key", key.value),
+                "a key is a file name of letters, digits, `-`, `_` and `.` (e.g. `ndv5-topo.xml`)"
+                    .to_string(),
+            );
+            return None;
+        }
+        Some(Spanned::new(
+            TopologyFile {
+                config_map: config_map?.value,
+                path: path.map_or_else(
+                    || format!("{}/{}", crate::fabric::provider::TOPOLOGY_DIR, key.value),
+                    |p| p.value,
+                ),
+                key: key.value,
+            },
+            node.origin,
+        ))
     }
 
     fn host_mounts(&mut self, node: &Node) -> Vec<Spanned<HostMount>> {

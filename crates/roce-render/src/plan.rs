@@ -90,6 +90,9 @@ pub struct Plan {
     /// Host directories the network provider needs, mounted read-only into the workload container (gIB's
     /// plugin), in profile order. Pod targets carry them; sbatch, env and Dockerfile do not.
     pub host_mounts: Vec<fabric::provider::HostMount>,
+    /// A topology file from a ConfigMap, mounted read-only at its path (`NCCL_TOPO_FILE` is in
+    /// [`Plan::env`]). Pod targets carry the volume; on Slurm the file must be at that path on the nodes.
+    pub topology: Option<fabric::provider::TopologyFile>,
     /// Pod annotations the network provider's attachment needs (GKE `networking.gke.io/interfaces`), in
     /// profile order.
     pub pod_annotations: Vec<(String, String)>,
@@ -158,6 +161,7 @@ pub fn lower(p: &Profile) -> Plan {
             .iter()
             .map(|m| m.value.clone())
             .collect(),
+        topology: p.nccl_net.topology.as_ref().map(|t| t.value.clone()),
         pod_annotations: p
             .nccl_net
             .pod_annotations

@@ -4,7 +4,7 @@ use crate::dra;
 use crate::plan::{MULTUS_ANNOTATION, Plan};
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
-use roce_model::fabric::provider::HostMount;
+use roce_model::fabric::provider::{HostMount, TOPOLOGY_VOLUME, TopologyFile};
 
 /// Render the plan as a Pod.
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
@@ -95,6 +95,7 @@ pub fn volumes(plan: &Plan) -> Vec<Yaml> {
         out.push(shm_volume());
     }
     out.extend(plan.host_mounts.iter().map(host_volume));
+    out.extend(plan.topology.iter().map(topology_volume));
     out
 }
 
@@ -105,7 +106,34 @@ pub fn volume_mounts(plan: &Plan) -> Vec<Yaml> {
         out.push(shm_mount());
     }
     out.extend(plan.host_mounts.iter().map(host_mount));
+    out.extend(plan.topology.iter().map(topology_mount));
     out
+}
+
+/// The topology file's ConfigMap as a volume holding just its key: the pod does not start while the
+/// ConfigMap is missing, instead of NCCL probing a topology the profile says is wrong.
+pub fn topology_volume(t: &TopologyFile) -> Yaml {
+    Yaml::map().with("name", TOPOLOGY_VOLUME).with(
+        "configMap",
+        Yaml::map().with("name", t.config_map.as_str()).with(
+            "items",
+            Yaml::Seq(vec![
+                Yaml::map()
+                    .with("key", t.key.as_str())
+                    .with("path", t.key.as_str()),
+            ]),
+        ),
+    )
+}
+
+/// The container's read-only mount of [`topology_volume`]'s one file at the profile's path (`subPath`, so
+/// the directory around it stays the image's).
+pub fn topology_mount(t: &TopologyFile) -> Yaml {
+    Yaml::map()
+        .with("name", TOPOLOGY_VOLUME)
+        .with("mountPath", t.path.as_str())
+        .with("subPath", t.key.as_str())
+        .with("readOnly", true)
 }
 
 /// A host directory as a `hostPath` volume of type `Directory`: the pod fails to start when the node has

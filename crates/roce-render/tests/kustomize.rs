@@ -375,9 +375,20 @@ fn check_wired(plan: &Plan, built: &Value, base: &Value, template: &[&str], inde
             h.name.as_str()
         );
     }
+    // the topology file: its ConfigMap's one key, mounted read-only where NCCL_TOPO_FILE points
+    if let Some(t) = &plan.topology {
+        let vol = json!({"name": "nccl-topology", "configMap": {"name": t.config_map.as_str(),
+            "items": [{"key": t.key, "path": t.key}]}});
+        assert!(volumes.contains(&vol), "{what}: topology volume");
+        let mount = json!({"name": "nccl-topology", "mountPath": t.path, "subPath": t.key, "readOnly": true});
+        assert!(mounts.contains(&mount), "{what}: topology mount");
+    }
     assert_eq!(
         volumes.len(),
-        want["spec"]["volumes"].as_array().map_or(0, Vec::len) + 1 + plan.host_mounts.len(),
+        want["spec"]["volumes"].as_array().map_or(0, Vec::len)
+            + 1
+            + plan.host_mounts.len()
+            + usize::from(plan.topology.is_some()),
         "{what}: volumes"
     );
 

@@ -465,6 +465,7 @@ impl<'a> Cx<'a> {
         self.channel_claim(t, v, c);
         self.clique_affinity(t, v);
         self.host_mounts(v, c, &owner);
+        self.topology_file(v, c, &owner);
         self.provider_env(c, &owner, forwarded, true);
         let mut skip: BTreeSet<&str> = forwarded.iter().map(|f| f.name.as_str()).collect();
         // Behind `roce exec` the pod-dependent variables are computed at start-up, not written in env.
@@ -656,6 +657,56 @@ impl<'a> Cx<'a> {
                 )),
             );
         }
+    }
+
+    /// The profile's topology file: its ConfigMap mounted at the file's path. NCCL
+    /// warns and probes the topology itself when `NCCL_TOPO_FILE` names a file it cannot open
+    /// (`ncclTopoGetXmlFromFile`, `src/graph/xml.cc`), so a missing mount runs on the probed graph, slower
+    /// on VMs whose PCI view is not the real one.
+    fn topology_file(&mut self, v: &PodView<'a>, c: &'a Node, owner: &str) {
+        let Some(t) = self.linter.plan.topology.clone() else {
+            return;
+        };
+        let mounted = match entry(c, "volumeMounts").map(|e| &e.node.value) {
+            Some(Value::Seq(items)) => items
+                .iter()
+                .find(|x| text(x, "mountPath") == Some(t.path.as_str()))
+                .and_then(|x| text(x, "name")),
+            _ => None,
+        };
+        let from_config_map = mounted.is_some_and(|volume| {
+            v.spec
+                .and_then(|s| entry(s, "volumes"))
+                .and_then(|e| match &e.node.value {
+                    Value::Seq(items) => items.iter().find(|vol| text(vol, "name") == Some(volume)),
+                    _ => None,
+                })
+                .and_then(|vol| entry(vol, "configMap"))
+                .and_then(|cm| text(&cm.node, "name"))
+                == Some(t.config_map.as_str())
+        });
+        if from_config_map {
+            return;
+        }
+        self.push(
+            Problem::new(
+                Code::LintTopologyFile,
+                format!(
+                    "{owner} does not mount ConfigMap `{}` at {}: NCCL_TOPO_FILE names a file that may not be there, and NCCL then warns and probes the topology itself",
+                    t.config_map.as_str(),
+                    t.path
+                ),
+            )
+            .at(self.container_at(c, &["volumeMounts"]), format!("{} expected", t.path))
+            .help(format!(
+                "add a `configMap` volume of `{}` and mount its key `{}` read-only at {} (`subPath: {}`), or run `{}`",
+                t.config_map.as_str(),
+                t.key,
+                t.path,
+                t.key,
+                self.hint
+            )),
+        );
     }
 
     fn launcher(&mut self, t: &Template, v: &PodView<'a>) {

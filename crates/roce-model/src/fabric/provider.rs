@@ -28,7 +28,7 @@
 use indexmap::IndexMap;
 
 use crate::model::FabricKind;
-use crate::names::{DnsLabel, EnvKey};
+use crate::names::{DnsLabel, EnvKey, K8sName};
 use crate::source::{Origin, Spanned};
 
 /// `NCCL_NET`: the network NCCL must use ([`super::env::NCCL_NET`]).
@@ -263,6 +263,46 @@ pub struct HostMount {
     pub mount_path: String,
 }
 
+/// `NCCL_TOPO_FILE`: an XML topology NCCL reads instead of probing (Azure ND v5: the VM's PCI topology is not
+/// what NCCL detects inside a VM; Azure/azhpc-images ships `topology/ndv5-topo.xml`).
+pub const NCCL_TOPO_FILE: &str = "NCCL_TOPO_FILE";
+/// The volume a topology file's ConfigMap is mounted from.
+pub const TOPOLOGY_VOLUME: &str = "nccl-topology";
+/// The directory a topology file goes in when the profile names no path.
+pub const TOPOLOGY_DIR: &str = "/etc/nccl/topology";
+
+/// A topology file for NCCL from a ConfigMap the cluster holds: the one key mounted read-only as a file
+/// (`subPath`) at `path`, and `NCCL_TOPO_FILE` names it. The same path serves nodes without Kubernetes
+/// (Slurm on the cloud's VM image, which installs the file there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopologyFile {
+    /// The ConfigMap.
+    pub config_map: K8sName,
+    /// Its key holding the XML (a file name).
+    pub key: String,
+    /// The file's path in the container and on the nodes: `NCCL_TOPO_FILE`'s value.
+    pub path: String,
+}
+
+impl TopologyFile {
+    /// The file's path: `NCCL_TOPO_FILE`'s value.
+    pub fn path(&self) -> String {
+        self.path.clone()
+    }
+}
+
+/// Whether `key` is a ConfigMap key Kubernetes accepts (`[-._a-zA-Z0-9]+`, at most 253 characters) that is
+/// also a plain file name (not `.` or `..`).
+pub fn is_config_map_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= 253
+        && key != "."
+        && key != ".."
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
+}
+
 /// A profile's `nccl-net` block: the provider and what it needs in the pod.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NcclNet {
@@ -276,6 +316,8 @@ pub struct NcclNet {
     pub env: IndexMap<EnvKey, Spanned<String>>,
     /// Pod annotations the cloud's attachment needs (GKE `networking.gke.io/interfaces`), in author order.
     pub pod_annotations: IndexMap<String, Spanned<String>>,
+    /// A topology file from a ConfigMap (`NCCL_TOPO_FILE`).
+    pub topology: Option<Spanned<TopologyFile>>,
 }
 
 impl NcclNet {
@@ -287,6 +329,7 @@ impl NcclNet {
             host_mounts: Vec::new(),
             env: IndexMap::new(),
             pod_annotations: IndexMap::new(),
+            topology: None,
         }
     }
 
@@ -297,6 +340,7 @@ impl NcclNet {
             && self.host_mounts.is_empty()
             && self.env.is_empty()
             && self.pod_annotations.is_empty()
+            && self.topology.is_none()
     }
 
     /// Whether the cloud attaches the RDMA NICs through the block's pod annotations (GKE multi-networking:
@@ -328,7 +372,7 @@ impl NcclNet {
 pub type ProviderVar = (String, String, Origin);
 
 /// The provider's environment, in emit order: `NCCL_NET` (when the provider forces one), `LD_LIBRARY_PATH`
-/// (the library path), then the block's env in author order.
+/// (the library path), `NCCL_TOPO_FILE` (the topology file), then the block's env in author order.
 pub fn provider_env(net: &NcclNet) -> Vec<ProviderVar> {
     let mut out = Vec::new();
     if let Some(name) = net.provider.value.nccl_net() {
@@ -336,6 +380,9 @@ pub fn provider_env(net: &NcclNet) -> Vec<ProviderVar> {
     }
     if let Some(p) = &net.library_path {
         out.push((LD_LIBRARY_PATH.to_string(), p.value.clone(), p.origin));
+    }
+    if let Some(t) = &net.topology {
+        out.push((NCCL_TOPO_FILE.to_string(), t.value.path(), t.origin));
     }
     for (k, v) in &net.env {
         out.push((k.to_string(), v.value.clone(), v.origin));
@@ -372,6 +419,60 @@ mod walk_tests {
             Source::with_format("t.kdl", text, Format::Kdl),
             &BuiltinsOnly,
         )
+    }
+
+    #[test]
+    fn a_topology_file_sets_nccl_topo_file_and_its_path() {
+        let p = load_text(
+            r#"profile "t/t" extends="coreweave/h100-ib" { nccl-net "ib" { topology-file configmap="topo" key="h100.xml" } }"#,
+        )
+        .profile
+        .expect("loads");
+        let t = &p.nccl_net.topology.as_ref().unwrap().value;
+        assert_eq!(
+            t.path, "/etc/nccl/topology/h100.xml",
+            "the default directory"
+        );
+        let env = provider_env(&p.nccl_net);
+        assert!(
+            env.iter()
+                .any(|(k, v, _)| k == NCCL_TOPO_FILE && v == "/etc/nccl/topology/h100.xml")
+        );
+        // a path of its own, for nodes whose VM image installs the file there
+        let p = load_text(
+            r#"profile "t/t" extends="coreweave/h100-ib" { nccl-net "ib" { topology-file configmap="topo" key="h100.xml" path="/opt/x/h100.xml" } }"#,
+        )
+        .profile
+        .unwrap();
+        assert_eq!(p.nccl_net.topology.unwrap().value.path, "/opt/x/h100.xml");
+        // a key that is no file name, a relative path, a missing ConfigMap: refused with a span
+        for bad in [
+            r#"topology-file configmap="topo" key="a/b.xml""#,
+            r#"topology-file configmap="topo" key="h.xml" path="x.xml""#,
+            r#"topology-file key="h.xml""#,
+            r#"topology-file configmap="Not_A_Name" key="h.xml""#,
+        ] {
+            let l = load_text(&format!(
+                r#"profile "t/t" extends="coreweave/h100-ib" {{ nccl-net "ib" {{ {bad} }} }}"#
+            ));
+            assert!(l.profile.is_none(), "{bad}");
+            let codes: Vec<Code> = l.problems.iter().map(|p| p.code).collect();
+            assert!(
+                !codes.is_empty() && !codes.contains(&Code::Syntax),
+                "{bad}: {codes:?}"
+            );
+        }
+        // the same variable again in the knobs is set twice
+        let l = load_text(
+            "profile \"t/t\" extends=\"coreweave/h100-ib\" {\n  nccl { knobs { NCCL_TOPO_FILE \"/x.xml\" } }\n  nccl-net \"ib\" { topology-file configmap=\"topo\" key=\"h.xml\" }\n}\n",
+        );
+        assert!(
+            l.problems
+                .iter()
+                .any(|p| p.code == Code::EnvShadowsGenerated),
+            "{:?}",
+            l.problems.iter().map(|p| p.code).collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -670,6 +670,16 @@ fn wire_pod(
             }
         }
     }
+    if plan.topology.is_some()
+        && let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes")
+        && let Some(t) = &plan.topology
+        && !volumes.iter().any(|v| {
+            v.get("name").and_then(Yaml::as_str)
+                == Some(roce_model::fabric::provider::TOPOLOGY_VOLUME)
+        })
+    {
+        volumes.push(crate::pod::topology_volume(t));
+    }
     let Some(Yaml::Seq(containers)) = spec.get_mut_key("containers") else {
         return;
     };
@@ -711,6 +721,14 @@ fn wire_pod(
                 mounts.push(crate::pod::host_mount(m));
             }
         }
+    }
+    if let Some(t) = &plan.topology
+        && let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
+        && !mounts
+            .iter()
+            .any(|x| x.get("mountPath").and_then(Yaml::as_str) == Some(t.path.as_str()))
+    {
+        mounts.push(crate::pod::topology_mount(t));
     }
 }
 
