@@ -442,12 +442,12 @@ async fn mutate(state: &Arc<State>, req: Request<Incoming>) -> (Response<Body>, 
                 fields["profile"] = json!(p);
             }
             if matches!(r.outcome, Outcome::Denied | Outcome::Warned) {
-                fields["message"] = r
-                    .response
-                    .pointer("/response/status/message")
-                    .or_else(|| r.response.pointer("/response/warnings"))
-                    .cloned()
-                    .unwrap_or(Value::Null);
+                let response = &r.response.response;
+                fields["message"] = match &response.status {
+                    Some(status) => json!(status.message),
+                    None if !response.warnings.is_empty() => json!(response.warnings),
+                    None => Value::Null,
+                };
             }
             (
                 reply(StatusCode::OK, "application/json", body),
