@@ -43,6 +43,10 @@
 //! The result is the user's text with the wiring spliced in (module `splice`): comments, key order, flow
 //! style and quoting of every line roce does not change survive byte for byte. Output is deterministic, and
 //! applying twice gives the same bytes as applying once.
+//!
+//! [`apply_object`] takes the same decisions on one object already parsed from JSON (the admission webhook's
+//! `request.object`) and returns the decided values as JSON: no YAML is written, parsed, spliced or read
+//! back, which is where nearly all of `apply`'s time goes for a small object.
 
 mod dra;
 pub mod manifest;
