@@ -16,21 +16,20 @@ fn plan(name: &str) -> Plan {
     roce_render::plan::lower(&loaded.profile.unwrap())
 }
 
-fn yaml_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    out.sort();
-    out
-}
-
 /// Every document of the fixtures, as the JSON an API server would send, with its name.
 fn objects() -> Vec<(String, Value)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = yaml_files(&root.join("../roce-inspect/tests/fixtures/manifests/kinds"));
-    files.extend(yaml_files(&root.join("tests/fixtures/dra")));
+    let dirs = [
+        "../roce-inspect/tests/fixtures/manifests/kinds",
+        "tests/fixtures/dra",
+    ];
+    let mut files: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root.join(d)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
