@@ -9,10 +9,9 @@
 use std::collections::BTreeSet;
 
 use base64::Engine as _;
-use roce_model::Source;
-use roce_render::apply::{ApplyOptions, apply};
-use roce_render::plumbing::yaml::Yaml;
-use serde_json::{Value, json};
+use roce_render::apply::{ApplyOptions, apply_object};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::profiles::{Lookup, Profiles, one_line};
 
@@ -57,11 +56,56 @@ impl Outcome {
     }
 }
 
+/// An `admission.k8s.io/v1` AdmissionReview carrying a response: the body the webhook answers with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AdmissionReview {
+    /// `admission.k8s.io/v1`.
+    #[serde(rename = "apiVersion")]
+    pub api_version: &'static str,
+    /// `AdmissionReview`.
+    pub kind: &'static str,
+    /// The answer.
+    pub response: Response,
+}
+
+/// `response` of an AdmissionReview.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Response {
+    /// The request's uid.
+    pub uid: String,
+    /// Whether the object is admitted.
+    pub allowed: bool,
+    /// `JSONPatch` when there is a patch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch_type: Option<&'static str>,
+    /// The RFC 6902 patch, base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+    /// Warnings `kubectl` prints.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// Why the object is denied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+}
+
+/// `response.status` of a denial.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Status {
+    /// The HTTP-like code (400).
+    pub code: u16,
+    /// `BadRequest`.
+    pub reason: &'static str,
+    /// roce's diagnostics, one a line.
+    pub message: String,
+}
+
 /// A review's answer and what the log says about it.
 #[derive(Debug, Clone)]
 pub struct Reviewed {
     /// The AdmissionReview response, ready to serialise.
-    pub response: Value,
+    pub response: AdmissionReview,
     /// How it ended.
     pub outcome: Outcome,
     /// The request's uid, kind, namespace and name, for the log.
@@ -118,7 +162,7 @@ pub fn review(body: &[u8], profiles: &Profiles, on_error: OnError) -> Result<Rev
     let object = request.get("object").filter(|o| o.is_object());
     let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
     let mut reviewed = Reviewed {
-        response: Value::Null,
+        response: allowed(&uid, None, Vec::new()),
         outcome: Outcome::Skipped,
         uid: uid.clone(),
         kind: text(object.and_then(|o| o.get("kind"))),
@@ -136,16 +180,12 @@ pub fn review(body: &[u8], profiles: &Profiles, on_error: OnError) -> Result<Rev
         patch_ops: 0,
     };
     let Some(object) = object else {
-        reviewed.response = allowed(&uid, None, &[]);
         return Ok(reviewed);
     };
     let mut names = BTreeSet::new();
     profile_labels(object, &mut names);
     let name = match names.len() {
-        0 => {
-            reviewed.response = allowed(&uid, None, &[]);
-            return Ok(reviewed);
-        }
+        0 => return Ok(reviewed),
         1 => names.into_iter().next().expect("one name"),
         _ => {
             let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
@@ -184,11 +224,11 @@ pub fn review(body: &[u8], profiles: &Profiles, on_error: OnError) -> Result<Rev
             reviewed.patch_ops = patch.0.len();
             if patch.0.is_empty() {
                 reviewed.outcome = Outcome::Unchanged;
-                reviewed.response = allowed(&uid, None, &notes);
+                reviewed.response = allowed(&uid, None, notes);
             } else {
                 reviewed.outcome = Outcome::Patched;
                 let bytes = serde_json::to_vec(&patch).expect("a patch serialises");
-                reviewed.response = allowed(&uid, Some(&bytes), &notes);
+                reviewed.response = allowed(&uid, Some(&bytes), notes);
             }
             Ok(reviewed)
         }
@@ -225,34 +265,18 @@ pub fn profile_labels(value: &Value, out: &mut BTreeSet<String>) {
     }
 }
 
-/// Wire `object` with `plan`: the applied object and the notes worth a warning.
+/// Wire `object` with `plan` (the decisions of `roce apply`, on the parsed object): the applied object and
+/// the notes worth a warning.
 fn wire(
     object: &Value,
     plan: &roce_render::plan::Plan,
 ) -> Result<(Value, Vec<String>), Vec<String>> {
-    let source = Source::new("request.object", yaml_text(object));
-    let applied = apply(&source, plan, &ApplyOptions::default())
+    let applied = apply_object("request.object", object, plan, &ApplyOptions::default())
         .map_err(|problems| problems.iter().map(one_line).collect::<Vec<_>>())?;
-    let mut docs: Vec<Value> = serde_saphyr::from_multiple(&applied.text).map_err(|e| {
-        vec![format!(
-            "internal error: the applied object does not parse: {e}"
-        )]
-    })?;
-    let kind = object.get("kind");
-    let api = object.get("apiVersion");
-    let at = docs
-        .iter()
-        .rposition(|d| d.get("kind") == kind && d.get("apiVersion") == api)
-        .ok_or_else(|| vec!["internal error: the applied object is missing".to_string()])?;
-    let wired = docs.swap_remove(at);
-    let mut notes: Vec<String> = applied
-        .notes
-        .into_iter()
-        .filter(|n| !n.contains("is written anew"))
-        .collect();
+    let mut notes = applied.notes;
     // The objects `roce apply` adds beside a workload (a ComputeDomain, a ResourceClaimTemplate) cannot be
     // created by an admission webhook.
-    for extra in docs.iter().filter(|d| d.is_object()) {
+    for extra in &applied.added {
         notes.push(format!(
             "the profile needs {} {} `{}`; the webhook cannot create it: create it with `roce apply` or `roce render`",
             extra.get("apiVersion").and_then(Value::as_str).unwrap_or(""),
@@ -263,98 +287,49 @@ fn wire(
                 .unwrap_or(""),
         ));
     }
-    Ok((wired, notes))
+    Ok((applied.object, notes))
 }
 
 fn fail(mut reviewed: Reviewed, on_error: OnError, msgs: Vec<String>) -> Reviewed {
     match on_error {
         OnError::Deny => {
             reviewed.outcome = Outcome::Denied;
-            reviewed.response = envelope(json!({
-                "uid": reviewed.uid,
-                "allowed": false,
-                "status": {
-                    "code": 400,
-                    "reason": "BadRequest",
-                    "message": format!("roce: {}", msgs.join("\n")),
-                },
-            }));
+            let mut response = allowed(&reviewed.uid, None, Vec::new());
+            response.response.allowed = false;
+            response.response.status = Some(Status {
+                code: 400,
+                reason: "BadRequest",
+                message: format!("roce: {}", msgs.join("\n")),
+            });
+            reviewed.response = response;
         }
         OnError::Allow => {
             reviewed.outcome = Outcome::Warned;
-            let warnings: Vec<String> = msgs
+            let warnings = msgs
                 .iter()
                 .map(|m| format!("roce: not wired: {m}"))
                 .collect();
-            reviewed.response = allowed(&reviewed.uid, None, &warnings);
+            reviewed.response = allowed(&reviewed.uid, None, warnings);
         }
     }
     reviewed
 }
 
-fn allowed(uid: &str, patch: Option<&[u8]>, warnings: &[String]) -> Value {
-    let mut response = json!({ "uid": uid, "allowed": true });
-    if let Some(patch) = patch {
-        response["patchType"] = json!("JSONPatch");
-        response["patch"] = json!(base64::engine::general_purpose::STANDARD.encode(patch));
-    }
-    if !warnings.is_empty() {
-        // The API server truncates long warnings; keep each to one line.
-        let w: Vec<String> = warnings
-            .iter()
-            .map(|w| w.split_whitespace().collect::<Vec<_>>().join(" "))
-            .collect();
-        response["warnings"] = json!(w);
-    }
-    envelope(response)
-}
-
-fn envelope(response: Value) -> Value {
-    json!({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "response": response,
-    })
-}
-
-/// `value` as block YAML (roce's own writer): `roce apply` splices block YAML in place, which is several
-/// times faster than rewriting a one-line JSON document.
-pub fn yaml_text(value: &Value) -> String {
-    roce_render::plumbing::yaml::to_string(&to_yaml(value))
-}
-
-fn to_yaml(value: &Value) -> Yaml {
-    match value {
-        Value::Null => Yaml::Null,
-        Value::Bool(b) => Yaml::Bool(*b),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => Yaml::Int(i),
-            None => Yaml::Raw(n.to_string()),
+fn allowed(uid: &str, patch: Option<&[u8]>, warnings: Vec<String>) -> AdmissionReview {
+    AdmissionReview {
+        api_version: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        response: Response {
+            uid: uid.to_string(),
+            allowed: true,
+            patch_type: patch.map(|_| "JSONPatch"),
+            patch: patch.map(|p| base64::engine::general_purpose::STANDARD.encode(p)),
+            // The API server truncates long warnings; keep each to one line.
+            warnings: warnings
+                .iter()
+                .map(|w| w.split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect(),
+            status: None,
         },
-        Value::String(s) if s.contains('\n') => Yaml::Block(s.clone()),
-        Value::String(s) => Yaml::Str(s.clone()),
-        Value::Array(items) => Yaml::Seq(items.iter().map(to_yaml).collect()),
-        Value::Object(map) => Yaml::Map(map.iter().map(|(k, v)| (k.clone(), to_yaml(v))).collect()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn yaml_text_reads_back_as_the_same_json() {
-        let v = json!({
-            "roce.dev/profile": "a/b",
-            "s": ["yes", "no", "on", "1", "010", "0x1F", "1.5", "null", "~", "", " lead", "a: b", "- x", "#c", "true", "'q'", "\"d\"", "é"],
-            "multi": "line one\nline two\n",
-            "n": [0, -3, 1.5, 1e300, 9007199254740993u64],
-            "b": [true, false, null],
-            "empty": {}, "none": [],
-            "nested": {"k": [{"a": {}}, []]}
-        });
-        let text = yaml_text(&v);
-        let back: Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        assert_eq!(back, v, "{text}");
     }
 }

@@ -1,8 +1,8 @@
 //! The profiles the webhook serves: the built-ins, and the `*.kdl` / `*.yaml` / `*.yml` files of a directory
 //! (a mounted ConfigMap), named by their file stem and re-read when the directory changes.
 //!
-//! A profile is loaded and lowered once; the result, a [`Plan`] or the diagnostics that kept it from
-//! loading, is cached until the files change. A file in the directory wins over a built-in of the same name.
+//! Every profile is loaded and lowered when the store starts and again when the files change; the result,
+//! a [`Plan`] or the diagnostics that kept it from loading, is what a review reads. A file in the directory wins over a built-in of the same name.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -71,52 +71,54 @@ impl Profiles {
         self.state.read().expect("profiles lock").generation
     }
 
-    /// Re-read the directory listing; when a file was added, removed or changed, drop the cache.
-    /// Returns whether something changed.
+    /// Re-read the directory listing; when a file was added, removed or changed (or on the first call),
+    /// load and lower every profile again. Returns whether something changed.
     pub fn reload_if_changed(&self) -> bool {
-        let Some(dir) = &self.dir else {
-            return false;
-        };
         let _guard = self.reloading.lock().expect("reload lock");
-        let now = scan(dir);
-        let mut state = self.state.write().expect("profiles lock");
-        if now == state.files && state.generation > 0 {
-            return false;
+        let now = self.dir.as_deref().map(scan).unwrap_or_default();
+        {
+            let state = self.state.read().expect("profiles lock");
+            if now == state.files && state.generation > 0 {
+                return false;
+            }
         }
+        // Every profile a label can name is lowered here, on the poll, so a review only reads the cache:
+        // no file read or lowering on the request path, and no request waits for one.
+        let mut cache: BTreeMap<String, Lookup> = builtin::names()
+            .map(|name| (name.to_string(), load_one(name, &now, self.dir.as_deref())))
+            .collect();
+        for name in now.keys() {
+            cache.insert(name.clone(), load_one(name, &now, self.dir.as_deref()));
+        }
+        let mut state = self.state.write().expect("profiles lock");
         state.files = now;
-        state.cache.clear();
+        state.cache = cache;
         state.generation += 1;
         true
     }
 
     /// Resolve `name`: a file of the directory first, then a built-in.
     pub fn get(&self, name: &str) -> Lookup {
-        let path = {
-            let state = self.state.read().expect("profiles lock");
-            if let Some(hit) = state.cache.get(name) {
-                return hit.clone();
-            }
-            state.files.get(name).map(|(p, _, _)| p.clone())
-        };
-        let result = match path {
-            Some(path) => match std::fs::read_to_string(&path) {
-                Ok(text) => lower(
-                    Source::new(path.display().to_string(), text),
-                    self.dir.as_deref(),
-                ),
-                Err(e) => Lookup::Invalid(Arc::new(vec![format!("{}: {e}", path.display())])),
-            },
-            None => match builtin::source(name) {
-                Some(source) => lower(source, None),
-                None => Lookup::Unknown,
-            },
-        };
-        self.state
-            .write()
-            .expect("profiles lock")
-            .cache
-            .insert(name.to_string(), result.clone());
-        result
+        let state = self.state.read().expect("profiles lock");
+        match state.cache.get(name) {
+            Some(hit) => hit.clone(),
+            // Not a file of the directory at the last poll, and not a built-in.
+            None => Lookup::Unknown,
+        }
+    }
+}
+
+/// Load and lower `name`: the file of that name in `files`, else the built-in.
+fn load_one(name: &str, files: &Fingerprint, dir: Option<&Path>) -> Lookup {
+    match files.get(name) {
+        Some((path, _, _)) => match std::fs::read_to_string(path) {
+            Ok(text) => lower(Source::new(path.display().to_string(), text), dir),
+            Err(e) => Lookup::Invalid(Arc::new(vec![format!("{}: {e}", path.display())])),
+        },
+        None => match builtin::source(name) {
+            Some(source) => lower(source, None),
+            None => Lookup::Unknown,
+        },
     }
 }
 

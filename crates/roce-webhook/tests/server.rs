@@ -74,6 +74,19 @@ async fn labelled_pod_and_deployment_are_wired() {
             PROFILE
         );
     }
+    // A body past the size reviewed on the connection's worker goes to the blocking pool: same answer.
+    let mut big = support::pod(Some(PROFILE));
+    big["metadata"]["annotations"] =
+        json!({"kubectl.kubernetes.io/last-applied-configuration": "x".repeat(40 << 10)});
+    let big = check_wired(&run, &big, PROFILE).await;
+    if !big.is_null() {
+        assert_eq!(
+            big["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+                .as_str()
+                .map(str::len),
+            Some(40 << 10)
+        );
+    }
     run.stop().await;
 }
 

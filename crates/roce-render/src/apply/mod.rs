@@ -43,18 +43,23 @@
 //! The result is the user's text with the wiring spliced in (module `splice`): comments, key order, flow
 //! style and quoting of every line roce does not change survive byte for byte. Output is deterministic, and
 //! applying twice gives the same bytes as applying once.
+//!
+//! [`apply_object`] takes the same decisions on one object already parsed from JSON (the admission webhook's
+//! `request.object`) and returns the decided values as JSON: no YAML is written, parsed, spliced or read
+//! back, which is where nearly all of `apply`'s time goes for a small object.
 
 mod dra;
 pub mod manifest;
 pub(crate) mod mpirun;
 pub(crate) mod multus;
+mod object;
 mod scan;
 mod splice;
 pub(crate) mod templates;
 pub(crate) mod view;
 
 use roce_model::plumbing::tree::Node;
-use roce_model::source::{Source, Sources};
+use roce_model::source::{Origin, Source, Sources};
 use roce_model::{Code, Problem};
 
 use roce_model::fabric::env::is_pod_dependent;
@@ -140,6 +145,81 @@ pub fn apply_wrapped(
     apply_inner(source, plan, opts, Some(wrap))
 }
 
+/// The result of a successful [`apply_object`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppliedObject {
+    /// The object, wired: what reading [`apply`]'s output for it gives.
+    pub object: serde_json::Value,
+    /// The objects [`apply`] would add before it (DRA's ComputeDomain, ResourceClaimTemplate), in order.
+    pub added: Vec<serde_json::Value>,
+    /// How many pod templates were wired.
+    pub templates: usize,
+    /// As [`Applied::notes`].
+    pub notes: Vec<String>,
+}
+
+/// [`apply`] to one object already parsed from JSON (the admission webhook's `request.object`), with the
+/// result as JSON: the same decisions, without writing the object as YAML, parsing it, splicing the
+/// wiring into that text and reading it back. `name` names the object in notes and problems.
+///
+/// ```
+/// use roce_model::{builtin, load, BuiltinsOnly, Source};
+/// use roce_render::apply::{apply, apply_object, object_text, ApplyOptions};
+/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+/// let plan = roce_render::plan::lower(&profile);
+/// let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+///     "spec": {"containers": [{"name": "main", "image": "x"}]}});
+/// let fast = apply_object("pod", &pod, &plan, &ApplyOptions::default()).unwrap();
+/// let text = apply(&Source::new("pod", object_text(&pod)), &plan, &ApplyOptions::default()).unwrap().text;
+/// let read: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+/// assert_eq!(fast.object, read);
+/// ```
+///
+/// # Errors
+///
+/// As [`apply`] of [`object_text`]`(object)`, whose places the problems point at.
+pub fn apply_object(
+    name: &str,
+    object: &serde_json::Value,
+    plan: &Plan,
+    opts: &ApplyOptions,
+) -> Result<AppliedObject, Vec<Problem>> {
+    let mut sources = Sources::default();
+    let id = sources.add(Source::new(name, ""));
+    let nodes = [object::node(object, Origin::new(id, 0..0))];
+    let wired = match wire_documents(&nodes, vec![object::yaml(object)], plan, opts, None, name) {
+        Ok(wired) => wired,
+        // The tree has no places: find the same problems again in the object's text, where they have.
+        Err(problems) => {
+            let source = Source::new(name, object_text(object));
+            return Err(match apply(&source, plan, opts) {
+                Err(located) => located,
+                Ok(_) => resolve(&sources, problems),
+            });
+        }
+    };
+    let doc = wired
+        .docs
+        .into_iter()
+        .next()
+        .expect("one document in, one out");
+    Ok(AppliedObject {
+        object: object::json(doc.after),
+        added: wired
+            .inserts
+            .into_iter()
+            .map(|(_, o)| object::json(o))
+            .collect(),
+        templates: wired.templates,
+        notes: wired.notes,
+    })
+}
+
+/// `object` as block YAML, the text [`apply_object`]'s problems point into.
+pub fn object_text(object: &serde_json::Value) -> String {
+    object::to_text(object)
+}
+
 fn apply_inner(
     source: &Source,
     plan: &Plan,
@@ -148,48 +228,16 @@ fn apply_inner(
 ) -> Result<Applied, Vec<Problem>> {
     let mut sources = Sources::default();
     let id = sources.add(source.clone());
-    let resolve = |problems: Vec<Problem>| -> Vec<Problem> {
-        let mut problems: Vec<Problem> =
-            problems.into_iter().map(|p| p.resolve(&sources)).collect();
-        roce_model::problem::sort(&mut problems);
-        problems
-    };
     let text = &source.text;
-    let nodes = manifest::parse(text, id).map_err(|p| resolve(vec![*p]))?;
-    let mut problems = Vec::new();
-    let mut notes = Vec::new();
-    let mut docs = Vec::with_capacity(nodes.len());
-    let mut wired = Vec::with_capacity(nodes.len());
-    let mut count = 0;
-    for (n, node) in nodes.iter().enumerate() {
-        let before = manifest::to_yaml(node, text);
-        let mut doc = before.clone();
-        let mut claimed = Vec::new();
-        match plan_document(node, opts, wrap) {
-            Err(p) => problems.extend(p),
-            Ok(None) => notes.push(format!(
-                "{}: document {} ({}) has no pod template roce knows; left unchanged",
-                source.name,
-                n + 1,
-                kind_of(node)
-            )),
-            Ok(Some(work)) => {
-                count += work.templates.len();
-                claimed =
-                    apply_document(&mut doc, &work, plan, opts, wrap, &mut notes, &source.name);
-            }
-        }
-        docs.push(splice::Doc {
-            node,
-            before,
-            after: doc,
-        });
-        wired.push(claimed);
-    }
-    if !problems.is_empty() {
-        return Err(resolve(problems));
-    }
-    let inserts = dra::add_documents(&mut docs, &wired, plan, &source.name, &mut notes);
+    let nodes = manifest::parse(text, id).map_err(|p| resolve(&sources, vec![*p]))?;
+    let befores = nodes.iter().map(|n| manifest::to_yaml(n, text)).collect();
+    let Wired {
+        docs,
+        inserts,
+        templates,
+        mut notes,
+    } = wire_documents(&nodes, befores, plan, opts, wrap, &source.name)
+        .map_err(|p| resolve(&sources, p))?;
     // Edit the user's text; only when a document cannot be found in it, write them all anew.
     let text = match splice::splice(text, id, &docs, &inserts) {
         Some(spliced) => {
@@ -223,6 +271,71 @@ fn apply_inner(
     };
     Ok(Applied {
         text,
+        templates,
+        notes,
+    })
+}
+
+/// Problems with their places resolved against `sources`, in report order.
+fn resolve(sources: &Sources, problems: Vec<Problem>) -> Vec<Problem> {
+    let mut problems: Vec<Problem> = problems.into_iter().map(|p| p.resolve(sources)).collect();
+    roce_model::problem::sort(&mut problems);
+    problems
+}
+
+/// Every decision `apply` makes, before anything is written: each document's value before and after
+/// (`docs`), the objects to add before document `n` (`inserts`), and the notes. [`apply`] splices this
+/// into the user's text; [`apply_object`] hands the values back as JSON.
+struct Wired<'a> {
+    docs: Vec<splice::Doc<'a>>,
+    inserts: Vec<(usize, Yaml)>,
+    templates: usize,
+    notes: Vec<String>,
+}
+
+/// Wire every document (`befores[n]` is the value of `nodes[n]`). The problems are not resolved yet.
+fn wire_documents<'a>(
+    nodes: &'a [Node],
+    befores: Vec<Yaml>,
+    plan: &Plan,
+    opts: &ApplyOptions,
+    wrap: Option<&ExecWrap>,
+    file: &str,
+) -> Result<Wired<'a>, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let mut notes = Vec::new();
+    let mut docs = Vec::with_capacity(nodes.len());
+    let mut wired = Vec::with_capacity(nodes.len());
+    let mut count = 0;
+    for (n, (node, before)) in nodes.iter().zip(befores).enumerate() {
+        let mut doc = before.clone();
+        let mut claimed = Vec::new();
+        match plan_document(node, opts, wrap) {
+            Err(p) => problems.extend(p),
+            Ok(None) => notes.push(format!(
+                "{file}: document {} ({}) has no pod template roce knows; left unchanged",
+                n + 1,
+                kind_of(node)
+            )),
+            Ok(Some(work)) => {
+                count += work.templates.len();
+                claimed = apply_document(&mut doc, &work, plan, opts, wrap, &mut notes, file);
+            }
+        }
+        docs.push(splice::Doc {
+            node,
+            before,
+            after: doc,
+        });
+        wired.push(claimed);
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let inserts = dra::add_documents(&mut docs, &wired, plan, file, &mut notes);
+    Ok(Wired {
+        docs,
+        inserts,
         templates: count,
         notes,
     })

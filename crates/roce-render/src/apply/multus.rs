@@ -240,7 +240,7 @@ pub fn merge(
 pub fn render(objects: &[Map<String, Value>]) -> String {
     let items: Vec<String> = objects
         .iter()
-        .map(|o| Value::Object(o.clone()).to_string())
+        .map(|o| serde_json::to_string(o).expect("a JSON map serialises"))
         .collect();
     format!("[{}]", items.join(",\n "))
 }
