@@ -1,8 +1,9 @@
 //! Command-line syntax (clap derive). Behaviour lives in `commands`.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use roce_render::Target;
 
 /// Compile GPUDirect RDMA fabric profiles (InfiniBand, RoCE) into Kubernetes, Slurm and container
@@ -41,25 +42,25 @@ pub enum Format {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List the built-in profiles, or show one.
-    Profiles(ProfilesArgs),
+    Profiles(Lazy<ProfilesArgs>),
     /// Validate profiles: built-ins, a file, or a named profile.
-    Check(CheckArgs),
+    Check(Lazy<CheckArgs>),
     /// Compile a profile into a target's artifacts.
-    Render(Box<RenderArgs>),
+    Render(Lazy<Box<RenderArgs>>),
     /// Wire a profile's fabric into existing workload manifests.
-    Apply(crate::commands::apply::ApplyArgs),
+    Apply(Lazy<crate::commands::apply::ApplyArgs>),
     /// Check hand-written manifests against a profile.
-    Lint(crate::commands::lint::LintArgs),
+    Lint(Lazy<crate::commands::lint::LintArgs>),
     /// Read NCCL/UCX logs: did the job really use GPUDirect RDMA, and if not, why?
-    Explain(crate::commands::explain::ExplainArgs),
+    Explain(Lazy<crate::commands::explain::ExplainArgs>),
     /// Probe this pod or node and say what will and won't work with a profile.
-    Doctor(crate::commands::doctor::DoctorArgs),
+    Doctor(Lazy<crate::commands::doctor::DoctorArgs>),
     /// Set the fabric variables from what this pod got (devices, ports, GID index), then run the job.
-    Exec(crate::commands::exec::ExecArgs),
+    Exec(Lazy<crate::commands::exec::ExecArgs>),
     /// Compare two profiles in fabric terms.
-    Diff(crate::commands::diff::DiffArgs),
+    Diff(Lazy<crate::commands::diff::DiffArgs>),
     /// Serve a mutating admission webhook that wires `roce.dev/profile`-labelled objects (HTTPS).
-    Webhook(crate::commands::webhook::WebhookArgs),
+    Webhook(Lazy<crate::commands::webhook::WebhookArgs>),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions {
         /// The shell.
@@ -69,6 +70,67 @@ pub enum Command {
     Man,
     /// Print the JSON Schema of the YAML profile format (for editors' YAML language servers).
     Schema,
+}
+
+/// A subcommand's arguments that clap builds only when that subcommand is the one being run.
+///
+/// Building every subcommand's arguments up front (what the derive does) was a tenth of the instructions of
+/// `roce render --target pod`, and most of its heap (docs/decisions.md, "(startup-2)"). Parsing defers each
+/// with [`clap::Command::defer`], so only the subcommand named on the command line is built. The derive's own
+/// `#[command(defer = true)]` would do the same, but it also defers the tree that completions and the man page
+/// describe, which then differs (options in another order, no `help profiles show`); [`full_command`] builds
+/// that tree eagerly, exactly as before. The `Args` structs carry no doc comment: a deferred one would replace
+/// the variant's `about` when the subcommand is built.
+#[derive(Debug)]
+pub struct Lazy<T>(pub T);
+
+/// Whether [`Lazy`] builds arguments at once: set only by [`full_command`].
+static EAGER: AtomicBool = AtomicBool::new(false);
+
+/// The whole command tree with every subcommand's arguments built (for completions and the man page).
+pub fn full_command() -> clap::Command {
+    EAGER.store(true, Ordering::Relaxed);
+    Cli::command()
+}
+
+impl<T: Args> Args for Lazy<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        if EAGER.load(Ordering::Relaxed) {
+            T::augment_args(cmd)
+        } else {
+            cmd.defer(T::augment_args)
+        }
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        if EAGER.load(Ordering::Relaxed) {
+            T::augment_args_for_update(cmd)
+        } else {
+            cmd.defer(T::augment_args_for_update)
+        }
+    }
+
+    fn group_id() -> Option<clap::Id> {
+        T::group_id()
+    }
+}
+
+impl<T: FromArgMatches> FromArgMatches for Lazy<T> {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(matches).map(Lazy)
+    }
+
+    fn from_arg_matches_mut(matches: &mut ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches_mut(matches).map(Lazy)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+
+    fn update_from_arg_matches_mut(&mut self, matches: &mut ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches_mut(matches)
+    }
 }
 
 /// Parses a profile argument (any string: a built-in name or a path) and offers the built-in names to
@@ -97,14 +159,14 @@ impl clap::builder::TypedValueParser for ProfileArg {
     }
 }
 
-/// `roce profiles`.
+// `roce profiles`.
 #[derive(Debug, Args)]
 pub struct ProfilesArgs {
     #[command(subcommand)]
     pub action: Option<ProfilesAction>,
 }
 
-/// `roce profiles show NAME`.
+// `roce profiles show NAME`.
 #[derive(Debug, Subcommand)]
 pub enum ProfilesAction {
     /// Print a built-in profile's source.
@@ -119,7 +181,7 @@ pub enum ProfilesAction {
     },
 }
 
-/// `roce check`.
+// `roce check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Profile files to check (KDL or YAML; `-` reads stdin as KDL unless --yaml).
@@ -135,7 +197,7 @@ pub struct CheckArgs {
     pub format: Format,
 }
 
-/// `roce render`.
+// `roce render`.
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     /// What to produce.
@@ -185,9 +247,9 @@ pub struct RenderArgs {
     pub validation: ValidationArgs,
 }
 
-/// Validation job overrides (`nccl-tests-mpijob`, `nccl-tests-sbatch`, `ucx-perftest`). `--image` and `--nodes`
-/// apply to them too: the image defaults to the nccl-tests image for the profile's fabric, the nodes to the
-/// profile's `job nodes`, at least 2.
+// Validation job overrides (`nccl-tests-mpijob`, `nccl-tests-sbatch`, `ucx-perftest`). `--image` and `--nodes`
+// apply to them too: the image defaults to the nccl-tests image for the profile's fabric, the nodes to the
+// profile's `job nodes`, at least 2.
 #[derive(Debug, Args)]
 pub struct ValidationArgs {
     /// nccl-tests-*: the nccl-tests binary to run.
@@ -202,7 +264,7 @@ pub struct ValidationArgs {
     pub ucx_perftest_args: Option<String>,
 }
 
-/// sbatch overrides.
+// sbatch overrides.
 #[derive(Debug, Args)]
 pub struct SlurmArgs {
     /// sbatch: --partition (default: the profile's).

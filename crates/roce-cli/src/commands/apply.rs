@@ -14,7 +14,7 @@ use super::Exit;
 use crate::io::{FileResolver, read_profile};
 use crate::report::{Output, errln, outp};
 
-/// Arguments of `roce apply`.
+// Arguments of `roce apply`.
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
     /// Manifest files: multi-document YAML (`-` reads stdin).

@@ -16,7 +16,7 @@ use super::Exit;
 use crate::report::{Output, errln, outp, to_json};
 use crate::text::{capitalise, code, fence_for, md_cell, md_opt, table, wrap};
 
-/// Arguments of `roce diff`.
+// Arguments of `roce diff`.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// The old profile: a built-in name, a file, or `REV:path` read from Git (`HEAD:profiles/x.kdl`).

@@ -12,7 +12,7 @@ use crate::cli::Format;
 use crate::io::{FileResolver, read_profile};
 use crate::report::{Output, errln, outln};
 
-/// Arguments of `roce doctor`.
+// Arguments of `roce doctor`.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Compare with this profile (a built-in name or a file); without it only the host is checked.

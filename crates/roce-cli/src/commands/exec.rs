@@ -16,7 +16,7 @@ use crate::cli::{Format, ProfileArg};
 use crate::io::{FileResolver, read_profile};
 use crate::report::{Output, errln, outln};
 
-/// Arguments of `roce exec`.
+// Arguments of `roce exec`.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
     /// The profile (a built-in name or a file in the image).

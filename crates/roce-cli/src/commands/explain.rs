@@ -14,7 +14,7 @@ use crate::cli::Format;
 use crate::io::{FileResolver, read_profile};
 use crate::report::{Output, outln};
 
-/// Arguments of `roce explain`.
+// Arguments of `roce explain`.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// NCCL/UCX log files or directories of them (`-` reads stdin); several files (one per node or rank) are

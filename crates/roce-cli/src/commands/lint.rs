@@ -14,7 +14,7 @@ use crate::cli::Format;
 use crate::io::{FileResolver, read_profile};
 use crate::report::{Output, errln, json, outln};
 
-/// Arguments of `roce lint`.
+// Arguments of `roce lint`.
 #[derive(Debug, Args)]
 pub struct LintArgs {
     /// Manifest files, or directories searched for `*.yaml` and `*.yml` (`-` reads stdin).

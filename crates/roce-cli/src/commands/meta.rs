@@ -1,9 +1,7 @@
 //! `roce completions`, `roce man`, `roce schema`: files other tools read about roce.
 
-use clap::CommandFactory;
-
 use super::Exit;
-use crate::cli::Cli;
+use crate::cli::full_command;
 use crate::report::out;
 
 /// The JSON Schema of the YAML profile format, committed at `docs/profile.schema.json`.
@@ -11,14 +9,14 @@ pub const PROFILE_SCHEMA: &str = include_str!("../../../../docs/profile.schema.j
 
 pub fn completions(shell: clap_complete::Shell) -> miette::Result<Exit> {
     let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "roce", &mut buf);
+    clap_complete::generate(shell, &mut full_command(), "roce", &mut buf);
     out(&String::from_utf8_lossy(&buf));
     Ok(Exit::Ok)
 }
 
 pub fn man() -> miette::Result<Exit> {
     let mut buf = Vec::new();
-    clap_mangen::Man::new(Cli::command())
+    clap_mangen::Man::new(full_command())
         .render(&mut buf)
         .map_err(|e| miette::miette!("rendering the man page: {e}"))?;
     out(&String::from_utf8_lossy(&buf));

@@ -14,7 +14,7 @@ pub mod webhook;
 
 use std::process::ExitCode;
 
-use crate::cli::Command;
+use crate::cli::{Command, Lazy};
 use crate::report::Output;
 
 /// Exit statuses: 0 success, 1 problems (or a stale `--check`), 2 usage errors (clap's own); `roce exec`
@@ -45,16 +45,16 @@ impl From<Exit> for ExitCode {
 /// Run a subcommand.
 pub fn run(command: Command, out: &Output) -> miette::Result<Exit> {
     match command {
-        Command::Profiles(args) => profiles::run(args),
-        Command::Check(args) => check::run(args, out),
-        Command::Render(args) => render::run(*args, out),
-        Command::Apply(args) => apply::run(args, out),
-        Command::Lint(args) => lint::run(args, out),
-        Command::Explain(args) => explain::run(args, out),
-        Command::Doctor(args) => doctor::run(args, out),
-        Command::Exec(args) => exec::run(args, out),
-        Command::Diff(args) => diff::run(args, out),
-        Command::Webhook(args) => webhook::run(args),
+        Command::Profiles(Lazy(args)) => profiles::run(args),
+        Command::Check(Lazy(args)) => check::run(args, out),
+        Command::Render(Lazy(args)) => render::run(*args, out),
+        Command::Apply(Lazy(args)) => apply::run(args, out),
+        Command::Lint(Lazy(args)) => lint::run(args, out),
+        Command::Explain(Lazy(args)) => explain::run(args, out),
+        Command::Doctor(Lazy(args)) => doctor::run(args, out),
+        Command::Exec(Lazy(args)) => exec::run(args, out),
+        Command::Diff(Lazy(args)) => diff::run(args, out),
+        Command::Webhook(Lazy(args)) => webhook::run(args),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
         Command::Schema => meta::schema(),

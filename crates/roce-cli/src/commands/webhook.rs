@@ -19,7 +19,7 @@ pub enum OnErrorArg {
     Allow,
 }
 
-/// Arguments of `roce webhook`.
+// Arguments of `roce webhook`.
 #[derive(Debug, Args)]
 pub struct WebhookArgs {
     /// Address to listen on.
