@@ -137,3 +137,45 @@ proptest! {
         );
     }
 }
+
+/// `check`'s `roce::provider::ib_knob` and `lint`'s `roce::lint::ib_knob_ignored` come from one fact
+/// (`Provider::reads_nccl_ib` with `nccl::configures_ib`): for every built-in, a profile that adds an
+/// `NCCL_IB_*` knob gets the check warning exactly when the Pod rendered from it gets the lint warning, and
+/// that is exactly when its provider replaces NCCL's IB transport.
+#[test]
+fn ib_knobs_under_a_provider_get_one_answer() {
+    for base in builtin::names() {
+        for knob in [
+            "NCCL_IB_QPS_PER_CONNECTION",
+            "NCCL_IB_SL",
+            "NCCL_IB_TIMEOUT",
+        ] {
+            let text = format!(
+                "profile \"t/p\" extends=\"{base}\" {{\n    nccl {{\n        knobs {{\n            {knob} \"4\"\n        }}\n    }}\n}}\n"
+            );
+            let loaded = load(Source::new("p.kdl", text), &BuiltinsOnly);
+            let p = loaded
+                .profile
+                .unwrap_or_else(|| panic!("{base} + {knob}: {:?}", loaded.problems));
+            let check = loaded
+                .problems
+                .iter()
+                .any(|x| x.code == Code::ProviderIbKnob);
+            let pod = render(&lower(&p), Target::Pod, &RenderOptions::default())
+                .unwrap()
+                .remove(0)
+                .contents;
+            let lint = Linter::new(&p, LintOptions::default())
+                .lint(Source::new("pod.yaml", pod))
+                .problems
+                .iter()
+                .any(|x| x.code == Code::LintIbKnobIgnored);
+            assert_eq!(check, lint, "{base} + {knob}: check {check}, lint {lint}");
+            assert_eq!(
+                check,
+                !p.nccl_net.provider.value.reads_nccl_ib(),
+                "{base} + {knob}"
+            );
+        }
+    }
+}
