@@ -536,11 +536,8 @@ fn fabric(p: &Plan) -> String {
 /// The fabric's name where it is not the link's (`EFA` over `infiniband`); `None` otherwise, so a change of
 /// fabric is not said twice.
 fn fabric_name(p: &Plan) -> Option<String> {
-    let link = match p.fabric {
-        roce_model::model::FabricKind::Roce => "RoCE",
-        roce_model::model::FabricKind::InfiniBand => "InfiniBand",
-    };
-    (p.fabric_label != link).then(|| p.fabric_label.to_string())
+    (p.fabric_label != roce_model::fabric::provider::link_name(p.fabric))
+        .then(|| p.fabric_label.to_string())
 }
 
 /// Keyed comparison: keys in A's order, then keys only B has. A key whose value is `None` is absent.

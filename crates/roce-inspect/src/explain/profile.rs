@@ -38,11 +38,12 @@ pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec
 
     // the transport the fabric needs
     // aws-ofi-nccl carries NCCL over libfabric (EFA), whatever link the fabric block names
-    let (want, fabric) = match (&profile.nccl_net.provider.value, profile.fabric.kind.value) {
-        (Provider::Ofi, _) => (Transport::Ofi, "EFA (aws-ofi-nccl over libfabric)"),
-        (_, FabricKind::Roce) => (Transport::Roce, "RoCE"),
-        (_, FabricKind::InfiniBand) => (Transport::Ib, "InfiniBand"),
+    let want = match (&profile.nccl_net.provider.value, profile.fabric.kind.value) {
+        (Provider::Ofi, _) => Transport::Ofi,
+        (_, FabricKind::Roce) => Transport::Roce,
+        (_, FabricKind::InfiniBand) => Transport::Ib,
     };
+    let fabric = profile.fabric_name();
     if e.transport != Transport::Unknown && e.transport != want {
         let ev = e
             .findings

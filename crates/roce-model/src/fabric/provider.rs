@@ -245,10 +245,17 @@ pub fn efa_device_rdma(instance_type: Option<&str>) -> Option<bool> {
 /// assert_eq!(fabric_name(FabricKind::Roce, &Provider::Gib), "RoCE");
 /// ```
 pub fn fabric_name(kind: FabricKind, provider: &Provider) -> &'static str {
-    match (provider, kind) {
-        (Provider::Ofi, _) => "EFA",
-        (_, FabricKind::Roce) => "RoCE",
-        (_, FabricKind::InfiniBand) => "InfiniBand",
+    match provider {
+        Provider::Ofi => "EFA",
+        _ => link_name(kind),
+    }
+}
+
+/// The link's name: `RoCE` or `InfiniBand`.
+pub fn link_name(kind: FabricKind) -> &'static str {
+    match kind {
+        FabricKind::Roce => "RoCE",
+        FabricKind::InfiniBand => "InfiniBand",
     }
 }
 
