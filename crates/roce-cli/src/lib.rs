@@ -1,6 +1,7 @@
 //! The `roce` command-line front end: argument parsing, file IO, diagnostics rendering and exit codes.
 //! The libraries (`roce-model`, `roce-render`, `roce-inspect`) hold the logic; this crate only connects
-//! them to a terminal. Both binaries, `roce` and `kubectl-roce`, call [`main`].
+//! them to a terminal. The binaries `roce` and `kubectl-roce` call [`main`]; `roce-webhook`, the same
+//! command line with the webhook server linked in, calls [`webhook_main`].
 
 mod cli;
 mod commands;
@@ -13,11 +14,21 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Run the command line in `std::env::args` and return the process exit code.
+/// Run the command line in `std::env::args` and return the process exit code; `roce webhook` hands over
+/// to the `roce-webhook` executable.
 pub fn main() -> ExitCode {
+    run(commands::webhook::exec_server)
+}
+
+/// [`main`], serving `roce webhook` in this process (the `roce-webhook` executable).
+pub fn webhook_main() -> ExitCode {
+    run(commands::webhook::serve)
+}
+
+fn run(webhook: commands::WebhookRunner) -> ExitCode {
     let cli = cli::Cli::parse();
     let out = report::Output::new(cli.color);
-    match commands::run(cli.command, &out) {
+    match commands::run(cli.command, &out, webhook) {
         Ok(code) => code.into(),
         Err(err) => {
             out.error(&err);

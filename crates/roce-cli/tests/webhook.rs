@@ -72,3 +72,44 @@ fn a_certificate_that_does_not_load_is_an_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.pem"), "{err}");
 }
+
+#[test]
+fn roce_hands_webhook_over_to_roce_webhook_and_says_so_when_it_is_missing() {
+    // Alone in a directory, with nothing on PATH: `roce webhook` cannot find the server.
+    let dir = tempfile::tempdir().unwrap();
+    let roce = dir.path().join("roce");
+    std::fs::copy(env!("CARGO_BIN_EXE_roce"), &roce).unwrap();
+    let args = ["webhook", "--tls-cert", "c.pem", "--tls-key", "k.pem"];
+    let out = Command::new(&roce)
+        .args(args)
+        .env("PATH", dir.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot start roce-webhook"), "{err}");
+    assert!(err.contains("cargo install"), "{err}");
+
+    // Next to it, the server runs with the same arguments: its own error names the certificate file.
+    std::fs::copy(
+        env!("CARGO_BIN_EXE_roce-webhook"),
+        dir.path().join("roce-webhook"),
+    )
+    .unwrap();
+    let out = Command::new(&roce)
+        .args(args)
+        .current_dir(dir.path())
+        .env("PATH", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("c.pem"), "{err}");
+    assert!(!err.contains("cannot start roce-webhook"), "{err}");
+
+    // Argument errors are still roce's own (clap's usage error, exit 2), before any hand-over.
+    let out = Command::new(&roce).args(["webhook"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Usage: roce webhook"));
+}

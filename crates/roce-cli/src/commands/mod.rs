@@ -42,8 +42,12 @@ impl From<Exit> for ExitCode {
     }
 }
 
+/// How `roce webhook` runs: [`webhook::serve`] in `roce-webhook`, [`webhook::exec_server`] elsewhere.
+/// Passed in, not matched on, so an executable links only the one it names.
+pub type WebhookRunner = fn(webhook::WebhookArgs) -> miette::Result<Exit>;
+
 /// Run a subcommand.
-pub fn run(command: Command, out: &Output) -> miette::Result<Exit> {
+pub fn run(command: Command, out: &Output, webhook: WebhookRunner) -> miette::Result<Exit> {
     match command {
         Command::Profiles(Lazy(args)) => profiles::run(args),
         Command::Check(Lazy(args)) => check::run(args, out),
@@ -54,7 +58,7 @@ pub fn run(command: Command, out: &Output) -> miette::Result<Exit> {
         Command::Doctor(Lazy(args)) => doctor::run(args, out),
         Command::Exec(Lazy(args)) => exec::run(args, out),
         Command::Diff(Lazy(args)) => diff::run(args, out),
-        Command::Webhook(Lazy(args)) => webhook::run(args),
+        Command::Webhook(Lazy(args)) => webhook(args),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),
         Command::Schema => meta::schema(),

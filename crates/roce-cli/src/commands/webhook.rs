@@ -1,6 +1,11 @@
 //! `roce webhook`: serve the mutating admission webhook (crates/roce-webhook, docs/cluster.md).
+//!
+//! The server (tokio, hyper, rustls) is linked only into the `roce-webhook` executable, which is the whole
+//! command line plus the server; `roce` and `kubectl-roce` hand `roce webhook` over to it with `exec`, so
+//! every other command starts without loading it (docs/decisions.md, "(startup-3)").
 
 use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -55,7 +60,8 @@ pub struct WebhookArgs {
     pub quiet: bool,
 }
 
-pub fn run(args: WebhookArgs) -> miette::Result<Exit> {
+/// Serve in this process: the `roce-webhook` executable's `roce webhook`.
+pub fn serve(args: WebhookArgs) -> miette::Result<Exit> {
     let mut config = Config::new(args.listen, args.tls_cert, args.tls_key);
     config.profiles = args.profiles;
     config.on_error = match args.on_error {
@@ -74,4 +80,35 @@ pub fn run(args: WebhookArgs) -> miette::Result<Exit> {
             Ok(Exit::Problems)
         }
     }
+}
+
+/// The executable that serves: `roce-webhook` next to this one (what `cargo install` and `cargo build`
+/// put there), else the first on `PATH`.
+const SERVER: &str = "roce-webhook";
+
+/// `roce webhook` in `roce` and `kubectl-roce`: replace this process with `roce-webhook` and the same
+/// arguments (clap has already checked them, with the same definitions), keeping the PID, so signals and
+/// the exit status are the server's own.
+pub fn exec_server(_args: WebhookArgs) -> miette::Result<Exit> {
+    let program = std::env::current_exe()
+        .ok()
+        .map(|exe| exe.with_file_name(format!("{SERVER}{}", std::env::consts::EXE_SUFFIX)))
+        .filter(|sibling| sibling.is_file())
+        .map_or_else(|| SERVER.into(), std::ffi::OsString::from);
+    let mut argv = std::env::args_os();
+    let mut cmd = std::process::Command::new(&program);
+    if let Some(arg0) = argv.next() {
+        // The same program name in usage lines and errors as the command the user typed.
+        cmd.arg0(arg0);
+    }
+    cmd.args(argv);
+    // `exec` only returns when the program could not be started.
+    let err = cmd.exec();
+    Err(miette::miette!(
+        help = "`roce webhook` runs the `roce-webhook` executable, built and installed with `roce` \
+                (`cargo install` installs both; `cargo build --release --bin roce-webhook`); put it next to \
+                `roce` or on PATH, or run `roce-webhook webhook …` directly",
+        "cannot start {}: {err}",
+        std::path::Path::new(&program).display()
+    ))
 }

@@ -5,11 +5,11 @@ use crate::fabric::dra::rules::{
     AffinityConcern, ClaimNameConcern, NicCountConcern, NumNodesConcern, claim_name_concern,
     clique_affinity_concern, nic_count_concerns, num_nodes_concern,
 };
-use crate::model::Profile;
+use crate::model::{Profile, Rail};
 use crate::problem::{Code, Problem, Severity};
 
 /// Check the `nics`, `nvlink-domain` and `placement` blocks.
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     let domain = &p.nvlink_domain;
     if let (Some(cd), Some(job)) = (domain.value.compute_domain(), &p.job.nodes) {
         match num_nodes_concern(cd, job.value) {
@@ -37,7 +37,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         }
     }
     if let Some(nics) = p.nics.value.dra() {
-        for concern in nic_count_concerns(nics, p.rail_list().len() as u32) {
+        for concern in nic_count_concerns(nics, rails.len() as u32) {
             let (message, severity) = match concern {
                 NicCountConcern::RailMismatch { claimed, rails } => (
                     format!(

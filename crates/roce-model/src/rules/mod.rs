@@ -12,7 +12,7 @@ pub(crate) mod nccl;
 pub(crate) mod pool;
 pub(crate) mod ucx;
 
-use crate::model::Profile;
+use crate::model::{Profile, Rail};
 use crate::problem::Problem;
 
 pub(crate) use crate::fabric::env::typed_field;
@@ -20,12 +20,14 @@ pub(crate) use crate::fabric::env::typed_field;
 /// Run every rule.
 pub fn check(profile: &Profile) -> Vec<Problem> {
     let mut out = Vec::new();
+    // Expanded once for every rule that compares names with the rails.
+    let rails: Vec<Rail> = profile.rail_list();
     fabric::check(profile, &mut out);
     pool::check(profile, &mut out);
-    multus::check(profile, &mut out);
-    nccl::check(profile, &mut out);
-    ucx::check(profile, &mut out);
+    multus::check(profile, &rails, &mut out);
+    nccl::check(profile, &rails, &mut out);
+    ucx::check(profile, &rails, &mut out);
     env::check(profile, &mut out);
-    dra::check(profile, &mut out);
+    dra::check(profile, &rails, &mut out);
     out
 }

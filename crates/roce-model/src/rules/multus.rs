@@ -1,13 +1,13 @@
 //! Multus rules: per-port NADs cover every rail; RoCE pods need attachments; InfiniBand needs none.
 
 use crate::fabric::dra::NicAttachment;
-use crate::model::{FabricKind, Multus, Profile, expand};
+use crate::model::{FabricKind, Multus, Profile, Rail, expand};
 use crate::names::{IfName, K8sName};
 use crate::problem::{Code, Problem};
 use crate::suggest;
 
 /// Check the Multus block against the rails.
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     match (&p.multus, p.fabric.kind.value) {
         // DRA or device-plugin-only NICs need no NADs.
         (Multus::None { at }, FabricKind::Roce)
@@ -58,7 +58,6 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     }
     netdev_names(p, out);
     if let Multus::PerPort { name, nads, at, .. } = &p.multus {
-        let rails = p.rail_list();
         if name.value.contains("{host-port}") && p.rails.host_port.is_none() {
             out.push(
                 Problem::new(

@@ -1,6 +1,6 @@
 //! NCCL rules: list filters against the pod's devices, integer knob syntax, plugin and debug settings.
 
-use crate::model::Profile;
+use crate::model::{Profile, Rail};
 use crate::nccl_list::TokenIssueKind;
 use crate::problem::{Code, Problem};
 use crate::source::Origin;
@@ -94,8 +94,7 @@ fn leading_int(text: &str) -> Option<i64> {
 }
 
 /// Check the NCCL block.
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
-    let rails = p.rail_list();
+pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     let devices: Vec<&str> = rails.iter().map(|r| r.pod_device.as_str()).collect();
 
     // A name left with a placeholder is reported by the rails check; matching against it only adds noise.

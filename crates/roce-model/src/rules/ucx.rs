@@ -1,7 +1,7 @@
 //! UCX rules (RDMA mode for MPI/NIXL, TCP mode for NCCL-only jobs).
 
 use crate::fabric::ucx::{self as facts, TlsConcern};
-use crate::model::{FabricKind, Profile, UcxMode};
+use crate::model::{FabricKind, Profile, Rail, UcxMode};
 use crate::problem::{Code, Problem};
 use crate::source::Origin;
 use crate::suggest;
@@ -67,9 +67,8 @@ pub fn list_issue(env: &str, kind: &UcxIssueKind, origin: Origin) -> Problem {
 }
 
 /// Check the UCX block.
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     let u = &p.ucx;
-    let rails = p.rail_list();
     let port = p.rails.port_num.value;
     let rail_devices: Vec<String> = rails
         .iter()
