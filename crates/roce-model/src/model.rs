@@ -180,16 +180,14 @@ impl Rails {
                 let host_port = self
                     .host_port
                     .as_ref()
-                    .and_then(|p| expand(p, nic, port, index, None).parse().ok());
+                    .and_then(|p| IfName::try_from(expand(p, nic, port, index, None)).ok());
                 Rail {
                     index,
                     nic,
                     port,
                     pod_device: expand(&self.pod_device, nic, port, index, host_port.as_deref()),
                     pod_netdev: self.pod_netdev.as_ref().and_then(|p| {
-                        expand(p, nic, port, index, host_port.as_deref())
-                            .parse()
-                            .ok()
+                        IfName::try_from(expand(p, nic, port, index, host_port.as_deref())).ok()
                     }),
                     host_port,
                 }

@@ -449,7 +449,13 @@ fn block_safe(text: &str) -> bool {
 }
 
 fn pad(out: &mut String, indent: usize) {
-    out.extend(std::iter::repeat_n(' ', indent));
+    const SPACES: &str = "                                                                ";
+    let mut left = indent;
+    while left > 0 {
+        let n = left.min(SPACES.len());
+        out.push_str(&SPACES[..n]);
+        left -= n;
+    }
 }
 
 fn is_plain_safe(s: &str) -> bool {
@@ -457,7 +463,7 @@ fn is_plain_safe(s: &str) -> bool {
         return false; // the empty plain scalar is null
     };
     can_start_plain(first)
-        && s.chars().all(is_plain_char)
+        && s.bytes().all(is_plain_byte)
         && !s.ends_with([' ', ':'])
         && !s.contains(": ")
         && !s.contains(" #")
@@ -469,8 +475,8 @@ fn is_plain_safe(s: &str) -> bool {
 /// Characters allowed anywhere in a plain scalar we write. Everything else
 /// (quotes, `#`, `\`, brackets, `&*!|>?<`, tabs, non-ASCII, ...) forces
 /// quoting, even where YAML would allow it, to stay far from edge cases.
-fn is_plain_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || " _./-+=,@%():~^$;".contains(c)
+fn is_plain_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b" _./-+=,@%():~^$;".contains(&b)
 }
 
 /// Characters a plain scalar may start with: no indicator (`-`, `:`, `,`,

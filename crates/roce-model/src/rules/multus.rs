@@ -56,7 +56,7 @@ pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
             );
         }
     }
-    netdev_names(p, out);
+    netdev_names(p, rails, out);
     if let Multus::PerPort { name, nads, at, .. } = &p.multus {
         if name.value.contains("{host-port}") && p.rails.host_port.is_none() {
             out.push(
@@ -147,16 +147,27 @@ pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
 /// What the rails' netdev patterns (`host-port`, `pod-netdev`) expand to must be Linux interface names
 /// ([`IfName`]); [`crate::model::Rails::list`] leaves a rail without a name that is not one. The first bad
 /// name of each pattern is reported.
-fn netdev_names(p: &Profile, out: &mut Vec<Problem>) {
+fn netdev_names(p: &Profile, listed: &[Rail], out: &mut Vec<Problem>) {
     let r = &p.rails;
     let ports = r.ports.value;
     let rails = (0..r.nics.value)
         .flat_map(|nic| (0..ports).map(move |port| (nic, port, nic * ports + port)));
-    for (key, pattern) in [
-        ("host-port", r.host_port.as_ref()),
-        ("pod-netdev", r.pod_netdev.as_ref()),
+    for (key, pattern, all_named) in [
+        (
+            "host-port",
+            r.host_port.as_ref(),
+            listed.iter().all(|l| l.host_port.is_some()),
+        ),
+        (
+            "pod-netdev",
+            r.pod_netdev.as_ref(),
+            listed.iter().all(|l| l.pod_netdev.is_some()),
+        ),
     ] {
-        let Some(pattern) = pattern else { continue };
+        // Every rail got its name: nothing to report, and no need to expand the names again for the message.
+        let Some(pattern) = pattern.filter(|_| !all_named) else {
+            continue;
+        };
         let bad = rails.clone().find_map(|(nic, port, index)| {
             // As `Rails::list` expands it: `{host-port}` only from a valid host port.
             let host = r
