@@ -1,7 +1,8 @@
-//! Link `roce` and `kubectl-roce` as position-dependent executables on glibc Linux (docs/decisions.md,
-//! "(startup-3)"): a short command then has no relative relocations to apply, and the 60 KB of
-//! `.data.rel.ro` is read from the page cache instead of copied page by page at every start. `roce-webhook`,
-//! the long-running network server, stays a PIE, with ASLR for its own code.
+//! Start-up link settings on glibc Linux (docs/decisions.md, "(startup-3)"). `roce` and `kubectl-roce` are
+//! position-dependent executables: a short command then has no relative relocations to apply, and the 60 KB
+//! of `.data.rel.ro` is read from the page cache instead of copied page by page at every start.
+//! `roce-webhook`, the long-running network server, stays a PIE, with ASLR for its own code. All three
+//! link libgcc's unwinder statically instead of loading `libgcc_s.so.1`.
 
 fn main() {
     let var = |name: &str| std::env::var(name).unwrap_or_default();
@@ -14,6 +15,11 @@ fn main() {
         for bin in ["roce", "kubectl-roce"] {
             println!("cargo::rustc-link-arg-bin={bin}=-no-pie");
         }
+        // Unwind with libgcc's static unwinder, as `gcc -static-libgcc` does, instead of loading
+        // libgcc_s.so.1 at every start (its constructor runs `cpuid`, a VM exit on virtual machines).
+        // Listed before std's `-lgcc_s`, it defines the `_Unwind_*` symbols first, and `--as-needed`
+        // then leaves libgcc_s out. Panics still unwind; backtraces still resolve.
+        println!("cargo::rustc-link-lib=static:-bundle=gcc_eh");
     }
     println!("cargo::rerun-if-changed=build.rs");
 }
