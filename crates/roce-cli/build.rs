@@ -3,7 +3,8 @@
 //! of `.data.rel.ro` is read from the page cache instead of copied page by page at every start.
 //! `roce-webhook`, the long-running network server, stays a PIE, with ASLR for its own code. All three link
 //! libgcc's unwinder statically instead of loading `libgcc_s.so.1`. Where the linker is lld, the functions
-//! short commands run (`link-order.txt`, written by `bench/link-order`) are placed together.
+//! short commands run (`link-order.txt`, `link-order-static.txt`; written by `bench/link-order`) are placed
+//! together.
 
 fn main() {
     let var = |name: &str| std::env::var(name).unwrap_or_default();
@@ -30,7 +31,13 @@ fn main() {
         || ["linker", "link-self-contained", "fuse-ld"]
             .iter()
             .any(|f| rustflags.contains(f));
-    let order = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join("link-order.txt");
+    // The `+crt-static` build's symbols have other hashes (other flags), so it has a list of its own.
+    let list = if crt_static {
+        "link-order-static.txt"
+    } else {
+        "link-order.txt"
+    };
+    let order = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join(list);
     // `-Wl,` splits at commas.
     let usable = order.is_file() && !order.to_string_lossy().contains(',');
     if var("TARGET") == "x86_64-unknown-linux-gnu" && !own_linker && usable {
@@ -43,5 +50,6 @@ fn main() {
     }
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=link-order.txt");
+    println!("cargo::rerun-if-changed=link-order-static.txt");
     println!("cargo::rerun-if-env-changed=RUSTC_LINKER");
 }
