@@ -9,7 +9,8 @@
 fn main() {
     let var = |name: &str| std::env::var(name).unwrap_or_default();
     let glibc_linux = var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu";
-    // A `+crt-static` build is already free of the dynamic loader (it is a static PIE); leave it alone.
+    // A `+crt-static` build has no dynamic loader and already links gcc_eh: it keeps its static PIE and only
+    // gets the link order below.
     let crt_static = var("CARGO_CFG_TARGET_FEATURE")
         .split(',')
         .any(|f| f == "crt-static");
