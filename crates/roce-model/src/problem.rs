@@ -13,6 +13,8 @@ use crate::source::{Origin, Sources};
 /// How bad a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
+    /// Equivalent to what the profile asks, written another way: said, never counted as a finding.
+    Info,
     /// Worth knowing; never fails a check.
     Warning,
     /// The profile cannot be used as written.
@@ -23,6 +25,7 @@ impl Severity {
     /// `"error"` or `"warning"`.
     pub fn as_str(self) -> &'static str {
         match self {
+            Severity::Info => "info",
             Severity::Warning => "warning",
             Severity::Error => "error",
         }
@@ -199,6 +202,29 @@ codes! {
     LintHostMount = "roce::lint::host_mount", Error;
     /// The profile's topology file (`nccl-net topology-file`) is not mounted from its ConfigMap.
     LintTopologyFile = "roce::lint::topology_file", Warning;
+    // Invariants that hold for every fabric: checked with or without a profile.
+    /// A file in which no pod template was found (nothing was checked).
+    LintNoPodTemplate = "roce::lint::no_pod_template", Warning;
+    /// A pod-level `resourceClaims` entry that no container lists in `resources.claims`.
+    LintClaimUnreferenced = "roce::lint::claim_unreferenced", Error;
+    /// More Multus attachments of an SR-IOV network than VFs of its resource requested.
+    LintNadsVsVfs = "roce::lint::nads_vs_vfs", Error;
+    /// RDMA env (NCCL's IB transport, UCX over verbs, RDMA KV transfer) but no RDMA device access.
+    LintRdmaEnvWithoutDevice = "roce::lint::rdma_env_without_device", Error;
+    /// RDMA device access without `IPC_LOCK` or privileged: registration depends on the runtime's limit.
+    LintMemlock = "roce::lint::memlock", Warning;
+    /// Multi-node NVLink env without an IMEX channel.
+    LintImexChannel = "roce::lint::imex_channel", Error;
+    /// `$VAR` in an env value: Kubernetes expands only `$(VAR)`.
+    LintLiteralVar = "roce::lint::literal_var", Warning;
+    /// A `volumeMount` of a volume the pod does not declare: the API server rejects the pod.
+    LintVolumeMissing = "roce::lint::volume_missing", Error;
+    /// A network object's CNI config or `ipam` that is not valid JSON.
+    LintCniConfig = "roce::lint::cni_config", Error;
+    /// A device resource the input's fabric objects never create.
+    LintResourceNotProvided = "roce::lint::resource_not_provided", Error;
+    /// A KV-transfer server (NIXL, UCX, Mooncake) pinned to TCP on a pod that has RDMA devices.
+    LintKvTransportTcp = "roce::lint::kv_transport_tcp", Warning;
 
     // ---- roce explain (logs): codes `roce::explain::…` go here ----
     /// The log file is empty.
@@ -561,6 +587,7 @@ impl Diagnostic for Problem {
         Some(match self.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
+            Severity::Info => miette::Severity::Advice,
         })
     }
 

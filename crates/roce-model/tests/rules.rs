@@ -928,6 +928,7 @@ fn rules_doc() -> String {
         let sev = match code.severity() {
             Severity::Error => "Error",
             Severity::Warning => "Warning",
+            Severity::Info => "Info",
         };
         writeln!(md, "**{sev}.** {}\n", why(*code).unwrap_or_default()).unwrap();
         for f in files {

@@ -31,6 +31,7 @@ pub mod review;
 mod sbatch;
 pub mod target;
 pub mod validation;
+mod wiring;
 mod yaml;
 
 pub mod plumbing {
@@ -66,6 +67,10 @@ pub mod plumbing {
     pub mod mpirun {
         //! `mpirun -x NAME` forwarding in launcher commands.
         pub use crate::apply::mpirun::*;
+    }
+    pub mod wiring {
+        //! What a pod really gets from the fabric, read from a manifest.
+        pub use crate::wiring::*;
     }
 }
 

@@ -96,6 +96,8 @@ pub struct Plan {
     /// Pod annotations the network provider's attachment needs (GKE `networking.gke.io/interfaces`), in
     /// profile order.
     pub pod_annotations: Vec<(String, String)>,
+    /// The RDMA devices the pod sees and their verbs port, one per rail: what `NCCL_IB_HCA` selects from.
+    pub rail_ports: Vec<(String, u32)>,
 }
 
 /// Lower a profile to a plan.
@@ -168,6 +170,11 @@ pub fn lower(p: &Profile) -> Plan {
             .iter()
             .map(|(k, v)| (k.clone(), v.value.clone()))
             .collect(),
+        rail_ports: p
+            .rail_list()
+            .into_iter()
+            .map(|r| (r.pod_device, p.rails.port_num.value))
+            .collect(),
     };
     plan.notes = note::notes(&plan);
     plan
@@ -194,6 +201,47 @@ pub(crate) fn refresh_notes(plan: &mut Plan) {
 }
 
 impl Plan {
+    /// The rails a `NCCL_IB_HCA` value selects, by NCCL's list rules (prefix, `=` exact, `^` exclude,
+    /// `:port`) over [`Plan::rail_ports`].
+    pub fn hca_selects(&self, value: &str) -> std::collections::BTreeSet<(String, u32)> {
+        let (list, _) = roce_model::nccl_list::parse(value, roce_model::nccl_list::ListKind::IbHca);
+        let ports: Vec<(&str, u32)> = self
+            .rail_ports
+            .iter()
+            .map(|(d, p)| (d.as_str(), *p))
+            .collect();
+        list.matching_ports(&ports)
+            .into_iter()
+            .map(|(d, p)| (d.to_string(), p))
+            .collect()
+    }
+
+    /// Does the manifest's `have` for `name` do what the plan's value does? An `NCCL_IB_HCA` that selects
+    /// the same rails, a `UCX_TLS` that enables the same transports, a search path that already holds the
+    /// plan's entries, a log level (the author's choice).
+    pub fn equivalent(&self, name: &str, have: &str) -> bool {
+        let Some(want) = self.env_value(name) else {
+            return true;
+        };
+        if have == want || roce_model::fabric::env::is_logging(name) {
+            return true;
+        }
+        if roce_model::fabric::devices::path_like(name) {
+            let entries: Vec<&str> = have.split(':').collect();
+            return want
+                .split(':')
+                .all(|w| w.is_empty() || entries.contains(&w));
+        }
+        if name == roce_model::fabric::env::NCCL_IB_HCA.name && !self.rail_ports.is_empty() {
+            return self.hca_selects(have) == self.hca_selects(want);
+        }
+        if name == roce_model::fabric::env::UCX_TLS.name {
+            let roles = |v: &str| roce_model::ucx_list::parse_tls(v).0.roles();
+            return roles(have) == roles(want);
+        }
+        false
+    }
+
     /// This job plan lowered for the workload `w` (see [`lower_workload`]); a plan already lowered for `w`
     /// comes back as it is.
     ///

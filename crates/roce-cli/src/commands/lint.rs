@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use miette::{Context, IntoDiagnostic};
-use roce_inspect::lint::{FileReport, LintOptions, Linter, walk};
-use roce_model::{Problem, load};
+use roce_inspect::lint::{FileReport, LintOptions, Linter, auto, walk};
+use roce_model::{Problem, Severity, load};
 
 use super::Exit;
 use super::apply::read_manifest;
@@ -20,9 +20,15 @@ pub struct LintArgs {
     /// Manifest files, or directories searched for `*.yaml` and `*.yml` (`-` reads stdin).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// A built-in profile name or a profile file.
+    /// A built-in profile name or a profile file; `auto` picks the built-in whose signals (resources,
+    /// node labels, networks, annotations, device classes) the manifests carry. Without it, only the checks
+    /// that hold for every fabric run.
     #[arg(long, short)]
-    pub profile: String,
+    pub profile: Option<String>,
+    /// Exit 0 even when no pod template was found (by default a run that checked no pod fails: it checked
+    /// nothing).
+    #[arg(long)]
+    pub allow_empty: bool,
     /// The container to check in each pod template (default: the first), as for `roce apply`.
     #[arg(long)]
     pub container: Option<String>,
@@ -35,32 +41,6 @@ pub struct LintArgs {
 }
 
 pub fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
-    let source = match read_profile(&args.profile, false)? {
-        Ok(s) => s,
-        Err(problem) => {
-            out.problems(&[*problem]);
-            return Ok(Exit::Problems);
-        }
-    };
-    let loaded = load(source, &FileResolver);
-    if loaded.has_errors() || loaded.profile.is_none() {
-        out.problems(&loaded.problems);
-        errln!(
-            "error: profile {} has errors; fix them before linting against it",
-            args.profile
-        );
-        return Ok(Exit::Problems);
-    }
-    let Some(profile) = loaded.profile else {
-        return Ok(Exit::Problems);
-    };
-    let linter = Linter::new(
-        &profile,
-        LintOptions {
-            container: args.container.clone(),
-            profile_arg: Some(args.profile.clone()),
-        },
-    );
     let (stdin, paths): (Vec<PathBuf>, Vec<PathBuf>) = args
         .paths
         .iter()
@@ -69,6 +49,72 @@ pub fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
     let files = walk::files(&paths)
         .into_diagnostic()
         .wrap_err("finding the manifests to lint")?;
+    let opts = LintOptions {
+        container: args.container.clone(),
+        profile_arg: args.profile.clone(),
+    };
+    let mut stdin_source = None;
+    if !stdin.is_empty() {
+        stdin_source = Some(read_manifest(&stdin[0])?);
+    }
+    let profile_name = match args.profile.as_deref() {
+        Some("auto") => {
+            let texts: Vec<String> = files
+                .iter()
+                .filter_map(|f| std::fs::read_to_string(f).ok())
+                .chain(
+                    stdin_source
+                        .iter()
+                        .filter_map(|s| s.as_ref().ok().map(|s| s.text.to_string())),
+                )
+                .collect();
+            match auto::choose(texts.iter().map(String::as_str)) {
+                Some(choice) => {
+                    errln!(
+                        "profile auto: {} ({})",
+                        choice.profile,
+                        choice.why.join(", ")
+                    );
+                    Some(choice.profile)
+                }
+                None => {
+                    errln!(
+                        "profile auto: no built-in's signals in these manifests; checking the invariants of every fabric only"
+                    );
+                    None
+                }
+            }
+        }
+        other => other.map(str::to_string),
+    };
+    let linter = match &profile_name {
+        None => Linter::without_profile(opts),
+        Some(name) => {
+            let source = match read_profile(name, false)? {
+                Ok(s) => s,
+                Err(problem) => {
+                    out.problems(&[*problem]);
+                    return Ok(Exit::Problems);
+                }
+            };
+            let loaded = load(source, &FileResolver);
+            if loaded.has_errors() || loaded.profile.is_none() {
+                out.problems(&loaded.problems);
+                errln!("error: profile {name} has errors; fix them before linting against it");
+                return Ok(Exit::Problems);
+            }
+            let Some(profile) = loaded.profile else {
+                return Ok(Exit::Problems);
+            };
+            Linter::new(
+                &profile,
+                LintOptions {
+                    profile_arg: Some(name.clone()),
+                    ..opts
+                },
+            )
+        }
+    };
     let mut summary = Summary::default();
     let mut all: Vec<Problem> = Vec::new();
     let mut take = |report: FileReport, summary: &mut Summary| {
@@ -78,8 +124,8 @@ pub fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
             Format::Json => all.extend(report.problems),
         }
     };
-    if !stdin.is_empty() {
-        match read_manifest(&stdin[0])? {
+    if let Some(source) = stdin_source {
+        match source {
             Ok(source) => take(linter.lint(source), &mut summary),
             Err(problem) => take(
                 FileReport {
@@ -100,9 +146,13 @@ pub fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
     });
     match args.format {
         Format::Json => outln!("{}", json(&all)),
-        Format::Human => errln!("{}", summary.line(&args.profile)),
+        Format::Human => errln!("{}", summary.line(profile_name.as_deref())),
     }
-    Ok(if summary.errors > 0 || unreadable > 0 {
+    let empty = summary.templates == 0 && !args.allow_empty;
+    if empty && matches!(args.format, Format::Human) {
+        errln!("error: no pod template was checked; pass --allow-empty if that is expected");
+    }
+    Ok(if summary.errors > 0 || unreadable > 0 || empty {
         Exit::Problems
     } else {
         Exit::Ok
@@ -124,16 +174,27 @@ impl Summary {
         self.templates += r.templates;
         let errors = r.problems.iter().filter(|p| p.is_error()).count();
         self.errors += errors;
-        self.warnings += r.problems.len() - errors;
+        self.warnings += r
+            .problems
+            .iter()
+            .filter(|p| p.severity == Severity::Warning)
+            .count();
         self.failing += usize::from(errors > 0);
     }
 
-    fn line(&self, profile: &str) -> String {
+    fn line(&self, profile: Option<&str>) -> String {
+        let against = match profile {
+            Some(p) => format!("against {p}"),
+            None => "for the invariants of every fabric (no --profile)".to_string(),
+        };
         let checked = format!(
-            "{} pod template(s) in {} file(s) checked against {profile}",
+            "{} pod template(s) in {} file(s) checked {against}",
             self.templates, self.files
         );
         match (self.errors, self.warnings) {
+            _ if self.templates == 0 && self.errors == 0 => {
+                format!("nothing checked: 0 pod templates in {} file(s)", self.files)
+            }
             (0, 0) => format!("ok: {checked}"),
             (0, w) => format!("ok: {checked}, {w} warning(s)"),
             (e, w) => format!(

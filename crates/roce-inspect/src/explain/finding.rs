@@ -157,6 +157,7 @@ impl Diagnostic for Rendered<'_> {
         Some(match self.finding.severity {
             Severity::Error => miette::Severity::Error,
             Severity::Warning => miette::Severity::Warning,
+            Severity::Info => miette::Severity::Advice,
         })
     }
 

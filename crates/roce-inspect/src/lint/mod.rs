@@ -18,6 +18,8 @@
 //! assert!(report.has_errors());
 //! ```
 
+pub mod auto;
+mod invariants;
 pub mod walk;
 
 use std::collections::BTreeSet;
@@ -42,8 +44,9 @@ use roce_render::apply::{self, manifest};
 use roce_render::exec::starts_behind_roce_exec;
 use roce_render::plan::MULTUS_ANNOTATION;
 use roce_render::plumbing::pod::escape_dependent_vars;
-use roce_render::plumbing::templates::{self, Form, Role, Template};
+use roce_render::plumbing::templates::{self, FABRIC_KINDS, Form, Role, Template};
 use roce_render::plumbing::view::{self, PodView, entry, text};
+use roce_render::plumbing::wiring::{Input, RdmaAccess, Wiring};
 use roce_render::plumbing::{mpirun, multus};
 
 /// Options of a [`Linter`].
@@ -73,9 +76,17 @@ impl FileReport {
     }
 }
 
-/// What the profile expects of every pod template, computed once.
+/// Checks of manifests, built once: the invariants that hold for every fabric, and what a profile (where
+/// one is given) expects of every pod template.
 #[derive(Debug, Clone)]
 pub struct Linter {
+    expect: Option<Expect>,
+    opts: LintOptions,
+}
+
+/// What the profile expects of every pod template, computed once.
+#[derive(Debug, Clone)]
+struct Expect {
     plan: Plan,
     /// (name, value as written in a manifest: `$(` escaped), in plan order.
     env: Vec<(String, String)>,
@@ -89,88 +100,25 @@ pub struct Linter {
     /// The network provider, and the variables it needs with the value to find (the profile's).
     provider: Provider,
     provider_env: Vec<(EnvNeed, String)>,
-    opts: LintOptions,
 }
 
 impl Linter {
     /// Prepare the checks for `profile`.
     pub fn new(profile: &Profile, opts: LintOptions) -> Self {
-        let plan = roce_render::plan::lower(profile);
-        let port = profile.rails.port_num.value;
-        let rail_ports: Vec<(String, u32)> = profile
-            .rail_list()
-            .into_iter()
-            .map(|r| (r.pod_device, port))
-            .collect();
-        let env: Vec<(String, String)> = plan
-            .env
-            .iter()
-            .map(|e| (e.name.clone(), escape_dependent_vars(&e.value)))
-            .collect();
-        let provider = profile.nccl_net.provider.value.clone();
-        let instance = profile
-            .node_pool
-            .instance_type
-            .as_ref()
-            .map(|t| t.value.as_str());
-        // What the provider needs and the profile asks for: a required variable always, another one when
-        // the profile sets it, and none that would abort on an instance without GPUDirect RDMA over EFA.
-        let provider_env = provider
-            .env_needs()
-            .iter()
-            .filter(|n| !(n.gdr_only && provider::efa_device_rdma(instance) == Some(false)))
-            .filter_map(|n| {
-                let set = plan.env_value(n.name);
-                (n.required || set.is_some()).then(|| (*n, set.unwrap_or(n.value).to_string()))
-            })
-            .collect();
-        let mut linter = Linter {
-            provider,
-            provider_env,
-            nads: plan
-                .wiring
-                .as_ref()
-                .map(|w| w.networks.clone())
-                .unwrap_or_default(),
-            plan_hca: BTreeSet::new(),
-            ucx_mode: profile.ucx.mode.value,
-            plan_tls: plan
-                .env_value(env::UCX_TLS.name)
-                .map(|t| ucx_list::parse_tls(t).0),
-            rail_ports,
-            env,
-            plan,
-            nvlink_domain: profile.nvlink_domain.value.clone(),
+        Linter {
+            expect: Some(Expect::new(profile)),
             opts,
-        };
-        linter.plan_hca = match linter.plan.env_value(env::NCCL_IB_HCA.name) {
-            Some(v) => linter.hca_selects(v),
-            None => linter.rail_ports.iter().cloned().collect(),
-        };
-        linter
+        }
     }
 
-    /// The plan the checks compare with.
-    pub fn plan(&self) -> &Plan {
-        &self.plan
+    /// Checks without a profile: only the invariants that hold for every fabric (`roce lint PATH`).
+    pub fn without_profile(opts: LintOptions) -> Self {
+        Linter { expect: None, opts }
     }
 
-    /// Is `name` one of the provider's variables that [`Cx::provider_env`] checks?
-    fn is_provider_var(&self, name: &str) -> bool {
-        self.provider_env.iter().any(|(n, _)| n.name == name)
-    }
-
-    fn hca_selects(&self, value: &str) -> BTreeSet<(String, u32)> {
-        let (list, _) = nccl_list::parse(value, ListKind::IbHca);
-        let ports: Vec<(&str, u32)> = self
-            .rail_ports
-            .iter()
-            .map(|(d, p)| (d.as_str(), *p))
-            .collect();
-        list.matching_ports(&ports)
-            .into_iter()
-            .map(|(d, p)| (d.to_string(), p))
-            .collect()
+    /// The plan the checks compare with, when there is a profile.
+    pub fn plan(&self) -> Option<&Plan> {
+        self.expect.as_ref().map(|x| &x.plan)
     }
 
     /// The `roce apply` command that fixes a file.
@@ -179,7 +127,8 @@ impl Linter {
             .opts
             .profile_arg
             .as_deref()
-            .unwrap_or(&self.plan.profile);
+            .or(self.plan().map(|p| p.profile.as_str()))
+            .unwrap_or("PROFILE");
         let container = self
             .opts
             .container
@@ -210,15 +159,33 @@ impl Linter {
             Err(p) => problems.push(*p),
             Ok(docs) => {
                 report.documents = docs.len();
-                let mut cx = Cx {
-                    linter: self,
-                    text: &src.text,
-                    hint: self.apply_hint(&src.name),
-                    problems: &mut problems,
-                    doc_at: Origin::new(id, 0..0),
-                };
+                let input = Input::read(&docs);
                 for doc in &docs {
-                    report.templates += cx.document(doc);
+                    report.templates += invariants::document(
+                        doc,
+                        &input,
+                        self.opts.container.as_deref(),
+                        self.expect.is_none(),
+                        &mut problems,
+                    )
+                    .templates;
+                }
+                if let Some(x) = &self.expect {
+                    let mut cx = Cx {
+                        linter: x,
+                        opts: &self.opts,
+                        input: &input,
+                        text: &src.text,
+                        hint: self.apply_hint(&src.name),
+                        problems: &mut problems,
+                        doc_at: Origin::new(id, 0..0),
+                    };
+                    for doc in &docs {
+                        cx.document(doc);
+                    }
+                }
+                if report.templates == 0 {
+                    problems.push(no_pod_template(&docs, id));
                 }
             }
         }
@@ -240,12 +207,116 @@ impl Linter {
     }
 }
 
+impl Expect {
+    fn new(profile: &Profile) -> Self {
+        let plan = roce_render::plan::lower(profile);
+        let port = profile.rails.port_num.value;
+        let rail_ports: Vec<(String, u32)> = profile
+            .rail_list()
+            .into_iter()
+            .map(|r| (r.pod_device, port))
+            .collect();
+        let env: Vec<(String, String)> = plan
+            .env
+            .iter()
+            .map(|e| (e.name.clone(), escape_dependent_vars(&e.value)))
+            .collect();
+        let provider = profile.nccl_net.provider.value.clone();
+        let instance = profile
+            .node_pool
+            .instance_type
+            .as_ref()
+            .map(|t| t.value.as_str());
+        // What the provider needs and the profile asks for: a required variable always, another one when
+        // the profile sets it, and none that would abort on an instance without GPUDirect RDMA over EFA.
+        let provider_env = provider
+            .env_needs()
+            .iter()
+            .filter(|n| !(n.gdr_only && provider::efa_device_rdma(instance) == Some(false)))
+            .filter_map(|n| {
+                let set = plan.env_value(n.name);
+                (n.required || set.is_some()).then(|| (*n, set.unwrap_or(n.value).to_string()))
+            })
+            .collect();
+        let mut linter = Expect {
+            provider,
+            provider_env,
+            nads: plan
+                .wiring
+                .as_ref()
+                .map(|w| w.networks.clone())
+                .unwrap_or_default(),
+            plan_hca: BTreeSet::new(),
+            ucx_mode: profile.ucx.mode.value,
+            plan_tls: plan
+                .env_value(env::UCX_TLS.name)
+                .map(|t| ucx_list::parse_tls(t).0),
+            rail_ports,
+            env,
+            plan,
+            nvlink_domain: profile.nvlink_domain.value.clone(),
+        };
+        linter.plan_hca = match linter.plan.env_value(env::NCCL_IB_HCA.name) {
+            Some(v) => linter.hca_selects(v),
+            None => linter.rail_ports.iter().cloned().collect(),
+        };
+        linter
+    }
+
+    /// Is `name` one of the provider's variables that [`Cx::provider_env`] checks?
+    fn is_provider_var(&self, name: &str) -> bool {
+        self.provider_env.iter().any(|(n, _)| n.name == name)
+    }
+
+    fn hca_selects(&self, value: &str) -> BTreeSet<(String, u32)> {
+        let (list, _) = nccl_list::parse(value, ListKind::IbHca);
+        let ports: Vec<(&str, u32)> = self
+            .rail_ports
+            .iter()
+            .map(|(d, p)| (d.as_str(), *p))
+            .collect();
+        list.matching_ports(&ports)
+            .into_iter()
+            .map(|(d, p)| (d.to_string(), p))
+            .collect()
+    }
+}
+
+/// `roce::lint::no_pod_template`: nothing in the file was checked. A file of fabric objects only (NADs,
+/// SR-IOV networks, DeviceClasses…) is not a workload file, and its objects were checked as they are.
+fn no_pod_template(docs: &[Node], id: roce_model::source::SourceId) -> Problem {
+    let kinds: Vec<&str> = docs.iter().filter_map(|d| text(d, "kind")).collect();
+    let at = docs
+        .iter()
+        .find_map(|d| entry(d, "kind").map(|e| e.node.origin))
+        .unwrap_or(Origin::new(id, 0..0));
+    let mut p = Problem::new(
+        Code::LintNoPodTemplate,
+        if kinds.is_empty() {
+            "no Kubernetes object in this file, so nothing was checked".to_string()
+        } else {
+            format!(
+                "no pod template found in this file ({}), so no pod was checked",
+                kinds.join(", ")
+            )
+        },
+    )
+    .at(at, "no pod template")
+    .help("a workload keeps its pods in a `containers` list of mappings with `name` and `image`; pass --allow-empty when a run may hold no workload");
+    if !kinds.is_empty() && kinds.iter().all(|k| FABRIC_KINDS.contains(k)) {
+        p.severity = Severity::Info;
+    }
+    p
+}
+
 /// A manifest parser: [`manifest::parse`] or [`manifest::parse_here`].
 type ParseFn = fn(&str, roce_model::source::SourceId) -> Result<Vec<Node>, Box<Problem>>;
 
-/// One file's checking context.
+/// One file's checking context against a profile.
 struct Cx<'a> {
-    linter: &'a Linter,
+    linter: &'a Expect,
+    opts: &'a LintOptions,
+    input: &'a Input<'a>,
     text: &'a str,
     hint: String,
     problems: &'a mut Vec<Problem>,
@@ -277,7 +348,7 @@ impl<'a> Cx<'a> {
         }
         let mut views = Vec::new();
         for t in &found {
-            match view::view(doc, t, self.linter.opts.container.as_deref()) {
+            match view::view(doc, t, self.opts.container.as_deref()) {
                 Ok(v) => views.push((t, v)),
                 Err(p) => self.problems.extend(p),
             }
@@ -288,10 +359,18 @@ impl<'a> Cx<'a> {
             .flat_map(|(_, v)| self.forwards(v))
             .collect();
         let pod_namespace = entry(doc, "metadata").and_then(|m| text(&m.node, "namespace"));
+        let launcher = views
+            .iter()
+            .find(|(t, _)| t.role == Role::Launcher)
+            .map(|(_, v)| *v);
         for (t, v) in &views {
             match (t.role, t.form) {
+                (Role::Router, _) => {}
                 (Role::Launcher, _) => self.launcher(t, v),
-                (Role::Worker, Form::Pod) => self.worker(t, v, &forwarded, pod_namespace),
+                (Role::Worker, Form::Pod | Form::Spec) => {
+                    let w = Wiring::read(v, self.input, launcher.as_ref());
+                    self.worker(t, v, &w, &forwarded, pod_namespace)
+                }
                 (Role::Worker, Form::Trainer) => self.trainer(t, v),
             }
         }
@@ -370,6 +449,7 @@ impl<'a> Cx<'a> {
         &mut self,
         t: &Template,
         v: &PodView<'a>,
+        w: &Wiring<'a>,
         forwarded: &[Forwarded],
         pod_namespace: Option<&str>,
     ) {
@@ -393,28 +473,24 @@ impl<'a> Cx<'a> {
             .and_then(|sc| entry(&sc.node, "privileged"))
             .filter(|e| matches!(e.node.value, Value::Scalar(Scalar::Bool(true))));
         if let Some(e) = privileged {
-            self.push(
-                Problem::new(
-                    Code::LintPrivileged,
-                    format!("{owner} is privileged: it sees every GPU and device of the node, and RDMA does not need it"),
-                )
-                .at(e.node.origin, "not needed by the profile")
-                .help(format!(
-                    "remove `privileged: true`; `IPC_LOCK` in `securityContext.capabilities.add` is what RDMA needs (`{}` adds it)",
-                    self.hint
-                )),
-            );
+            // It works: a privileged container has every device and capability RDMA needs. Said, as a
+            // difference from the profile, not counted.
+            let mut p = Problem::new(
+                Code::LintPrivileged,
+                format!("{owner} is privileged: it sees every GPU and device of the node, and RDMA does not need it"),
+            )
+            .at(e.node.origin, "not needed by the profile")
+            .help(format!(
+                "remove `privileged: true`; `IPC_LOCK` in `securityContext.capabilities.add` is what RDMA needs (`{}` adds it)",
+                self.hint
+            ));
+            p.severity = Severity::Info;
+            self.push(p);
         }
         if self.linter.plan.wiring.is_some() {
-            self.multus(t, v, pod_namespace);
-            self.resources(c, &owner, "resources");
-            let has_ipc = entry(c, "securityContext")
-                .and_then(|sc| entry(&sc.node, "capabilities"))
-                .and_then(|caps| entry(&caps.node, "add"))
-                .is_some_and(|add| match &add.node.value {
-                    Value::Seq(items) => items.iter().any(|i| matches!(&i.value, Value::Scalar(Scalar::Str(s)) if s.strip_prefix("CAP_").unwrap_or(s) == IPC_LOCK)),
-                    _ => false,
-                });
+            self.multus(t, v, w, pod_namespace);
+            self.resources(c, &owner, "resources", Some(w));
+            let has_ipc = w.ipc_lock.is_some();
             let wants_ipc = self
                 .linter
                 .plan
@@ -462,7 +538,7 @@ impl<'a> Cx<'a> {
             })
         });
         self.node_selector(t, v, gated);
-        self.channel_claim(t, v, c);
+        self.channel_claim(t, v, c, w);
         self.clique_affinity(t, v);
         self.host_mounts(v, c, &owner);
         self.topology_file(v, c, &owner);
@@ -472,7 +548,44 @@ impl<'a> Cx<'a> {
         if starts_behind_roce_exec(&argv_of(c)) {
             skip.extend(env::POD_DEPENDENT.iter().copied());
         }
-        self.env(c, &owner, &skip, true);
+        self.env_seen(c, &owner, &skip, w);
+    }
+
+    /// [`Cx::env`] for a worker, with the env it gets besides its own `env`: `envFrom` ConfigMaps of the
+    /// input and the launcher's `--mca` (Open MPI reads `--mca KEY VALUE` as `OMPI_MCA_KEY`). A variable
+    /// set there is not missing, and its value is checked; when a script it sources or an `envFrom` outside
+    /// the input may set the rest, what is not seen is unknown, not missing.
+    fn env_seen(&mut self, c: &'a Node, owner: &str, skip: &BTreeSet<&str>, w: &Wiring<'a>) {
+        use roce_render::plumbing::wiring::EnvFrom;
+        let mut skip = skip.clone();
+        let elsewhere: Vec<(String, Option<String>, Origin)> = w
+            .env
+            .iter()
+            .filter(|v| matches!(v.from, EnvFrom::ConfigMap | EnvFrom::Mca))
+            .filter(|v| {
+                !env_items(c)
+                    .iter()
+                    .any(|i| text(i, "name") == Some(v.name.as_str()))
+            })
+            .map(|v| (v.name.clone(), v.value.clone(), v.at))
+            .collect();
+        let names: Vec<&str> = elsewhere.iter().map(|(n, _, _)| n.as_str()).collect();
+        skip.extend(names.iter().copied());
+        let before = self.problems.len();
+        self.env(c, owner, &skip, true);
+        if w.env_unknown {
+            for p in &mut self.problems[before..] {
+                if p.code == Code::LintEnvMissing {
+                    p.severity = Severity::Info;
+                    p.message.push_str(" (or none: a script the command sources, or an `envFrom` source outside this input, may set them)");
+                }
+            }
+        }
+        for (name, value, at) in &elsewhere {
+            if let Some(value) = value {
+                self.value_check(name, ValueAt::Text(value, *at), "set");
+            }
+        }
     }
 
     /// The provider's variables ([`Provider::env_needs`]) in a worker's env or forwarded by its launcher:
@@ -721,7 +834,7 @@ impl<'a> Cx<'a> {
         match v.root {
             Some(trainer) => {
                 if self.linter.plan.wiring.is_some() {
-                    self.resources(trainer, &owner, "resourcesPerNode");
+                    self.resources(trainer, &owner, "resourcesPerNode", None);
                 }
                 self.provider_env(trainer, &owner, &[], true);
                 self.env(trainer, &owner, &BTreeSet::new(), true);
@@ -736,12 +849,43 @@ impl<'a> Cx<'a> {
         }
     }
 
-    fn multus(&mut self, t: &Template, v: &PodView<'a>, pod_namespace: Option<&str>) {
+    fn multus(
+        &mut self,
+        t: &Template,
+        v: &PodView<'a>,
+        w: &Wiring<'a>,
+        pod_namespace: Option<&str>,
+    ) {
         let nads = &self.linter.nads;
-        if nads.is_empty() {
+        // A bare PodSpec has no annotations: its controller decides what the pod is attached to.
+        if nads.is_empty() || v.form == Form::Spec {
             return;
         }
         let owner = format!("the {}", t.label);
+        // The NICs reach the pod another way: DRA claims of NIC devices, a cloud's multi-network annotation.
+        let other = w
+            .nic_claims()
+            .next()
+            .map(|c| (format!("the DRA claim `{}`", c.name), c.at))
+            .or(w.cloud_interfaces.map(|at| {
+                (
+                    format!("`{}`", roce_render::plumbing::wiring::GKE_INTERFACES),
+                    at,
+                )
+            }));
+        if let Some((how, at)) = other {
+            if v.multus.is_none() {
+                let mut p = Problem::new(
+                    Code::LintMissingNad,
+                    format!("{owner} gets its NICs through {how}, not the profile's {} Multus networks", nads.len()),
+                )
+                .at(at, "NICs attached here")
+                .help(format!("nothing to fix if these are the rail NICs; `{}` would add the profile's networks", self.hint));
+                p.severity = Severity::Info;
+                self.push(p);
+            }
+            return;
+        }
         let Some(e) = v.multus else {
             let at = v
                 .annotations
@@ -784,6 +928,7 @@ impl<'a> Cx<'a> {
             .filter(|nad| !nets.iter().any(|n| n.is(nad, pod_namespace)))
             .collect();
         let mut seen: Vec<&NadRef> = Vec::new();
+        let mut unrelated = 0usize;
         for n in &nets {
             if let Some(nad) = nads.iter().find(|nad| n.is(nad, pod_namespace)) {
                 // A profile may attach one NAD per rail under one name (OCI's SR-IOV VFs): more than
@@ -831,7 +976,10 @@ impl<'a> Cx<'a> {
                             missing[i].name()
                         ),
                     ),
-                    None => continue,
+                    None => {
+                        unrelated += 1;
+                        continue;
+                    }
                 },
             };
             let nad = missing.remove(i);
@@ -848,6 +996,22 @@ impl<'a> Cx<'a> {
                     self.hint
                 )),
             );
+        }
+        if !missing.is_empty() && unrelated >= missing.len() {
+            // As many other networks as rails missing: the pod's own NADs for the same rails (Multus
+            // attaches what the annotation names; NCCL uses every RDMA device it finds).
+            let mut p = Problem::new(
+                Code::LintMissingNad,
+                format!(
+                    "{owner} attaches {unrelated} networks under other names than the profile's {}: nothing to fix if they are the rail NICs",
+                    nads.len()
+                ),
+            )
+            .at(e.node.origin, "other networks")
+            .help(format!("`{}` would add the profile's networks beside them", self.hint));
+            p.severity = Severity::Info;
+            self.push(p);
+            return;
         }
         if !missing.is_empty() {
             let names: Vec<&str> = missing.iter().map(|n| n.name().as_str()).collect();
@@ -871,7 +1035,7 @@ impl<'a> Cx<'a> {
         }
     }
 
-    fn resources(&mut self, c: &Node, owner: &str, key: &str) {
+    fn resources(&mut self, c: &Node, owner: &str, key: &str, seen: Option<&Wiring<'a>>) {
         let Some(w) = &self.linter.plan.wiring else {
             return;
         };
@@ -939,6 +1103,33 @@ impl<'a> Cx<'a> {
                     }
                 }
             }
+            // Another RDMA resource, a DRA NIC claim, or a privileged container: the devices are there.
+            let other = seen
+                .and_then(Wiring::rdma_access)
+                .filter(|a| *a != RdmaAccess::Resource(name.to_string()));
+            if absent.len() == 2
+                && !per_device
+                && let Some(how) = other
+            {
+                let mut p = Problem::new(
+                    code,
+                    format!(
+                        "{owner} does not ask for {name} but gets its RDMA devices through {}",
+                        how.describe()
+                    ),
+                )
+                .at(
+                    self.container_at(c, &[key]),
+                    format!("{name} not asked for"),
+                )
+                .help(format!(
+                    "nothing to fix if these are the fabric's devices; `{}` would add {name}",
+                    self.hint
+                ));
+                p.severity = Severity::Info;
+                self.push(p);
+                continue;
+            }
             if !absent.is_empty() {
                 let sides = absent.join(" and ");
                 // Kubernetes defaults an extended resource's request to its limit, and rejects a request
@@ -984,7 +1175,7 @@ impl<'a> Cx<'a> {
     /// The DRA claims: the NICs' (when they are DRA devices) and the ComputeDomain's IMEX channel: the pod
     /// claims each from its template and the container lists the claim (fabric core: `fabric::dra::rules::channel_claim_concern`). Without it NCCL cannot use
     /// multi-node NVLink: `Cuda failure 800` or a silent fall back to the network.
-    fn channel_claim(&mut self, t: &Template, v: &PodView<'a>, c: &Node) {
+    fn channel_claim(&mut self, t: &Template, v: &PodView<'a>, c: &Node, w: &Wiring<'a>) {
         let pod_claims: Vec<(String, Option<String>)> = v
             .spec
             .and_then(|s| entry(s, "resourceClaims"))
@@ -1020,7 +1211,14 @@ impl<'a> Cx<'a> {
             .and_then(|s| entry(s, "resourceClaims"))
             .map(|e| e.key.origin)
             .or(v.spec.map(|s| s.origin));
-        if let Some(concern) = nic_claim_concern(&self.linter.plan.dra_spec.nics, &found, &used) {
+        // NICs from a device plugin (or a privileged container) are the NICs in another form.
+        let nics_otherwise = matches!(
+            w.rdma_access(),
+            Some(RdmaAccess::Resource(_) | RdmaAccess::Privileged)
+        );
+        if let Some(concern) = nic_claim_concern(&self.linter.plan.dra_spec.nics, &found, &used)
+            .filter(|_| !nics_otherwise)
+        {
             let (message, at) = match &concern {
                 ChannelConcern::NoPodClaim { template } => (
                     format!(
@@ -1047,6 +1245,10 @@ impl<'a> Cx<'a> {
                         )),
                 );
             }
+        }
+        // The channel of a ComputeDomain of the input, under another name than the profile's, is the channel.
+        if w.imex_channel().is_some() {
+            return;
         }
         let Some(concern) = channel_claim_concern(&self.linter.nvlink_domain, &found, &used) else {
             return;
@@ -1178,7 +1380,8 @@ impl<'a> Cx<'a> {
         } else {
             String::new()
         };
-        Problem::new(
+        // A variable not set leaves its reader's default, which runs: slower or less pinned at worst.
+        let mut p = Problem::new(
             Code::LintEnvMissing,
             format!(
                 "{owner} lacks {} of the profile's {} env variables: {}{more}",
@@ -1188,7 +1391,9 @@ impl<'a> Cx<'a> {
             ),
         )
         .at(at, "env incomplete")
-        .help(format!("add them with the profile's values (`roce render --target env` lists them), or run `{}`", self.hint))
+        .help(format!("add them with the profile's values (`roce render --target env` lists them), or run `{}`", self.hint));
+        p.severity = Severity::Warning;
+        p
     }
 
     /// Env checks of one container: duplicates, missing (`require`), values.
@@ -1367,14 +1572,23 @@ impl<'a> Cx<'a> {
                 return;
             }
         }
-        self.push(
-            Problem::new(
-                Code::LintEnvDifferent,
-                format!("{name} is {how} to {have:?}; the profile sets {want:?}"),
-            )
-            .at(at, format!("the profile sets {want:?}"))
-            .help(format!("use {want:?}, or run `{}`", self.hint)),
-        );
+        let consequence = env::consequence(name);
+        let mut p = Problem::new(
+            Code::LintEnvDifferent,
+            format!(
+                "{name} is {how} to {have:?}; the profile sets {want:?}{}",
+                match consequence {
+                    env::Consequence::Fails => ": ranks may not reach each other",
+                    env::Consequence::SilentTcp => ": NCCL may run over TCP sockets",
+                    env::Consequence::Slower => ": a tuning difference, slower at worst",
+                    env::Consequence::Differs => ": the job runs the same",
+                }
+            ),
+        )
+        .at(at, format!("the profile sets {want:?}"))
+        .help(format!("use {want:?}, or run `{}`", self.hint));
+        p.severity = severity(consequence);
+        self.push(p);
     }
 
     /// Why a `UCX_TLS` value is wrong for the profile's UCX mode, if it is: the fabric core's verdict, the
@@ -1392,6 +1606,16 @@ impl<'a> Cx<'a> {
                 .collect::<Vec<_>>()
                 .join("; it ")
         })
+    }
+}
+
+/// How lint ranks a consequence: the job fails or loses RDMA (error), runs slower (warning), only differs
+/// (a note).
+fn severity(c: env::Consequence) -> Severity {
+    match c {
+        env::Consequence::Fails | env::Consequence::SilentTcp => Severity::Error,
+        env::Consequence::Slower => Severity::Warning,
+        env::Consequence::Differs => Severity::Info,
     }
 }
 

@@ -333,6 +333,47 @@ pub const UCX_PERFTEST_ENV: &[JobVar] = &[UCX_LOG_LEVEL_INFO];
 /// The MPI launcher container's own environment (for `mpirun` itself; not forwarded to the ranks).
 pub const MPI_LAUNCHER_ENV: &[JobVar] = &[OMPI_ALLOW_RUN_AS_ROOT, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM];
 
+/// What happens to a job when a variable has another value than the profile's: how `roce lint` ranks a
+/// difference (error for the first two, warning for the third, a note for the last).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Consequence {
+    /// Only differs from the profile; the job runs the same.
+    Differs,
+    /// The job runs slower, or depends on something that may change (traffic class, tuning).
+    Slower,
+    /// The job silently loses RDMA and runs over TCP sockets.
+    SilentTcp,
+    /// The job fails to start or to connect.
+    Fails,
+}
+
+/// The consequence of another value for `name`, by what its reader does with it:
+/// * NCCL's bootstrap interface, the network it forces, its plugin, and the RoCE GID selection
+///   (`NCCL_IB_GID_INDEX`, `NCCL_IB_ADDR_FAMILY`, `NCCL_IB_ADDR_RANGE`, `NCCL_IB_ROCE_VERSION_NUM`) decide
+///   whether ranks reach each other: another value fails the connection (NCCL `src/transport/net_ib.cc`
+///   picks the GID from them; a wrong one is an unroutable address);
+/// * `NCCL_IB_DISABLE` turns the IB transport off: sockets;
+/// * UCX's device list and GID index: UCX fails to create endpoints on devices that are not there;
+/// * any other `NCCL_*` is tuning (traffic class, QPs, chunk sizes): slower at worst;
+/// * the rest (`OMPI_MCA_*`, other `UCX_*`, user variables) only differs.
+pub fn consequence(name: &str) -> Consequence {
+    match name {
+        "NCCL_SOCKET_IFNAME"
+        | "NCCL_NET"
+        | "NCCL_NET_PLUGIN"
+        | "NCCL_IB_GID_INDEX"
+        | "NCCL_IB_ADDR_FAMILY"
+        | "NCCL_IB_ADDR_RANGE"
+        | "NCCL_IB_ROCE_VERSION_NUM"
+        | "UCX_NET_DEVICES"
+        | "UCX_IB_GID_INDEX" => Consequence::Fails,
+        "NCCL_IB_DISABLE" => Consequence::SilentTcp,
+        n if n.starts_with(NCCL_PREFIX) => Consequence::Slower,
+        _ => Consequence::Differs,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,11 +14,14 @@
 //! - [`provider`]: the NCCL network provider (IB verbs, aws-ofi-nccl/EFA, gIB, a plugin by name) and what
 //!   it needs in the pod: `NCCL_NET`, `LD_LIBRARY_PATH`, `FI_*`, host mounts, pod annotations.
 //! - [`bandwidth`]: the bus bandwidth a node's rails allow each nccl-tests collective (the line rate).
+//! - [`devices`]: what a pod's resources and claims give it (RDMA devices, whose accelerators, the IMEX
+//!   channel) and which variables are search paths.
 //! - [`dra`]: DRA NIC claims, the NVLink domain (ComputeDomain) and placement (clique affinity, Kueue
 //!   topology), the objects they add to a pod, and what is wrong with them.
 
 pub mod attach;
 pub mod bandwidth;
+pub mod devices;
 pub mod dra;
 pub mod env;
 pub mod nccl;

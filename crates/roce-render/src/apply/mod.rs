@@ -67,6 +67,7 @@ use roce_model::fabric::env::is_pod_dependent;
 use crate::exec::ExecWrap;
 use crate::plan::{GPU_RESOURCE, MULTUS_ANNOTATION, Plan};
 use crate::pod::{SHM_VOLUME, escape_dependent_vars};
+use crate::wiring::{Input, Wiring};
 use crate::yaml::{self, Yaml};
 use templates::{Form, Role, Step, Template, at_mut};
 
@@ -307,10 +308,11 @@ fn wire_documents<'a>(
     let mut docs = Vec::with_capacity(nodes.len());
     let mut wired = Vec::with_capacity(nodes.len());
     let mut count = 0;
+    let input = Input::read(nodes);
     for (n, (node, before)) in nodes.iter().zip(befores).enumerate() {
         let mut doc = before.clone();
         let mut claimed = Vec::new();
-        match plan_document(node, opts, wrap) {
+        match plan_document(node, &input, plan, opts, wrap) {
             Err(p) => problems.extend(p),
             Ok(None) => notes.push(format!(
                 "{file}: document {} ({}) has no pod template roce knows; left unchanged",
@@ -351,14 +353,78 @@ fn kind_of(node: &Node) -> String {
 /// The templates of one document, checked.
 struct Work {
     templates: Vec<(Template, usize)>,
+    /// What each template already gets, in any form (from [`Wiring`]).
+    have: Vec<Have>,
     /// The Multus annotation's parsed networks, per template index (worker templates only).
     multus: Vec<Option<Vec<multus::Network>>>,
     pod_namespace: Option<String>,
 }
 
+/// What a pod template already gets from the fabric in some form, so `apply` leaves it alone.
+#[derive(Debug, Clone, Default)]
+struct Have {
+    /// Its rail NICs without the profile's networks (DRA NIC claims, a cloud's interfaces, networks of its
+    /// own): the networks annotation is not touched.
+    nics: bool,
+    /// RDMA devices through another resource, a DRA NIC claim, or a privileged container: no RDMA
+    /// resource is added.
+    rdma: bool,
+    /// The accelerators it asks for.
+    accelerators: Vec<roce_model::fabric::devices::Accelerator>,
+    /// An IMEX channel claim the container already uses (any ComputeDomain's).
+    imex: bool,
+    /// It keeps its replicas apart across NVLink domains: no clique affinity.
+    spreads: bool,
+    /// A KV-transfer server over NIXL/UCX: UCX is left as it is configured.
+    kv_nixl: bool,
+    /// Variables the rank gets besides its own env (ConfigMaps of the input, the launcher's mpirun).
+    env_elsewhere: Vec<String>,
+    /// It is not a pod that runs the job (a router), or a bare PodSpec: left unchanged.
+    untouched: bool,
+}
+
+impl Have {
+    fn of(w: &Wiring<'_>, v: &view::PodView<'_>, plan: &Plan, pod_namespace: Option<&str>) -> Have {
+        use crate::wiring::{EnvFrom, RdmaAccess};
+        let want = plan
+            .wiring
+            .as_ref()
+            .map(|p| p.networks.as_slice())
+            .unwrap_or(&[]);
+        let profile_resource = |r: &str| {
+            plan.wiring
+                .as_ref()
+                .is_some_and(|p| p.resources.iter().any(|(name, _)| name.as_str() == r))
+        };
+        Have {
+            nics: w.nics_otherwise(want, pod_namespace),
+            rdma: match w.rdma_access() {
+                Some(RdmaAccess::Resource(r)) => !profile_resource(&r),
+                Some(RdmaAccess::Claim(_) | RdmaAccess::Privileged | RdmaAccess::HostDevices) => {
+                    true
+                }
+                _ => false,
+            },
+            accelerators: w.accelerators(),
+            imex: w.imex_channel().is_some(),
+            spreads: w.spreads_over(v.spec, roce_model::fabric::dra::CLIQUE_LABEL),
+            kv_nixl: w.kv_backend() == Some(crate::wiring::KvBackend::Nixl),
+            env_elsewhere: w
+                .env
+                .iter()
+                .filter(|v| v.from != EnvFrom::Container && v.value.is_some())
+                .map(|v| v.name.clone())
+                .collect(),
+            untouched: false,
+        }
+    }
+}
+
 /// Find and check the templates of one document. `Ok(None)` for a kind roce does not know.
 fn plan_document(
     node: &Node,
+    input: &Input<'_>,
+    plan: &Plan,
     opts: &ApplyOptions,
     wrap: Option<&ExecWrap>,
 ) -> Result<Option<Work>, Vec<Problem>> {
@@ -368,15 +434,30 @@ fn plan_document(
     let mut problems: Vec<Problem> = missing.iter().map(|m| missing_problem(node, m)).collect();
     let mut work = Work {
         templates: Vec::new(),
+        have: Vec::new(),
         multus: Vec::new(),
         pod_namespace: view::entry(node, "metadata")
             .and_then(|m| view::text(&m.node, "namespace"))
             .map(str::to_string),
     };
+    let mut views = Vec::new();
     for t in found {
         match view::view(node, &t, opts.container.as_deref()) {
             Err(p) => problems.extend(p),
-            Ok(v) => {
+            Ok(v) => views.push((t, v)),
+        }
+    }
+    let launcher = views
+        .iter()
+        .find(|(t, _)| t.role == Role::Launcher)
+        .map(|(_, v)| *v);
+    for (t, v) in views {
+        {
+            {
+                let w = Wiring::read(&v, input, launcher.as_ref());
+                let mut have = Have::of(&w, &v, plan, work.pod_namespace.as_deref());
+                have.untouched = t.role == Role::Router || t.form == Form::Spec;
+                work.have.push(have);
                 if let Some(w) = wrap {
                     problems.extend(cannot_wrap(node, &t, &v, w));
                 }
@@ -433,7 +514,8 @@ fn cannot_wrap(doc: &Node, t: &Template, v: &view::PodView<'_>, w: &ExecWrap) ->
             .at(kind_at, "here")
             .help("apply --exec to its TrainingRuntime (or ClusterTrainingRuntime), whose containers run the job"),
         ),
-        (Role::Worker, Form::Pod) => {
+        (Role::Router, _) => None,
+        (Role::Worker, Form::Pod | Form::Spec) => {
             let (_, c) = v.container?;
             let has_command = matches!(
                 view::entry(c, "command").map(|e| &e.node.value),
@@ -557,25 +639,58 @@ fn apply_document(
              forwarded with `-x`; it goes into the worker pods' env instead"
         ));
     }
-    for ((t, container), nets) in work.templates.iter().zip(&work.multus) {
+    for (((t, container), nets), have) in work.templates.iter().zip(&work.multus).zip(&work.have) {
         match (t.role, t.form) {
             (Role::Worker, Form::Pod) => {
+                if let Some(other) = have
+                    .accelerators
+                    .iter()
+                    .find(|a| **a != roce_model::fabric::devices::Accelerator::Nvidia)
+                {
+                    notes.push(format!(
+                        "{file}: the {} asks for {}; the profile wires nodes with NVIDIA GPUs, so it is left unchanged",
+                        t.label,
+                        other.describe()
+                    ));
+                    continue;
+                }
+                let (tplan, kept) = template_plan(plan, have);
+                let tplan = tplan.as_ref();
+                for k in kept {
+                    notes.push(format!("{file}: the {} {k}", t.label));
+                }
                 wire_pod(
                     doc,
                     t,
                     *container,
                     nets.as_deref(),
-                    plan,
+                    tplan,
                     work.pod_namespace.as_deref(),
+                    notes,
+                    file,
                 );
+                // What the rank gets elsewhere (a ConfigMap, the launcher's mpirun) is not set again; a
+                // KV-transfer server keeps its UCX as configured.
+                let env_t: Vec<(String, String)> = worker_env
+                    .iter()
+                    .filter(|(n, _)| !have.env_elsewhere.contains(n))
+                    .filter(|(n, _)| !(have.kv_nixl && n.starts_with(roce_model::fabric::env::UCX_PREFIX)))
+                    .cloned()
+                    .collect();
                 if let Some(c) = container_mut(doc, t, *container) {
-                    merge_env(c, &worker_env, !env_on_workers);
+                    merge_env(c, &env_t, !env_on_workers, plan);
                     if let Some(w) = wrap {
                         wrap_command(c, w);
                     }
+                    if have.accelerators.is_empty() && plan.gpu_resource {
+                        notes.push(format!(
+                            "{file}: the {} asks for no GPU: roce adds none (a GPU-less pod stays GPU-less); add                              `{GPU_RESOURCE}: {}` to its resources if it runs ranks",
+                            t.label, plan.gpus_per_node
+                        ));
+                    }
                 }
                 if let Some(template) = at_mut(doc, &t.path) {
-                    let changed = dra::wire(template, *container, plan);
+                    let changed = dra::wire(template, *container, tplan);
                     if !changed.is_empty() {
                         notes.push(format!(
                             "{file}: the {} gets the profile's DRA wiring: {}",
@@ -583,7 +698,7 @@ fn apply_document(
                             changed.join("; ")
                         ));
                     }
-                    if !plan.dra.pod_claims.is_empty() {
+                    if !tplan.dra.pod_claims.is_empty() {
                         claimed.push(t.path.clone());
                     }
                 }
@@ -602,7 +717,7 @@ fn apply_document(
                 let Some(trainer) = ensure_path(doc, &t.path) else {
                     continue;
                 };
-                merge_env(trainer, &env, !env_on_workers);
+                merge_env(trainer, &env, !env_on_workers, plan);
                 merge_resources(trainer, "resourcesPerNode", plan);
                 if plan.wiring.is_some() {
                     notes.push(format!(
@@ -619,15 +734,107 @@ fn apply_document(
                     ));
                 }
             }
+            // A router moves no tensors; a bare PodSpec has no metadata for the networks annotation,
+            // so half the wiring could not be written: both are left as they are.
+            (Role::Router, _) => {}
+            (Role::Worker, Form::Spec) => notes.push(format!(
+                "{file}: the {} is a bare PodSpec (no `metadata`, so no networks annotation can go there); \
+                 left unchanged: wire it where its controller builds the pod, or by hand (`roce lint` says what is missing)",
+                t.label
+            )),
+            // An MPI launcher is the author's: its command and env are edited only when asked
+            // (`--role launcher|all`); a value it forwards that the profile sets otherwise is said.
+            (Role::Launcher, _) if opts.role == RoleChoice::Worker => {
+                let Some(argv) = container_argv(doc, t, *container) else {
+                    continue;
+                };
+                let Some(inv) = mpirun::find(&argv) else {
+                    continue;
+                };
+                for (name, value) in &env {
+                    if let Some(have) = inv.forward(name).and_then(|f| f.value.as_deref())
+                        && !plan.equivalent(name, have)
+                    {
+                        notes.push(format!(
+                            "{file}: the {}'s mpirun forwards {name}={have}, which wins over the workers'                              {name}={value}; launchers are left as written: change it there, or apply with                              `--role launcher`",
+                            t.label
+                        ));
+                    }
+                }
+            }
             (Role::Launcher, _) => {
                 if let Some(c) = container_mut(doc, t, *container) {
-                    merge_env(c, &env, !env_on_launcher);
+                    merge_env(c, &env, !env_on_launcher, plan);
                 }
                 forward_env(doc, t, *container, &env, env_on_launcher);
             }
         }
     }
     claimed
+}
+
+/// The plan for one template, less what the template already has in another form ([`Have`]), with a
+/// sentence for each part left alone.
+fn template_plan<'p>(plan: &'p Plan, have: &Have) -> (std::borrow::Cow<'p, Plan>, Vec<String>) {
+    use std::borrow::Cow;
+    let mut kept = Vec::new();
+    let domain = plan.dra_spec.nvlink_domain.compute_domain();
+    let imex = have.imex && domain.is_some();
+    let nics = have.nics && plan.wiring.as_ref().is_some_and(|w| !w.networks.is_empty());
+    let rdma_resources = have.rdma
+        && plan.wiring.as_ref().is_some_and(|w| {
+            w.resources
+                .iter()
+                .any(|(r, _)| roce_model::fabric::devices::rdma_resource(r.as_str()))
+        });
+    let nic_claims = have.rdma && plan.dra_spec.nics.dra().is_some();
+    let spreads = have.spreads && plan.dra.affinity.is_some();
+    if !(imex || nics || rdma_resources || nic_claims || spreads) {
+        return (Cow::Borrowed(plan), kept);
+    }
+    let mut p = plan.clone();
+    if nics && let Some(w) = &mut p.wiring {
+        w.networks.clear();
+        kept.push("gets its NICs in another form (its own networks, DRA NIC claims or the cloud's interfaces): its networks are left as they are".to_string());
+    }
+    if rdma_resources && let Some(w) = &mut p.wiring {
+        w.resources
+            .retain(|(r, _)| !roce_model::fabric::devices::rdma_resource(r.as_str()));
+        kept.push("gets its RDMA devices in another form: no RDMA resource added".to_string());
+    }
+    if nic_claims && let Some(nics) = plan.dra_spec.nics.dra() {
+        let claim = nics.claim().as_str();
+        let template = nics.template().as_str();
+        p.dra.pod_claims.retain(|c| c.name().as_str() != claim);
+        p.dra
+            .container_claims
+            .retain(|c| c.name().as_str() != claim);
+        p.dra.documents.retain(|d| d.name() != template);
+        kept.push("gets its RDMA devices from a device plugin: no DRA NIC claim added".to_string());
+    }
+    if imex && let Some(cd) = domain {
+        let claim = cd.claim().as_str();
+        p.dra.pod_claims.retain(|c| c.name().as_str() != claim);
+        p.dra
+            .container_claims
+            .retain(|c| c.name().as_str() != claim);
+        p.dra
+            .documents
+            .retain(|d| d.kind() != roce_model::fabric::dra::COMPUTE_DOMAIN_KIND);
+        kept.push(
+            "already claims an IMEX channel of a ComputeDomain: that one is kept, none added"
+                .to_string(),
+        );
+    }
+    if spreads {
+        p.dra.affinity = None;
+        p.dra.labels.clear();
+        kept.push(format!(
+            "keeps its pods apart across `{}` (a spread constraint or anti-affinity): no required clique affinity added, which would contradict it",
+            roce_model::fabric::dra::CLIQUE_LABEL
+        ));
+    }
+    (Cow::Owned(p), kept)
 }
 
 /// Does the container (or trainer, `key` = `resourcesPerNode`) request or limit GPUs as a resource?
@@ -642,6 +849,11 @@ fn requests_gpu(c: &Yaml, key: &str) -> bool {
 fn container_path(t: &Template, index: usize) -> Vec<Step> {
     match t.form {
         Form::Trainer => t.path.clone(),
+        Form::Spec => {
+            let mut p = t.path.clone();
+            p.extend([Step::Key("containers".into()), Step::Index(index)]);
+            p
+        }
         Form::Pod => {
             let mut p = t.path.clone();
             p.extend([
@@ -739,6 +951,8 @@ fn wire_pod(
     nets: Option<&[multus::Network]>,
     plan: &Plan,
     pod_namespace: Option<&str>,
+    notes: &mut Vec<String>,
+    file: &str,
 ) {
     let Some(template) = at_mut(doc, &t.path) else {
         return;
@@ -758,11 +972,32 @@ fn wire_pod(
     let Some(spec) = ensure_map(template, "spec", false) else {
         return;
     };
-    if !plan.node_selector.is_empty()
+    // A pod that already picks its nodes by a cloud's instance labels is someone else's node pool: the
+    // profile's labels would contradict it. A label it sets to another value is kept (lint says so).
+    let cloud_picked = spec.get("nodeSelector").is_some_and(|sel| {
+        let keys = <Yaml as templates::Tree>::keys(sel);
+        keys.iter().any(|k| {
+            roce_model::fabric::devices::cloud_node_label(k)
+                && !plan.node_selector.iter().any(|(p, _)| p == k)
+        })
+    });
+    if cloud_picked && !plan.node_selector.is_empty() {
+        notes.push(format!(
+            "{file}: the {} selects its nodes by a cloud's instance labels: the profile's node labels are not added",
+            t.label
+        ));
+    } else if !plan.node_selector.is_empty()
         && let Some(sel) = ensure_map(spec, "nodeSelector", false)
     {
         for (k, v) in &plan.node_selector {
-            set_str(sel, k, v);
+            match sel.get(k).and_then(scalar_text) {
+                None => set_str(sel, k, v),
+                Some(have) if have != *v => notes.push(format!(
+                    "{file}: the {} selects {k}={have}, the profile's pool {k}={v}: kept as written",
+                    t.label
+                )),
+                Some(_) => {}
+            }
         }
     }
     let shm_name = if plan.shm {
@@ -905,11 +1140,10 @@ fn merge_resources(c: &mut Yaml, key: &str, plan: &Plan) {
                 .collect()
         })
         .unwrap_or_default();
-    let has_gpu = requests_gpu(c, key);
-    // GPUs a DRA claim allocates are not requested again as an extended resource.
-    let set_gpu = plan.gpu_resource && !has_gpu;
+    // GPUs are the workload's, not the fabric's: a pod that asks for none (a GPU-less RDMA test, a CPU
+    // router) keeps asking for none, and one that asks keeps its count.
     // Nothing to set (a DRA claim brings the GPUs and the NICs): leave `resources` as it is.
-    if wiring.is_empty() && !plan.gpu_resource {
+    if wiring.is_empty() {
         return;
     }
     let Some(resources) = ensure_map(c, key, false) else {
@@ -919,9 +1153,6 @@ fn merge_resources(c: &mut Yaml, key: &str, plan: &Plan) {
         let Some(q) = ensure_map(resources, side, false) else {
             continue;
         };
-        if set_gpu {
-            set_str(q, GPU_RESOURCE, &plan.gpus_per_node.to_string());
-        }
         for (name, amount) in &wiring {
             set_str(q, name, amount);
         }
@@ -930,7 +1161,7 @@ fn merge_resources(c: &mut Yaml, key: &str, plan: &Plan) {
 
 /// Merge env by name. With `fix_only`, only entries that already exist are corrected (the other side of an
 /// MPI job carries the env, and these would override it).
-fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool) {
+fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool, plan: &Plan) {
     let present = |c: &Yaml, name: &str| matches!(c.get("env"), Some(Yaml::Seq(items)) if items.iter().any(|i| i.get("name").and_then(Yaml::as_str) == Some(name)));
     if fix_only && !env.iter().any(|(n, _)| present(c, n)) {
         return;
@@ -943,10 +1174,21 @@ fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool) {
         match items.iter().position(same_name) {
             Some(at) => {
                 let item = &items[at];
-                let right = item.get("valueFrom").is_none()
-                    && item.get("value").and_then(Yaml::as_str) == Some(value.as_str());
+                let have = item
+                    .get("value")
+                    .and_then(Yaml::as_str)
+                    .filter(|_| item.get("valueFrom").is_none());
+                let right = have == Some(value.as_str())
+                    || have.is_some_and(|h| plan.equivalent(name, &unescape_dependent(h)));
                 if !right {
-                    items[at] = env_item(name, value);
+                    // A search path keeps the manifest's entries (the MPI's, the image's) and gains the plan's.
+                    let merged = match have {
+                        Some(h) if roce_model::fabric::devices::path_like(name) => {
+                            merge_paths(h, value)
+                        }
+                        _ => value.clone(),
+                    };
+                    items[at] = env_item(name, &merged);
                 }
                 let mut seen = 0;
                 items.retain(|i| {
@@ -962,6 +1204,25 @@ fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool) {
             None => items.push(env_item(name, value)),
         }
     }
+}
+
+/// `have` with each entry of `want` it lacks appended (`:`-separated search paths).
+fn merge_paths(have: &str, want: &str) -> String {
+    let mut out = have.to_string();
+    for w in want.split(':').filter(|w| !w.is_empty()) {
+        if !have.split(':').any(|h| h == w) {
+            if !out.is_empty() {
+                out.push(':');
+            }
+            out.push_str(w);
+        }
+    }
+    out
+}
+
+/// A manifest's env value as the program reads it (`$$` is Kubernetes' escape for `$`).
+fn unescape_dependent(v: &str) -> String {
+    v.replace("$$", "$")
 }
 
 /// Put the `roce exec` prefix in front of the container's `command` (or give an existing prefix `w`'s

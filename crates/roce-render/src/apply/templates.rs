@@ -110,6 +110,9 @@ pub enum Role {
     Worker,
     /// An MPI launcher: it runs `mpirun` and no rank, so it gets env (and `mpirun -x`) only.
     Launcher,
+    /// A pod that moves no tensors over the fabric (an inference router, a gateway, a scheduler): it gets no
+    /// wiring, and only the checks that hold for every pod.
+    Router,
 }
 
 /// The shape of the object at a template's path.
@@ -120,6 +123,9 @@ pub enum Form {
     /// A Kubeflow Trainer `TrainJob`'s `spec.trainer`: `env` and `resourcesPerNode` only; pod-level
     /// settings belong to its TrainingRuntime.
     Trainer,
+    /// A bare PodSpec (`containers`, `volumes`, … with no `metadata`), as KServe's LLMInferenceService
+    /// keeps its `template` and `worker`: no annotations can be written there.
+    Spec,
 }
 
 /// One pod template found in a document.
@@ -133,6 +139,8 @@ pub struct Template {
     pub role: Role,
     /// How to name it in messages: `MPIJob launcher`, `JobSet replicatedJob workers`, …
     pub label: String,
+    /// Found by its shape in a kind roce has no table entry for ([`generic`]).
+    pub generic: bool,
 }
 
 /// Why a document of a known kind has no template where one must be.
@@ -298,6 +306,7 @@ pub fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
                     form: Form::Trainer,
                     role: Role::Worker,
                     label: "TrainJob trainer".into(),
+                    generic: false,
                 }),
             }
         }
@@ -325,9 +334,177 @@ pub fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
         }
         "RayCluster" => out.ray(doc, &["spec"]),
         "RayJob" => out.ray(doc, &["spec", "rayClusterSpec"]),
-        _ => return None,
+        _ if FABRIC_KINDS.contains(&kind) => return None,
+        _ => {
+            let found = generic(doc);
+            if found.is_empty() {
+                return None;
+            }
+            out.templates = found;
+        }
     }
     Some(out.done())
+}
+
+/// Kinds that configure the fabric rather than run on it: never searched for pod templates (a NicClusterPolicy
+/// holds the operator's own DaemonSet images, not a workload).
+pub const FABRIC_KINDS: &[&str] = &[
+    "NetworkAttachmentDefinition",
+    "SriovNetwork",
+    "SriovIBNetwork",
+    "SriovNetworkNodePolicy",
+    "OVSNetwork",
+    "HostDeviceNetwork",
+    "IPoIBNetwork",
+    "MacvlanNetwork",
+    "NicClusterPolicy",
+    "DeviceClass",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "ComputeDomain",
+    "ConfigMap",
+    "Secret",
+    "Service",
+    "Namespace",
+    "CustomResourceDefinition",
+];
+
+/// Role names that move no tensors over the fabric, as the inference stacks name them (SGLang's RBG and
+/// OME `router`, llm-d's `epp`, Dynamo's `Frontend`, AIBrix's `routing`/`gateway`).
+const ROUTER_NAMES: &[&str] = &[
+    "router",
+    "frontend",
+    "gateway",
+    "proxy",
+    "epp",
+    "scheduler",
+    "routing",
+    "planner",
+    "api",
+];
+
+/// Does a role named `name` move no tensors (a router)? Whole words of the name only (`decode-router`
+/// yes, `prefill` no).
+pub fn router_name(name: &str) -> bool {
+    name.to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| ROUTER_NAMES.contains(&w))
+}
+
+/// Every PodSpec-shaped object in a document of a kind with no table entry: a mapping with a `containers`
+/// list whose items are mappings with `name` and `image` (Kubernetes' PodSpec; the container's required
+/// fields). Under a `spec` key whose parent is a mapping, the parent is the template (a PodTemplateSpec:
+/// `metadata` and `spec`); anywhere else the PodSpec itself is ([`Form::Spec`]). The role comes from the
+/// nearest name on the path: a `name`/`groupName`/`role` field of a list item, else the key.
+pub fn generic<T: Tree>(doc: &T) -> Vec<Template> {
+    let kind = doc.get("kind").and_then(Tree::text).unwrap_or("object");
+    let mut out = Vec::new();
+    let mut path = Vec::new();
+    walk(doc, doc, &mut path, kind, &mut out, 0);
+    out
+}
+
+/// Deep enough for any CRD nesting seen (AIBrix's StormService: spec.template.spec.roles[].template.spec).
+const GENERIC_DEPTH: usize = 24;
+
+fn walk<T: Tree>(
+    doc: &T,
+    node: &T,
+    path: &mut Vec<Step>,
+    kind: &str,
+    out: &mut Vec<Template>,
+    depth: usize,
+) {
+    if depth > GENERIC_DEPTH {
+        return;
+    }
+    if node.is_map() && is_pod_spec(node) && !path.is_empty() {
+        let (tpath, form) = match path.split_last() {
+            Some((Step::Key(k), parent)) if k == "spec" && !parent.is_empty() => {
+                (parent.to_vec(), Form::Pod)
+            }
+            _ => (path.clone(), Form::Spec),
+        };
+        let name = role_name(doc, &tpath);
+        let role = if router_name(&name) {
+            Role::Router
+        } else if name.eq_ignore_ascii_case("launcher") {
+            Role::Launcher
+        } else {
+            Role::Worker
+        };
+        out.push(Template {
+            label: format!("{kind} {name} ({})", dotted(&tpath)),
+            path: tpath,
+            form,
+            role,
+            generic: true,
+        });
+        return;
+    }
+    if let Some(items) = node.items() {
+        for (i, item) in items.iter().enumerate() {
+            path.push(Step::Index(i));
+            walk(doc, item, path, kind, out, depth + 1);
+            path.pop();
+        }
+    } else if node.is_map() {
+        for key in node.keys() {
+            // `status` is written by the controller; `metadata` holds no pod.
+            if depth == 0 && matches!(key, "status" | "metadata") {
+                continue;
+            }
+            if let Some(child) = node.get(key) {
+                path.push(Step::Key(key.to_string()));
+                walk(doc, child, path, kind, out, depth + 1);
+                path.pop();
+            }
+        }
+    }
+}
+
+/// `containers: [{name, image, …}, …]` (at least one item, every item a mapping with both).
+fn is_pod_spec<T: Tree>(node: &T) -> bool {
+    node.get("containers")
+        .and_then(Tree::items)
+        .is_some_and(|cs| {
+            !cs.is_empty()
+                && cs
+                    .iter()
+                    .all(|c| c.get("name").is_some() && c.get("image").is_some())
+        })
+}
+
+/// The role a template at `path` plays, by the nearest name: a list item's `name`, `groupName` or `role`,
+/// else the nearest key that is not a structural one (`template`, `spec`, `podTemplate`, …).
+fn role_name<T: Tree>(doc: &T, path: &[Step]) -> String {
+    const STRUCTURAL: &[&str] = &[
+        "template",
+        "spec",
+        "podTemplate",
+        "podSpec",
+        "extraPodSpec",
+        "leaderWorkerTemplate",
+        "leaderWorkerSet",
+        "workerTemplate",
+    ];
+    for end in (1..=path.len()).rev() {
+        match &path[end - 1] {
+            Step::Index(_) => {
+                let named = at(doc, &path[..end]).and_then(|item| {
+                    ["name", "groupName", "role"]
+                        .iter()
+                        .find_map(|k| item.get(k).and_then(Tree::text))
+                });
+                if let Some(n) = named {
+                    return n.to_string();
+                }
+            }
+            Step::Key(k) if !STRUCTURAL.contains(&k.as_str()) => return k.clone(),
+            Step::Key(_) => {}
+        }
+    }
+    "pod".to_string()
 }
 
 #[derive(Default)]
@@ -348,6 +525,7 @@ impl Found {
                 form: Form::Pod,
                 role,
                 label,
+                generic: false,
             }),
             _ => self.missing.push(Missing {
                 want: dotted(&path),
@@ -392,6 +570,7 @@ impl Found {
                 form: Form::Pod,
                 role,
                 label,
+                generic: false,
             });
         }
     }

@@ -189,11 +189,15 @@ pub fn view<'a>(
             Err(problems)
         };
     }
-    v.metadata = s.map(root, "metadata");
-    s.map(v.metadata, "labels");
-    v.annotations = s.map(v.metadata, "annotations");
-    v.multus = s.string(v.annotations, MULTUS_ANNOTATION);
-    v.spec = s.map(root, "spec");
+    if template.form == Form::Spec {
+        v.spec = root.filter(|r| matches!(r.value, Value::Map(_)));
+    } else {
+        v.metadata = s.map(root, "metadata");
+        s.map(v.metadata, "labels");
+        v.annotations = s.map(v.metadata, "annotations");
+        v.multus = s.string(v.annotations, MULTUS_ANNOTATION);
+        v.spec = s.map(root, "spec");
+    }
     s.map(v.spec, "nodeSelector");
     let volumes = s.seq(v.spec, "volumes");
     s.maps(volumes, "volumes");

@@ -1,0 +1,572 @@
+//! The checks that hold for every fabric, with or without a profile: what breaks a pod whatever the cloud.
+//!
+//! Each is a fact about a consumer: the API server rejects a mount of an undeclared volume; the DRA
+//! allocator gives a claim's devices only to the containers that list it; the SR-IOV CNI needs one VF per
+//! attachment; NCCL's IB transport, UCX's verbs transports and Mooncake's RDMA transport need an RDMA device
+//! and locked memory; multi-node NVLink needs an IMEX channel; Kubernetes expands only `$(VAR)`. They read
+//! the pod's [`Wiring`], so a fact met in any form is met.
+
+use roce_model::fabric::devices::Accelerator;
+use roce_model::fabric::{dra::IMEX_CHANNELS_DIR, env, ucx};
+use roce_model::plumbing::tree::{Node, Scalar, Value};
+use roce_model::source::Origin;
+use roce_model::ucx_list;
+use roce_model::{Code, Problem, Severity};
+use roce_render::plumbing::templates::{self, FABRIC_KINDS, Role, Template};
+use roce_render::plumbing::view::{self, PodView, entry, text};
+use roce_render::plumbing::wiring::{Input, KvBackend, Wiring};
+
+/// What the invariant checks of one document found.
+pub(super) struct Checked {
+    /// Pod templates read.
+    pub templates: usize,
+}
+
+/// Check one document. `alone`: no profile is checked beside these, so the views' shape problems and the
+/// checks a profile makes more precisely (memlock, RDMA access, /dev/shm) are this pass's.
+pub(super) fn document<'a>(
+    doc: &'a Node,
+    input: &Input<'a>,
+    container: Option<&str>,
+    alone: bool,
+    problems: &mut Vec<Problem>,
+) -> Checked {
+    let shapes = alone;
+    fabric_object(doc, problems);
+    let Some((found, missing)) = templates::discover(doc) else {
+        return Checked { templates: 0 };
+    };
+    if shapes {
+        for m in &missing {
+            problems.push(roce_render::apply::missing_problem(doc, m));
+        }
+    }
+    let mut views: Vec<(&Template, PodView<'a>)> = Vec::new();
+    for t in &found {
+        match view::view(doc, t, container) {
+            Ok(v) => views.push((t, v)),
+            Err(p) if shapes => problems.extend(p),
+            Err(_) => {}
+        }
+    }
+    let launcher = views
+        .iter()
+        .find(|(t, _)| t.role == Role::Launcher)
+        .map(|(_, v)| *v);
+    for (t, v) in &views {
+        volumes(t, v, problems);
+        literal_vars(t, v, problems);
+        claims(t, v, input, problems);
+        if t.role != Role::Worker {
+            continue;
+        }
+        let w = Wiring::read(v, input, launcher.as_ref());
+        let pod_namespace = entry(doc, "metadata").and_then(|m| text(&m.node, "namespace"));
+        let owner = owner(t, v);
+        let at = container_at(t, v, doc);
+        if alone {
+            rdma(&owner, at, &w, problems);
+        } else {
+            imex(&owner, at, &w, problems);
+        }
+        vfs(&owner, at, &w, input, pod_namespace, problems);
+        provided(&owner, &w, input, problems);
+        kv_transport(&owner, v, &w, problems);
+        if shapes && w.accelerators().contains(&Accelerator::Nvidia) && !w.shm() {
+            problems.push(
+                Problem::new(
+                    Code::LintShm,
+                    format!("{owner} asks for NVIDIA GPUs and mounts nothing at /dev/shm: the container runtime's 64 MiB default is too small for NCCL's shared-memory transport and proxy buffers (NCCL fails with `unable to allocate shared memory`)"),
+                )
+                .at(at, "no /dev/shm")
+                .help("mount an `emptyDir: {medium: Memory}` volume at /dev/shm"),
+            );
+        }
+    }
+    Checked {
+        templates: views.len(),
+    }
+}
+
+fn owner(t: &Template, v: &PodView<'_>) -> String {
+    match v.container.and_then(|(_, c)| text(c, "name")) {
+        Some(n) => format!("container `{n}` of the {}", t.label),
+        None => format!("the {}", t.label),
+    }
+}
+
+fn container_at(t: &Template, v: &PodView<'_>, doc: &Node) -> Origin {
+    let _ = t;
+    v.container
+        .map(|(_, c)| entry(c, "name").map_or(c.origin, |e| e.node.origin))
+        .or(v.root.map(|r| r.origin))
+        .unwrap_or(doc.origin)
+}
+
+/// Every container (init containers too) of a template.
+fn containers<'a>(v: &PodView<'a>) -> Vec<&'a Node> {
+    let Some(spec) = v.spec else {
+        return v.container.map(|(_, c)| c).into_iter().collect();
+    };
+    ["initContainers", "containers"]
+        .iter()
+        .filter_map(|k| entry(spec, k))
+        .flat_map(|e| match &e.node.value {
+            Value::Seq(items) => items.iter().collect::<Vec<_>>(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+/// A mount of a volume the pod does not declare: the API server rejects the pod
+/// (`spec.containers[i].volumeMounts[j].name: Not found`, Kubernetes' `validateVolumeMounts`).
+fn volumes(t: &Template, v: &PodView<'_>, problems: &mut Vec<Problem>) {
+    if v.spec.is_none() {
+        return;
+    }
+    let declared: Vec<&str> = v
+        .spec
+        .and_then(|s| entry(s, "volumes"))
+        .map(|e| match &e.node.value {
+            Value::Seq(items) => items.iter().filter_map(|i| text(i, "name")).collect(),
+            _ => Vec::new(),
+        })
+        .unwrap_or_default();
+    for c in containers(v) {
+        let Some(Value::Seq(mounts)) = entry(c, "volumeMounts").map(|e| &e.node.value) else {
+            continue;
+        };
+        let undeclared: Vec<(&str, Origin)> = mounts
+            .iter()
+            .filter_map(|m| {
+                let e = entry(m, "name")?;
+                let name = text(m, "name")?;
+                (!declared.contains(&name)).then_some((name, e.node.origin))
+            })
+            .collect();
+        let Some(((first, at), rest)) = undeclared.split_first() else {
+            continue;
+        };
+        let cname = text(c, "name").unwrap_or("?");
+        let names: Vec<String> = undeclared.iter().map(|(n, _)| format!("`{n}`")).collect();
+        let mut p = Problem::new(
+            Code::LintVolumeMissing,
+            format!(
+                "container `{cname}` of the {} mounts {} but the pod declares no such volume: the API server rejects the pod (`volumeMounts[].name: Not found`)",
+                t.label,
+                names.join(", ")
+            ),
+        )
+        .at(*at, format!("no volume `{first}` in spec.volumes"));
+        for (n, at) in rest {
+            p = p.at(*at, format!("no volume `{n}`"));
+        }
+        problems.push(p.help("declare each volume in the pod's `spec.volumes` (an `emptyDir: {medium: Memory}` for /dev/shm, a `hostPath` for /dev/infiniband), or drop the mount"));
+    }
+}
+
+/// `$VAR` / `${VAR}` in an env value: Kubernetes expands `$(VAR)` only (and `$$` to `$`), so the program
+/// receives the dollar sign and the name (kubernetes.io, "Define Dependent Environment Variables").
+fn literal_vars(t: &Template, v: &PodView<'_>, problems: &mut Vec<Problem>) {
+    for c in containers(v) {
+        let Some(Value::Seq(items)) = entry(c, "env").map(|e| &e.node.value) else {
+            continue;
+        };
+        for item in items {
+            let (Some(name), Some(e)) = (text(item, "name"), entry(item, "value")) else {
+                continue;
+            };
+            let Value::Scalar(Scalar::Str(value)) = &e.node.value else {
+                continue;
+            };
+            let Some(var) = shell_reference(value) else {
+                continue;
+            };
+            problems.push(
+                Problem::new(
+                    Code::LintLiteralVar,
+                    format!(
+                        "{name} of container `{}` of the {} is {value:?}: Kubernetes expands only `$(VAR)`, so the process gets the text `{var}`, not a value",
+                        text(c, "name").unwrap_or("?"),
+                        t.label
+                    ),
+                )
+                .at(e.node.origin, "not expanded")
+                .help(format!(
+                    "write `$({})` for a variable defined earlier in the container's env, or set the value in the command's shell",
+                    var.trim_start_matches('$').trim_matches(|c| c == '{' || c == '}')
+                )),
+            );
+        }
+    }
+}
+
+/// The first `$NAME` or `${NAME}` in `value` that Kubernetes leaves as it is (`$$` escapes, `$(…)` expands).
+fn shell_reference(value: &str) -> Option<&str> {
+    let b = value.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        match b.get(i + 1) {
+            Some(b'$') => i += 2,
+            Some(b'{') => {
+                let end = value[i..].find('}')? + i;
+                return Some(&value[i..=end]);
+            }
+            Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
+                let end = value[i + 1..]
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .map_or(value.len(), |e| e + i + 1);
+                return Some(&value[i..end]);
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// A pod claim no container lists: the DRA scheduler allocates the devices, but only a container that
+/// names the claim in `resources.claims` gets them (kubernetes.io, "Dynamic Resource Allocation").
+fn claims(t: &Template, v: &PodView<'_>, input: &Input<'_>, problems: &mut Vec<Problem>) {
+    let Some(Value::Seq(items)) = v
+        .spec
+        .and_then(|s| entry(s, "resourceClaims"))
+        .map(|e| &e.node.value)
+    else {
+        return;
+    };
+    let used: Vec<&str> = containers(v)
+        .into_iter()
+        .filter_map(|c| entry(c, "resources"))
+        .filter_map(|r| entry(&r.node, "claims"))
+        .flat_map(|e| match &e.node.value {
+            Value::Seq(items) => items.iter().filter_map(|i| text(i, "name")).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    for item in items {
+        let Some(name) = text(item, "name") else {
+            continue;
+        };
+        if used.contains(&name) {
+            continue;
+        }
+        let classes = text(item, "resourceClaimTemplateName")
+            .map(|t| input.classes_of(t))
+            .unwrap_or_default();
+        let what = if input
+            .is_channel_template(text(item, "resourceClaimTemplateName").unwrap_or(""))
+        {
+            "the IMEX channel never reaches a container, so NCCL cannot use multi-node NVLink"
+        } else if classes
+            .iter()
+            .any(|c| roce_model::fabric::devices::nic_class(c))
+        {
+            "the NICs are allocated to the pod but never reach a container, so NCCL runs over TCP sockets"
+        } else {
+            "its devices are allocated to the pod but never reach a container"
+        };
+        let at = entry(item, "name").map_or(item.origin, |e| e.node.origin);
+        problems.push(
+            Problem::new(
+                Code::LintClaimUnreferenced,
+                format!(
+                    "the {} claims `{name}` but no container lists it in `resources.claims`: {what}",
+                    t.label
+                ),
+            )
+            .at(at, "claimed, not used")
+            .help(format!(
+                "add `{{name: {name}}}` to `resources.claims` of the container that runs the job"
+            )),
+        );
+    }
+}
+
+/// What the env says the job will do over RDMA, if anything: the variable and why it means RDMA.
+fn rdma_intent(w: &Wiring<'_>) -> Option<(String, Option<Origin>, &'static str)> {
+    let set = |name: &str| {
+        w.var(name)
+            .and_then(|v| Some((v.value.as_deref()?, Some(v.at))))
+    };
+    if let Some((value, at)) = set(env::NCCL_NET)
+        && value.eq_ignore_ascii_case("IB")
+    {
+        return Some((
+            format!("NCCL_NET={value}"),
+            at,
+            "NCCL's IB transport is forced, and its init fails without an RDMA device",
+        ));
+    }
+    if let Some((value, at)) = set(env::NCCL_IB_HCA.name)
+        && !value.trim().is_empty()
+        && !value.trim_start().starts_with('^')
+    {
+        return Some((
+            format!("NCCL_IB_HCA={value}"),
+            at,
+            "NCCL finds no IB device and silently runs over TCP sockets",
+        ));
+    }
+    // SGLang's Mooncake backend initialises the transfer engine with protocol "rdma" on the devices
+    // `--disaggregation-ib-device` names (sglang `srt/disaggregation/mooncake/transfer_engine.py`).
+    if w.kv_backend() == Some(KvBackend::Mooncake)
+        && let Some(arg) = w
+            .argv
+            .iter()
+            .find(|a| a.contains("--disaggregation-ib-device"))
+    {
+        let _ = arg;
+        return Some((
+            "--disaggregation-ib-device (Mooncake over RDMA)".to_string(),
+            w.argv_at,
+            "Mooncake's transfer engine opens those RDMA devices and the KV transfer fails without them",
+        ));
+    }
+    if let Some((value, at)) = set(env::UCX_TLS.name) {
+        let tls = ucx_list::parse_tls(value).0;
+        if !tls.is_all()
+            && !tls.negate()
+            && tls
+                .transports()
+                .iter()
+                .any(|t| ucx::class(t).is_some_and(|c| c.opens_rdma_device()))
+        {
+            return Some((
+                format!("UCX_TLS={value}"),
+                at,
+                "UCX finds none of the RDMA transports it was told to use and fails to create its endpoints",
+            ));
+        }
+    }
+    None
+}
+
+/// RDMA env without RDMA devices; RDMA devices without memlock; multi-node NVLink without an IMEX channel.
+fn rdma(owner: &str, at: Origin, w: &Wiring<'_>, problems: &mut Vec<Problem>) {
+    let access = w.rdma_access();
+    if access.is_none()
+        && w.host_network.is_none()
+        && let Some((var, var_at, consequence)) = rdma_intent(w)
+    {
+        problems.push(
+            Problem::new(
+                Code::LintRdmaEnvWithoutDevice,
+                format!("{owner} sets {var} but gets no RDMA device (no RDMA device-plugin resource, no DRA NIC claim, not privileged): {consequence}"),
+            )
+            .at(var_at.unwrap_or(at), "RDMA asked for here")
+            .at(at, "no RDMA device for this container")
+            .help("request the cluster's RDMA resource (`rdma/…`, an SR-IOV VF resource, `vpc.amazonaws.com/efa`) or claim the NICs with DRA; or drop the variable if the job is meant to run over TCP"),
+        );
+    }
+    if let Some(a) = &access
+        && !w.memlock()
+        && !matches!(a, roce_render::plumbing::wiring::RdmaAccess::CloudNetworks)
+    {
+        problems.push(
+            Problem::new(
+                Code::LintMemlock,
+                format!("{owner} gets RDMA devices but neither `IPC_LOCK` nor privileged: memory registration (`ibv_reg_mr`) then depends on the container runtime's memlock limit, and past it NCCL falls back to sockets or UCX fails"),
+            )
+            .at(at, "no IPC_LOCK")
+            .help("add `IPC_LOCK` to `securityContext.capabilities.add`"),
+        );
+    }
+    imex(owner, at, w, problems);
+}
+
+/// Multi-node NVLink forced without an IMEX channel.
+fn imex(owner: &str, at: Origin, w: &Wiring<'_>, problems: &mut Vec<Problem>) {
+    let mnnvl = w
+        .var("NCCL_MNNVL_ENABLE")
+        .filter(|v| v.value.as_deref().is_some_and(|x| x.trim() == "1"));
+    let legacy_channels = w.var("NVIDIA_IMEX_CHANNELS").is_some()
+        || w.mounts
+            .iter()
+            .any(|(_, p, _)| p.starts_with(IMEX_CHANNELS_DIR));
+    if let Some(v) = mnnvl
+        && w.imex_channel().is_none()
+        && w.privileged.is_none()
+        && !legacy_channels
+    {
+        problems.push(
+            Problem::new(
+                Code::LintImexChannel,
+                format!("{owner} forces multi-node NVLink (NCCL_MNNVL_ENABLE=1) but claims no IMEX channel of a ComputeDomain: without `/dev/nvidia-caps-imex-channels` the fabric handles cannot be imported and NCCL's init fails"),
+            )
+            .at(v.at, "MNNVL forced")
+            .at(at, "no IMEX channel claim")
+            .help("claim the ComputeDomain's channel ResourceClaimTemplate in `spec.resourceClaims` and list it in the container's `resources.claims`"),
+        );
+    }
+}
+
+/// SR-IOV: each attachment of a network whose NAD names a device-plugin resource needs one VF of it; the
+/// SR-IOV CNI fails the extra attachments and the pod stays in `ContainerCreating`.
+fn vfs(
+    owner: &str,
+    at: Origin,
+    w: &Wiring<'_>,
+    input: &Input<'_>,
+    pod_namespace: Option<&str>,
+    problems: &mut Vec<Problem>,
+) {
+    for (resource, attached) in w.attachments_by_resource(input, pod_namespace) {
+        // The network resources injector adds the requests itself when the pod asks for none.
+        let Some(r) = w.resources.iter().find(|r| r.name == resource) else {
+            continue;
+        };
+        let Some(vfs) = r.count() else { continue };
+        if attached as u64 <= vfs {
+            continue;
+        }
+        let multus_at = w.multus.map_or(at, |e| e.node.origin);
+        problems.push(
+            Problem::new(
+                Code::LintNadsVsVfs,
+                format!("{owner} attaches {attached} networks backed by {resource} but requests {vfs} of it: each attachment takes one VF, so the SR-IOV CNI fails the rest and the pod never starts"),
+            )
+            .at(multus_at, format!("{attached} attachments"))
+            .at(r.at, format!("{vfs} VFs"))
+            .help(format!("request {attached} of {resource} in requests and limits, or attach {vfs} networks")),
+        );
+    }
+}
+
+/// A device resource the input's fabric objects never create: no node advertises it, the pod stays
+/// Pending.
+fn provided(owner: &str, w: &Wiring<'_>, input: &Input<'_>, problems: &mut Vec<Problem>) {
+    if !input.declares_resources {
+        return;
+    }
+    for r in &w.resources {
+        if !roce_model::fabric::devices::rdma_resource(r.name)
+            || r.name == roce_model::fabric::provider::EFA_RESOURCE
+            || input.provided.iter().any(|p| p == r.name)
+        {
+            continue;
+        }
+        let mut p = Problem::new(
+            Code::LintResourceNotProvided,
+            format!(
+                "{owner} asks for {} but the fabric objects in this input create only {}: no node advertises it, so the pod stays Pending",
+                r.name,
+                if input.provided.is_empty() {
+                    "no resource".to_string()
+                } else {
+                    input.provided.join(", ")
+                }
+            ),
+        )
+        .at(r.at, "not provided")
+        .help("ask for the resource the device plugin's policy creates, or add it to the policy");
+        if input.provided.is_empty() {
+            p.severity = Severity::Warning;
+        }
+        problems.push(p);
+    }
+}
+
+/// A KV-transfer server pinned to TCP on a pod that has RDMA devices: NIXL's UCX backend runs on what
+/// `UCX_TLS` allows; the transfer then moves at socket speed.
+fn kv_transport(owner: &str, v: &PodView<'_>, w: &Wiring<'_>, problems: &mut Vec<Problem>) {
+    let _ = v;
+    let Some(backend) = w.kv_backend() else {
+        return;
+    };
+    if w.rdma_access().is_none() {
+        return;
+    }
+    let Some(var) = w.var(env::UCX_TLS.name) else {
+        return;
+    };
+    let Some(value) = var.value.as_deref() else {
+        return;
+    };
+    let tls = ucx_list::parse_tls(value).0;
+    let rdma = tls.is_all()
+        || tls.negate()
+        || tls
+            .transports()
+            .iter()
+            .any(|t| ucx::class(t).is_some_and(|c| c.opens_rdma_device()));
+    if rdma || backend != KvBackend::Nixl {
+        return;
+    }
+    let backend = backend.as_str();
+    problems.push(
+        Problem::new(
+            Code::LintKvTransportTcp,
+            format!("{owner} moves KV cache with {backend} over UCX, but UCX_TLS={value} allows no RDMA transport although the pod has RDMA devices: the transfer runs over TCP sockets"),
+        )
+        .at(var.at, "no RDMA transport")
+        .help("let UCX use the RDMA devices: `UCX_TLS=rc_mlx5,ud_mlx5,cuda_copy` (or leave UCX_TLS unset)"),
+    );
+}
+
+/// A network object's JSON: a NAD's `spec.config`, an SR-IOV network's `spec.ipam` and `metaPlugins`. The
+/// CNI plugin parses it when the pod is set up; bad JSON fails every pod that attaches it.
+fn fabric_object(doc: &Node, problems: &mut Vec<Problem>) {
+    let kind = text(doc, "kind").unwrap_or("");
+    if !FABRIC_KINDS.contains(&kind) {
+        return;
+    }
+    let fields: &[&str] = match kind {
+        "NetworkAttachmentDefinition" => &["config"],
+        "SriovNetwork" | "SriovIBNetwork" | "OVSNetwork" => &["ipam", "metaPlugins"],
+        "HostDeviceNetwork" | "IPoIBNetwork" | "MacvlanNetwork" => &["ipam"],
+        _ => return,
+    };
+    let Some(spec) = entry(doc, "spec") else {
+        return;
+    };
+    let name = entry(doc, "metadata")
+        .and_then(|m| text(&m.node, "name"))
+        .unwrap_or("?");
+    for field in fields {
+        let Some(e) = entry(&spec.node, field) else {
+            continue;
+        };
+        let Value::Scalar(Scalar::Str(json)) = &e.node.value else {
+            continue;
+        };
+        if json.trim().is_empty() && *field == "metaPlugins" {
+            continue;
+        }
+        let to_parse = if *field == "metaPlugins" {
+            format!("[{json}]")
+        } else {
+            json.clone()
+        };
+        if let Err(err) = serde_json::from_str::<serde_json::Value>(&to_parse) {
+            problems.push(
+                Problem::new(
+                    Code::LintCniConfig,
+                    format!("`spec.{field}` of {kind} `{name}` is not valid JSON ({err}): the CNI plugin cannot read it, and every pod that attaches this network fails to start"),
+                )
+                .at(e.node.origin, "not JSON")
+                .help("fix the JSON (`jq . <<< '…'` shows where it breaks)"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_reference;
+
+    #[test]
+    fn only_what_kubernetes_leaves_is_a_literal_reference() {
+        assert_eq!(shell_reference("$HOME/lib"), Some("$HOME"));
+        assert_eq!(
+            shell_reference("${LD_LIBRARY_PATH}:/x"),
+            Some("${LD_LIBRARY_PATH}")
+        );
+        assert_eq!(shell_reference("$(POD_IP)"), None);
+        assert_eq!(shell_reference("$$HOME"), None);
+        assert_eq!(shell_reference("costs 5$"), None);
+    }
+}

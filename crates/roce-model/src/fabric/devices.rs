@@ -1,0 +1,166 @@
+//! What a pod's resources and claims give it: RDMA devices, GPUs of which vendor, an IMEX channel.
+//!
+//! `roce lint` and `roce apply` read a manifest's wiring through these facts (the same ones for every
+//! profile, and for no profile at all), so a pod that gets its RDMA devices from an SR-IOV VF resource or a
+//! DRA claim is not told it lacks `rdma/ib`, and a pod with AMD GPUs never gets `nvidia.com/gpu`.
+
+/// Whose accelerator a pod asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Accelerator {
+    /// NVIDIA GPUs (`nvidia.com/gpu`, MIG slices, the DRA driver's `gpu.nvidia.com`).
+    Nvidia,
+    /// AMD Instinct GPUs (ROCm device plugin: `amd.com/gpu`).
+    Amd,
+    /// Intel GPUs (`gpu.intel.com/i915`, `gpu.intel.com/xe`).
+    Intel,
+    /// AWS Trainium / Inferentia (Neuron device plugin: `aws.amazon.com/neuron*`).
+    AwsNeuron,
+    /// Google TPUs (`google.com/tpu`).
+    GoogleTpu,
+}
+
+impl Accelerator {
+    /// The vendor's name, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Accelerator::Nvidia => "NVIDIA GPUs",
+            Accelerator::Amd => "AMD GPUs",
+            Accelerator::Intel => "Intel GPUs",
+            Accelerator::AwsNeuron => "AWS Neuron devices",
+            Accelerator::GoogleTpu => "Google TPUs",
+        }
+    }
+}
+
+/// The accelerator an extended resource hands out, by the device plugins' published names: NVIDIA's
+/// k8s-device-plugin (`nvidia.com/gpu`, `nvidia.com/mig-…`, and `nvidia.com/gpu.shared` with time-slicing),
+/// ROCm's k8s-device-plugin (`amd.com/gpu`), Intel's (`gpu.intel.com/i915`, `…/xe`), AWS's Neuron plugin
+/// (`aws.amazon.com/neuron`, `…/neuroncore`, `…/neurondevice`), GKE's TPUs (`google.com/tpu`).
+pub fn accelerator_resource(name: &str) -> Option<Accelerator> {
+    if name == "nvidia.com/gpu"
+        || name.starts_with("nvidia.com/mig-")
+        || name == "nvidia.com/gpu.shared"
+    {
+        Some(Accelerator::Nvidia)
+    } else if name == "amd.com/gpu" {
+        Some(Accelerator::Amd)
+    } else if name.starts_with("gpu.intel.com/") {
+        Some(Accelerator::Intel)
+    } else if name.starts_with("aws.amazon.com/neuron") {
+        Some(Accelerator::AwsNeuron)
+    } else if name == "google.com/tpu" {
+        Some(Accelerator::GoogleTpu)
+    } else {
+        None
+    }
+}
+
+/// The accelerator a DRA device class allocates: NVIDIA's DRA driver (`gpu.nvidia.com`, `mig.nvidia.com`),
+/// AMD's (`gpu.amd.com`), Intel's (`gpu.intel.com`).
+pub fn accelerator_class(class: &str) -> Option<Accelerator> {
+    match class {
+        "gpu.nvidia.com" | "mig.nvidia.com" => Some(Accelerator::Nvidia),
+        "gpu.amd.com" => Some(Accelerator::Amd),
+        "gpu.intel.com" => Some(Accelerator::Intel),
+        _ => None,
+    }
+}
+
+/// Does this extended resource hand the container RDMA devices (`/dev/infiniband/uverbsN`)?
+///
+/// * Mellanox's k8s-rdma-shared-dev-plugin advertises `rdma/<name>` (its default prefix; CoreWeave's
+///   `rdma/ib`, the network operator's `rdma/rdma_shared_device_a`);
+/// * the SR-IOV network device plugin advertises VFs as `<prefix>/<resourceName>`: the SR-IOV network
+///   operator's default prefix `openshift.io`, the NVIDIA network operator's samples `nvidia.com/…`
+///   (`nvidia.com/sriov_rdma_vf`, `nvidia.com/hostdev`, `nvidia.com/mlnx_sriov_rdma`), and any prefix whose
+///   name says SR-IOV, RDMA or host device; a VF of an RDMA-capable NIC comes with its verbs device;
+/// * AWS's EFA device plugin advertises `vpc.amazonaws.com/efa`.
+pub fn rdma_resource(name: &str) -> bool {
+    let Some((prefix, resource)) = name.split_once('/') else {
+        return false;
+    };
+    let r = resource.to_ascii_lowercase();
+    prefix == "rdma"
+        || name == super::provider::EFA_RESOURCE
+        || prefix == "openshift.io"
+        || ["sriov", "rdma", "hostdev", "mlnx", "roce", "infiniband"]
+            .iter()
+            .any(|w| r.contains(w))
+}
+
+/// The NVIDIA DRA driver's device class for a ComputeDomain's IMEX channel (k8s-dra-driver-gpu,
+/// `deployments/helm/…/templates/deviceclass-compute-domain-default-channel.yaml`).
+pub const IMEX_CHANNEL_CLASS: &str = "compute-domain-default-channel.nvidia.com";
+
+/// Does a DRA device class allocate network devices? dranet's classes select `dra.net` devices; the NVIDIA
+/// and SR-IOV DRA drivers name their classes for the NIC (`…rdma…`, `…nic…`, `…sriov…`, `…net…`).
+pub fn nic_class(class: &str) -> bool {
+    let c = class.to_ascii_lowercase();
+    c.contains(super::dra::DRANET_DRIVER)
+        || c.starts_with("dranet")
+        || ["rdma", "nic", "sriov", "net", "mlx", "mellanox", "efa"]
+            .iter()
+            .any(|w| c.contains(w))
+}
+
+/// Is a node label a cloud's description of the machine (its instance type, accelerator, node pool)? A
+/// pod that selects nodes by one has picked a cloud's node pool: Kubernetes' well-known
+/// `node.kubernetes.io/instance-type`, and the label prefixes of EKS/Karpenter, GKE, AKS, OCI and
+/// CoreWeave.
+pub fn cloud_node_label(key: &str) -> bool {
+    key == "node.kubernetes.io/instance-type"
+        || key == "beta.kubernetes.io/instance-type"
+        || [
+            "eks.amazonaws.com/",
+            "karpenter.k8s.aws/",
+            "k8s.amazonaws.com/",
+            "cloud.google.com/",
+            "kubernetes.azure.com/",
+            "oci.oraclecloud.com/",
+            "node.coreweave.cloud/",
+        ]
+        .iter()
+        .any(|p| key.starts_with(p))
+}
+
+/// Variables whose value is a `:`-separated search path: a manifest's value is the launcher's or image's own
+/// (the MPI, the net plugin, the CUDA libraries), so roce adds to it and never replaces it.
+pub fn path_like(name: &str) -> bool {
+    matches!(
+        name,
+        "PATH"
+            | "LD_LIBRARY_PATH"
+            | "LD_PRELOAD"
+            | "PYTHONPATH"
+            | "LIBRARY_PATH"
+            | "CPATH"
+            | "MANPATH"
+    ) || name.ends_with("_PATH") && name != "NCCL_TOPO_FILE"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resources_are_read_by_their_plugins_names() {
+        assert!(rdma_resource("rdma/ib"));
+        assert!(rdma_resource("rdma/rdma_shared_device_a"));
+        assert!(rdma_resource("nvidia.com/sriov_rdma_vf"));
+        assert!(rdma_resource("openshift.io/mlxnics"));
+        assert!(rdma_resource("vpc.amazonaws.com/efa"));
+        assert!(!rdma_resource("nvidia.com/gpu"));
+        assert!(!rdma_resource("cpu"));
+        assert_eq!(accelerator_resource("amd.com/gpu"), Some(Accelerator::Amd));
+        assert_eq!(
+            accelerator_resource("aws.amazon.com/neuroncore"),
+            Some(Accelerator::AwsNeuron)
+        );
+        assert_eq!(accelerator_resource("vpc.amazonaws.com/efa"), None);
+        assert!(nic_class("dranet"));
+        assert!(nic_class("sriovnetwork.openshift.io"));
+        assert!(!nic_class("gpu.nvidia.com"));
+        assert!(path_like("LD_LIBRARY_PATH") && !path_like("NCCL_IB_HCA"));
+    }
+}

@@ -1,0 +1,869 @@
+//! What a pod really gets from the fabric, read from a manifest: [`Wiring`].
+//!
+//! `roce lint` and `roce apply` judge a pod template by these facts, not by how its YAML is spelled: the
+//! NICs it attaches (Multus networks, repeated names, a cloud's multi-network annotation, DRA NIC claims,
+//! host networking), its RDMA device access (any RDMA device-plugin resource, a DRA NIC claim, a privileged
+//! container), memlock (`IPC_LOCK` or privileged), the IMEX channel of an NVLink domain, the env each rank
+//! sees (container env, `envFrom` ConfigMaps of the same input, the launcher's `mpirun -x` and `--mca`),
+//! the accelerators it asks for, its volumes and mounts. Each fact keeps its origin.
+//!
+//! [`Input`] indexes the objects of the whole input that a pod refers to by name (NADs, ConfigMaps,
+//! ComputeDomains, ResourceClaimTemplates, the fabric operators' resources), so a claim of a template
+//! defined in the same file is resolved to its device class.
+
+use roce_model::fabric::attach::{IPC_LOCK, RDMA_DEVICE_DIR};
+use roce_model::fabric::devices::{self, Accelerator};
+use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
+use roce_model::source::Origin;
+
+use crate::apply::mpirun;
+use crate::apply::multus::{self, Network};
+use crate::apply::view::{PodView, entry, text};
+
+/// GKE's multi-network annotation (`networking.gke.io/interfaces`): the pod's extra NICs, RDMA ones on
+/// A3 Ultra / A4 (GKE docs, "Run GPUs with GPUDirect RDMA").
+pub const GKE_INTERFACES: &str = "networking.gke.io/interfaces";
+
+/// A NetworkAttachmentDefinition (or an SR-IOV operator network, which renders one) in the input.
+#[derive(Debug, Clone)]
+pub struct NadObject<'a> {
+    /// `metadata.name`.
+    pub name: &'a str,
+    /// `metadata.namespace` (the SR-IOV operator's `spec.networkNamespace` for its networks).
+    pub namespace: Option<&'a str>,
+    /// The device-plugin resource its VFs come from (`k8s.v1.cni.cncf.io/resourceName`, or an SR-IOV
+    /// network's `spec.resourceName`).
+    pub resource: Option<String>,
+    /// Its place.
+    pub at: Origin,
+}
+
+/// A ResourceClaimTemplate in the input and the device classes it asks for.
+#[derive(Debug, Clone)]
+pub struct ClaimTemplate<'a> {
+    /// `metadata.name`.
+    pub name: &'a str,
+    /// `spec.spec.devices.requests[].deviceClassName` (or `.exactly.deviceClassName`).
+    pub classes: Vec<&'a str>,
+}
+
+/// The objects of the whole input a pod refers to by name.
+#[derive(Debug, Clone, Default)]
+pub struct Input<'a> {
+    /// NADs and SR-IOV networks.
+    pub nads: Vec<NadObject<'a>>,
+    /// ConfigMaps: name and `data`.
+    pub config_maps: Vec<(&'a str, &'a Node)>,
+    /// ComputeDomains: name and the name of the channel ResourceClaimTemplate they create.
+    pub compute_domains: Vec<(&'a str, Option<&'a str>)>,
+    /// ResourceClaimTemplates.
+    pub claim_templates: Vec<ClaimTemplate<'a>>,
+    /// Device-plugin resources the fabric objects of the input create (SriovNetworkNodePolicy, the
+    /// NicClusterPolicy's RDMA shared device plugin), with full names.
+    pub provided: Vec<String>,
+    /// Does the input hold a fabric object that declares resources (so a resource nothing provides is
+    /// worth a word)?
+    pub declares_resources: bool,
+}
+
+impl<'a> Input<'a> {
+    /// Index the documents of one input.
+    pub fn read(docs: &'a [Node]) -> Input<'a> {
+        let mut input = Input::default();
+        for doc in docs {
+            input.object(doc);
+            if text(doc, "kind") == Some("List")
+                && let Some(Value::Seq(items)) = entry(doc, "items").map(|e| &e.node.value)
+            {
+                for item in items {
+                    input.object(item);
+                }
+            }
+        }
+        input
+    }
+
+    fn object(&mut self, doc: &'a Node) {
+        let kind = text(doc, "kind").unwrap_or("");
+        let meta = entry(doc, "metadata").map(|e| &e.node);
+        let name = meta.and_then(|m| text(m, "name")).unwrap_or("");
+        let namespace = meta.and_then(|m| text(m, "namespace"));
+        let spec = entry(doc, "spec").map(|e| &e.node);
+        match kind {
+            "NetworkAttachmentDefinition" => {
+                let resource = meta
+                    .and_then(|m| entry(m, "annotations"))
+                    .and_then(|a| text(&a.node, "k8s.v1.cni.cncf.io/resourceName"))
+                    .map(str::to_string);
+                self.nads.push(NadObject {
+                    name,
+                    namespace,
+                    resource,
+                    at: doc.origin,
+                });
+            }
+            "SriovNetwork" | "SriovIBNetwork" => {
+                let resource = spec
+                    .and_then(|s| text(s, "resourceName"))
+                    .map(|r| qualified(r, "openshift.io"));
+                self.nads.push(NadObject {
+                    name,
+                    namespace: spec.and_then(|s| text(s, "networkNamespace")).or(namespace),
+                    resource,
+                    at: doc.origin,
+                });
+            }
+            "SriovNetworkNodePolicy" => {
+                self.declares_resources = true;
+                if let Some(r) = spec.and_then(|s| text(s, "resourceName")) {
+                    self.provided.push(qualified(r, "openshift.io"));
+                }
+            }
+            "NicClusterPolicy" => {
+                self.declares_resources = true;
+                self.provided.extend(nic_cluster_resources(spec));
+            }
+            "ConfigMap" => {
+                if let Some(data) = entry(doc, "data") {
+                    self.config_maps.push((name, &data.node));
+                }
+            }
+            "ComputeDomain" => {
+                let channel = spec
+                    .and_then(|s| entry(s, "channel"))
+                    .and_then(|c| entry(&c.node, "resourceClaimTemplate"))
+                    .and_then(|t| text(&t.node, "name"));
+                self.compute_domains.push((name, channel));
+            }
+            "ResourceClaimTemplate" => {
+                let mut classes = Vec::new();
+                let requests = spec
+                    .and_then(|s| entry(s, "spec"))
+                    .and_then(|s| entry(&s.node, "devices"))
+                    .and_then(|d| entry(&d.node, "requests"));
+                if let Some(Value::Seq(items)) = requests.map(|r| &r.node.value) {
+                    for item in items {
+                        let exactly = entry(item, "exactly").map(|e| &e.node);
+                        if let Some(c) = text(item, "deviceClassName")
+                            .or_else(|| exactly.and_then(|e| text(e, "deviceClassName")))
+                        {
+                            classes.push(c);
+                        }
+                    }
+                }
+                self.claim_templates.push(ClaimTemplate { name, classes });
+            }
+            _ => {}
+        }
+    }
+
+    /// The device classes a pod claim of `template` asks for: from the ResourceClaimTemplate of the input,
+    /// or, for a ComputeDomain's channel template, the IMEX channel class.
+    pub fn classes_of(&self, template: &str) -> Vec<&'a str> {
+        if let Some(t) = self.claim_templates.iter().find(|t| t.name == template) {
+            return t.classes.clone();
+        }
+        if self
+            .compute_domains
+            .iter()
+            .any(|(_, channel)| *channel == Some(template))
+        {
+            return vec![devices::IMEX_CHANNEL_CLASS];
+        }
+        Vec::new()
+    }
+
+    /// Is `template` the channel template of a ComputeDomain in the input?
+    pub fn is_channel_template(&self, template: &str) -> bool {
+        self.classes_of(template)
+            .contains(&devices::IMEX_CHANNEL_CLASS)
+    }
+}
+
+/// A device-plugin resource name with its prefix (`mlxnics` → `openshift.io/mlxnics`).
+fn qualified(name: &str, prefix: &str) -> String {
+    if name.contains('/') {
+        name.to_string()
+    } else {
+        format!("{prefix}/{name}")
+    }
+}
+
+/// The resources a NicClusterPolicy's RDMA shared device plugin creates: its `config` JSON lists
+/// `configList[].resourceName`, prefixed `rdma/` (the plugin's default `resourcePrefix`), and its SR-IOV
+/// device plugin's `resourceList[].resourceName`, prefixed `nvidia.com/`.
+fn nic_cluster_resources(spec: Option<&Node>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (key, list, prefix) in [
+        ("rdmaSharedDevicePlugin", "configList", "rdma"),
+        ("sriovDevicePlugin", "resourceList", "nvidia.com"),
+    ] {
+        let Some(config) = spec
+            .and_then(|s| entry(s, key))
+            .and_then(|p| text(&p.node, "config"))
+        else {
+            continue;
+        };
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(config) else {
+            continue;
+        };
+        let own_prefix = json.get("resourcePrefix").and_then(|p| p.as_str());
+        for item in json
+            .get(list)
+            .and_then(|l| l.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = item.get("resourceName").and_then(|n| n.as_str()) {
+                let prefix = item
+                    .get("resourcePrefix")
+                    .and_then(|p| p.as_str())
+                    .or(own_prefix)
+                    .unwrap_or(prefix);
+                out.push(qualified(name, prefix));
+            }
+        }
+    }
+    out
+}
+
+/// A resource of the container: its request and limit as written.
+#[derive(Debug, Clone)]
+pub struct Resource<'a> {
+    /// The resource name.
+    pub name: &'a str,
+    /// `requests` value.
+    pub request: Option<String>,
+    /// `limits` value.
+    pub limit: Option<String>,
+    /// Where (the limit, else the request).
+    pub at: Origin,
+}
+
+impl Resource<'_> {
+    /// The count the container gets: the limit (Kubernetes copies it into requests), else the request.
+    pub fn count(&self) -> Option<u64> {
+        self.limit
+            .as_deref()
+            .or(self.request.as_deref())?
+            .parse()
+            .ok()
+    }
+}
+
+/// A pod-level `resourceClaims` entry.
+#[derive(Debug, Clone)]
+pub struct PodClaim<'a> {
+    /// `name`.
+    pub name: &'a str,
+    /// `resourceClaimTemplateName`.
+    pub template: Option<&'a str>,
+    /// `resourceClaimName`.
+    pub claim: Option<&'a str>,
+    /// The device classes it asks for, where the input says.
+    pub classes: Vec<&'a str>,
+    /// Its place.
+    pub at: Origin,
+}
+
+/// Where a variable's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvFrom {
+    /// The container's `env`.
+    Container,
+    /// A ConfigMap of the input named in `envFrom`.
+    ConfigMap,
+    /// The launcher's `mpirun -x NAME=VALUE` (or `-x NAME` with the launcher's own value).
+    Launcher,
+    /// `--mca KEY VALUE` on the launcher's mpirun: Open MPI's `OMPI_MCA_KEY`.
+    Mca,
+}
+
+/// One variable as a rank sees it.
+#[derive(Debug, Clone)]
+pub struct Var {
+    /// The name.
+    pub name: String,
+    /// The value; `None` when it comes from `valueFrom` (known only at run time).
+    pub value: Option<String>,
+    /// Where it is set.
+    pub from: EnvFrom,
+    /// Its place (the value, else the name).
+    pub at: Origin,
+}
+
+/// What one pod template's chosen container gets from the fabric.
+#[derive(Debug, Clone, Default)]
+pub struct Wiring<'a> {
+    /// The Multus networks annotation's entries (parsed; empty when absent or unreadable).
+    pub networks: Vec<Network>,
+    /// The annotation's entry.
+    pub multus: Option<&'a Entry>,
+    /// A cloud's multi-network annotation (GKE `networking.gke.io/interfaces`).
+    pub cloud_interfaces: Option<Origin>,
+    /// `hostNetwork: true`.
+    pub host_network: Option<Origin>,
+    /// `privileged: true`.
+    pub privileged: Option<Origin>,
+    /// `IPC_LOCK` (or `CAP_IPC_LOCK`, or `ALL`) in `capabilities.add`.
+    pub ipc_lock: Option<Origin>,
+    /// The container's resources.
+    pub resources: Vec<Resource<'a>>,
+    /// The pod's claims.
+    pub pod_claims: Vec<PodClaim<'a>>,
+    /// The claim names the container lists in `resources.claims`.
+    pub used_claims: Vec<(&'a str, Origin)>,
+    /// The env a rank sees, in order: container env and ConfigMaps, then the launcher's.
+    pub env: Vec<Var>,
+    /// `envFrom` a ConfigMap or Secret not in the input, or a command that sources a script: variables
+    /// not seen may still be set.
+    pub env_unknown: bool,
+    /// `volumeMounts`: name, mountPath, place.
+    pub mounts: Vec<(&'a str, &'a str, Origin)>,
+    /// `volumes`: name and the node of the volume.
+    pub volumes: Vec<(&'a str, &'a Node)>,
+    /// A `hostPath` volume of `/dev/infiniband`, mounted.
+    pub dev_infiniband: Option<Origin>,
+    /// The container's `command` then `args`.
+    pub argv: Vec<&'a str>,
+    /// Where the command is (`command`, else `args`).
+    pub argv_at: Option<Origin>,
+}
+
+/// How a KV-transfer server moves KV cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KvBackend {
+    /// NIXL (its UCX backend by default).
+    Nixl,
+    /// Mooncake's transfer engine.
+    Mooncake,
+}
+
+impl KvBackend {
+    /// Its name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KvBackend::Nixl => "NIXL",
+            KvBackend::Mooncake => "Mooncake",
+        }
+    }
+}
+
+/// How a pod gets its RDMA devices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RdmaAccess {
+    /// A device-plugin resource (`rdma/ib`, an SR-IOV VF resource, `vpc.amazonaws.com/efa`).
+    Resource(String),
+    /// A DRA claim of a NIC device class.
+    Claim(String),
+    /// A privileged container sees every device of the node.
+    Privileged,
+    /// The host's network namespace (GKE's and OCI's host-network modes) with the devices mounted.
+    HostDevices,
+    /// A cloud's multi-network annotation attaches RDMA NICs (GKE).
+    CloudNetworks,
+}
+
+impl RdmaAccess {
+    /// How the devices come, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            RdmaAccess::Resource(r) => format!("the device-plugin resource {r}"),
+            RdmaAccess::Claim(c) => format!("the DRA claim `{c}`"),
+            RdmaAccess::Privileged => "a privileged container (every device of the node)".into(),
+            RdmaAccess::HostDevices => "the host network with /dev/infiniband mounted".into(),
+            RdmaAccess::CloudNetworks => format!("the cloud's RDMA networks (`{GKE_INTERFACES}`)"),
+        }
+    }
+}
+
+impl<'a> Wiring<'a> {
+    /// Read the wiring of `v`'s container. `launcher` is the launcher's view, whose `mpirun` sets the
+    /// ranks' env in an MPI job.
+    pub fn read(v: &PodView<'a>, input: &Input<'a>, launcher: Option<&PodView<'a>>) -> Wiring<'a> {
+        let mut w = Wiring::default();
+        let truthy = |n: &Node| matches!(n.value, Value::Scalar(Scalar::Bool(true)));
+        if let Some(e) = v.multus {
+            w.multus = Some(e);
+            if let Value::Scalar(Scalar::Str(s)) = &e.node.value {
+                w.networks = multus::parse(s).unwrap_or_default();
+            }
+        }
+        w.cloud_interfaces = v
+            .annotations
+            .and_then(|a| entry(a, GKE_INTERFACES))
+            .map(|e| e.node.origin);
+        if let Some(spec) = v.spec {
+            w.host_network = entry(spec, "hostNetwork")
+                .filter(|e| truthy(&e.node))
+                .map(|e| e.node.origin);
+            if let Some(Value::Seq(items)) = entry(spec, "volumes").map(|e| &e.node.value) {
+                w.volumes = items
+                    .iter()
+                    .filter_map(|i| Some((text(i, "name")?, i)))
+                    .collect();
+            }
+            if let Some(Value::Seq(items)) = entry(spec, "resourceClaims").map(|e| &e.node.value) {
+                for i in items {
+                    let Some(name) = text(i, "name") else {
+                        continue;
+                    };
+                    let template = text(i, "resourceClaimTemplateName");
+                    w.pod_claims.push(PodClaim {
+                        name,
+                        template,
+                        claim: text(i, "resourceClaimName"),
+                        classes: template.map(|t| input.classes_of(t)).unwrap_or_default(),
+                        at: i.origin,
+                    });
+                }
+            }
+        }
+        let Some((_, c)) = v.container else {
+            return w;
+        };
+        let sc = entry(c, "securityContext").map(|e| &e.node);
+        w.privileged = sc
+            .and_then(|sc| entry(sc, "privileged"))
+            .filter(|e| truthy(&e.node))
+            .map(|e| e.node.origin);
+        if let Some(Value::Seq(items)) = sc
+            .and_then(|sc| entry(sc, "capabilities"))
+            .and_then(|caps| entry(&caps.node, "add"))
+            .map(|e| &e.node.value)
+        {
+            w.ipc_lock = items
+                .iter()
+                .find(|i| match &i.value {
+                    Value::Scalar(Scalar::Str(s)) => {
+                        let s = s.strip_prefix("CAP_").unwrap_or(s);
+                        s == IPC_LOCK || s == "ALL"
+                    }
+                    _ => false,
+                })
+                .map(|i| i.origin);
+        }
+        let resources = entry(c, "resources").or_else(|| entry(c, "resourcesPerNode"));
+        for side in ["limits", "requests"] {
+            let Some(Value::Map(entries)) = resources
+                .and_then(|r| entry(&r.node, side))
+                .map(|e| &e.node.value)
+            else {
+                continue;
+            };
+            for e in entries {
+                let value = scalar(&e.node);
+                let i = match w.resources.iter().position(|r| r.name == e.key.value) {
+                    Some(i) => i,
+                    None => {
+                        w.resources.push(Resource {
+                            name: &e.key.value,
+                            request: None,
+                            limit: None,
+                            at: e.key.origin,
+                        });
+                        w.resources.len() - 1
+                    }
+                };
+                if side == "limits" {
+                    w.resources[i].limit = value;
+                } else {
+                    w.resources[i].request = value;
+                }
+            }
+        }
+        if let Some(Value::Seq(items)) = resources
+            .and_then(|r| entry(&r.node, "claims"))
+            .map(|e| &e.node.value)
+        {
+            w.used_claims = items
+                .iter()
+                .filter_map(|i| Some((text(i, "name")?, i.origin)))
+                .collect();
+        }
+        if let Some(Value::Seq(items)) = entry(c, "volumeMounts").map(|e| &e.node.value) {
+            w.mounts = items
+                .iter()
+                .filter_map(|i| Some((text(i, "name")?, text(i, "mountPath")?, i.origin)))
+                .collect();
+        }
+        w.dev_infiniband = w
+            .mounts
+            .iter()
+            .find(|(name, path, _)| {
+                path.trim_end_matches('/') == RDMA_DEVICE_DIR
+                    && w.volumes.iter().any(|(v, node)| {
+                        v == name
+                            && entry(node, "hostPath")
+                                .and_then(|h| text(&h.node, "path"))
+                                .is_some_and(|p| p.trim_end_matches('/') == RDMA_DEVICE_DIR)
+                    })
+            })
+            .map(|m| m.2);
+        w.argv = argv(c);
+        w.argv_at = entry(c, "command")
+            .or_else(|| entry(c, "args"))
+            .map(|e| e.key.origin);
+        w.env = container_env(c, input, &mut w.env_unknown);
+        if sources_script(&w.argv) {
+            w.env_unknown = true;
+        }
+        if let Some(l) = launcher {
+            w.launcher_env(l, input);
+        }
+        w
+    }
+
+    /// The env a launcher's `mpirun` gives every rank: `-x NAME=VALUE`, `-x NAME` (the launcher's value),
+    /// `--mca KEY VALUE` (as `OMPI_MCA_KEY`). A variable the rank's pod sets is replaced: mpirun's wins.
+    fn launcher_env(&mut self, l: &PodView<'a>, input: &Input<'a>) {
+        let Some((_, c)) = l.container else { return };
+        let argv = argv(c);
+        let mut unknown = false;
+        let own = container_env(c, input, &mut unknown);
+        let Some(inv) = mpirun::find(&argv) else {
+            return;
+        };
+        let at = c.origin;
+        for f in &inv.forwards {
+            let value = match &f.value {
+                Some(v) => Some(v.clone()),
+                None => match own.iter().find(|v| v.name == f.name) {
+                    Some(v) => v.value.clone(),
+                    None if unknown => None,
+                    None => continue,
+                },
+            };
+            self.set(Var {
+                name: f.name.clone(),
+                value,
+                from: EnvFrom::Launcher,
+                at,
+            });
+        }
+        for (key, value) in mca_params(&argv) {
+            self.set(Var {
+                name: format!("OMPI_MCA_{key}"),
+                value: Some(value),
+                from: EnvFrom::Mca,
+                at,
+            });
+        }
+    }
+
+    fn set(&mut self, var: Var) {
+        self.env.retain(|v| v.name != var.name);
+        self.env.push(var);
+    }
+
+    /// The variable as the rank sees it.
+    pub fn var(&self, name: &str) -> Option<&Var> {
+        self.env.iter().rev().find(|v| v.name == name)
+    }
+
+    /// How the container gets its RDMA devices, if it does.
+    pub fn rdma_access(&self) -> Option<RdmaAccess> {
+        if let Some(r) = self
+            .resources
+            .iter()
+            .find(|r| devices::rdma_resource(r.name) && r.count().is_none_or(|n| n > 0))
+        {
+            return Some(RdmaAccess::Resource(r.name.to_string()));
+        }
+        if let Some(c) = self.nic_claims().next() {
+            return Some(RdmaAccess::Claim(c.name.to_string()));
+        }
+        if self.privileged.is_some() {
+            return Some(RdmaAccess::Privileged);
+        }
+        if self.host_network.is_some() && self.dev_infiniband.is_some() {
+            return Some(RdmaAccess::HostDevices);
+        }
+        if self.cloud_interfaces.is_some() {
+            return Some(RdmaAccess::CloudNetworks);
+        }
+        None
+    }
+
+    /// The pod's claims of NIC device classes that the container lists.
+    pub fn nic_claims(&self) -> impl Iterator<Item = &PodClaim<'a>> {
+        self.pod_claims.iter().filter(|c| {
+            c.classes.iter().any(|k| devices::nic_class(k))
+                && self.used_claims.iter().any(|(u, _)| *u == c.name)
+        })
+    }
+
+    /// Can the container lock the memory RDMA registers?
+    pub fn memlock(&self) -> bool {
+        self.ipc_lock.is_some() || self.privileged.is_some()
+    }
+
+    /// The IMEX channel claim the container lists, if any: a claim of a ComputeDomain's channel template
+    /// (in the input) or of the channel device class.
+    pub fn imex_channel(&self) -> Option<&PodClaim<'a>> {
+        self.pod_claims.iter().find(|c| {
+            c.classes.contains(&devices::IMEX_CHANNEL_CLASS)
+                && self.used_claims.iter().any(|(u, _)| *u == c.name)
+        })
+    }
+
+    /// The accelerators the container asks for (resources, or DRA claims of GPU classes).
+    pub fn accelerators(&self) -> Vec<Accelerator> {
+        let mut out: Vec<Accelerator> = self
+            .resources
+            .iter()
+            .filter(|r| r.count().is_none_or(|n| n > 0))
+            .filter_map(|r| devices::accelerator_resource(r.name))
+            .chain(self.pod_claims.iter().flat_map(|c| {
+                c.classes
+                    .iter()
+                    .filter_map(|k| devices::accelerator_class(k))
+            }))
+            .collect();
+        out.dedup();
+        out
+    }
+
+    /// Does a GPU reach the container through a DRA claim (so `nvidia.com/gpu` would ask twice)?
+    pub fn gpus_by_claim(&self) -> bool {
+        self.pod_claims.iter().any(|c| {
+            c.classes
+                .iter()
+                .any(|k| devices::accelerator_class(k).is_some())
+        })
+    }
+
+    /// How many of the pod's Multus networks are none of `want` and no near miss of one (a misspelling, the
+    /// right name in another namespace): the pod's own NADs, for its own rails or for other traffic.
+    pub fn other_networks(
+        &self,
+        want: &[roce_model::model::NadRef],
+        pod_namespace: Option<&str>,
+    ) -> usize {
+        self.networks
+            .iter()
+            .filter(|n| !want.iter().any(|nad| n.is(nad, pod_namespace)))
+            .filter(|n| {
+                !want.iter().any(|nad| nad.name().as_str() == n.name)
+                    && roce_model::plumbing::suggest::closest(
+                        &n.name,
+                        want.iter().map(|w| w.name().as_str()),
+                    )
+                    .is_none()
+            })
+            .count()
+    }
+
+    /// Does the pod get its rail NICs without the profile's networks: DRA claims of NIC devices, a cloud's
+    /// multi-network annotation, or at least as many networks of its own as the profile's that it lacks?
+    pub fn nics_otherwise(
+        &self,
+        want: &[roce_model::model::NadRef],
+        pod_namespace: Option<&str>,
+    ) -> bool {
+        if want.is_empty() {
+            return false;
+        }
+        let missing = want
+            .iter()
+            .filter(|nad| !self.networks.iter().any(|n| n.is(nad, pod_namespace)))
+            .count();
+        self.nic_claims().next().is_some()
+            || self.cloud_interfaces.is_some()
+            || (missing > 0 && self.other_networks(want, pod_namespace) >= missing)
+    }
+
+    /// How the pod moves KV cache, if it is a KV-transfer server: the serving engines' own switches (vLLM's
+    /// `--kv-transfer-config` connector, SGLang's `--disaggregation-transfer-backend`, whose default is
+    /// Mooncake whenever `--disaggregation-mode` is set).
+    pub fn kv_backend(&self) -> Option<KvBackend> {
+        let all = self.argv.join(" ");
+        let backend = |name: &str| {
+            all.contains(&format!("--disaggregation-transfer-backend {name}"))
+                || all.contains(&format!("--disaggregation-transfer-backend={name}"))
+        };
+        if all.contains("NixlConnector") || backend("nixl") {
+            Some(KvBackend::Nixl)
+        } else if all.contains("MooncakeConnector")
+            || backend("mooncake")
+            || (all.contains("--disaggregation-mode")
+                && !all.contains("--disaggregation-transfer-backend"))
+        {
+            Some(KvBackend::Mooncake)
+        } else {
+            None
+        }
+    }
+
+    /// Does the pod keep its replicas apart across NVLink domains (a spread constraint or a required
+    /// anti-affinity on `key`)? Then a required affinity on `key` would contradict it.
+    pub fn spreads_over(&self, spec: Option<&Node>, key: &str) -> bool {
+        let Some(spec) = spec else { return false };
+        let keyed = |items: &[Node]| items.iter().any(|i| text(i, "topologyKey") == Some(key));
+        let spread = matches!(
+            entry(spec, "topologySpreadConstraints").map(|e| &e.node.value),
+            Some(Value::Seq(items)) if keyed(items)
+        );
+        let anti = entry(spec, "affinity")
+            .and_then(|a| entry(&a.node, "podAntiAffinity"))
+            .and_then(|p| entry(&p.node, "requiredDuringSchedulingIgnoredDuringExecution"))
+            .is_some_and(|e| matches!(&e.node.value, Value::Seq(items) if keyed(items)));
+        spread || anti
+    }
+
+    /// Is something mounted at `/dev/shm`?
+    pub fn shm(&self) -> bool {
+        self.mounts
+            .iter()
+            .any(|(_, p, _)| p.trim_end_matches('/') == "/dev/shm")
+    }
+
+    /// How many NICs the Multus annotation attaches whose NADs come from a device-plugin resource, keyed
+    /// by that resource (from the NADs of the input): `(resource, attachments)`.
+    pub fn attachments_by_resource(
+        &self,
+        input: &Input<'a>,
+        pod_namespace: Option<&str>,
+    ) -> Vec<(String, usize)> {
+        let mut out: Vec<(String, usize)> = Vec::new();
+        for n in &self.networks {
+            let ns = n.namespace.as_deref().or(pod_namespace);
+            let Some(r) = input
+                .nads
+                .iter()
+                .find(|nad| {
+                    nad.name == n.name
+                        && (ns.is_none() || nad.namespace.is_none() || nad.namespace == ns)
+                })
+                .and_then(|nad| nad.resource.clone())
+            else {
+                continue;
+            };
+            match out.iter_mut().find(|(k, _)| *k == r) {
+                Some((_, count)) => *count += 1,
+                None => out.push((r, 1)),
+            }
+        }
+        out
+    }
+}
+
+/// A scalar's text (`1`, `"1"` alike).
+fn scalar(n: &Node) -> Option<String> {
+    match &n.value {
+        Value::Scalar(Scalar::Str(s)) => Some(s.clone()),
+        Value::Scalar(Scalar::Int(i)) => Some(i.to_string()),
+        Value::Scalar(Scalar::Bool(b)) => Some(b.to_string()),
+        Value::Scalar(Scalar::Float(f)) => Some(f.to_string()),
+        _ => None,
+    }
+}
+
+/// `command` then `args`, strings only.
+pub fn argv(c: &Node) -> Vec<&str> {
+    ["command", "args"]
+        .iter()
+        .filter_map(|k| entry(c, k))
+        .flat_map(|e| match &e.node.value {
+            Value::Seq(items) => items
+                .iter()
+                .map(|i| match &i.value {
+                    Value::Scalar(Scalar::Str(s)) => s.as_str(),
+                    _ => "",
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+/// The container's `env` and its `envFrom` ConfigMaps of the input (`prefix` applied); a source not in the
+/// input (a Secret, a ConfigMap defined elsewhere) sets `unknown`. Kubernetes lets `env` win over `envFrom`.
+fn container_env(c: &Node, input: &Input<'_>, unknown: &mut bool) -> Vec<Var> {
+    let mut out = Vec::new();
+    if let Some(Value::Seq(items)) = entry(c, "envFrom").map(|e| &e.node.value) {
+        for item in items {
+            let prefix = text(item, "prefix").unwrap_or("");
+            let cm = entry(item, "configMapRef").and_then(|r| text(&r.node, "name"));
+            match cm.and_then(|name| input.config_maps.iter().find(|(n, _)| *n == name)) {
+                Some((
+                    _,
+                    Node {
+                        value: Value::Map(data),
+                        ..
+                    },
+                )) => {
+                    for d in data {
+                        out.push(Var {
+                            name: format!("{prefix}{}", d.key.value),
+                            value: scalar(&d.node),
+                            from: EnvFrom::ConfigMap,
+                            at: d.node.origin,
+                        });
+                    }
+                }
+                _ => *unknown = true,
+            }
+        }
+    }
+    if let Some(Value::Seq(items)) = entry(c, "env").map(|e| &e.node.value) {
+        for item in items {
+            let Some(name) = text(item, "name") else {
+                continue;
+            };
+            let value = entry(item, "value");
+            out.retain(|v: &Var| v.name != name);
+            out.push(Var {
+                name: name.to_string(),
+                value: value.and_then(|e| scalar(&e.node)).or_else(|| {
+                    // `valueFrom`: known at run time only; no value at all is the empty string.
+                    entry(item, "valueFrom").is_none().then(String::new)
+                }),
+                from: EnvFrom::Container,
+                at: value.map_or(item.origin, |e| e.node.content.unwrap_or(e.node.origin)),
+            });
+        }
+    }
+    out
+}
+
+/// Does the command source a script (`source FILE`, `. FILE`), which may set any variable?
+fn sources_script(argv: &[&str]) -> bool {
+    argv.iter().any(|a| {
+        a.split(['\n', ';', '&', '|'])
+            .map(str::trim_start)
+            .any(|cmd| cmd.starts_with("source ") || cmd.starts_with(". "))
+    })
+}
+
+/// Open MPI's `--mca KEY VALUE` (and `-mca`, `--gmca`) pairs of an argv or of a shell script in it.
+pub fn mca_params(argv: &[&str]) -> Vec<(String, String)> {
+    let words: Vec<String> = argv
+        .iter()
+        .flat_map(|a| {
+            if a.contains(char::is_whitespace) {
+                a.split_whitespace()
+                    .map(|w| {
+                        w.trim_matches(|c| c == '"' || c == '\'' || c == '\\')
+                            .to_string()
+                    })
+                    .collect::<Vec<_>>()
+            } else {
+                vec![a.to_string()]
+            }
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        if matches!(words[i].as_str(), "--mca" | "-mca" | "--gmca" | "-gmca") {
+            if let (Some(k), Some(v)) = (words.get(i + 1), words.get(i + 2)) {
+                out.push((k.clone(), v.clone()));
+            }
+            i += 3;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
