@@ -128,7 +128,11 @@ impl Aspect {
                 p.ucx_perftest_image.clone_from(&b.ucx_perftest_image);
                 p.ucx_mode = b.ucx_mode;
             }
-            Aspect::Env => p.env.clone_from(&b.env),
+            Aspect::Env => {
+                p.env.clone_from(&b.env);
+                // What NCCL_IB_HCA selects from: no target writes it, the env is read against it.
+                p.rail_ports.clone_from(&b.rail_ports);
+            }
             Aspect::Networks => {
                 if let (Some(w), Some(bw)) = (&mut p.wiring, &b.wiring) {
                     w.networks.clone_from(&bw.networks);

@@ -1000,7 +1000,7 @@ fn a_commented_manifest_keeps_every_line_but_the_wired_ones() {
         "          volumeMounts:\n            - name: dshm\n              mountPath: /dev/shm\n",
         "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n      nodeSelector:\n        backend.coreweave.cloud/flavor: roce\n      volumes:\n        - name: dshm\n",
         "    template:\n        metadata:\n            annotations:\n                roce.dev/profile: coreweave/gb300-roce\n",
-        "              resources:\n                  requests:\n                      nvidia.com/gpu: \"4\"\n",
+        "              resources:\n                  requests:\n                      rdma/ib: \"1\"\n",
         "              volumeMounts:\n              - name: dshm\n                mountPath: /dev/shm\n",
         "              - name: NCCL_SOCKET_IFNAME\n                value: \"eth0\"\n",
     ] {

@@ -104,24 +104,24 @@ pub fn nic_class(class: &str) -> bool {
             .any(|w| c.contains(w))
 }
 
-/// Is a node label a cloud's description of the machine (its instance type, accelerator, node pool)? A
-/// pod that selects nodes by one has picked a cloud's node pool: Kubernetes' well-known
-/// `node.kubernetes.io/instance-type`, and the label prefixes of EKS/Karpenter, GKE, AKS, OCI and
-/// CoreWeave.
-pub fn cloud_node_label(key: &str) -> bool {
-    key == "node.kubernetes.io/instance-type"
-        || key == "beta.kubernetes.io/instance-type"
-        || [
-            "eks.amazonaws.com/",
-            "karpenter.k8s.aws/",
-            "k8s.amazonaws.com/",
-            "cloud.google.com/",
-            "kubernetes.azure.com/",
-            "oci.oraclecloud.com/",
-            "node.coreweave.cloud/",
-        ]
-        .iter()
-        .any(|p| key.starts_with(p))
+/// The cloud a node label belongs to, by its prefix's domain: EKS and Karpenter (`amazonaws.com`), GKE
+/// (`google.com`), AKS (`azure.com`), OCI (`oraclecloud.com`), CoreWeave (`coreweave.cloud`).
+fn label_cloud(key: &str) -> Option<&'static str> {
+    let prefix = key.split_once('/')?.0;
+    ["amazonaws.com", "k8s.aws", "google.com", "azure.com", "oraclecloud.com", "coreweave.cloud"]
+        .into_iter()
+        .find(|d| prefix == *d || prefix.ends_with(&format!(".{d}")))
+        .map(|d| if d == "k8s.aws" { "amazonaws.com" } else { d })
+}
+
+/// Does a pod that selects nodes by `key` pick another cloud's node pool than a profile whose node labels
+/// are `profile`? A label of a cloud none of the profile's labels belongs to (a pod pinned to
+/// `eks.amazonaws.com/nodegroup` is not for a CoreWeave profile).
+pub fn foreign_node_label(key: &str, profile: &[&str]) -> bool {
+    let Some(cloud) = label_cloud(key) else {
+        return false;
+    };
+    !profile.is_empty() && !profile.iter().any(|p| label_cloud(p) == Some(cloud))
 }
 
 /// Variables whose value is a `:`-separated search path: a manifest's value is the launcher's or image's own
@@ -162,5 +162,10 @@ mod tests {
         assert!(nic_class("sriovnetwork.openshift.io"));
         assert!(!nic_class("gpu.nvidia.com"));
         assert!(path_like("LD_LIBRARY_PATH") && !path_like("NCCL_IB_HCA"));
+        let cw = ["backend.coreweave.cloud/flavor"];
+        assert!(!foreign_node_label("node.coreweave.cloud/class", &cw));
+        assert!(foreign_node_label("eks.amazonaws.com/nodegroup", &cw));
+        assert!(foreign_node_label("karpenter.k8s.aws/instance-family", &cw));
+        assert!(!foreign_node_label("kubernetes.io/arch", &cw));
     }
 }

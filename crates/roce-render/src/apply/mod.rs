@@ -377,7 +377,8 @@ struct Have {
     spreads: bool,
     /// A KV-transfer server over NIXL/UCX: UCX is left as it is configured.
     kv_nixl: bool,
-    /// Variables the rank gets besides its own env (ConfigMaps of the input, the launcher's mpirun).
+    /// Variables the rank gets from a ConfigMap of the input or the launcher's `--mca` (a launcher's `-x`
+    /// is corrected where it is wrong, so the workers still get the profile's value).
     env_elsewhere: Vec<String>,
     /// It is not a pod that runs the job (a router), or a bare PodSpec: left unchanged.
     untouched: bool,
@@ -412,7 +413,7 @@ impl Have {
             env_elsewhere: w
                 .env
                 .iter()
-                .filter(|v| v.from != EnvFrom::Container && v.value.is_some())
+                .filter(|v| matches!(v.from, EnvFrom::ConfigMap | EnvFrom::Mca) && v.value.is_some())
                 .map(|v| v.name.clone())
                 .collect(),
             untouched: false,
@@ -684,7 +685,8 @@ fn apply_document(
                     }
                     if have.accelerators.is_empty() && plan.gpu_resource {
                         notes.push(format!(
-                            "{file}: the {} asks for no GPU: roce adds none (a GPU-less pod stays GPU-less); add                              `{GPU_RESOURCE}: {}` to its resources if it runs ranks",
+                            "{file}: the {} asks for no GPU: roce adds none (a GPU-less pod stays GPU-less); \
+                             add `{GPU_RESOURCE}: {}` to its resources if it runs ranks",
                             t.label, plan.gpus_per_node
                         ));
                     }
@@ -742,31 +744,11 @@ fn apply_document(
                  left unchanged: wire it where its controller builds the pod, or by hand (`roce lint` says what is missing)",
                 t.label
             )),
-            // An MPI launcher is the author's: its command and env are edited only when asked
-            // (`--role launcher|all`); a value it forwards that the profile sets otherwise is said.
-            (Role::Launcher, _) if opts.role == RoleChoice::Worker => {
-                let Some(argv) = container_argv(doc, t, *container) else {
-                    continue;
-                };
-                let Some(inv) = mpirun::find(&argv) else {
-                    continue;
-                };
-                for (name, value) in &env {
-                    if let Some(have) = inv.forward(name).and_then(|f| f.value.as_deref())
-                        && !plan.equivalent(name, have)
-                    {
-                        notes.push(format!(
-                            "{file}: the {}'s mpirun forwards {name}={have}, which wins over the workers'                              {name}={value}; launchers are left as written: change it there, or apply with                              `--role launcher`",
-                            t.label
-                        ));
-                    }
-                }
-            }
             (Role::Launcher, _) => {
                 if let Some(c) = container_mut(doc, t, *container) {
                     merge_env(c, &env, !env_on_launcher, plan);
                 }
-                forward_env(doc, t, *container, &env, env_on_launcher);
+                forward_env(doc, t, *container, &env, env_on_launcher, plan);
             }
         }
     }
@@ -972,32 +954,24 @@ fn wire_pod(
     let Some(spec) = ensure_map(template, "spec", false) else {
         return;
     };
-    // A pod that already picks its nodes by a cloud's instance labels is someone else's node pool: the
-    // profile's labels would contradict it. A label it sets to another value is kept (lint says so).
+    // A pod that already picks its nodes by another cloud's labels is someone else's node pool: the
+    // profile's labels would contradict it (its own label with another value is corrected).
     let cloud_picked = spec.get("nodeSelector").is_some_and(|sel| {
-        let keys = <Yaml as templates::Tree>::keys(sel);
-        keys.iter().any(|k| {
-            roce_model::fabric::devices::cloud_node_label(k)
-                && !plan.node_selector.iter().any(|(p, _)| p == k)
-        })
+        let profile: Vec<&str> = plan.node_selector.iter().map(|(k, _)| k.as_str()).collect();
+        <Yaml as templates::Tree>::keys(sel)
+            .iter()
+            .any(|k| roce_model::fabric::devices::foreign_node_label(k, &profile))
     });
     if cloud_picked && !plan.node_selector.is_empty() {
         notes.push(format!(
-            "{file}: the {} selects its nodes by a cloud's instance labels: the profile's node labels are not added",
+            "{file}: the {} selects its nodes by another cloud's labels: the profile's node labels are not added",
             t.label
         ));
     } else if !plan.node_selector.is_empty()
         && let Some(sel) = ensure_map(spec, "nodeSelector", false)
     {
         for (k, v) in &plan.node_selector {
-            match sel.get(k).and_then(scalar_text) {
-                None => set_str(sel, k, v),
-                Some(have) if have != *v => notes.push(format!(
-                    "{file}: the {} selects {k}={have}, the profile's pool {k}={v}: kept as written",
-                    t.label
-                )),
-                Some(_) => {}
-            }
+            set_str(sel, k, v);
         }
     }
     let shm_name = if plan.shm {
@@ -1258,7 +1232,14 @@ fn env_item(name: &str, value: &str) -> Yaml {
 
 /// Forward the env from a launcher with `mpirun -x`: correct `-x NAME=VALUE` values that differ from the
 /// plan; with `add`, append `-x NAME` for every variable not forwarded yet.
-fn forward_env(doc: &mut Yaml, t: &Template, index: usize, env: &[(String, String)], add: bool) {
+fn forward_env(
+    doc: &mut Yaml,
+    t: &Template,
+    index: usize,
+    env: &[(String, String)],
+    add: bool,
+    plan: &Plan,
+) {
     let Some(argv) = container_argv(doc, t, index) else {
         return;
     };
@@ -1279,7 +1260,9 @@ fn forward_env(doc: &mut Yaml, t: &Template, index: usize, env: &[(String, Strin
         match inv.forward(name) {
             Some(f) => {
                 let Some(old) = &f.value else { continue };
-                if old == value {
+                // A value that does what the profile's does (an exact HCA list of the same rails, a
+                // search path holding the profile's entries) is the author's and stays.
+                if old == value || plan.equivalent(name, old) {
                     continue;
                 }
                 let word = format!("{name}={value}");
