@@ -12,7 +12,7 @@ use roce_model::plumbing::tree::{Node, Scalar, Value};
 use roce_model::source::Origin;
 use roce_model::ucx_list;
 use roce_model::{Code, Problem, Severity};
-use roce_render::plumbing::templates::{self, FABRIC_KINDS, Role, Template};
+use roce_render::plumbing::templates::{self, FABRIC_KINDS, Form, Role, Template};
 use roce_render::plumbing::view::{self, PodView, entry, text};
 use roce_render::plumbing::wiring::{Input, KvBackend, Wiring};
 
@@ -57,7 +57,8 @@ pub(super) fn document<'a>(
         volumes(t, v, problems);
         literal_vars(t, v, problems);
         claims(t, v, input, problems);
-        if t.role != Role::Worker {
+        // A TrainJob's trainer carries env and resources only; its pod is its TrainingRuntime's.
+        if t.role != Role::Worker || t.form == Form::Trainer {
             continue;
         }
         let w = Wiring::read(v, input, launcher.as_ref());
@@ -84,7 +85,7 @@ pub(super) fn document<'a>(
         }
     }
     Checked {
-        templates: views.len(),
+        templates: found.len(),
     }
 }
 
@@ -387,7 +388,14 @@ fn imex(owner: &str, at: Origin, w: &Wiring<'_>, problems: &mut Vec<Problem>) {
         || w.mounts
             .iter()
             .any(|(_, p, _)| p.starts_with(IMEX_CHANNELS_DIR));
+    // A claim of a template this input does not define may be the channel (the ComputeDomain lives
+    // elsewhere): unknown, not missing.
+    let unresolved = w
+        .pod_claims
+        .iter()
+        .any(|c| c.classes.is_empty() && w.used_claims.iter().any(|(u, _)| *u == c.name));
     if let Some(v) = mnnvl
+        && !unresolved
         && w.imex_channel().is_none()
         && w.privileged.is_none()
         && !legacy_channels
