@@ -108,10 +108,17 @@ pub fn nic_class(class: &str) -> bool {
 /// (`google.com`), AKS (`azure.com`), OCI (`oraclecloud.com`), CoreWeave (`coreweave.cloud`).
 fn label_cloud(key: &str) -> Option<&'static str> {
     let prefix = key.split_once('/')?.0;
-    ["amazonaws.com", "k8s.aws", "google.com", "azure.com", "oraclecloud.com", "coreweave.cloud"]
-        .into_iter()
-        .find(|d| prefix == *d || prefix.ends_with(&format!(".{d}")))
-        .map(|d| if d == "k8s.aws" { "amazonaws.com" } else { d })
+    [
+        "amazonaws.com",
+        "k8s.aws",
+        "google.com",
+        "azure.com",
+        "oraclecloud.com",
+        "coreweave.cloud",
+    ]
+    .into_iter()
+    .find(|d| prefix == *d || prefix.ends_with(&format!(".{d}")))
+    .map(|d| if d == "k8s.aws" { "amazonaws.com" } else { d })
 }
 
 /// Does a pod that selects nodes by `key` pick another cloud's node pool than a profile whose node labels

@@ -413,7 +413,9 @@ impl Have {
             env_elsewhere: w
                 .env
                 .iter()
-                .filter(|v| matches!(v.from, EnvFrom::ConfigMap | EnvFrom::Mca) && v.value.is_some())
+                .filter(|v| {
+                    matches!(v.from, EnvFrom::ConfigMap | EnvFrom::Mca) && v.value.is_some()
+                })
                 .map(|v| v.name.clone())
                 .collect(),
             untouched: false,
