@@ -328,6 +328,12 @@ pub struct Wiring<'a> {
     pub argv: Vec<&'a str>,
     /// Where the command is (`command`, else `args`).
     pub argv_at: Option<Origin>,
+    /// Resources that back a network the pod attaches (a NAD's `k8s.v1.cni.cncf.io/resourceName`): the
+    /// device plugin hands out the NIC itself (an SR-IOV VF, a host device).
+    pub nic_resources: Vec<String>,
+    /// The pod is built by a controller that merges a preset into it (KServe's LLMInferenceService): what
+    /// the template leaves out may come from the preset, so a missing field is unknown, not missing.
+    pub merged_with_preset: bool,
 }
 
 /// How a KV-transfer server moves KV cache.
@@ -511,6 +517,11 @@ impl<'a> Wiring<'a> {
         if let Some(l) = launcher {
             w.launcher_env(l, input);
         }
+        w.nic_resources = w
+            .attachments_by_resource(input, None)
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect();
         w
     }
 
@@ -567,6 +578,16 @@ impl<'a> Wiring<'a> {
             .resources
             .iter()
             .find(|r| devices::rdma_resource(r.name) && r.count().is_none_or(|n| n > 0))
+        {
+            return Some(RdmaAccess::Resource(r.name.to_string()));
+        }
+        // A device resource beside Multus attachments whose NADs are not in the input: the attachments'
+        // NICs (the network-resources-injector convention: a NAD names the resource its devices come from).
+        if !self.networks.is_empty()
+            && let Some(r) = self
+                .resources
+                .iter()
+                .find(|r| devices::device_resource(r.name))
         {
             return Some(RdmaAccess::Resource(r.name.to_string()));
         }

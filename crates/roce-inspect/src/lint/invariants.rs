@@ -61,7 +61,8 @@ pub(super) fn document<'a>(
         if t.role != Role::Worker || t.form == Form::Trainer {
             continue;
         }
-        let w = Wiring::read(v, input, launcher.as_ref());
+        let mut w = Wiring::read(v, input, launcher.as_ref());
+        w.merged_with_preset = merges_preset(doc, t);
         let pod_namespace = entry(doc, "metadata").and_then(|m| text(&m.node, "namespace"));
         let owner = owner(t, v);
         let at = container_at(t, v, doc);
@@ -73,7 +74,26 @@ pub(super) fn document<'a>(
         vfs(&owner, at, &w, input, pod_namespace, problems);
         provided(&owner, &w, input, problems);
         kv_transport(&owner, v, &w, problems);
-        if shapes && w.accelerators().contains(&Accelerator::Nvidia) && !w.shm() {
+        // NCCL's SHM transport links ranks of one pod (more than one GPU, or a job that says it runs NCCL);
+        // Ray keeps its object store in /dev/shm and falls back to /tmp, slowly, when it is small (Ray docs,
+        // "Memory Management: object store").
+        let all = w.argv.join(" ");
+        let ray = all.contains("ray start")
+            || all.contains("KUBERAY")
+            || all.contains("executor-backend ray");
+        let nccl_job = ray
+            || w.env.iter().any(|v| v.name.starts_with(env::NCCL_PREFIX))
+            || w.resources.iter().any(|r| {
+                roce_model::fabric::devices::accelerator_resource(r.name)
+                    == Some(Accelerator::Nvidia)
+                    && r.count().is_some_and(|n| n > 1)
+            });
+        if shapes
+            && !w.merged_with_preset
+            && nccl_job
+            && w.accelerators().contains(&Accelerator::Nvidia)
+            && !w.shm()
+        {
             problems.push(
                 Problem::new(
                     Code::LintShm,
@@ -87,6 +107,16 @@ pub(super) fn document<'a>(
     Checked {
         templates: found.len(),
     }
+}
+
+/// Kinds whose controller merges a preset template into the pod templates it is given: KServe's
+/// LLMInferenceService merges its well-known `LLMInferenceServiceConfig`s (`config/llmisvcconfig/`: the
+/// image, `/dev/shm`, capabilities) under `spec.template`, `spec.worker` and `spec.prefill`. What such a
+/// template leaves out is the preset's to say.
+const PRESET_KINDS: &[&str] = &["LLMInferenceService"];
+
+fn merges_preset(doc: &Node, t: &Template) -> bool {
+    t.generic && text(doc, "kind").is_some_and(|k| PRESET_KINDS.contains(&k))
 }
 
 fn owner(t: &Template, v: &PodView<'_>) -> String {
@@ -109,14 +139,18 @@ fn containers<'a>(v: &PodView<'a>) -> Vec<&'a Node> {
     let Some(spec) = v.spec else {
         return v.container.map(|(_, c)| c).into_iter().collect();
     };
-    ["initContainers", "containers"]
+    let mut out: Vec<&'a Node> = ["initContainers", "containers"]
         .iter()
         .filter_map(|k| entry(spec, k))
         .flat_map(|e| match &e.node.value {
             Value::Seq(items) => items.iter().collect::<Vec<_>>(),
             _ => Vec::new(),
         })
-        .collect()
+        .collect();
+    if let Some((_, c)) = templates::main_container(spec) {
+        out.push(c);
+    }
+    out
 }
 
 /// A mount of a volume the pod does not declare: the API server rejects the pod
@@ -312,19 +346,17 @@ fn rdma_intent(w: &Wiring<'_>) -> Option<(String, Option<Origin>, &'static str)>
             "NCCL finds no IB device and silently runs over TCP sockets",
         ));
     }
-    // SGLang's Mooncake backend initialises the transfer engine with protocol "rdma" on the devices
-    // `--disaggregation-ib-device` names (sglang `srt/disaggregation/mooncake/transfer_engine.py`).
+    // SGLang's Mooncake backend (its default whenever `--disaggregation-mode` is set) starts the transfer
+    // engine with protocol "rdma" (sglang `srt/disaggregation/mooncake/transfer_engine.py`,
+    // `engine.initialize(hostname, "P2PHANDSHAKE", "rdma", ib_device)`), on the devices
+    // `--disaggregation-ib-device` names or every one it finds.
     if w.kv_backend() == Some(KvBackend::Mooncake)
-        && let Some(arg) = w
-            .argv
-            .iter()
-            .find(|a| a.contains("--disaggregation-ib-device"))
+        && w.argv.iter().any(|a| a.contains("--disaggregation-mode"))
     {
-        let _ = arg;
         return Some((
-            "--disaggregation-ib-device (Mooncake over RDMA)".to_string(),
+            "SGLang's Mooncake KV transfer (`--disaggregation-mode`)".to_string(),
             w.argv_at,
-            "Mooncake's transfer engine opens those RDMA devices and the KV transfer fails without them",
+            "Mooncake's transfer engine starts over RDMA and the KV transfer fails without a device",
         ));
     }
     if let Some((value, at)) = set(env::UCX_TLS.name) {
@@ -363,8 +395,20 @@ fn rdma(owner: &str, at: Origin, w: &Wiring<'_>, problems: &mut Vec<Problem>) {
             .help("request the cluster's RDMA resource (`rdma/…`, an SR-IOV VF resource, `vpc.amazonaws.com/efa`) or claim the NICs with DRA; or drop the variable if the job is meant to run over TCP"),
         );
     }
+    let platform_memlock = match &access {
+        Some(roce_render::plumbing::wiring::RdmaAccess::Resource(r)) => {
+            roce_model::fabric::devices::memlock_unlimited_with(r)
+        }
+        Some(roce_render::plumbing::wiring::RdmaAccess::Claim(_)) => w
+            .nic_claims()
+            .flat_map(|c| c.classes.iter())
+            .any(|k| roce_model::fabric::devices::memlock_unlimited_with(k)),
+        _ => false,
+    };
     if let Some(a) = &access
         && !w.memlock()
+        && !platform_memlock
+        && !w.merged_with_preset
         && !matches!(a, roce_render::plumbing::wiring::RdmaAccess::CloudNetworks)
     {
         problems.push(
@@ -451,9 +495,12 @@ fn provided(owner: &str, w: &Wiring<'_>, input: &Input<'_>, problems: &mut Vec<P
         return;
     }
     for r in &w.resources {
+        // The prefix is the device plugin's deployment setting (`openshift.io` for the SR-IOV operator,
+        // `nvidia.com` when NVIDIA's network operator deploys it), not in the input: names are compared.
+        let bare = |n: &str| n.rsplit('/').next().unwrap_or(n).to_string();
         if !roce_model::fabric::devices::rdma_resource(r.name)
             || r.name == roce_model::fabric::provider::EFA_RESOURCE
-            || input.provided.iter().any(|p| p == r.name)
+            || input.provided.iter().any(|p| bare(p) == bare(r.name))
         {
             continue;
         }

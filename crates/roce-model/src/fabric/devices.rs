@@ -89,6 +89,24 @@ pub fn rdma_resource(name: &str) -> bool {
             .any(|w| r.contains(w))
 }
 
+/// Is this an extended resource a device plugin hands out (a `vendor/name` that is no accelerator and no
+/// resource Kubernetes itself accounts: `hugepages-*`, `*.kubernetes.io/*`)?
+pub fn device_resource(name: &str) -> bool {
+    let Some((prefix, _)) = name.split_once('/') else {
+        return false;
+    };
+    accelerator_resource(name).is_none()
+        && prefix.contains('.')
+        && !prefix.ends_with("kubernetes.io")
+}
+
+/// Does the platform give every container an unlimited memlock limit, so RDMA registration needs no
+/// `IPC_LOCK`? The EKS-optimized accelerated AMIs (the only AMIs with the EFA device plugin's driver) run
+/// containerd with `LimitMEMLOCK=infinity` (awslabs/amazon-eks-ami, `templates/shared/runtime/containerd.service`).
+pub fn memlock_unlimited_with(resource_or_class: &str) -> bool {
+    resource_or_class == super::provider::EFA_RESOURCE || resource_or_class.contains("efa")
+}
+
 /// The NVIDIA DRA driver's device class for a ComputeDomain's IMEX channel (k8s-dra-driver-gpu,
 /// `deployments/helm/…/templates/deviceclass-compute-domain-default-channel.yaml`).
 pub const IMEX_CHANNEL_CLASS: &str = "compute-domain-default-channel.nvidia.com";

@@ -375,7 +375,7 @@ struct Have {
     imex: bool,
     /// It keeps its replicas apart across NVLink domains: no clique affinity.
     spreads: bool,
-    /// A KV-transfer server over NIXL/UCX: UCX is left as it is configured.
+    /// A KV-transfer server over NIXL/UCX: a profile that pins UCX to TCP leaves its UCX alone.
     kv_nixl: bool,
     /// Variables the rank gets from a ConfigMap of the input or the launcher's `--mca` (a launcher's `-x`
     /// is corrected where it is wrong, so the workers still get the profile's value).
@@ -677,7 +677,12 @@ fn apply_document(
                 let env_t: Vec<(String, String)> = worker_env
                     .iter()
                     .filter(|(n, _)| !have.env_elsewhere.contains(n))
-                    .filter(|(n, _)| !(have.kv_nixl && n.starts_with(roce_model::fabric::env::UCX_PREFIX)))
+                    .filter(|(n, _)| {
+                        // Pinning a NIXL server's UCX to TCP would move its KV cache over sockets.
+                        !(have.kv_nixl
+                            && plan.ucx_mode == roce_model::model::UcxMode::Tcp
+                            && n.starts_with(roce_model::fabric::env::UCX_PREFIX))
+                    })
                     .cloned()
                     .collect();
                 if let Some(c) = container_mut(doc, t, *container) {

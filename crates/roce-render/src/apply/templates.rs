@@ -388,12 +388,15 @@ const ROUTER_NAMES: &[&str] = &[
 pub fn router_name(name: &str) -> bool {
     name.to_ascii_lowercase()
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|w| ROUTER_NAMES.contains(&w))
+        .any(|w| {
+            ROUTER_NAMES
+                .iter()
+                .any(|r| w == *r || (r.len() > 3 && w.starts_with(r)))
+        })
 }
 
 /// Every PodSpec-shaped object in a document of a kind with no table entry: a mapping with a `containers`
-/// list whose items are mappings with `name` and `image` (Kubernetes' PodSpec; the container's required
-/// fields). Under a `spec` key whose parent is a mapping, the parent is the template (a PodTemplateSpec:
+/// list whose items are mappings with a `name` (Kubernetes' PodSpec and its containers' key). Under a `spec` key whose parent is a mapping, the parent is the template (a PodTemplateSpec:
 /// `metadata` and `spec`); anywhere else the PodSpec itself is ([`Form::Spec`]). The role comes from the
 /// nearest name on the path: a `name`/`groupName`/`role` field of a list item, else the key.
 pub fn generic<T: Tree>(doc: &T) -> Vec<Template> {
@@ -463,16 +466,32 @@ fn walk<T: Tree>(
     }
 }
 
-/// `containers: [{name, image, …}, …]` (at least one item, every item a mapping with both).
+/// `containers: [{name, …}, …]` (at least one item, every item a mapping with a `name`). The image may be
+/// missing: an inference controller fills it from a preset (KServe's LLMInferenceService).
 fn is_pod_spec<T: Tree>(node: &T) -> bool {
     node.get("containers")
         .and_then(Tree::items)
         .is_some_and(|cs| {
-            !cs.is_empty()
-                && cs
-                    .iter()
-                    .all(|c| c.get("name").is_some() && c.get("image").is_some())
+            !cs.is_empty() && cs.iter().all(|c| c.is_map() && c.get("name").is_some())
         })
+        || main_container(node).is_some()
+}
+
+/// Keys under which an inference CRD keeps the one container of its pod spec: Dynamo's
+/// `extraPodSpec.mainContainer` (DynamoGraphDeployment), OME's `runner` (ServingRuntime `engineConfig`,
+/// `decoderConfig`, `routerConfig`, and their `leader`/`worker`).
+pub const MAIN_CONTAINER_KEYS: &[&str] = &["mainContainer", "runner"];
+
+/// The main container of a pod spec kept under one of [`MAIN_CONTAINER_KEYS`] (a mapping that runs
+/// something: `image`, `command` or `args`), with its key.
+pub fn main_container<T: Tree>(node: &T) -> Option<(&'static str, &T)> {
+    MAIN_CONTAINER_KEYS.iter().find_map(|k| {
+        let c = node.get(k).filter(|c| c.is_map())?;
+        ["image", "command", "args"]
+            .iter()
+            .any(|f| c.get(f).is_some())
+            .then_some((*k, c))
+    })
 }
 
 /// The role a template at `path` plays, by the nearest name: a list item's `name`, `groupName` or `role`,

@@ -226,6 +226,20 @@ pub fn view<'a>(
                 _ => None,
             });
     let list = s.maps(containers, "containers");
+    // A pod spec of an inference CRD that keeps its one container under a key of its own.
+    if template.form == Form::Spec
+        && containers.is_none()
+        && let Some((key, c)) = v.spec.and_then(super::templates::main_container)
+    {
+        check_container(&mut s, Some(c), false);
+        v.container = Some((0, c));
+        v.containers_at = v.spec.and_then(|sp| entry(sp, key)).map(|e| e.key.origin);
+        return if problems.is_empty() {
+            Ok(v)
+        } else {
+            Err(problems)
+        };
+    }
     let named = |want: &str| {
         containers
             .unwrap_or(&[])
