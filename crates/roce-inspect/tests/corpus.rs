@@ -546,11 +546,55 @@ fn the_corpus_is_linted_and_applied_as_its_expectations_say() {
             }
         }
     }
+    // A user pointing the wrong profile at any of these files must not damage them either: every
+    // fixture with a pod template, applied with each of three built-ins of different clouds and fabrics.
+    let mut stress = 0;
+    for (toml, yaml) in &all {
+        let f = read(toml);
+        let text = std::fs::read_to_string(yaml).unwrap();
+        if !text.contains("containers:") && !text.contains("mainContainer:") {
+            continue;
+        }
+        for name in ["coreweave/gb300-roce", "aws/p5-efa", "gcp/a3-ultra"] {
+            let plan = roce_render::plan::lower(
+                &load(builtin::source(name).unwrap(), &BuiltinsOnly)
+                    .profile
+                    .unwrap(),
+            );
+            let opts = ApplyOptions {
+                container: f.container.clone(),
+                ..ApplyOptions::default()
+            };
+            let Ok(once) = apply(&Source::new("in.yaml", text.clone()), &plan, &opts) else {
+                continue;
+            };
+            stress += 1;
+            let twice = apply(&Source::new("in.yaml", once.text.clone()), &plan, &opts)
+                .unwrap()
+                .text;
+            if twice != once.text {
+                damaged.push(format!(
+                    "{} with {name}: applying twice differs from once",
+                    f.name
+                ));
+            }
+            // What no profile may add: GPUs to a pod that asks for none of NVIDIA's.
+            let generic = Fixture {
+                must_add: Vec::new(),
+                nads_after: None,
+                must_not_add: vec!["nvidia.com/gpu".to_string()],
+                ..read(toml)
+            };
+            for d in damage(&generic, &text, &once.text) {
+                damaged.push(format!("{} with {name}: {d}", f.name));
+            }
+        }
+    }
     let precision = tp as f64 / (tp + fp).max(1) as f64;
     let recall = tp as f64 / (tp + fn_).max(1) as f64;
     println!("{report}");
     println!(
-        "corpus: {} fixtures from {} sources; precision {precision:.3} ({tp} of {}), recall {recall:.3} ({tp} of {}); apply damage: {}",
+        "corpus: {} fixtures from {} sources; precision {precision:.3} ({tp} of {}), recall {recall:.3} ({tp} of {}); apply damage: {} (over {stress} wrong-profile applies too)",
         all.len(),
         sources.len(),
         tp + fp,

@@ -675,8 +675,10 @@ impl<'a> Wiring<'a> {
             .count()
     }
 
-    /// Does the pod get its rail NICs without the profile's networks: DRA claims of NIC devices, a cloud's
-    /// multi-network annotation, or at least as many networks of its own as the profile's that it lacks?
+    /// Does the pod get its NICs without the profile's networks: DRA claims of NIC devices, a cloud's
+    /// multi-network annotation, networks of its own with RDMA devices of its own, or at least as many
+    /// networks of its own as the profile's that it lacks? (Its RDMA resource may be the profile's too:
+    /// `rdma/ib` beside the pod's own NADs is still the pod's wiring.)
     pub fn nics_otherwise(
         &self,
         want: &[roce_model::model::NadRef],
@@ -689,8 +691,19 @@ impl<'a> Wiring<'a> {
             .iter()
             .filter(|nad| !self.networks.iter().any(|n| n.is(nad, pod_namespace)))
             .count();
+        // Networks of its own, none of the profile's, and RDMA devices from a resource of its own (SR-IOV VFs,
+        // a shared RDMA device): another fabric's wiring, not a partial one. A storage network beside
+        // nothing else is not.
+        let own_fabric = !self.networks.is_empty()
+            && missing == want.len()
+            && (!self.nic_resources.is_empty()
+                || matches!(
+                    self.rdma_access(),
+                    Some(RdmaAccess::Resource(_) | RdmaAccess::Claim(_))
+                ));
         self.nic_claims().next().is_some()
             || self.cloud_interfaces.is_some()
+            || own_fabric
             || (missing > 0 && self.other_networks(want, pod_namespace) >= missing)
     }
 

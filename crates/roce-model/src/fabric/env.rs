@@ -333,6 +333,15 @@ pub const UCX_PERFTEST_ENV: &[JobVar] = &[UCX_LOG_LEVEL_INFO];
 /// The MPI launcher container's own environment (for `mpirun` itself; not forwarded to the ranks).
 pub const MPI_LAUNCHER_ENV: &[JobVar] = &[OMPI_ALLOW_RUN_AS_ROOT, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM];
 
+/// Does the variable select devices or interfaces by the names the pod sees them by (`NCCL_IB_HCA`,
+/// `NCCL_SOCKET_IFNAME`, `UCX_NET_DEVICES`)? In a host-network pod the names are the node's.
+pub fn selects_devices(name: &str) -> bool {
+    matches!(
+        name,
+        "NCCL_IB_HCA" | "NCCL_SOCKET_IFNAME" | "UCX_NET_DEVICES"
+    )
+}
+
 /// What happens to a job when a variable has another value than the profile's: how `roce lint` ranks a
 /// difference (error for the first two, warning for the third, a note for the last).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]

@@ -382,6 +382,9 @@ struct Have {
     env_elsewhere: Vec<String>,
     /// It is not a pod that runs the job (a router), or a bare PodSpec: left unchanged.
     untouched: bool,
+    /// `hostNetwork: true`: its NICs and devices are the node's, named as the node names them, so the
+    /// profile's pod-side device and interface selections do not apply.
+    host_network: bool,
 }
 
 impl Have {
@@ -419,6 +422,7 @@ impl Have {
                 .map(|v| v.name.clone())
                 .collect(),
             untouched: false,
+            host_network: w.host_network.is_some(),
         }
     }
 }
@@ -677,6 +681,9 @@ fn apply_document(
                 let env_t: Vec<(String, String)> = worker_env
                     .iter()
                     .filter(|(n, _)| !have.env_elsewhere.contains(n))
+                    .filter(|(n, _)| {
+                        !(have.host_network && roce_model::fabric::env::selects_devices(n))
+                    })
                     .filter(|(n, _)| {
                         // Pinning a NIXL server's UCX to TCP would move its KV cache over sockets.
                         !(have.kv_nixl
