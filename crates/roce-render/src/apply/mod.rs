@@ -10,8 +10,14 @@
 //!   are added in rail order unless present (by namespace and name), and the result is a JSON list;
 //! * env, **by name**: a profile variable replaces the entry of the same name in place (a second entry of
 //!   that name is dropped), a missing one is appended, the user's other variables keep their order;
-//! * the RDMA resource in requests **and** limits (and the GPU count, only where the container asks for
-//!   no GPU at all and no DRA claim allocates the GPUs); other resources are not touched;
+//! * the RDMA resource in requests **and** limits; other resources are not touched, and GPUs are never
+//!   added (the GPU count is the workload's: a GPU-less test pod, an AMD or Trainium pod stays as it is);
+//!
+//! What a template already gets in another form ([`crate::wiring::Wiring`], summed up as `Have`) is left
+//! alone: its own RDMA networks or DRA NIC claims, RDMA devices from another resource, an IMEX channel of
+//! any ComputeDomain, a spread over NVLink domains, values equivalent to the profile's
+//! ([`Plan::equivalent`]: the same rails, the same UCX transports, a search path holding the profile's
+//! entries — merged, never replaced);
 //! * the profile's capabilities (`IPC_LOCK`) added to the existing ones;
 //! * a memory-backed `/dev/shm` when nothing is mounted there; the profile's node labels in `nodeSelector`;
 //! * DRA (module `dra`, from [`Plan::dra`]): `spec.resourceClaims` **by name** (an entry of the profile's
@@ -1116,7 +1122,7 @@ fn shm_volume(spec: &mut Yaml, index: usize) -> Option<String> {
     None
 }
 
-/// The wiring resources in requests and limits; the GPU count only where neither asks for GPUs.
+/// The wiring resources in requests and limits (GPUs are the workload's and never added).
 fn merge_resources(c: &mut Yaml, key: &str, plan: &Plan) {
     let wiring: Vec<(String, String)> = plan
         .wiring
