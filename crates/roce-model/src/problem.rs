@@ -205,6 +205,8 @@ codes! {
     // Invariants that hold for every fabric: checked with or without a profile.
     /// A file in which no pod template was found (nothing was checked).
     LintNoPodTemplate = "roce::lint::no_pod_template", Warning;
+    /// A kind with no table entry whose pod templates were found by their shape (said, not counted).
+    LintGenericKind = "roce::lint::generic_kind", Info;
     /// A pod-level `resourceClaims` entry that no container lists in `resources.claims`.
     LintClaimUnreferenced = "roce::lint::claim_unreferenced", Error;
     /// More Multus attachments of an SR-IOV network than VFs of its resource requested.

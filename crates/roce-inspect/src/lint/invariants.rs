@@ -41,6 +41,22 @@ pub(super) fn document<'a>(
             problems.push(roce_render::apply::missing_problem(doc, m));
         }
     }
+    // A kind roce has no entry for: its pod templates were found by their shape, and the user should know.
+    let kind = text(doc, "kind").unwrap_or("");
+    if found.iter().any(|t| t.generic) && !templates::known_kind(kind) {
+        let at = entry(doc, "kind").map_or(doc.origin, |e| e.node.origin);
+        let names: Vec<&str> = found.iter().map(|t| t.label.as_str()).collect();
+        problems.push(Problem::new(
+            Code::LintGenericKind,
+            format!(
+                "roce has no entry for kind {kind}: its {} pod template(s) were found by their shape ({}) and checked as plain pods",
+                found.len(),
+                names.join("; ")
+            ),
+        )
+        .at(at, "read generically")
+        .help("nothing to fix; roles named router, gateway, frontend … are taken for pods that move no tensors"));
+    }
     let mut views: Vec<(&Template, PodView<'a>)> = Vec::new();
     for t in &found {
         match view::view(doc, t, container) {

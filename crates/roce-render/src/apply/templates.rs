@@ -353,6 +353,7 @@ pub const FABRIC_KINDS: &[&str] = &[
     "SriovNetwork",
     "SriovIBNetwork",
     "SriovNetworkNodePolicy",
+    "SriovNetworkPoolConfig",
     "OVSNetwork",
     "HostDeviceNetwork",
     "IPoIBNetwork",
@@ -368,6 +369,50 @@ pub const FABRIC_KINDS: &[&str] = &[
     "Namespace",
     "CustomResourceDefinition",
 ];
+
+/// Inference and serving kinds whose pod templates the shape search finds, with where they are and what
+/// their roles are (tests/fixtures/corpus/inference-kinds.md cites a public sample of each). A kind not
+/// listed here is read the same way, and lint says so.
+pub const INFERENCE_KINDS: &[(&str, &str)] = &[
+    (
+        "RoleBasedGroup",
+        "spec.roles[].template | .standalonePattern.template | .leaderWorkerPattern.template: router, prefill, decode, KV store",
+    ),
+    (
+        "LLMInferenceService",
+        "spec.template, spec.worker, spec.prefill.template, spec.prefill.worker: decode and prefill leaders and workers (PodSpecs merged with KServe's presets)",
+    ),
+    (
+        "DynamoGraphDeployment",
+        "spec.services.<name>.extraPodSpec (container .mainContainer): Frontend (router), prefill and decode workers",
+    ),
+    (
+        "StormService",
+        "spec.template.spec.roles[].template: routing, prefill, decode",
+    ),
+    (
+        "RayClusterFleet",
+        "spec.template.spec.headGroupSpec.template, .workerGroupSpecs[].template: Ray head and workers",
+    ),
+    (
+        "ClusterServingRuntime",
+        "spec.engineConfig, .decoderConfig (and .leader, .worker; container .runner), spec.routerConfig: engine, decoder, router",
+    ),
+    ("ServingRuntime", "as ClusterServingRuntime"),
+    (
+        "DisaggregatedSet",
+        "spec.roles[].spec.leaderWorkerTemplate.leaderTemplate | .workerTemplate: prefill, decode",
+    ),
+    (
+        "InferenceService",
+        "spec.predictor (PodSpec fields inline): the model server",
+    ),
+];
+
+/// Is `kind` one of [`INFERENCE_KINDS`] (or a kind with its own table entry)?
+pub fn known_kind(kind: &str) -> bool {
+    KINDS.contains(&kind) || INFERENCE_KINDS.iter().any(|(k, _)| *k == kind)
+}
 
 /// Role names that move no tensors over the fabric, as the inference stacks name them (SGLang's RBG and
 /// OME `router`, llm-d's `epp`, Dynamo's `Frontend`, AIBrix's `routing`/`gateway`).
