@@ -221,6 +221,8 @@ codes! {
     LintLiteralVar = "roce::lint::literal_var", Warning;
     /// A `volumeMount` of a volume the pod does not declare: the API server rejects the pod.
     LintVolumeMissing = "roce::lint::volume_missing", Error;
+    /// A volume no container mounts while a command reads a path it would have held.
+    LintVolumeUnmounted = "roce::lint::volume_unmounted", Warning;
     /// A network object's CNI config or `ipam` that is not valid JSON.
     LintCniConfig = "roce::lint::cni_config", Error;
     /// A device resource the input's fabric objects never create.

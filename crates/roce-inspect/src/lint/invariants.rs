@@ -71,6 +71,7 @@ pub(super) fn document<'a>(
         .map(|(_, v)| *v);
     for (t, v) in &views {
         volumes(t, v, problems);
+        unmounted(t, v, problems);
         literal_vars(t, v, problems);
         claims(t, v, input, problems);
         // A TrainJob's trainer carries env and resources only; its pod is its TrainingRuntime's.
@@ -213,6 +214,81 @@ fn volumes(t: &Template, v: &PodView<'_>, problems: &mut Vec<Problem>) {
             p = p.at(*at, format!("no volume `{n}`"));
         }
         problems.push(p.help("declare each volume in the pod's `spec.volumes` (an `emptyDir: {medium: Memory}` for /dev/shm, a `hostPath` for /dev/infiniband), or drop the mount"));
+    }
+}
+
+/// A volume no container mounts, while a container's command reads an absolute path that no mount covers
+/// and that names the volume (its name, or its `hostPath`'s last directory, as a directory of the path):
+/// the file the command reads is not in the container. GKE's samples source
+/// `/usr/local/gib/scripts/set_nccl_env.sh` from the `gib` hostPath volume; without its mount the shell's
+/// `source` fails and NCCL runs without the plugin's environment.
+fn unmounted(t: &Template, v: &PodView<'_>, problems: &mut Vec<Problem>) {
+    let Some(Value::Seq(volumes)) = v
+        .spec
+        .and_then(|s| entry(s, "volumes"))
+        .map(|e| &e.node.value)
+    else {
+        return;
+    };
+    let cs = containers(v);
+    let mounts: Vec<(&str, &str)> = cs
+        .iter()
+        .filter_map(|c| entry(c, "volumeMounts"))
+        .flat_map(|e| match &e.node.value {
+            Value::Seq(items) => items
+                .iter()
+                .filter_map(|m| Some((text(m, "name")?, text(m, "mountPath")?)))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    for vol in volumes {
+        let Some(name) = text(vol, "name") else {
+            continue;
+        };
+        if mounts.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        let host = entry(vol, "hostPath").and_then(|h| text(&h.node, "path"));
+        let dirs: Vec<&str> = [
+            Some(name),
+            host.and_then(|h| h.trim_end_matches('/').rsplit('/').next()),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|d| !d.is_empty())
+        .collect();
+        for c in &cs {
+            let argv = roce_render::plumbing::wiring::argv(c);
+            let read = argv
+                .iter()
+                .flat_map(|a| {
+                    a.split(|ch: char| ch.is_whitespace() || ch == ';' || ch == '"' || ch == '\'')
+                })
+                .find(|w| {
+                    w.starts_with('/')
+                        && dirs.iter().any(|d| w.contains(&format!("/{d}/")))
+                        && !mounts
+                            .iter()
+                            .any(|(_, p)| w.starts_with(p.trim_end_matches('/')))
+                });
+            let Some(path) = read else { continue };
+            let at = entry(vol, "name").map_or(vol.origin, |e| e.node.origin);
+            problems.push(
+                Problem::new(
+                    Code::LintVolumeUnmounted,
+                    format!(
+                        "the {} declares volume `{name}`{} but no container mounts it, and container `{}` reads {path}: that path is not in the container",
+                        t.label,
+                        host.map(|h| format!(" (hostPath {h})")).unwrap_or_default(),
+                        text(c, "name").unwrap_or("?")
+                    ),
+                )
+                .at(at, "declared, not mounted")
+                .help(format!("mount `{name}` in the container at the directory the command reads (`volumeMounts: [{{name: {name}, mountPath: …}}]`)")),
+            );
+            break;
+        }
     }
 }
 
@@ -404,11 +480,11 @@ fn rdma(owner: &str, at: Origin, w: &Wiring<'_>, problems: &mut Vec<Problem>) {
         problems.push(
             Problem::new(
                 Code::LintRdmaEnvWithoutDevice,
-                format!("{owner} sets {var} but gets no RDMA device (no RDMA device-plugin resource, no DRA NIC claim, not privileged): {consequence}"),
+                format!("{owner} asks for RDMA ({var}) but gets no RDMA device (no RDMA device-plugin resource, no DRA NIC claim, not privileged): {consequence}"),
             )
             .at(var_at.unwrap_or(at), "RDMA asked for here")
             .at(at, "no RDMA device for this container")
-            .help("request the cluster's RDMA resource (`rdma/…`, an SR-IOV VF resource, `vpc.amazonaws.com/efa`) or claim the NICs with DRA; or drop the variable if the job is meant to run over TCP"),
+            .help("request the cluster's RDMA resource (`rdma/…`, an SR-IOV VF resource, `vpc.amazonaws.com/efa`) or claim the NICs with DRA; or configure the job for TCP if that is what it is meant to use"),
         );
     }
     let platform_memlock = match &access {
