@@ -1136,9 +1136,10 @@ impl<'a> Cx<'a> {
                 // without a limit (extended resources cannot be overcommitted): kubernetes.io, "Managing
                 // resources for containers", extended resources.
                 let (why, severity) = match absent.as_slice() {
+                    // It works: said, not counted.
                     ["requests"] => (
                         "Kubernetes copies the limit into requests, so this schedules correctly; quota and review tools read requests, and the profile sets both",
-                        Severity::Warning,
+                        Severity::Info,
                     ),
                     ["limits"] => (
                         "the API server rejects a request for an extended resource without an equal limit",
