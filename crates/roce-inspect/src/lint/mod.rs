@@ -498,14 +498,23 @@ impl<'a> Cx<'a> {
                 .as_ref()
                 .is_some_and(|w| w.capabilities.iter().any(|c| c == IPC_LOCK));
             if wants_ipc && !has_ipc && privileged.is_none() {
-                self.push(
-                    Problem::new(
-                        Code::LintIpcLock,
-                        format!("{owner} lacks the IPC_LOCK capability: RDMA memory registration (`ibv_reg_mr`) fails past the memlock limit and NCCL falls back to sockets"),
-                    )
-                    .at(self.container_at(c, &["securityContext", "capabilities", "add"]), "IPC_LOCK missing")
-                    .help(format!("add `IPC_LOCK` to `securityContext.capabilities.add`, or run `{}`", self.hint)),
-                );
+                // Where the platform runs containers with an unlimited memlock limit (EKS with EFA), the
+                // capability only differs from the profile.
+                let platform = matches!(w.rdma_access(), Some(RdmaAccess::Resource(r)) if roce_model::fabric::devices::memlock_unlimited_with(&r));
+                let mut p = Problem::new(
+                    Code::LintIpcLock,
+                    if platform {
+                        format!("{owner} lacks the IPC_LOCK capability the profile grants; its EFA nodes run containers with an unlimited memlock limit, so registration works without it")
+                    } else {
+                        format!("{owner} lacks the IPC_LOCK capability: RDMA memory registration (`ibv_reg_mr`) fails past the memlock limit and NCCL falls back to sockets")
+                    },
+                )
+                .at(self.container_at(c, &["securityContext", "capabilities", "add"]), "IPC_LOCK missing")
+                .help(format!("add `IPC_LOCK` to `securityContext.capabilities.add`, or run `{}`", self.hint));
+                if platform {
+                    p.severity = Severity::Info;
+                }
+                self.push(p);
             }
         }
         if self.linter.plan.shm {
@@ -558,6 +567,22 @@ impl<'a> Cx<'a> {
     fn env_seen(&mut self, c: &'a Node, owner: &str, skip: &BTreeSet<&str>, w: &Wiring<'a>) {
         use roce_render::plumbing::wiring::EnvFrom;
         let mut skip = skip.clone();
+        // Open MPI told not to use UCX (`--mca pml ^ucx`, or another pml): in a profile that only pins UCX
+        // to TCP to keep MPI off the RDMA devices, the UCX variables have nothing left to do.
+        let pml = w.var("OMPI_MCA_pml").and_then(|v| v.value.clone());
+        let no_ucx = pml.as_deref().is_some_and(|p| {
+            let p = p.trim();
+            (p.starts_with('^') && p.contains("ucx")) || (!p.starts_with('^') && !p.contains("ucx"))
+        });
+        if no_ucx && self.linter.ucx_mode == UcxMode::Tcp {
+            skip.extend(
+                self.linter
+                    .env
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .filter(|n| n.starts_with(env::UCX_PREFIX)),
+            );
+        }
         let elsewhere: Vec<(String, Option<String>, Origin)> = w
             .env
             .iter()
@@ -631,8 +656,9 @@ impl<'a> Cx<'a> {
                         "add `{}: \"{want}\"` to the env, or run `{}`",
                         need.name, self.hint
                     ));
+                    // Needed by older releases only: the current ones run without it.
                     if !need.required {
-                        p.severity = Severity::Warning;
+                        p.severity = Severity::Info;
                     }
                     self.push(p);
                     continue;
@@ -1381,7 +1407,13 @@ impl<'a> Cx<'a> {
         } else {
             String::new()
         };
-        // A variable not set leaves its reader's default, which runs: slower or less pinned at worst.
+        // A variable not set leaves its reader's default, which runs: slower or less pinned at worst, and
+        // only a difference where the default is what the profile would pick anyway.
+        let worst = missing
+            .iter()
+            .map(|m| env::consequence_if_missing(m))
+            .max()
+            .unwrap_or(env::Consequence::Differs);
         let mut p = Problem::new(
             Code::LintEnvMissing,
             format!(
@@ -1393,7 +1425,10 @@ impl<'a> Cx<'a> {
         )
         .at(at, "env incomplete")
         .help(format!("add them with the profile's values (`roce render --target env` lists them), or run `{}`", self.hint));
-        p.severity = Severity::Warning;
+        p.severity = match worst {
+            env::Consequence::Differs => Severity::Info,
+            _ => Severity::Warning,
+        };
         p
     }
 

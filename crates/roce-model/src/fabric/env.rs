@@ -333,6 +333,26 @@ pub const UCX_PERFTEST_ENV: &[JobVar] = &[UCX_LOG_LEVEL_INFO];
 /// The MPI launcher container's own environment (for `mpirun` itself; not forwarded to the ranks).
 pub const MPI_LAUNCHER_ENV: &[JobVar] = &[OMPI_ALLOW_RUN_AS_ROOT, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM];
 
+/// The consequence of leaving a profile variable unset: its reader's default applies.
+/// * `NCCL_SOCKET_IFNAME`: NCCL picks an interface itself (not `lo` or `docker*`, `ib*` first), the pod's
+///   `eth0` where it has no other; `UCX_*` and `OMPI_MCA_*`: MPI's defaults, which an NCCL job does not
+///   depend on; logging: nothing — these only differ;
+/// * every other `NCCL_*` (device selection, RoCE GID, tuning): NCCL's default may pick other devices or
+///   a slower configuration: slower at worst.
+pub fn consequence_if_missing(name: &str) -> Consequence {
+    if name == NCCL_SOCKET_IFNAME.name
+        || name.starts_with(UCX_PREFIX)
+        || name.starts_with("OMPI_MCA_")
+        || is_logging(name)
+    {
+        Consequence::Differs
+    } else if name.starts_with(NCCL_PREFIX) {
+        Consequence::Slower
+    } else {
+        Consequence::Differs
+    }
+}
+
 /// Does the variable select devices or interfaces by the names the pod sees them by (`NCCL_IB_HCA`,
 /// `NCCL_SOCKET_IFNAME`, `UCX_NET_DEVICES`)? In a host-network pod the names are the node's.
 pub fn selects_devices(name: &str) -> bool {
