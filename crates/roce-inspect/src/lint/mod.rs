@@ -189,8 +189,10 @@ impl Linter {
                 }
             }
         }
-        let mut problems: Vec<Problem> =
-            problems.into_iter().map(|p| p.resolve(&sources)).collect();
+        let mut problems: Vec<Problem> = one_per_cause(problems)
+            .into_iter()
+            .map(|p| p.resolve(&sources))
+            .collect();
         roce_model::problem::sort(&mut problems);
         report.problems = problems;
         report
@@ -280,6 +282,31 @@ impl Expect {
             .map(|(d, p)| (d.to_string(), p))
             .collect()
     }
+}
+
+/// One finding per cause: problems with the same code and message (the same network listed sixteen times,
+/// the same gap in every replica) become one, with each further place as a related label.
+fn one_per_cause(problems: Vec<Problem>) -> Vec<Problem> {
+    let mut out: Vec<Problem> = Vec::with_capacity(problems.len());
+    for p in problems {
+        match out
+            .iter_mut()
+            .find(|q| q.code == p.code && q.message == p.message)
+        {
+            Some(q) => {
+                if let Some(first) = p.labels.into_iter().next()
+                    && !q.labels.iter().any(|l| l.origin == first.origin)
+                {
+                    q.labels.push(roce_model::problem::Label {
+                        origin: first.origin,
+                        text: "and here".to_string(),
+                    });
+                }
+            }
+            None => out.push(p),
+        }
+    }
+    out
 }
 
 /// `roce::lint::no_pod_template`: nothing in the file was checked. A file of fabric objects only (NADs,
@@ -1362,6 +1389,14 @@ impl<'a> Cx<'a> {
                 .and_then(|s| entry(s, "affinity"))
                 .is_some_and(|a| mentions_key(&a.node, key))
         };
+        // A pod pinned to a node pool by another label (GKE's `cloud.google.com/gke-nodepool`, a
+        // CoreWeave node type) has chosen its nodes: a missing profile label is then not "anywhere".
+        let pinned = sel.is_some_and(|s| match &s.node.value {
+            Value::Map(entries) => entries
+                .iter()
+                .any(|e| roce_model::fabric::devices::pins_node_pool(&e.key.value)),
+            _ => false,
+        });
         for (k, want) in labels {
             match sel.and_then(|s| entry(&s.node, k)) {
                 Some(e) => {
@@ -1380,7 +1415,7 @@ impl<'a> Cx<'a> {
                         );
                     }
                 }
-                None if gated || affinity_covers(k) => {}
+                None if gated || pinned || affinity_covers(k) => {}
                 None => {
                     let at = sel
                         .map(|s| s.key.origin)

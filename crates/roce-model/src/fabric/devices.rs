@@ -146,7 +146,17 @@ pub fn foreign_node_label(key: &str, profile: &[&str]) -> bool {
     let Some(cloud) = label_cloud(key) else {
         return false;
     };
-    !profile.is_empty() && !profile.iter().any(|p| label_cloud(p) == Some(cloud))
+    // A profile whose labels name no cloud (`node.kubernetes.io/instance-type`) cannot be told apart.
+    profile.iter().any(|p| label_cloud(p).is_some())
+        && !profile.iter().any(|p| label_cloud(p) == Some(cloud))
+}
+
+/// Does selecting nodes by `key` pin the pod to one node pool (a cloud's pool or machine label, or the
+/// instance type)? Such a pod cannot land "anywhere", whatever the profile's own labels are.
+pub fn pins_node_pool(key: &str) -> bool {
+    label_cloud(key).is_some()
+        || key == "node.kubernetes.io/instance-type"
+        || key == "beta.kubernetes.io/instance-type"
 }
 
 /// Variables whose value is a `:`-separated search path: a manifest's value is the launcher's or image's own

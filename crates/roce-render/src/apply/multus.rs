@@ -24,10 +24,16 @@ pub struct Network {
 }
 
 impl Network {
-    /// Is this `nad`, for a pod in `pod_namespace`?
+    /// Is this `nad`, for a pod in `pod_namespace`? A network and a pod that both leave the namespace out
+    /// resolve in the namespace the manifest is applied in: `default` unless the user's context says otherwise.
     pub fn is(&self, nad: &NadRef, pod_namespace: Option<&str>) -> bool {
         self.name == nad.name().as_str()
-            && self.namespace.as_deref().or(pod_namespace) == Some(nad.namespace().as_str())
+            && self
+                .namespace
+                .as_deref()
+                .or(pod_namespace)
+                .unwrap_or("default")
+                == nad.namespace().as_str()
     }
 }
 
