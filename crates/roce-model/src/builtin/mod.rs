@@ -42,6 +42,7 @@ builtins!(
     "oci/gb200-roce-dranet",
     "aws/p5-efa",
     "gcp/a3-ultra",
+    "gcp/a4x",
     "azure/ndv5-ib",
     "oci/h100-roce",
     "nebius/h100-ib",
