@@ -229,6 +229,7 @@ profile_tests! {
     env_reaches_the_step_oci_gb200_roce_dranet => "oci/gb200-roce-dranet",
     env_reaches_the_step_aws_p5_efa => "aws/p5-efa",
     env_reaches_the_step_gcp_a3_ultra => "gcp/a3-ultra",
+    env_reaches_the_step_gcp_a4x => "gcp/a4x",
     env_reaches_the_step_azure_ndv5_ib => "azure/ndv5-ib",
     env_reaches_the_step_oci_h100_roce => "oci/h100-roce",
     env_reaches_the_step_nebius_h100_ib => "nebius/h100-ib",
