@@ -216,6 +216,56 @@ impl Plan {
             .collect()
     }
 
+    /// What another value `have` for `name` does to the job, by its reader
+    /// ([`roce_model::fabric::env::consequence`]); a `UCX_NET_DEVICES` naming only devices the pod has
+    /// (its rails, or the plan's own) only differs.
+    pub fn consequence_of(&self, name: &str, have: &str) -> roce_model::fabric::env::Consequence {
+        use roce_model::fabric::env::Consequence;
+        if self.equivalent(name, have) {
+            return Consequence::Differs;
+        }
+        if name == roce_model::fabric::env::UCX_NET_DEVICES.name {
+            let known = |d: &str| {
+                self.rail_ports.iter().any(|(r, _)| r == d)
+                    || self
+                        .env_value(name)
+                        .is_some_and(|w| w.split(',').any(|x| x.split(':').next() == Some(d)))
+            };
+            let (devices, _) = roce_model::ucx_list::parse_net_devices(have);
+            if devices
+                .devices()
+                .is_some_and(|ds| ds.iter().all(|d| known(d.name())))
+            {
+                return Consequence::Differs;
+            }
+        }
+        roce_model::fabric::env::consequence(name)
+    }
+
+    /// What leaving the plan's `name` unset does ([`roce_model::fabric::env::consequence_if_missing`]); an
+    /// `NCCL_IB_HCA` that selects every device the pod has is NCCL's default, which only differs.
+    pub fn consequence_if_missing(
+        &self,
+        name: &str,
+        set: impl Fn(&str) -> bool,
+    ) -> roce_model::fabric::env::Consequence {
+        if name == roce_model::fabric::env::NCCL_IB_HCA.name
+            && !self.rail_ports.is_empty()
+            && self
+                .env_value(name)
+                .is_some_and(|v| self.hca_selects(v).len() == self.rail_ports.len())
+        {
+            return roce_model::fabric::env::Consequence::Differs;
+        }
+        roce_model::fabric::env::consequence_if_missing(name, set)
+    }
+
+    /// Is the manifest's `have` for `name` one `roce apply` keeps: equivalent to the plan's, or another value
+    /// that only differs (the author's choice, which the job runs the same with)?
+    pub fn acceptable(&self, name: &str, have: &str) -> bool {
+        self.consequence_of(name, have) == roce_model::fabric::env::Consequence::Differs
+    }
+
     /// Does the manifest's `have` for `name` do what the plan's value does? An `NCCL_IB_HCA` that selects
     /// the same rails, a `UCX_TLS` that enables the same transports, a search path that already holds the
     /// plan's entries, a log level (the author's choice).
@@ -233,6 +283,17 @@ impl Plan {
                 .all(|w| w.is_empty() || entries.contains(&w));
         }
         if name == roce_model::fabric::env::NCCL_IB_HCA.name && !self.rail_ports.is_empty() {
+            // DRA NICs reach the pod under the host's names, which the profile's rail pattern only
+            // approximates (OCI's GB200 skips mlx5_4): an exact list of as many devices is the claimed set.
+            let (list, _) =
+                roce_model::nccl_list::parse(have, roce_model::nccl_list::ListKind::IbHca);
+            if self.dra_spec.nics.dra().is_some()
+                && have.trim_start().starts_with('=')
+                && list.to_string().trim_start_matches('=').split(',').count()
+                    == self.rail_ports.len()
+            {
+                return true;
+            }
             return self.hca_selects(have) == self.hca_selects(want);
         }
         if name == roce_model::fabric::env::UCX_TLS.name {

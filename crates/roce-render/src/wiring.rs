@@ -58,6 +58,8 @@ pub struct Input<'a> {
     pub compute_domains: Vec<(&'a str, Option<&'a str>)>,
     /// ResourceClaimTemplates.
     pub claim_templates: Vec<ClaimTemplate<'a>>,
+    /// DeviceClasses whose selector names the driver (`device.driver == "dra.net"`): name and driver.
+    pub device_classes: Vec<(&'a str, String)>,
     /// Device-plugin resources the fabric objects of the input create (SriovNetworkNodePolicy, the
     /// NicClusterPolicy's RDMA shared device plugin), with full names.
     pub provided: Vec<String>,
@@ -135,6 +137,19 @@ impl<'a> Input<'a> {
                     .and_then(|t| text(&t.node, "name"));
                 self.compute_domains.push((name, channel));
             }
+            "DeviceClass" => {
+                let cel =
+                    spec.and_then(|s| entry(s, "selectors"))
+                        .and_then(|e| match &e.node.value {
+                            Value::Seq(items) => items.iter().find_map(|i| {
+                                entry(i, "cel").and_then(|c| text(&c.node, "expression"))
+                            }),
+                            _ => None,
+                        });
+                if let Some(driver) = cel.and_then(driver_of) {
+                    self.device_classes.push((name, driver));
+                }
+            }
             "ResourceClaimTemplate" => {
                 let mut classes = Vec::new();
                 let requests = spec
@@ -173,11 +188,35 @@ impl<'a> Input<'a> {
         Vec::new()
     }
 
+    /// Does a device class allocate NICs (by its name, or a DeviceClass of the input whose driver is dranet)?
+    pub fn nic_class(&self, class: &str) -> bool {
+        devices::nic_class(class) || self.pod_level_class(class)
+    }
+
+    /// Is a device class one whose driver acts on the whole pod (dranet: netdevs moved into the pod's
+    /// network namespace and device nodes added to every container through NRI)?
+    pub fn pod_level_class(&self, class: &str) -> bool {
+        devices::pod_level_class(class)
+            || self
+                .device_classes
+                .iter()
+                .any(|(n, d)| *n == class && d == roce_model::fabric::dra::DRANET_DRIVER)
+    }
+
     /// Is `template` the channel template of a ComputeDomain in the input?
     pub fn is_channel_template(&self, template: &str) -> bool {
         self.classes_of(template)
             .contains(&devices::IMEX_CHANNEL_CLASS)
     }
+}
+
+/// The driver a DeviceClass's CEL selector names (`device.driver == "dra.net"`).
+fn driver_of(cel: &str) -> Option<String> {
+    let rest = cel.split("device.driver").nth(1)?;
+    let rest = rest.trim_start().strip_prefix("==")?.trim_start();
+    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let body = &rest[1..];
+    Some(body[..body.find(quote)?].to_string())
 }
 
 /// A device-plugin resource name with its prefix (`mlxnics` → `openshift.io/mlxnics`).
@@ -262,6 +301,10 @@ pub struct PodClaim<'a> {
     pub claim: Option<&'a str>,
     /// The device classes it asks for, where the input says.
     pub classes: Vec<&'a str>,
+    /// Does it allocate NICs?
+    pub nic: bool,
+    /// Does its driver give the devices to the whole pod, listed by a container or not (dranet)?
+    pub pod_level: bool,
     /// Its place.
     pub at: Origin,
 }
@@ -313,7 +356,8 @@ pub struct Wiring<'a> {
     pub pod_claims: Vec<PodClaim<'a>>,
     /// The claim names the container lists in `resources.claims`.
     pub used_claims: Vec<(&'a str, Origin)>,
-    /// The env a rank sees, in order: container env and ConfigMaps, then the launcher's.
+    /// The env a rank sees, in order: container env and ConfigMaps, then the launcher's (a name may appear
+    /// more than once; the last wins).
     pub env: Vec<Var>,
     /// `envFrom` a ConfigMap or Secret not in the input, or a command that sources a script: variables
     /// not seen may still be set.
@@ -415,11 +459,14 @@ impl<'a> Wiring<'a> {
                         continue;
                     };
                     let template = text(i, "resourceClaimTemplateName");
+                    let classes = template.map(|t| input.classes_of(t)).unwrap_or_default();
                     w.pod_claims.push(PodClaim {
                         name,
                         template,
                         claim: text(i, "resourceClaimName"),
-                        classes: template.map(|t| input.classes_of(t)).unwrap_or_default(),
+                        nic: classes.iter().any(|k| input.nic_class(k)),
+                        pod_level: classes.iter().any(|k| input.pod_level_class(k)),
+                        classes,
                         at: i.origin,
                     });
                 }
@@ -538,6 +585,8 @@ impl<'a> Wiring<'a> {
         let at = c.origin;
         for f in &inv.forwards {
             let value = match &f.value {
+                // `-x NAME=${NAME}` in a script: the shell's value, known at run time only.
+                Some(v) if v.contains('$') => None,
                 Some(v) => Some(v.clone()),
                 None => match own.iter().find(|v| v.name == f.name) {
                     Some(v) => v.value.clone(),
@@ -562,8 +611,9 @@ impl<'a> Wiring<'a> {
         }
     }
 
+    /// A later source wins at run time ([`Wiring::var`] reads the last), but every source stays visible: the
+    /// container runtime reads the container's own env (NVIDIA_IMEX_CHANNELS), not mpirun's.
     fn set(&mut self, var: Var) {
-        self.env.retain(|v| v.name != var.name);
         self.env.push(var);
     }
 
@@ -606,11 +656,11 @@ impl<'a> Wiring<'a> {
         None
     }
 
-    /// The pod's claims of NIC device classes that the container lists.
+    /// The pod's claims of NIC device classes that reach the container: listed in its `resources.claims`, or
+    /// of a driver that works on the whole pod (dranet).
     pub fn nic_claims(&self) -> impl Iterator<Item = &PodClaim<'a>> {
         self.pod_claims.iter().filter(|c| {
-            c.classes.iter().any(|k| devices::nic_class(k))
-                && self.used_claims.iter().any(|(u, _)| *u == c.name)
+            c.nic && (c.pod_level || self.used_claims.iter().any(|(u, _)| *u == c.name))
         })
     }
 
@@ -729,14 +779,17 @@ impl<'a> Wiring<'a> {
         }
     }
 
-    /// Does the pod keep its replicas apart across NVLink domains (a spread constraint or a required
-    /// anti-affinity on `key`)? Then a required affinity on `key` would contradict it.
+    /// Does the pod keep its replicas apart across NVLink domains (a spread constraint over a zone, a rack or
+    /// `key`, or a required anti-affinity on `key`)? Then a required affinity on `key` would contradict it.
     pub fn spreads_over(&self, spec: Option<&Node>, key: &str) -> bool {
         let Some(spec) = spec else { return false };
         let keyed = |items: &[Node]| items.iter().any(|i| text(i, "topologyKey") == Some(key));
+        // A spread over any domain coarser than a node (a zone, a rack) says the job spans them.
         let spread = matches!(
             entry(spec, "topologySpreadConstraints").map(|e| &e.node.value),
-            Some(Value::Seq(items)) if keyed(items)
+            Some(Value::Seq(items)) if items.iter().any(|i| {
+                text(i, "topologyKey").is_some_and(|k| k != "kubernetes.io/hostname")
+            })
         );
         let anti = entry(spec, "affinity")
             .and_then(|a| entry(&a.node, "podAntiAffinity"))

@@ -14,7 +14,7 @@ use roce_model::ucx_list;
 use roce_model::{Code, Problem, Severity};
 use roce_render::plumbing::templates::{self, FABRIC_KINDS, Form, Role, Template};
 use roce_render::plumbing::view::{self, PodView, entry, text};
-use roce_render::plumbing::wiring::{Input, KvBackend, Wiring};
+use roce_render::plumbing::wiring::{EnvFrom, Input, KvBackend, Wiring};
 
 /// What the invariant checks of one document found.
 pub(super) struct Checked {
@@ -98,13 +98,25 @@ pub(super) fn document<'a>(
         let ray = all.contains("ray start")
             || all.contains("KUBERAY")
             || all.contains("executor-backend ray");
-        let nccl_job = ray
-            || w.env.iter().any(|v| v.name.starts_with(env::NCCL_PREFIX))
-            || w.resources.iter().any(|r| {
-                roce_model::fabric::devices::accelerator_resource(r.name)
-                    == Some(Accelerator::Nvidia)
-                    && r.count().is_some_and(|n| n > 1)
-            });
+        // Programs that run NCCL collectives: nccl-tests (`*_perf`), torch.distributed launchers, the
+        // serving and training engines built on them.
+        let nccl_program = [
+            "_perf",
+            "torchrun",
+            "torch.distributed",
+            "deepspeed",
+            "vllm",
+            "sglang",
+            "megatron",
+            "accelerate launch",
+        ]
+        .iter()
+        .any(|p| all.contains(p));
+        let shm_off = w
+            .var("NCCL_SHM_DISABLE")
+            .is_some_and(|v| v.value.as_deref().map(str::trim) == Some("1"));
+        let nccl_job = !shm_off
+            && (ray || nccl_program || w.env.iter().any(|v| v.name.starts_with(env::NCCL_PREFIX)));
         if shapes
             && !w.merged_with_preset
             && nccl_job
@@ -384,6 +396,10 @@ fn claims(t: &Template, v: &PodView<'_>, input: &Input<'_>, problems: &mut Vec<P
         let classes = text(item, "resourceClaimTemplateName")
             .map(|t| input.classes_of(t))
             .unwrap_or_default();
+        // dranet gives its NICs to the whole pod: listing the claim only says which container uses them.
+        if classes.iter().any(|k| input.pod_level_class(k)) {
+            continue;
+        }
         let what = if input
             .is_channel_template(text(item, "resourceClaimTemplateName").unwrap_or(""))
         {
@@ -496,7 +512,11 @@ fn rdma(owner: &str, at: Origin, w: &Wiring<'_>, problems: &mut Vec<Problem>) {
             .flat_map(|c| c.classes.iter())
             .any(|k| roce_model::fabric::devices::memlock_unlimited_with(k)),
         _ => false,
-    };
+    } || w.volumes.iter().any(|(_, v)| {
+        entry(v, "hostPath")
+            .and_then(|h| text(&h.node, "path"))
+            .is_some_and(roce_model::fabric::devices::gke_host_path)
+    });
     if let Some(a) = &access
         && !w.memlock()
         && !platform_memlock
@@ -520,32 +540,47 @@ fn imex(owner: &str, at: Origin, w: &Wiring<'_>, problems: &mut Vec<Problem>) {
     let mnnvl = w
         .var("NCCL_MNNVL_ENABLE")
         .filter(|v| v.value.as_deref().is_some_and(|x| x.trim() == "1"));
-    let legacy_channels = w.var("NVIDIA_IMEX_CHANNELS").is_some()
+    // The NVIDIA container toolkit reads NVIDIA_IMEX_CHANNELS from the container's env when it creates the
+    // container: an `mpirun -x` of it reaches the process, not the toolkit.
+    let in_container = |v: &&roce_render::plumbing::wiring::Var| {
+        v.name == "NVIDIA_IMEX_CHANNELS"
+            && env::read_at_container_creation(&v.name)
+            && matches!(v.from, EnvFrom::Container | EnvFrom::ConfigMap)
+    };
+    let legacy_channels = w.env.iter().any(|v| in_container(&v))
         || w.mounts
             .iter()
             .any(|(_, p, _)| p.starts_with(IMEX_CHANNELS_DIR));
+    let forwarded_channels = w
+        .env
+        .iter()
+        .find(|v| v.name == "NVIDIA_IMEX_CHANNELS" && v.from == EnvFrom::Launcher);
     // A claim of a template this input does not define may be the channel (the ComputeDomain lives
     // elsewhere): unknown, not missing.
     let unresolved = w
         .pod_claims
         .iter()
         .any(|c| c.classes.is_empty() && w.used_claims.iter().any(|(u, _)| *u == c.name));
-    if let Some(v) = mnnvl
-        && !unresolved
-        && w.imex_channel().is_none()
-        && w.privileged.is_none()
-        && !legacy_channels
-    {
-        problems.push(
-            Problem::new(
-                Code::LintImexChannel,
-                format!("{owner} forces multi-node NVLink (NCCL_MNNVL_ENABLE=1) but claims no IMEX channel of a ComputeDomain: without `/dev/nvidia-caps-imex-channels` the fabric handles cannot be imported and NCCL's init fails"),
-            )
-            .at(v.at, "MNNVL forced")
-            .at(at, "no IMEX channel claim")
-            .help("claim the ComputeDomain's channel ResourceClaimTemplate in `spec.resourceClaims` and list it in the container's `resources.claims`"),
-        );
+    if unresolved || w.imex_channel().is_some() || w.privileged.is_some() || legacy_channels {
+        return;
     }
+    let (why, asked) = match (mnnvl, forwarded_channels) {
+        (Some(v), _) => (
+            "forces multi-node NVLink (NCCL_MNNVL_ENABLE=1) but claims no IMEX channel of a ComputeDomain: without `/dev/nvidia-caps-imex-channels` the fabric handles cannot be imported and NCCL's init fails",
+            v.at,
+        ),
+        (None, Some(v)) => (
+            "asks for IMEX channels only through the launcher's `mpirun -x NVIDIA_IMEX_CHANNELS`, which reaches the process after the container exists: the NVIDIA container toolkit reads it from the container's env when it creates the container, so no channel device is there and multi-node NVLink is not used",
+            v.at,
+        ),
+        (None, None) => return,
+    };
+    problems.push(
+        Problem::new(Code::LintImexChannel, format!("{owner} {why}"))
+            .at(at, "no IMEX channel")
+            .at(asked, "IMEX asked for here")
+            .help("claim the ComputeDomain's channel ResourceClaimTemplate in `spec.resourceClaims` and list it in the container's `resources.claims` (or, with the legacy channels, set NVIDIA_IMEX_CHANNELS in the container's own env)"),
+    );
 }
 
 /// SR-IOV: each attachment of a network whose NAD names a device-plugin resource needs one VF of it; the

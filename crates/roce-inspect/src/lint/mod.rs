@@ -402,7 +402,8 @@ impl<'a> Cx<'a> {
             }
         }
         for f in &forwarded {
-            if let Some(value) = &f.value {
+            // `-x NAME=${NAME}`: the launcher shell's value, known at run time only.
+            if let Some(value) = f.value.as_ref().filter(|v| !v.contains('$')) {
                 self.value_check(
                     &f.name,
                     ValueAt::Text(value, f.at),
@@ -527,11 +528,17 @@ impl<'a> Cx<'a> {
             if wants_ipc && !has_ipc && privileged.is_none() {
                 // Where the platform runs containers with an unlimited memlock limit (EKS with EFA), the
                 // capability only differs from the profile.
-                let platform = matches!(w.rdma_access(), Some(RdmaAccess::Resource(r)) if roce_model::fabric::devices::memlock_unlimited_with(&r));
+                let platform = match w.rdma_access() {
+                    Some(RdmaAccess::Resource(r)) => {
+                        roce_model::fabric::devices::memlock_unlimited_with(&r)
+                    }
+                    Some(RdmaAccess::CloudNetworks) => true,
+                    _ => false,
+                };
                 let mut p = Problem::new(
                     Code::LintIpcLock,
                     if platform {
-                        format!("{owner} lacks the IPC_LOCK capability the profile grants; its EFA nodes run containers with an unlimited memlock limit, so registration works without it")
+                        format!("{owner} lacks the IPC_LOCK capability the profile grants; the platform's GPU nodes (EKS with EFA, GKE's RDMA networks) run containers with an unlimited memlock limit, so registration works without it")
                     } else {
                         format!("{owner} lacks the IPC_LOCK capability: RDMA memory registration (`ibv_reg_mr`) fails past the memlock limit and NCCL falls back to sockets")
                     },
@@ -573,11 +580,16 @@ impl<'a> Cx<'a> {
                 })
             })
         });
+        // GKE schedules a pod that names multi-network interfaces only onto nodes with those networks.
+        let gated = gated || w.cloud_interfaces.is_some();
         self.node_selector(t, v, gated);
         self.channel_claim(t, v, c, w);
-        self.clique_affinity(t, v);
+        // A job that spreads over racks or zones spans NVLink domains on purpose.
+        if !w.spreads_over(v.spec, CLIQUE_LABEL) {
+            self.clique_affinity(t, v);
+        }
         self.host_mounts(v, c, &owner);
-        self.topology_file(v, c, &owner);
+        self.topology_file(v, c, &owner, w);
         self.provider_env(c, &owner, forwarded, true);
         let mut skip: BTreeSet<&str> = forwarded.iter().map(|f| f.name.as_str()).collect();
         // Behind `roce exec` the pod-dependent variables are computed at start-up, not written in env.
@@ -829,7 +841,7 @@ impl<'a> Cx<'a> {
     /// warns and probes the topology itself when `NCCL_TOPO_FILE` names a file it cannot open
     /// (`ncclTopoGetXmlFromFile`, `src/graph/xml.cc`), so a missing mount runs on the probed graph, slower
     /// on VMs whose PCI view is not the real one.
-    fn topology_file(&mut self, v: &PodView<'a>, c: &'a Node, owner: &str) {
+    fn topology_file(&mut self, v: &PodView<'a>, c: &'a Node, owner: &str, w: &Wiring<'a>) {
         let Some(t) = self.linter.plan.topology.clone() else {
             return;
         };
@@ -852,6 +864,21 @@ impl<'a> Cx<'a> {
                 == Some(t.config_map.as_str())
         });
         if from_config_map {
+            return;
+        }
+        // The rank's NCCL_TOPO_FILE names a file of another ConfigMap the container mounts: a topology file
+        // in another form (Azure's samples mount `nvidia-topology` at /opt/nvidia-topology).
+        if let Some(path) = w
+            .var(provider::NCCL_TOPO_FILE)
+            .and_then(|v| v.value.as_deref())
+            .filter(|p| *p != t.path)
+            && w.mounts.iter().any(|(name, mount, _)| {
+                path.starts_with(&format!("{}/", mount.trim_end_matches('/')))
+                    && w.volumes
+                        .iter()
+                        .any(|(v, node)| v == name && entry(node, "configMap").is_some())
+            })
+        {
             return;
         }
         self.push(
@@ -895,7 +922,7 @@ impl<'a> Cx<'a> {
             None => {
                 let missing: Vec<&str> = self.linter.env.iter().map(|(n, _)| n.as_str()).collect();
                 if !missing.is_empty() {
-                    let p = self.env_missing(&owner, &missing, self.doc_at);
+                    let p = self.env_missing(&owner, &missing, &BTreeSet::new(), self.doc_at);
                     self.push(p);
                 }
             }
@@ -1435,7 +1462,13 @@ impl<'a> Cx<'a> {
         }
     }
 
-    fn env_missing(&self, owner: &str, missing: &[&str], at: Origin) -> Problem {
+    fn env_missing(
+        &self,
+        owner: &str,
+        missing: &[&str],
+        present: &BTreeSet<&str>,
+        at: Origin,
+    ) -> Problem {
         let shown: Vec<String> = missing.iter().take(6).map(|m| (*m).to_string()).collect();
         let more = if missing.len() > shown.len() {
             format!(" and {} more", missing.len() - shown.len())
@@ -1446,7 +1479,11 @@ impl<'a> Cx<'a> {
         // only a difference where the default is what the profile would pick anyway.
         let worst = missing
             .iter()
-            .map(|m| env::consequence_if_missing(m))
+            .map(|m| {
+                self.linter
+                    .plan
+                    .consequence_if_missing(m, |n| present.contains(n))
+            })
             .max()
             .unwrap_or(env::Consequence::Differs);
         let mut p = Problem::new(
@@ -1530,7 +1567,9 @@ impl<'a> Cx<'a> {
         }
         if !missing.is_empty() {
             let at = self.container_at(c, &["env"]);
-            let p = self.env_missing(owner, &missing, at);
+            let mut present: BTreeSet<&str> = skip.clone();
+            present.extend(items.iter().filter_map(|i| text(i, "name")));
+            let p = self.env_missing(owner, &missing, &present, at);
             self.push(p);
         }
     }
@@ -1586,6 +1625,11 @@ impl<'a> Cx<'a> {
             return;
         }
         if name == env::NCCL_IB_HCA.name && !self.linter.rail_ports.is_empty() {
+            // The same rails in another form (an exact list of the claimed DRA NICs, whose host names
+            // the profile's pattern only approximates).
+            if self.linter.plan.equivalent(name, &have) {
+                return;
+            }
             let selects = self.linter.hca_selects(&have);
             if selects.is_empty() {
                 let devices: Vec<&str> = self
@@ -1643,7 +1687,7 @@ impl<'a> Cx<'a> {
                 return;
             }
         }
-        let consequence = env::consequence(name);
+        let consequence = self.linter.plan.consequence_of(name, &have);
         let mut p = Problem::new(
             Code::LintEnvDifferent,
             format!(

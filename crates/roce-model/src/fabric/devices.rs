@@ -103,8 +103,20 @@ pub fn device_resource(name: &str) -> bool {
 /// Does the platform give every container an unlimited memlock limit, so RDMA registration needs no
 /// `IPC_LOCK`? The EKS-optimized accelerated AMIs (the only AMIs with the EFA device plugin's driver) run
 /// containerd with `LimitMEMLOCK=infinity` (awslabs/amazon-eks-ami, `templates/shared/runtime/containerd.service`).
+/// GKE's RDMA NICs (its multi-network interfaces, or managed DRANET's `*.google.com` device classes) are the
+/// other case: Google's GPUDirect RDMA samples (container-engine-accelerators `gpudirect-rdma/`) grant no
+/// `IPC_LOCK`.
 pub fn memlock_unlimited_with(resource_or_class: &str) -> bool {
-    resource_or_class == super::provider::EFA_RESOURCE || resource_or_class.contains("efa")
+    resource_or_class == super::provider::EFA_RESOURCE
+        || resource_or_class.contains("efa")
+        || resource_or_class.ends_with(".google.com")
+}
+
+/// Is a hostPath one of a GKE node's (Container-Optimized OS keeps the GPU driver and gIB under
+/// `/home/kubernetes/bin`)? A pod mounting one runs on GKE, whose RDMA samples need no `IPC_LOCK`
+/// ([`memlock_unlimited_with`]).
+pub fn gke_host_path(path: &str) -> bool {
+    path.starts_with("/home/kubernetes/bin")
 }
 
 /// The NVIDIA DRA driver's device class for a ComputeDomain's IMEX channel (k8s-dra-driver-gpu,
@@ -157,6 +169,16 @@ pub fn pins_node_pool(key: &str) -> bool {
     label_cloud(key).is_some()
         || key == "node.kubernetes.io/instance-type"
         || key == "beta.kubernetes.io/instance-type"
+}
+
+/// Does a DRA device class belong to a driver that gives its devices to the whole pod, whether a container
+/// lists the claim or not? dranet moves the claimed netdevs into the pod's network namespace when the sandbox
+/// is created and adds the RDMA device nodes to its containers through NRI (kubernetes-sigs/dranet,
+/// `docs/`: "How it works"); GKE's managed DRANET classes (`mrdma.google.com`, `netdev.google.com`) are
+/// dranet's.
+pub fn pod_level_class(class: &str) -> bool {
+    let c = class.to_ascii_lowercase();
+    c.contains("dranet") || c.contains(super::dra::DRANET_DRIVER) || c.ends_with(".google.com")
 }
 
 /// Variables whose value is a `:`-separated search path: a manifest's value is the launcher's or image's own

@@ -333,24 +333,41 @@ pub const UCX_PERFTEST_ENV: &[JobVar] = &[UCX_LOG_LEVEL_INFO];
 /// The MPI launcher container's own environment (for `mpirun` itself; not forwarded to the ranks).
 pub const MPI_LAUNCHER_ENV: &[JobVar] = &[OMPI_ALLOW_RUN_AS_ROOT, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM];
 
-/// The consequence of leaving a profile variable unset: its reader's default applies.
-/// * `NCCL_SOCKET_IFNAME`: NCCL picks an interface itself (not `lo` or `docker*`, `ib*` first), the pod's
-///   `eth0` where it has no other; `UCX_*` and `OMPI_MCA_*`: MPI's defaults, which an NCCL job does not
-///   depend on; logging: nothing — these only differ;
-/// * every other `NCCL_*` (device selection, RoCE GID, tuning): NCCL's default may pick other devices or
-///   a slower configuration: slower at worst.
-pub fn consequence_if_missing(name: &str) -> Consequence {
-    if name == NCCL_SOCKET_IFNAME.name
-        || name.starts_with(UCX_PREFIX)
-        || name.starts_with("OMPI_MCA_")
-        || is_logging(name)
-    {
-        Consequence::Differs
-    } else if name.starts_with(NCCL_PREFIX) {
-        Consequence::Slower
-    } else {
-        Consequence::Differs
+/// The consequence of leaving a profile variable unset: its reader's default applies. `set` says which other
+/// variables the job does set (a fixed GID index makes the address family and range unused).
+/// * the RoCE GID selection (`NCCL_IB_ADDR_FAMILY`, `NCCL_IB_ADDR_RANGE`, unless `NCCL_IB_GID_INDEX` is set, and
+///   the index itself), the traffic class, the topology file, GPUDirect's level, the device list and the
+///   network NCCL is forced to: NCCL's default may pick another GID, queue, topology or path: slower or
+///   fragile;
+/// * the rest — NCCL's bootstrap interface (NCCL picks one itself, the pod's `eth0` where it has no other), its
+///   net plugin, its tuning (chunk sizes, QPs, buffers, relaxed ordering), `UCX_*` and `OMPI_MCA_*` in an NCCL
+///   job, log levels: the job runs at the reader's defaults; it only differs from the profile.
+pub fn consequence_if_missing(name: &str, set: impl Fn(&str) -> bool) -> Consequence {
+    match name {
+        "NCCL_IB_ADDR_FAMILY" | "NCCL_IB_ADDR_RANGE" if set(NCCL_IB_GID_INDEX.name) => {
+            Consequence::Differs
+        }
+        "NCCL_IB_ADDR_FAMILY"
+        | "NCCL_IB_ADDR_RANGE"
+        | "NCCL_IB_GID_INDEX"
+        | "NCCL_IB_TC"
+        | "NCCL_TOPO_FILE"
+        | "NCCL_NET_GDR_LEVEL"
+        | "NCCL_IB_HCA"
+        | "NCCL_NET" => Consequence::Slower,
+        _ => Consequence::Differs,
     }
+}
+
+/// Is the variable read by the NVIDIA container toolkit when it creates the container (which devices to
+/// inject), not by the job? It must then be in the container's own env: an `mpirun -x` of it reaches the
+/// process after the devices were decided (nvidia-container-toolkit reads `NVIDIA_VISIBLE_DEVICES`,
+/// `NVIDIA_DRIVER_CAPABILITIES` and `NVIDIA_IMEX_CHANNELS` from the OCI spec's env).
+pub fn read_at_container_creation(name: &str) -> bool {
+    matches!(
+        name,
+        "NVIDIA_IMEX_CHANNELS" | "NVIDIA_VISIBLE_DEVICES" | "NVIDIA_DRIVER_CAPABILITIES"
+    )
 }
 
 /// Does the variable select devices or interfaces by the names the pod sees them by (`NCCL_IB_HCA`,
@@ -378,7 +395,7 @@ pub enum Consequence {
 }
 
 /// The consequence of another value for `name`, by what its reader does with it:
-/// * NCCL's bootstrap interface, the network it forces, its plugin, and the RoCE GID selection
+/// * NCCL's bootstrap interface, the network it forces, and the RoCE GID selection
 ///   (`NCCL_IB_GID_INDEX`, `NCCL_IB_ADDR_FAMILY`, `NCCL_IB_ADDR_RANGE`, `NCCL_IB_ROCE_VERSION_NUM`) decide
 ///   whether ranks reach each other: another value fails the connection (NCCL `src/transport/net_ib.cc`
 ///   picks the GID from them; a wrong one is an unroutable address);
@@ -390,13 +407,17 @@ pub fn consequence(name: &str) -> Consequence {
     match name {
         "NCCL_SOCKET_IFNAME"
         | "NCCL_NET"
-        | "NCCL_NET_PLUGIN"
         | "NCCL_IB_GID_INDEX"
         | "NCCL_IB_ADDR_FAMILY"
         | "NCCL_IB_ADDR_RANGE"
         | "NCCL_IB_ROCE_VERSION_NUM"
         | "UCX_NET_DEVICES"
         | "UCX_IB_GID_INDEX" => Consequence::Fails,
+        // Another plugin (Spectrum-X's `spcx`, for very large jobs) is a choice; a plugin NCCL cannot find
+        // is a warning in its log, and NCCL runs on its internal transports.
+        "NCCL_NET_PLUGIN" => Consequence::Differs,
+        // Whether the file is in the pod is the topology check's to say (`roce::lint::topology_file`).
+        "NCCL_TOPO_FILE" => Consequence::Differs,
         "NCCL_IB_DISABLE" => Consequence::SilentTcp,
         n if n.starts_with(NCCL_PREFIX) => Consequence::Slower,
         _ => Consequence::Differs,

@@ -700,6 +700,15 @@ fn apply_document(
                     .collect();
                 if let Some(c) = container_mut(doc, t, *container) {
                     merge_env(c, &env_t, !env_on_workers, plan);
+                    // What the container runtime reads goes in the workers' env, wherever the rest goes.
+                    if !env_on_workers {
+                        let runtime: Vec<(String, String)> = env_t
+                            .iter()
+                            .filter(|(n, _)| roce_model::fabric::env::read_at_container_creation(n))
+                            .cloned()
+                            .collect();
+                        merge_env(c, &runtime, false, plan);
+                    }
                     if let Some(w) = wrap {
                         wrap_command(c, w);
                     }
@@ -967,8 +976,12 @@ fn wire_pod(
             let merged = multus::merge(nets.unwrap_or(&[]), &w.networks, pod_namespace);
             annotations.insert(MULTUS_ANNOTATION, Yaml::Block(multus::render(&merged)));
         }
+        // The provider's annotations (GKE's multi-network interfaces) attach NICs: a pod that states its own
+        // keeps them (its networks, under the names its cluster gave them).
         for (k, v) in &plan.pod_annotations {
-            set_str(annotations, k, v);
+            if annotations.get(k).is_none() {
+                set_str(annotations, k, v);
+            }
         }
     }
     let Some(spec) = ensure_map(template, "spec", false) else {
@@ -1173,7 +1186,7 @@ fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool, plan: &Plan
                     .and_then(Yaml::as_str)
                     .filter(|_| item.get("valueFrom").is_none());
                 let right = have == Some(value.as_str())
-                    || have.is_some_and(|h| plan.equivalent(name, &unescape_dependent(h)));
+                    || have.is_some_and(|h| plan.acceptable(name, &unescape_dependent(h)));
                 if !right {
                     // A search path keeps the manifest's entries (the MPI's, the image's) and gains the plan's.
                     let merged = match have {
@@ -1281,8 +1294,10 @@ fn forward_env(
             Some(f) => {
                 let Some(old) = &f.value else { continue };
                 // A value that does what the profile's does (an exact HCA list of the same rails, a
-                // search path holding the profile's entries) is the author's and stays.
-                if old == value || plan.equivalent(name, old) {
+                // search path holding the profile's entries), or another that only differs (another net
+                // plugin), is the author's and stays.
+                // `-x NAME=${NAME}`: the launcher shell's value, which roce cannot read.
+                if old == value || old.contains('$') || plan.acceptable(name, old) {
                     continue;
                 }
                 let word = format!("{name}={value}");

@@ -117,32 +117,42 @@ fn forward(word: &str, at: Place) -> Option<Forward> {
     })
 }
 
+/// The script's mpirun invocation that runs the job: the one with the most `-x` forwards, the last of
+/// equals (a readiness loop such as `until mpirun … hostname; do sleep 5; done` comes first and forwards
+/// little).
 fn find_in_script(script: &str, item: usize) -> Option<Invocation> {
     let words = shell_words(script);
-    let start = words.iter().position(|w| is_mpirun(&w.text))?;
-    let script_after = Some(words[start].range.end);
-    let mut forwards = Vec::new();
-    let mut j = start + 1;
-    while j < words.len() && !words[j].ends_command {
-        if matches!(words[j].text.as_str(), "-x" | "--x") && j + 1 < words.len() {
-            let w = &words[j + 1];
-            forwards.extend(forward(
-                &w.text,
-                Place::Script {
-                    item,
-                    range: w.range.clone(),
-                },
-            ));
-            j += 2;
-            continue;
+    let mut best: Option<Invocation> = None;
+    for start in (0..words.len()).filter(|&i| is_mpirun(&words[i].text)) {
+        let mut forwards = Vec::new();
+        let mut j = start + 1;
+        while j < words.len() && !words[j].ends_command {
+            if matches!(words[j].text.as_str(), "-x" | "--x") && j + 1 < words.len() {
+                let w = &words[j + 1];
+                forwards.extend(forward(
+                    &w.text,
+                    Place::Script {
+                        item,
+                        range: w.range.clone(),
+                    },
+                ));
+                j += 2;
+                continue;
+            }
+            j += 1;
         }
-        j += 1;
+        if best
+            .as_ref()
+            .is_none_or(|b| forwards.len() >= b.forwards.len())
+        {
+            best = Some(Invocation {
+                item,
+                script_after: Some(words[start].range.end),
+                forwards,
+            });
+        }
     }
-    Some(Invocation {
-        item,
-        script_after,
-        forwards,
-    })
+    best
 }
 
 /// A shell word: its unquoted text and its bytes; operators (`;`, `&&`, `|`, a line end) are
@@ -192,6 +202,27 @@ fn shell_words(script: &str) -> Vec<Word> {
                             } else {
                                 i += 2;
                             }
+                        }
+                        // `$(…)`, `$((…))`: a command substitution or arithmetic, part of the word.
+                        b'$' if bytes.get(i + 1) == Some(&b'(') => {
+                            let mut depth = 0usize;
+                            let start_sub = i;
+                            i += 1;
+                            while i < bytes.len() {
+                                match bytes[i] {
+                                    b'(' => depth += 1,
+                                    b')' => {
+                                        depth -= 1;
+                                        if depth == 0 {
+                                            i += 1;
+                                            break;
+                                        }
+                                    }
+                                    _ => {}
+                                }
+                                i += 1;
+                            }
+                            text.push_str(&script[start_sub..i.min(bytes.len())]);
                         }
                         b'\'' => {
                             let end = script[i + 1..]
@@ -277,5 +308,13 @@ mod tests {
         assert_eq!(&script[range.clone()], "\"UCX_TLS=tcp\"");
         assert_eq!(&script[..inv.script_after.unwrap()], "echo start; mpirun");
         assert!(find(&["sh", "-c", "python train.py"]).is_none());
+    }
+
+    #[test]
+    fn the_job_s_invocation_is_found_past_probes_and_substitutions() {
+        let script = "until mpirun -np 2 -x LD_LIBRARY_PATH hostname; do sleep 5; done\nmpirun -np $((HOSTS*8)) -npernode $(nproc) \\\n  -x NCCL_IB_HCA=mlx5 -x UCX_TLS=tcp ./run\n";
+        let inv = find(&["bash", "-c", script]).unwrap();
+        let names: Vec<_> = inv.forwards.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["NCCL_IB_HCA", "UCX_TLS"]);
     }
 }

@@ -219,6 +219,23 @@ pub const KINDS: &[&str] = &[
 pub fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
     let kind = doc.get("kind")?.text()?;
     let mut out = Found::default();
+    // Kubernetes' own kinds by their API group: a Volcano `Job` (batch.volcano.sh) is not a batch/v1 Job.
+    let group = doc
+        .get("apiVersion")
+        .and_then(Tree::text)
+        .map(|v| v.rsplit_once('/').map_or("", |(g, _)| g));
+    let core_group = match kind {
+        "Pod" | "List" => Some(""),
+        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" => Some("apps"),
+        "Job" | "CronJob" => Some("batch"),
+        _ => None,
+    };
+    if let (Some(want), Some(have)) = (core_group, group)
+        && want != have
+    {
+        let found = generic(doc);
+        return (!found.is_empty()).then(|| (found, Vec::new()));
+    }
     match kind {
         "Pod" => out.template(doc, Vec::new(), Role::Worker, "Pod".into()),
         "List" => {
