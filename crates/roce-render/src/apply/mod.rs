@@ -701,7 +701,9 @@ fn apply_document(
                 if let Some(c) = container_mut(doc, t, *container) {
                     merge_env(c, &env_t, !env_on_workers, plan);
                     // What the container runtime reads goes in the workers' env, wherever the rest goes.
-                    if !env_on_workers {
+                    if !env_on_workers
+                        && env_t.iter().any(|(n, _)| roce_model::fabric::env::read_at_container_creation(n))
+                    {
                         let runtime: Vec<(String, String)> = env_t
                             .iter()
                             .filter(|(n, _)| roce_model::fabric::env::read_at_container_creation(n))
