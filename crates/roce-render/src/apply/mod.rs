@@ -672,16 +672,16 @@ fn apply_document(
                 for k in kept {
                     notes.push(format!("{file}: the {} {k}", t.label));
                 }
-                wire_pod(
+                for n in wire_pod(
                     doc,
                     t,
                     *container,
                     nets.as_deref(),
                     tplan,
                     work.pod_namespace.as_deref(),
-                    notes,
-                    file,
-                );
+                ) {
+                    notes.push(format!("{file}: {n}"));
+                }
                 // What the rank gets elsewhere (a ConfigMap, the launcher's mpirun) is not set again; a
                 // KV-transfer server keeps its UCX as configured.
                 let env_t: Vec<(String, String)> = worker_env
@@ -964,11 +964,10 @@ fn wire_pod(
     nets: Option<&[multus::Network]>,
     plan: &Plan,
     pod_namespace: Option<&str>,
-    notes: &mut Vec<String>,
-    file: &str,
-) {
+) -> Vec<String> {
+    let mut notes = Vec::new();
     let Some(template) = at_mut(doc, &t.path) else {
-        return;
+        return notes;
     };
     if let Some(annotations) = ensure_map(template, "metadata", !t.path.is_empty())
         .and_then(|m| ensure_map(m, "annotations", false))
@@ -987,7 +986,7 @@ fn wire_pod(
         }
     }
     let Some(spec) = ensure_map(template, "spec", false) else {
-        return;
+        return notes;
     };
     // A pod that already picks its nodes by another cloud's labels is someone else's node pool: the
     // profile's labels would contradict it (its own label with another value is corrected).
@@ -999,7 +998,7 @@ fn wire_pod(
     });
     if cloud_picked && !plan.node_selector.is_empty() {
         notes.push(format!(
-            "{file}: the {} selects its nodes by another cloud's labels: the profile's node labels are not added",
+            "the {} selects its nodes by another cloud's labels: the profile's node labels are not added",
             t.label
         ));
     } else if !plan.node_selector.is_empty()
@@ -1038,10 +1037,10 @@ fn wire_pod(
         volumes.push(crate::pod::topology_volume(t));
     }
     let Some(Yaml::Seq(containers)) = spec.get_mut_key("containers") else {
-        return;
+        return notes;
     };
     let Some(c) = containers.get_mut(index) else {
-        return;
+        return notes;
     };
     merge_resources(c, "resources", plan);
     if let Some(w) = &plan.wiring
@@ -1087,6 +1086,7 @@ fn wire_pod(
     {
         mounts.push(crate::pod::topology_mount(t));
     }
+    notes
 }
 
 /// Set a string entry unless it already reads as `value`.
