@@ -2,8 +2,8 @@
 //! wiring of real public samples, each with hand-written expectations. Lint is measured by precision and
 //! recall over its error and warning findings; apply must change nothing that already works (Multus entries,
 //! ComputeDomains, launcher commands, search paths, exact device lists, affinity and spread), its output must
-//! pass `kubernetes-validate --strict` where it is a core kind and must not gain findings, and applying twice
-//! must equal applying once.
+//! pass `kubernetes-validate --strict` where it is a core kind (MPIJobs and ComputeDomains: their CRD schemas,
+//! strict) and must not gain findings, and applying twice must equal applying once.
 
 #[path = "../../roce-render/tests/support/consumers.rs"]
 mod consumers;
@@ -486,6 +486,7 @@ fn the_corpus_is_linted_and_applied_as_its_expectations_say() {
     let (mut tp, mut fp, mut fn_) = (0, 0, 0);
     let mut damaged = Vec::new();
     let mut sources = BTreeSet::new();
+    let mut crd_checked = 0;
     for (toml, yaml) in &all {
         let f = read(toml);
         sources.insert(f.source.clone());
@@ -576,6 +577,28 @@ fn the_corpus_is_linted_and_applied_as_its_expectations_say() {
                     ));
                 }
             }
+            // The MPI Operator's and the DRA driver's CRD schemas, with strict fields, for what apply wrote
+            // into MPIJobs and ComputeDomains.
+            for doc in documents(&once) {
+                let schema = match (
+                    doc.get("apiVersion").and_then(Value::as_str),
+                    doc.get("kind").and_then(Value::as_str),
+                ) {
+                    (Some("kubeflow.org/v2beta1"), Some("MPIJob")) => "mpi-operator-v2beta1.json",
+                    (Some("resource.nvidia.com/v1beta1"), Some("ComputeDomain")) => {
+                        "compute-domain-v1beta1.json"
+                    }
+                    _ => continue,
+                };
+                match consumers::crd_schema_strict(&doc, schema) {
+                    Ok(true) => crd_checked += 1,
+                    Ok(false) => {}
+                    Err(e) => damaged.push(format!(
+                        "{}: the {schema} schema rejects apply's output:\n{e}",
+                        f.name
+                    )),
+                }
+            }
             let core = core_documents(&once);
             if !core.trim().is_empty()
                 && let Err(e) = consumers::kubernetes_validate_strict(
@@ -638,7 +661,7 @@ fn the_corpus_is_linted_and_applied_as_its_expectations_say() {
     let recall = tp as f64 / (tp + fn_).max(1) as f64;
     println!("{report}");
     println!(
-        "corpus: {} fixtures from {} sources; precision {precision:.3} ({tp} of {}), recall {recall:.3} ({tp} of {}); apply damage: {} (over {stress} wrong-profile applies too)",
+        "corpus: {} fixtures from {} sources; precision {precision:.3} ({tp} of {}), recall {recall:.3} ({tp} of {}); apply damage: {} (over {stress} wrong-profile applies too; {crd_checked} MPIJob/ComputeDomain documents checked against their CRD schemas)",
         all.len(),
         sources.len(),
         tp + fp,

@@ -565,8 +565,9 @@ pub fn crd_schema_strict(doc: &serde_json::Value, fixture: &str) -> Result<bool,
     let dir = temp_dir("crd-schema");
     let doc_path = dir.join("doc.json");
     std::fs::write(&doc_path, serde_json::to_string_pretty(doc).unwrap()).unwrap();
-    let schema = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/crds")
+    // From the repository root, so other crates' tests (roce-inspect's corpus) find the same schemas.
+    let schema = repo_root()
+        .join("crates/roce-render/tests/fixtures/crds")
         .join(fixture);
     let out = Command::new(&py)
         .arg("-c")
