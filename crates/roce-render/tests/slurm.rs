@@ -228,6 +228,7 @@ profile_tests! {
     env_reaches_the_step_gb300_roce_dra => "coreweave/gb300-roce-dra",
     env_reaches_the_step_oci_gb200_roce_dranet => "oci/gb200-roce-dranet",
     env_reaches_the_step_aws_p5_efa => "aws/p5-efa",
+    env_reaches_the_step_aws_p6e_gb200 => "aws/p6e-gb200",
     env_reaches_the_step_gcp_a3_ultra => "gcp/a3-ultra",
     env_reaches_the_step_gcp_a4x => "gcp/a4x",
     env_reaches_the_step_azure_ndv5_ib => "azure/ndv5-ib",

@@ -41,6 +41,7 @@ builtins!(
     "coreweave/gb300-roce-dra",
     "oci/gb200-roce-dranet",
     "aws/p5-efa",
+    "aws/p6e-gb200",
     "gcp/a3-ultra",
     "gcp/a4x",
     "azure/ndv5-ib",
