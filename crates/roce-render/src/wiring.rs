@@ -779,6 +779,37 @@ impl<'a> Wiring<'a> {
         }
     }
 
+    /// Does the container run something that needs a large `/dev/shm`: NCCL's shared-memory transport (a
+    /// program built on NCCL collectives — nccl-tests' `*_perf`, torch.distributed launchers, the serving
+    /// and training engines — or `NCCL_*` env), unless `NCCL_SHM_DISABLE=1`; or Ray, whose object store
+    /// lives in /dev/shm and falls back to /tmp, slowly, when it is small (Ray docs, "Memory Management")?
+    pub fn uses_shm_transports(&self) -> bool {
+        const NCCL_PROGRAMS: &[&str] = &[
+            "_perf",
+            "torchrun",
+            "torch.distributed",
+            "deepspeed",
+            "vllm",
+            "sglang",
+            "megatron",
+            "accelerate launch",
+        ];
+        let all = self.argv.join(" ");
+        let ray = ["ray start", "KUBERAY", "executor-backend ray"]
+            .iter()
+            .any(|p| all.contains(p));
+        let shm_off = self
+            .var("NCCL_SHM_DISABLE")
+            .is_some_and(|v| v.value.as_deref().map(str::trim) == Some("1"));
+        !shm_off
+            && (ray
+                || NCCL_PROGRAMS.iter().any(|p| all.contains(p))
+                || self
+                    .env
+                    .iter()
+                    .any(|v| v.name.starts_with(roce_model::fabric::env::NCCL_PREFIX)))
+    }
+
     /// Does the pod keep its replicas apart across NVLink domains (a spread constraint over a zone, a rack or
     /// `key`, or a required anti-affinity on `key`)? Then a required affinity on `key` would contradict it.
     pub fn spreads_over(&self, spec: Option<&Node>, key: &str) -> bool {
@@ -953,4 +984,54 @@ pub fn mca_params(argv: &[&str]) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::{manifest, templates, view};
+    use roce_model::source::{Source, Sources};
+
+    /// The worker's wiring of a one-document MPIJob whose launcher runs `script` under `bash -c`.
+    fn worker_env(script: &str) -> Vec<(String, Option<String>, EnvFrom)> {
+        let text = format!(
+            "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {{name: m}}\nspec:\n  mpiReplicaSpecs:\n    Launcher:\n      template:\n        spec:\n          containers:\n          - name: l\n            image: x\n            command: [bash, -c]\n            args: [{script:?}]\n    Worker:\n      template:\n        spec:\n          containers:\n          - name: w\n            image: x\n            env: [{{name: NVIDIA_IMEX_CHANNELS, value: \"0\"}}]\n"
+        );
+        let mut sources = Sources::default();
+        let id = sources.add(Source::new("m.yaml", text.clone()));
+        let docs = manifest::parse(&text, id).unwrap();
+        let input = Input::read(&docs);
+        let (found, _) = templates::discover(&docs[0]).unwrap();
+        let views: Vec<_> = found
+            .iter()
+            .map(|t| view::view(&docs[0], t, None).unwrap())
+            .collect();
+        let w = Wiring::read(&views[1], &input, Some(&views[0]));
+        w.env
+            .into_iter()
+            .map(|v| (v.name, v.value, v.from))
+            .collect()
+    }
+
+    #[test]
+    fn a_rank_sees_the_launchers_values_and_keeps_its_own() {
+        let env = worker_env(
+            "until mpirun -x A hostname; do sleep 5; done; mpirun -np $((2*4)) -x NVIDIA_IMEX_CHANNELS=0 -x NCCL_SOCKET_IFNAME=${IFACE} -x NCCL_IB_HCA=mlx5 --mca pml ^ucx ./run",
+        );
+        let get = |n: &str| env.iter().rev().find(|(name, _, _)| name == n).cloned();
+        // the job's mpirun, past the readiness loop and the arithmetic
+        assert_eq!(get("NCCL_IB_HCA").unwrap().1.as_deref(), Some("mlx5"));
+        // a value the launcher's shell expands is unknown
+        assert_eq!(get("NCCL_SOCKET_IFNAME").unwrap().1, None);
+        // `--mca pml ^ucx` is Open MPI's OMPI_MCA_pml
+        assert_eq!(get("OMPI_MCA_pml").unwrap().1.as_deref(), Some("^ucx"));
+        // the container's own NVIDIA_IMEX_CHANNELS stays visible beside the launcher's
+        let imex: Vec<EnvFrom> = env
+            .iter()
+            .filter(|(n, _, _)| n == "NVIDIA_IMEX_CHANNELS")
+            .map(|(_, _, f)| *f)
+            .collect();
+        assert_eq!(imex, [EnvFrom::Container, EnvFrom::Launcher]);
+        assert!(get("A").is_none(), "the probe's forwards are not the job's");
+    }
 }

@@ -94,29 +94,7 @@ pub(super) fn document<'a>(
         // NCCL's SHM transport links ranks of one pod (more than one GPU, or a job that says it runs NCCL);
         // Ray keeps its object store in /dev/shm and falls back to /tmp, slowly, when it is small (Ray docs,
         // "Memory Management: object store").
-        let all = w.argv.join(" ");
-        let ray = all.contains("ray start")
-            || all.contains("KUBERAY")
-            || all.contains("executor-backend ray");
-        // Programs that run NCCL collectives: nccl-tests (`*_perf`), torch.distributed launchers, the
-        // serving and training engines built on them.
-        let nccl_program = [
-            "_perf",
-            "torchrun",
-            "torch.distributed",
-            "deepspeed",
-            "vllm",
-            "sglang",
-            "megatron",
-            "accelerate launch",
-        ]
-        .iter()
-        .any(|p| all.contains(p));
-        let shm_off = w
-            .var("NCCL_SHM_DISABLE")
-            .is_some_and(|v| v.value.as_deref().map(str::trim) == Some("1"));
-        let nccl_job = !shm_off
-            && (ray || nccl_program || w.env.iter().any(|v| v.name.starts_with(env::NCCL_PREFIX)));
+        let nccl_job = w.uses_shm_transports();
         if shapes
             && !w.merged_with_preset
             && nccl_job

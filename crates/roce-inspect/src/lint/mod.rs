@@ -34,7 +34,6 @@ use roce_model::fabric::dra::{CLIQUE_LABEL, KUEUE_REQUIRED_TOPOLOGY};
 use roce_model::fabric::provider::{self, EnvNeed, HostMount, Provider};
 use roce_model::fabric::{env, nccl};
 use roce_model::model::{NadRef, Profile, UcxMode};
-use roce_model::nccl_list::{self, ListKind};
 use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
 use roce_model::source::{Origin, Source, Sources};
 use roce_model::ucx_list::{self, TlsList};
@@ -91,8 +90,6 @@ struct Expect {
     /// (name, value as written in a manifest: `$(` escaped), in plan order.
     env: Vec<(String, String)>,
     nads: Vec<NadRef>,
-    /// RDMA devices and their verbs port, for `NCCL_IB_HCA`.
-    rail_ports: Vec<(String, u32)>,
     plan_hca: BTreeSet<(String, u32)>,
     ucx_mode: UcxMode,
     plan_tls: Option<TlsList>,
@@ -212,12 +209,6 @@ impl Linter {
 impl Expect {
     fn new(profile: &Profile) -> Self {
         let plan = roce_render::plan::lower(profile);
-        let port = profile.rails.port_num.value;
-        let rail_ports: Vec<(String, u32)> = profile
-            .rail_list()
-            .into_iter()
-            .map(|r| (r.pod_device, port))
-            .collect();
         let env: Vec<(String, String)> = plan
             .env
             .iter()
@@ -253,14 +244,13 @@ impl Expect {
             plan_tls: plan
                 .env_value(env::UCX_TLS.name)
                 .map(|t| ucx_list::parse_tls(t).0),
-            rail_ports,
             env,
             plan,
             nvlink_domain: profile.nvlink_domain.value.clone(),
         };
         linter.plan_hca = match linter.plan.env_value(env::NCCL_IB_HCA.name) {
-            Some(v) => linter.hca_selects(v),
-            None => linter.rail_ports.iter().cloned().collect(),
+            Some(v) => linter.plan.hca_selects(v),
+            None => linter.plan.rail_ports.iter().cloned().collect(),
         };
         linter
     }
@@ -268,19 +258,6 @@ impl Expect {
     /// Is `name` one of the provider's variables that [`Cx::provider_env`] checks?
     fn is_provider_var(&self, name: &str) -> bool {
         self.provider_env.iter().any(|(n, _)| n.name == name)
-    }
-
-    fn hca_selects(&self, value: &str) -> BTreeSet<(String, u32)> {
-        let (list, _) = nccl_list::parse(value, ListKind::IbHca);
-        let ports: Vec<(&str, u32)> = self
-            .rail_ports
-            .iter()
-            .map(|(d, p)| (d.as_str(), *p))
-            .collect();
-        list.matching_ports(&ports)
-            .into_iter()
-            .map(|(d, p)| (d.to_string(), p))
-            .collect()
     }
 }
 
@@ -593,7 +570,7 @@ impl<'a> Cx<'a> {
         self.provider_env(c, &owner, forwarded, true);
         let mut skip: BTreeSet<&str> = forwarded.iter().map(|f| f.name.as_str()).collect();
         // Behind `roce exec` the pod-dependent variables are computed at start-up, not written in env.
-        if starts_behind_roce_exec(&argv_of(c)) {
+        if starts_behind_roce_exec(&roce_render::plumbing::wiring::argv(c)) {
             skip.extend(env::POD_DEPENDENT.iter().copied());
         }
         self.env_seen(c, &owner, &skip, w);
@@ -1624,16 +1601,17 @@ impl<'a> Cx<'a> {
         if have == want {
             return;
         }
-        if name == env::NCCL_IB_HCA.name && !self.linter.rail_ports.is_empty() {
+        if name == env::NCCL_IB_HCA.name && !self.linter.plan.rail_ports.is_empty() {
             // The same rails in another form (an exact list of the claimed DRA NICs, whose host names
             // the profile's pattern only approximates).
             if self.linter.plan.equivalent(name, &have) {
                 return;
             }
-            let selects = self.linter.hca_selects(&have);
+            let selects = self.linter.plan.hca_selects(&have);
             if selects.is_empty() {
                 let devices: Vec<&str> = self
                     .linter
+                    .plan
                     .rail_ports
                     .iter()
                     .map(|(d, _)| d.as_str())
@@ -1766,24 +1744,6 @@ fn env_items(c: &Node) -> Vec<&Node> {
         Some(Value::Seq(items)) => items.iter().collect(),
         _ => Vec::new(),
     }
-}
-
-/// A container's `command` followed by its `args`, the strings only.
-fn argv_of(c: &Node) -> Vec<&str> {
-    ["command", "args"]
-        .iter()
-        .filter_map(|k| entry(c, k))
-        .flat_map(|e| match &e.node.value {
-            Value::Seq(items) => items
-                .iter()
-                .map(|n| match &n.value {
-                    Value::Scalar(Scalar::Str(s)) => s.as_str(),
-                    _ => "",
-                })
-                .collect(),
-            _ => Vec::new(),
-        })
-        .collect()
 }
 
 fn owner(t: &Template, c: &Node) -> String {
