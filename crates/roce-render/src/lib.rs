@@ -29,6 +29,7 @@ mod pod;
 mod quote;
 pub mod review;
 mod sbatch;
+pub mod sweep;
 pub mod target;
 pub mod validation;
 mod wiring;
@@ -143,6 +144,8 @@ pub struct SlurmOptions {
     pub partition: Option<String>,
     /// `--nodes` (default: `job nodes`, else 1).
     pub nodes: Option<u32>,
+    /// `--nodelist`: the nodes by name, a Slurm host list (`roce sweep` pins each round to its nodes).
+    pub nodelist: Option<String>,
     /// `--job-name` (default: from the profile name).
     pub job_name: Option<String>,
     /// `--time`.

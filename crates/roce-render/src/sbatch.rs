@@ -19,6 +19,9 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         s.partition.as_deref().unwrap_or(&plan.slurm.partition),
     )?;
     directive("nodes", &s.nodes.unwrap_or(plan.slurm.nodes).to_string())?;
+    if let Some(list) = &s.nodelist {
+        directive("nodelist", list)?;
+    }
     directive("ntasks-per-node", &plan.slurm.ntasks_per_node.to_string())?;
     directive("gpus-per-node", &plan.slurm.gpus_per_node.to_string())?;
     if let Some(t) = &s.time {
@@ -99,12 +102,12 @@ fn quote_directive(key: &str, value: &str) -> Result<String, RenderError> {
     if value.is_empty()
         || !value
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.:,/=+@".contains(c))
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:,/=+@[]".contains(c))
     {
         return Err(RenderError::Option {
             option: key.to_string(),
             value: value.to_string(),
-            why: "#SBATCH values may use letters, digits and - _ . : , / = + @".to_string(),
+            why: "#SBATCH values may use letters, digits and - _ . : , / = + @ [ ]".to_string(),
         });
     }
     Ok(value.to_string())

@@ -10,6 +10,7 @@ use super::{comment, image, nccl_test_command, nodes, object_name, with_command}
 use crate::dra;
 use crate::plan::{MULTUS_ANNOTATION, Plan, Topic};
 use crate::pod;
+use crate::sweep::NodeName;
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
 
@@ -18,8 +19,43 @@ pub const LAUNCHER_CONTAINER: &str = "launcher";
 
 /// Render the MPIJob from a plan lowered for nccl-tests.
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
-    let name = object_name(plan, opts, "nccl-tests")?;
-    let nodes = nodes(plan, opts)?;
+    let built = build(plan, opts, None)?;
+    let mut docs = built.documents;
+    docs.push(built.job);
+    Ok(format!(
+        "{}{}{}",
+        crate::header("#", plan),
+        comment(&built.notes),
+        yaml::to_multi_doc(&docs)
+    ))
+}
+
+/// A test pinned to given nodes (`roce sweep`): the job's name, its nodes (one worker on each), and labels
+/// for the MPIJob.
+pub(crate) struct Pin<'a> {
+    pub name: &'a str,
+    pub nodes: &'a [NodeName],
+    pub labels: Vec<(&'static str, String)>,
+}
+
+/// An MPIJob and the objects to apply before it.
+pub(crate) struct Built {
+    /// ComputeDomain, NIC claim template: to apply first.
+    pub documents: Vec<Yaml>,
+    pub job: Yaml,
+    pub notes: Vec<String>,
+}
+
+/// The MPIJob of a plan lowered for nccl-tests, across the option's node count or pinned to nodes.
+pub(crate) fn build(
+    plan: &Plan,
+    opts: &RenderOptions,
+    pin: Option<&Pin<'_>>,
+) -> Result<Built, RenderError> {
+    let (name, nodes) = match pin {
+        Some(p) => (p.name.to_string(), p.nodes.len() as u32),
+        None => (object_name(plan, opts, "nccl-tests")?, nodes(plan, opts)?),
+    };
     let image = image(plan, opts);
     let ranks = u64::from(nodes) * u64::from(plan.gpus_per_node);
 
@@ -93,8 +129,17 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         }
         worker_spec.insert("nodeSelector", sel);
     }
-    if let Some(affinity) = dra::affinity(plan) {
-        worker_spec.insert("affinity", affinity);
+    // Pinned workers need no placement of their own: the nodes are given (a clique affinity would only
+    // refuse a pair that spans two racks, which is what a sweep wants to test).
+    match pin {
+        Some(p) => {
+            worker_spec.insert("affinity", pinned_affinity(&name, p.nodes));
+        }
+        None => {
+            if let Some(affinity) = dra::affinity(plan) {
+                worker_spec.insert("affinity", affinity);
+            }
+        }
     }
     worker_spec.insert("containers", vec![pod::container(plan, &worker_opts)]);
     if let Some(claims) = dra::pod_claims(plan) {
@@ -116,10 +161,7 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         .with("kind", "MPIJob")
         .with(
             "metadata",
-            Yaml::map().with("name", name.as_str()).with(
-                "annotations",
-                Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str()),
-            ),
+            job_metadata(plan, &name, pin),
         )
         .with(
             "spec",
@@ -174,12 +216,76 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     ]);
     // The ComputeDomain and the NICs' claim template go first, so `kubectl apply -f` creates them before
     // the workers that claim them (the vendor's DRA MPIJob ships its ComputeDomain the same way).
-    let mut docs = dra::documents(plan);
-    docs.push(job);
-    Ok(format!(
-        "{}{}{}",
-        crate::header("#", plan),
-        comment(&notes),
-        yaml::to_multi_doc(&docs)
-    ))
+    Ok(Built {
+        documents: dra::documents(plan),
+        job,
+        notes,
+    })
+}
+
+fn job_metadata(plan: &Plan, name: &str, pin: Option<&Pin<'_>>) -> Yaml {
+    let mut m = Yaml::map().with("name", name);
+    if let Some(p) = pin {
+        let mut labels = Yaml::map();
+        for (k, v) in &p.labels {
+            labels.insert(k, v.as_str());
+        }
+        m.insert("labels", labels);
+    }
+    m.with(
+        "annotations",
+        Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str()),
+    )
+}
+
+/// Label the MPI Operator puts on a job's pods: the job's name.
+const JOB_NAME_LABEL: &str = "training.kubeflow.org/job-name";
+/// Label the MPI Operator puts on a job's pods: `launcher` or `worker`.
+const JOB_ROLE_LABEL: &str = "training.kubeflow.org/job-role";
+
+/// Workers required onto `nodes` (`kubernetes.io/hostname`) and onto different ones, so each gets one.
+fn pinned_affinity(name: &str, nodes: &[NodeName]) -> Yaml {
+    let hostname = "kubernetes.io/hostname";
+    let required = "requiredDuringSchedulingIgnoredDuringExecution";
+    Yaml::map()
+        .with(
+            "nodeAffinity",
+            Yaml::map().with(
+                required,
+                Yaml::map().with(
+                    "nodeSelectorTerms",
+                    vec![Yaml::map().with(
+                        "matchExpressions",
+                        vec![
+                            Yaml::map()
+                                .with("key", hostname)
+                                .with("operator", "In")
+                                .with(
+                                    "values",
+                                    nodes.iter().map(|n| Yaml::from(n.as_str())).collect::<Vec<_>>(),
+                                ),
+                        ],
+                    )],
+                ),
+            ),
+        )
+        .with(
+            "podAntiAffinity",
+            Yaml::map().with(
+                required,
+                vec![
+                    Yaml::map()
+                        .with(
+                            "labelSelector",
+                            Yaml::map().with(
+                                "matchLabels",
+                                Yaml::map()
+                                    .with(JOB_NAME_LABEL, name)
+                                    .with(JOB_ROLE_LABEL, "worker"),
+                            ),
+                        )
+                        .with("topologyKey", hostname),
+                ],
+            ),
+        )
 }
