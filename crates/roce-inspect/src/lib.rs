@@ -21,3 +21,4 @@ pub mod doctor;
 pub mod exec;
 pub mod explain;
 pub mod lint;
+pub mod sweep;

@@ -154,6 +154,7 @@ impl Proc {
             channel_nets,
             net_channel_ev,
             nongdr_channel_ev,
+            rdma_ports,
             lines,
         } = o;
         if self.host.is_empty() && self.pid.is_empty() {
@@ -187,6 +188,7 @@ impl Proc {
         }
         first(&mut self.net_channel_ev, net_channel_ev);
         first(&mut self.nongdr_channel_ev, nongdr_channel_ev);
+        self.rdma_ports = self.rdma_ports.max(rdma_ports);
         self.lines += lines;
     }
 }

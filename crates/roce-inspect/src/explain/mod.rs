@@ -33,6 +33,7 @@ mod profile;
 mod sockets;
 mod torch;
 mod transport;
+pub(crate) use transport::is_socket as transport_is_socket;
 mod ucx;
 mod verdict;
 
@@ -146,6 +147,9 @@ pub struct Process {
     pub network: Option<String>,
     /// Its connections.
     pub connections: Connections,
+    /// RDMA ports its `NET/IB : Using` line listed (0 when it listed none): a node short of a rail shows
+    /// fewer than its peers.
+    pub rdma_ports: u32,
     /// Its lines that carried information for the verdict (collective-call and proxy chatter is not counted).
     pub lines: u64,
 }
@@ -403,6 +407,7 @@ struct Proc {
     channel_nets: Vec<String>,
     net_channel_ev: Option<Evidence>,
     nongdr_channel_ev: Option<Evidence>,
+    rdma_ports: u32,
     lines: u64,
 }
 
@@ -974,4 +979,12 @@ mod prefix_cache_tests {
         );
         assert!(explain_with(PREFIXES_MAX, &log) == parsed_every_time);
     }
+}
+
+/// The host an NCCL line names in its `host:pid:tid [dev]` prefix (a finding's evidence line), for
+/// `roce sweep`, which pins a finding on the node whose ranks showed it.
+pub(crate) fn host_of_line(text: &str) -> Option<String> {
+    let l = line::nccl(text.as_bytes(), &Finder::new(b"NCCL "))?;
+    let warn = !matches!(l.level, line::Level::Info);
+    line::who(l.prefix, warn).map(|w| String::from_utf8_lossy(w.host).into_owned())
 }

@@ -677,6 +677,7 @@ impl Explainer {
         if let Some(list) = body.strip_prefix(b"Using") {
             let list = &list[..memchr::memchr(b';', list).unwrap_or(list.len())];
             let mut any = false;
+            let mut ports = 0u32;
             for t in list
                 .split(|b| b.is_ascii_whitespace() || matches!(b, b',' | b'{' | b'}' | b'='))
                 .filter(|t| !t.is_empty())
@@ -690,6 +691,7 @@ impl Explainer {
                     continue;
                 }
                 any = true;
+                ports += 1;
                 let port = line::parse_u32(&t[colon + 1..slash]);
                 // Every rank lists the same devices: skip known ones without allocating.
                 if self
@@ -710,6 +712,10 @@ impl Explainer {
                         speed_mbps: None,
                     });
                 }
+            }
+            if let Some(i) = pi {
+                let p = &mut self.procs[i];
+                p.rdma_ports = p.rdma_ports.max(ports);
             }
             if !any && self.facts.ib_using_empty.is_none() {
                 self.facts.ib_using_empty = Some(self.evidence(line));

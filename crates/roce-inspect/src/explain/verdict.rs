@@ -477,6 +477,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             nccl_version: p.version.clone(),
             network: p.channel_nets.first().or(p.networks.first()).cloned(),
             connections: p.connections,
+            rdma_ports: p.rdma_ports,
             lines: p.lines,
         })
         .collect();

@@ -18,7 +18,10 @@ pub(super) fn render(
 ) -> Result<Vec<Artifact>, RenderError> {
     let mut files = Vec::new();
     let mut script = run_head();
-    script.push_str(&format!("TIME_LIMIT=${{TIME_LIMIT:-{}m}}\n\n", opts.time_limit_min));
+    script.push_str(&format!(
+        "TIME_LIMIT=${{TIME_LIMIT:-{}m}}\n\n",
+        opts.time_limit_min
+    ));
 
     let mut round_file = |file: &str,
                           round: u32,

@@ -143,7 +143,11 @@ impl Campaign {
         render: &RenderOptions,
     ) -> Result<Campaign, RenderError> {
         if opts.partners == 0 {
-            return Err(bad("partners", "0", "every node needs at least one partner"));
+            return Err(bad(
+                "partners",
+                "0",
+                "every node needs at least one partner",
+            ));
         }
         if nodes.nodes.len() < 2 {
             return Err(bad(
@@ -297,9 +301,15 @@ mod tests {
         assert_eq!(c.checks.len(), 5);
         assert_eq!(c.checks[0].output, "nodes/g01.log");
         let p = &c.rounds[0].pairs[0];
-        assert_eq!(p.output, format!("round-01/{}--{}.log", p.nodes[0], p.nodes[1]));
+        assert_eq!(
+            p.output,
+            format!("round-01/{}--{}.log", p.nodes[0], p.nodes[1])
+        );
         assert_eq!(p.job, "sweep-r01-p00001");
-        assert_eq!(c.outputs().count(), 5 + c.rounds.iter().map(|r| r.pairs.len()).sum::<usize>());
+        assert_eq!(
+            c.outputs().count(),
+            5 + c.rounds.iter().map(|r| r.pairs.len()).sum::<usize>()
+        );
         let back: Campaign = serde_json::from_str(&c.to_json()).unwrap();
         assert_eq!(back, c);
     }
@@ -311,9 +321,18 @@ mod tests {
         let r = RenderOptions::default();
         assert!(Campaign::plan(&plan(), &one, &SweepOptions::default(), &r).is_err());
         for o in [
-            SweepOptions { partners: 0, ..SweepOptions::default() },
-            SweepOptions { name: "Bad_Name".into(), ..SweepOptions::default() },
-            SweepOptions { time_limit_min: 0, ..SweepOptions::default() },
+            SweepOptions {
+                partners: 0,
+                ..SweepOptions::default()
+            },
+            SweepOptions {
+                name: "Bad_Name".into(),
+                ..SweepOptions::default()
+            },
+            SweepOptions {
+                time_limit_min: 0,
+                ..SweepOptions::default()
+            },
         ] {
             assert!(Campaign::plan(&plan(), &two, &o, &r).is_err(), "{o:?}");
         }

@@ -177,8 +177,10 @@ fn expand_hostlist(text: &str) -> Result<Vec<String>, String> {
                 for range in ranges.split(',') {
                     let (lo, hi) = range.split_once('-').unwrap_or((range, range));
                     let bad = || format!("{item:?}: {range:?} is not N or N-M");
-                    let (a, b): (u64, u64) =
-                        (lo.parse().map_err(|_| bad())?, hi.parse().map_err(|_| bad())?);
+                    let (a, b): (u64, u64) = (
+                        lo.parse().map_err(|_| bad())?,
+                        hi.parse().map_err(|_| bad())?,
+                    );
                     if b < a || b - a > 100_000 {
                         return Err(bad());
                     }
@@ -301,7 +303,9 @@ mod tests {
         let l = NodeList::parse("gpu[098-101],login,x-[1-2]").unwrap();
         assert_eq!(
             names(&l),
-            ["gpu098", "gpu099", "gpu100", "gpu101", "login", "x-1", "x-2"]
+            [
+                "gpu098", "gpu099", "gpu100", "gpu101", "login", "x-1", "x-2"
+            ]
         );
         for bad in ["gpu[1-", "gpu]1[", "gpu[3-1]", "gpu[a-b]"] {
             assert!(NodeList::parse(bad).is_err(), "{bad}");
@@ -318,7 +322,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(names(&l), ["g1"]);
-        assert_eq!(l.excluded.get(&NodeName::new("g2").unwrap()).unwrap(), "NotReady");
+        assert_eq!(
+            l.excluded.get(&NodeName::new("g2").unwrap()).unwrap(),
+            "NotReady"
+        );
         assert_eq!(
             l.excluded.get(&NodeName::new("g3").unwrap()).unwrap(),
             "SchedulingDisabled"

@@ -57,7 +57,10 @@ mod tests {
             let mut busy = BTreeSet::new();
             for &(a, b) in round {
                 assert!(a < n && b < n && a != b, "n={n}: bad pair {a},{b}");
-                assert!(busy.insert(a) && busy.insert(b), "n={n}: a node twice in a round");
+                assert!(
+                    busy.insert(a) && busy.insert(b),
+                    "n={n}: a node twice in a round"
+                );
                 assert!(all_pairs.insert((a, b)), "n={n}: pair {a},{b} twice");
                 met.entry(a).or_default().insert(b);
                 met.entry(b).or_default().insert(a);

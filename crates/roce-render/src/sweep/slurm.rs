@@ -16,11 +16,13 @@ pub(super) fn render(
 ) -> Result<Vec<Artifact>, RenderError> {
     let mut test = Vec::new();
     for word in &c.command {
-        test.push(quote::shell_single(word).map_err(|why| RenderError::Option {
-            option: "nccl-test-args".into(),
-            value: word.clone(),
-            why: why.to_string(),
-        })?);
+        test.push(
+            quote::shell_single(word).map_err(|why| RenderError::Option {
+                option: "nccl-test-args".into(),
+                value: word.clone(),
+                why: why.to_string(),
+            })?,
+        );
     }
     let test = test.join(" ");
     let mut files = Vec::new();
@@ -31,50 +33,48 @@ pub(super) fn render(
          set -euo pipefail\n\
          cd \"$(dirname \"$0\")\"\n\n",
     );
-    let mut script = |file: &str,
-                      name: String,
-                      tests: Vec<(&str, &[NodeName])>|
-     -> Result<(), RenderError> {
-        let mut all: Vec<&str> = tests
-            .iter()
-            .flat_map(|(_, n)| n.iter().map(NodeName::as_str))
-            .collect();
-        all.sort_unstable();
-        let mut body = format!(
-            "RESULTS=${{ROCE_SWEEP_RESULTS:-$SLURM_SUBMIT_DIR/{RESULTS_DIR}}}\n\
+    let mut script =
+        |file: &str, name: String, tests: Vec<(&str, &[NodeName])>| -> Result<(), RenderError> {
+            let mut all: Vec<&str> = tests
+                .iter()
+                .flat_map(|(_, n)| n.iter().map(NodeName::as_str))
+                .collect();
+            all.sort_unstable();
+            let mut body = format!(
+                "RESULTS=${{ROCE_SWEEP_RESULTS:-$SLURM_SUBMIT_DIR/{RESULTS_DIR}}}\n\
              TEST=({test})\n\n{}\n",
-            STEP_FN.replace("MARKER", MARKER)
-        );
-        for (output, nodes) in &tests {
-            let list = nodes.iter().map(NodeName::as_str).collect::<Vec<_>>();
-            body.push_str(&format!(
-                "step {output} {} {} &\n",
-                nodes.len(),
-                list.join(",")
-            ));
-        }
-        body.push_str("wait\n");
-        let mut slurm = render.slurm.clone();
-        slurm.nodes = Some(all.len() as u32);
-        slurm.nodelist = Some(compress_hostlist(&all));
-        slurm.job_name = Some(name);
-        slurm.mpi_pmix = true;
-        slurm.command = None;
-        slurm.body = Some(body.replace("{limit}", &opts.time_limit_min.to_string()));
-        let text = crate::sbatch::render(
-            plan,
-            &RenderOptions {
-                slurm,
-                ..render.clone()
-            },
-        )?;
-        files.push(Artifact {
-            path: file.into(),
-            contents: text,
-        });
-        run.push_str(&format!("sbatch --wait {file} || true\n"));
-        Ok(())
-    };
+                STEP_FN.replace("MARKER", MARKER)
+            );
+            for (output, nodes) in &tests {
+                let list = nodes.iter().map(NodeName::as_str).collect::<Vec<_>>();
+                body.push_str(&format!(
+                    "step {output} {} {} &\n",
+                    nodes.len(),
+                    list.join(",")
+                ));
+            }
+            body.push_str("wait\n");
+            let mut slurm = render.slurm.clone();
+            slurm.nodes = Some(all.len() as u32);
+            slurm.nodelist = Some(compress_hostlist(&all));
+            slurm.job_name = Some(name);
+            slurm.mpi_pmix = true;
+            slurm.command = None;
+            slurm.body = Some(body.replace("{limit}", &opts.time_limit_min.to_string()));
+            let text = crate::sbatch::render(
+                plan,
+                &RenderOptions {
+                    slurm,
+                    ..render.clone()
+                },
+            )?;
+            files.push(Artifact {
+                path: file.into(),
+                contents: text,
+            });
+            run.push_str(&format!("sbatch --wait {file} || true\n"));
+            Ok(())
+        };
     script(
         "checks.sbatch",
         format!("{}-checks", opts.name),
@@ -117,4 +117,3 @@ const STEP_FN: &str = concat!(
     "    fi\n",
     "}\n",
 );
-

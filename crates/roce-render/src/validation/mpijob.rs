@@ -159,10 +159,7 @@ pub(crate) fn build(
     let job = Yaml::map()
         .with("apiVersion", "kubeflow.org/v2beta1")
         .with("kind", "MPIJob")
-        .with(
-            "metadata",
-            job_metadata(plan, &name, pin),
-        )
+        .with("metadata", job_metadata(plan, &name, pin))
         .with(
             "spec",
             Yaml::map()
@@ -254,18 +251,23 @@ fn pinned_affinity(name: &str, nodes: &[NodeName]) -> Yaml {
                 required,
                 Yaml::map().with(
                     "nodeSelectorTerms",
-                    vec![Yaml::map().with(
-                        "matchExpressions",
-                        vec![
-                            Yaml::map()
-                                .with("key", hostname)
-                                .with("operator", "In")
-                                .with(
-                                    "values",
-                                    nodes.iter().map(|n| Yaml::from(n.as_str())).collect::<Vec<_>>(),
-                                ),
-                        ],
-                    )],
+                    vec![
+                        Yaml::map().with(
+                            "matchExpressions",
+                            vec![
+                                Yaml::map()
+                                    .with("key", hostname)
+                                    .with("operator", "In")
+                                    .with(
+                                        "values",
+                                        nodes
+                                            .iter()
+                                            .map(|n| Yaml::from(n.as_str()))
+                                            .collect::<Vec<_>>(),
+                                    ),
+                            ],
+                        ),
+                    ],
                 ),
             ),
         )

@@ -1,0 +1,714 @@
+//! `roce sweep report`: which nodes and links of a fleet are bad, and why, from a campaign's results.
+//!
+//! Every test's output is read by `explain` ([`read`]), which says what the log shows and on which host:
+//! socket fallback, GPUDirect RDMA off, a rail short, a GID problem, a net plugin not loaded, multi-node
+//! NVLink not working. Then the fleet is judged ([`judge`]):
+//!
+//! - the *reference* is the median bus bandwidth of the pairs that show no fault; a pair more than
+//!   [`SLOW`] below it is slow. When the profile gives an expectation (`job expected-busbw`, or the line
+//!   rate of its rails) and the reference is under [`FLEET_LOW`] of it, the whole fleet is below
+//!   expectation: a profile or fabric problem, not a node's;
+//! - a node is **bad** when its own ranks show a fault (the log pins it on that host), or when every test
+//!   it took part in went wrong, with at least `partners` of them and none explained by a bad partner;
+//! - a test that went wrong and that no bad node explains is a **bad link** (slow, failed, hung, link
+//!   errors), unless one of its nodes has several such tests: that node is **suspect** (re-test it);
+//! - a node with no test that says anything about it (missing results, only bad partners) is **untested**.
+
+mod html;
+pub mod read;
+
+use indexmap::{IndexMap, IndexSet};
+use roce_render::sweep::{Campaign, NodeName};
+use serde::Serialize;
+
+pub use html::to_html;
+pub use read::{State, TestResult};
+
+/// The `schema` field of the JSON report.
+pub const REPORT_SCHEMA: &str = "roce.dev/sweep-report/v1";
+
+/// A pair under this fraction of the reference is slow: the ±5 % run-to-run noise of a healthy fabric
+/// stays above it, a missing rail of 8 (−12.5 %) mostly below (and the log says so anyway).
+pub const SLOW: f64 = 0.9;
+
+/// A fleet whose reference is under this fraction of the profile's expectation is below expectation.
+pub const FLEET_LOW: f64 = 0.8;
+
+/// Why a node or link is bad: stable codes (`snake_case` in JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// NCCL used TCP sockets instead of RDMA (no RDMA device in the pod or on the node).
+    SocketFallback,
+    /// GPUDirect RDMA off: data goes through host memory.
+    GdrOff,
+    /// A node's ranks listed fewer RDMA ports than the profile's rails (or than their peers'):
+    /// busbw ≈ (R−1)/R.
+    RailMissing,
+    /// A RoCE GID problem (link-local GID, unreadable GID type): connections fail or cannot be routed.
+    Gid,
+    /// The profile's net plugin was not loaded.
+    PluginNotLoaded,
+    /// NVLink or multi-node NVLink (IMEX) not working: a slow single-node check, or NCCL's MNNVL error.
+    Nvlink,
+    /// RDMA completion errors or retries exceeded on the link.
+    LinkErrors,
+    /// nccl-tests counted wrong results.
+    WrongResults,
+    /// The test outlived its time limit.
+    Hung,
+    /// The test failed without a cause the log names.
+    Failed,
+    /// Slower than the fleet, and the log names no cause.
+    Slow,
+}
+
+impl Cause {
+    /// The JSON code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::SocketFallback => "socket_fallback",
+            Cause::GdrOff => "gdr_off",
+            Cause::RailMissing => "rail_missing",
+            Cause::Gid => "gid",
+            Cause::PluginNotLoaded => "plugin_not_loaded",
+            Cause::Nvlink => "nvlink",
+            Cause::LinkErrors => "link_errors",
+            Cause::WrongResults => "wrong_results",
+            Cause::Hung => "hung",
+            Cause::Failed => "failed",
+            Cause::Slow => "slow",
+        }
+    }
+
+    /// What to do about it.
+    pub fn fix(self) -> &'static str {
+        match self {
+            Cause::SocketFallback => {
+                "the node's pods get no RDMA device: check the RDMA device plugin / NIC driver on the node (`ibv_devinfo`), and `roce doctor` in a pod there"
+            }
+            Cause::GdrOff => {
+                "load nvidia-peermem (or use DMA-BUF: kernel ≥ 5.12 and open GPU driver) on the node; `roce doctor` says which"
+            }
+            Cause::RailMissing => {
+                "a NIC or port is down or missing on the node: `ibv_devinfo` / `ip link`, then the cable, transceiver and switch port"
+            }
+            Cause::Gid => {
+                "the node's RoCE GID table lacks the routable GID (IPv4-mapped or global IPv6) at the profile's index: check the interface's address and `show_gids`"
+            }
+            Cause::PluginNotLoaded => {
+                "the net plugin library is missing from the node's image or LD_LIBRARY_PATH"
+            }
+            Cause::Nvlink => {
+                "NVLink is degraded: check `nvidia-smi nvlink -s`, Fabric Manager / IMEX on the node"
+            }
+            Cause::LinkErrors => {
+                "the link drops packets: check port counters (symbol errors, link downed) and the cable on both ends"
+            }
+            Cause::WrongResults => {
+                "a GPU or NIC corrupts data: drain the node(s) and run the vendor's diagnostics"
+            }
+            Cause::Hung => {
+                "the test never finished: check the nodes' logs around the time limit; re-run the pair"
+            }
+            Cause::Failed => "the test failed: read its output",
+            Cause::Slow => {
+                "slower than the fleet without a cause in the log: re-run, then compare `roce doctor` on both nodes"
+            }
+        }
+    }
+}
+
+/// A node's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Its tests are fine.
+    Ok,
+    /// Bad: drain it.
+    Bad,
+    /// Several of its tests went wrong, not all: re-test it.
+    Suspect,
+    /// Nothing says anything about it.
+    Untested,
+}
+
+/// One node in the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeReport {
+    /// The node.
+    pub name: NodeName,
+    /// Its verdict.
+    pub verdict: Verdict,
+    /// Why, when not ok.
+    pub cause: Option<Cause>,
+    /// Its single-node check's bus bandwidth (GB/s).
+    pub check_busbw: Option<f64>,
+    /// The median bus bandwidth of its pair tests (GB/s).
+    pub pair_busbw: Option<f64>,
+    /// Pair tests it took part in.
+    pub tests: u32,
+    /// Of those, the ones that went wrong.
+    pub bad_tests: u32,
+    /// The line that shows the cause.
+    pub evidence: Option<String>,
+    /// Why it is excluded or untested.
+    pub note: Option<String>,
+}
+
+/// A bad link: a test that went wrong and that no bad node explains.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkReport {
+    /// The two nodes.
+    pub nodes: [NodeName; 2],
+    /// Why.
+    pub cause: Cause,
+    /// Its bus bandwidth (GB/s), when it measured one.
+    pub busbw: Option<f64>,
+    /// Its output, relative to the results directory.
+    pub output: String,
+    /// The line that shows the cause.
+    pub evidence: Option<String>,
+}
+
+/// The fleet as a whole.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fleet {
+    /// `ok` or `below_expectation`.
+    pub verdict: &'static str,
+    /// The median bus bandwidth of the pairs that show no fault (GB/s).
+    pub reference_busbw: Option<f64>,
+    /// The profile's expectation (GB/s).
+    pub expected_busbw: Option<f64>,
+    /// Where it comes from.
+    pub expected_from: Option<String>,
+    /// The reference as a percentage of the expectation.
+    pub percent: Option<f64>,
+    /// The most common cause the pairs' logs show, when the fleet is below expectation.
+    pub cause: Option<Cause>,
+}
+
+/// Counts, for the summary line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Nodes in the campaign (tested and excluded).
+    pub nodes: u32,
+    /// By verdict.
+    pub ok: u32,
+    /// Bad nodes.
+    pub bad: u32,
+    /// Suspect nodes.
+    pub suspect: u32,
+    /// Untested nodes (excluded ones included).
+    pub untested: u32,
+    /// Bad links.
+    pub bad_links: u32,
+    /// Tests planned.
+    pub tests: u32,
+    /// Tests whose output was not found.
+    pub missing: u32,
+}
+
+/// What to do next.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Retest {
+    /// Bad nodes: take them out of service.
+    pub drain: Vec<NodeName>,
+    /// Suspect and untested nodes, and the nodes of bad links: run them again.
+    pub rerun: Vec<NodeName>,
+}
+
+/// The report (`roce sweep report --format json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// [`REPORT_SCHEMA`].
+    pub schema: &'static str,
+    /// The campaign's profile.
+    pub profile: String,
+    /// The fleet.
+    pub fleet: Fleet,
+    /// Counts.
+    pub counts: Counts,
+    /// Every node, bad first.
+    pub nodes: Vec<NodeReport>,
+    /// Bad links.
+    pub links: Vec<LinkReport>,
+    /// Next steps.
+    pub retest: Retest,
+    /// Every test, in campaign order (not in the JSON unless asked for; the HTML heatmap uses them).
+    #[serde(skip)]
+    pub tests: Vec<TestResult>,
+}
+
+/// What the fleet is expected to do: from the profile (`job expected-busbw`, else its rails' line rate).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Expectation {
+    /// Pair all_reduce bus bandwidth (GB/s).
+    pub busbw: Option<f64>,
+    /// Where it comes from.
+    pub from: Option<String>,
+    /// RDMA ports per node.
+    pub rails: Option<u32>,
+}
+
+impl Expectation {
+    /// The expectation of a profile for a two-node all_reduce.
+    pub fn of(profile: &roce_model::Profile) -> Expectation {
+        use roce_model::fabric::bandwidth::Collective;
+        let rails = profile
+            .line_rate()
+            .map(|r| r.rails)
+            .or(Some(profile.rails.nics.value * profile.rails.ports.value));
+        if let Some(n) = profile.job.expected_busbw.as_ref() {
+            return Expectation {
+                busbw: Some(f64::from(n.value)),
+                from: Some("the profile's job expected-busbw".into()),
+                rails,
+            };
+        }
+        let gpus = profile.node_pool.gpus_per_node.value;
+        match profile.line_rate() {
+            Some(r) => Expectation {
+                busbw: r.busbw(Collective::AllReduce, gpus, Some(2)),
+                from: Some(format!(
+                    "line rate of the profile's rails: {} x {} Gb/s",
+                    r.rails, r.gbps
+                )),
+                rails,
+            },
+            None => Expectation {
+                rails,
+                ..Expectation::default()
+            },
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_unstable_by(f64::total_cmp);
+    let m = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    })
+}
+
+/// Read every test of a campaign (checks, then pairs, as [`Campaign::outputs`] lists them), in parallel.
+/// `load` gives a test's output by its path relative to the results directory (`None`: missing); the
+/// caller does the IO.
+pub fn read_all<F>(campaign: &Campaign, expect: &Expectation, load: F) -> Vec<TestResult>
+where
+    F: Fn(&str) -> Option<Vec<u8>> + Sync,
+{
+    use rayon::prelude::*;
+    let outputs: Vec<(&str, &[NodeName])> = campaign.outputs().collect();
+    outputs
+        .par_iter()
+        .map(|(path, nodes)| read::read(path, nodes, load(path).as_deref(), expect.rails))
+        .collect()
+}
+
+/// Did this test go wrong, given the reference? Its cause when it did.
+fn wrong(t: &TestResult, reference: Option<f64>) -> Option<Cause> {
+    if let Some(c) = t.cause {
+        return Some(c);
+    }
+    match (t.state, t.busbw, reference) {
+        (State::Missing, ..) => None,
+        (State::Hung, ..) => Some(Cause::Hung),
+        (State::Failed, ..) => Some(Cause::Failed),
+        (State::Measured, Some(b), Some(r)) if b < SLOW * r => Some(Cause::Slow),
+        _ => None,
+    }
+}
+
+/// Judge the fleet from every test's result (`checks` then pairs, as [`Campaign::outputs`] lists them).
+pub fn judge(campaign: &Campaign, tests: Vec<TestResult>, expect: &Expectation) -> Report {
+    let n_checks = campaign.checks.len();
+    let (checks, pairs) = tests.split_at(n_checks.min(tests.len()));
+    let clean = |t: &&TestResult| t.state == State::Measured && t.cause.is_none();
+    let reference = median(pairs.iter().filter(clean).filter_map(|t| t.busbw).collect());
+    let check_reference = median(
+        checks
+            .iter()
+            .filter(clean)
+            .filter_map(|t| t.busbw)
+            .collect(),
+    );
+
+    let index: IndexMap<&NodeName, usize> = campaign
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n, i))
+        .collect();
+    let n = campaign.nodes.len();
+    // what the logs pin on each node: (cause, evidence)
+    let mut pinned: Vec<Vec<(Cause, Option<String>)>> = vec![Vec::new(); n];
+    for t in checks {
+        let cause = t.cause.or(match (t.state, t.busbw, check_reference) {
+            (State::Measured, Some(b), Some(r)) if b < SLOW * r => Some(Cause::Nvlink),
+            (State::Hung, ..) => Some(Cause::Hung),
+            (State::Failed, ..) => Some(Cause::Failed),
+            _ => None,
+        });
+        if let (Some(c), Some(&i)) = (cause, t.nodes.first().and_then(|n| index.get(n))) {
+            pinned[i].push((c, t.evidence.clone()));
+        }
+    }
+    for t in pairs {
+        if let Some(c) = t.cause {
+            for b in &t.blame {
+                if let Some(&i) = index.get(b) {
+                    pinned[i].push((c, t.evidence.clone()));
+                }
+            }
+        }
+    }
+    let mut verdict = vec![Verdict::Ok; n];
+    let mut cause: Vec<Option<Cause>> = vec![None; n];
+    let mut evidence: Vec<Option<String>> = vec![None; n];
+    for i in 0..n {
+        if let Some((c, ev)) = most_common(&pinned[i]) {
+            verdict[i] = Verdict::Bad;
+            cause[i] = Some(c);
+            evidence[i] = ev;
+        }
+    }
+    // tests per node, and which went wrong
+    let mut of_node: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut went_wrong: Vec<Option<Cause>> = Vec::with_capacity(pairs.len());
+    for (ti, t) in pairs.iter().enumerate() {
+        went_wrong.push(wrong(t, reference));
+        for node in &t.nodes {
+            if let Some(&i) = index.get(node) {
+                of_node[i].push(ti);
+            }
+        }
+    }
+    let explained = |ti: usize, verdict: &[Verdict]| {
+        pairs[ti]
+            .nodes
+            .iter()
+            .any(|nd| index.get(nd).is_some_and(|&i| verdict[i] == Verdict::Bad))
+    };
+    // nodes whose every informative test went wrong, strongest first, each explaining its tests away
+    loop {
+        let mut best: Option<(usize, usize)> = None;
+        for i in 0..n {
+            if verdict[i] != Verdict::Ok {
+                continue;
+            }
+            let informative: Vec<usize> = of_node[i]
+                .iter()
+                .copied()
+                .filter(|&ti| pairs[ti].state != State::Missing)
+                .filter(|&ti| !explained(ti, &verdict))
+                .collect();
+            let bad = informative
+                .iter()
+                .filter(|&&ti| went_wrong[ti].is_some())
+                .count();
+            if bad == informative.len()
+                && bad >= campaign.partners as usize
+                && best.is_none_or(|(_, b)| bad > b)
+            {
+                best = Some((i, bad));
+            }
+        }
+        let Some((i, _)) = best else { break };
+        verdict[i] = Verdict::Bad;
+        let causes: Vec<(Cause, Option<String>)> = of_node[i]
+            .iter()
+            .filter_map(|&ti| went_wrong[ti].map(|c| (c, pairs[ti].evidence.clone())))
+            .collect();
+        let (c, ev) = most_common(&causes).unwrap_or((Cause::Slow, None));
+        cause[i] = Some(c);
+        evidence[i] = ev;
+    }
+    // what is left: bad links, and nodes with several of them
+    let mut links = Vec::new();
+    let mut unexplained = vec![0u32; n];
+    for (ti, t) in pairs.iter().enumerate() {
+        let Some(c) = went_wrong[ti] else { continue };
+        if explained(ti, &verdict) || t.nodes.len() != 2 {
+            continue;
+        }
+        for node in &t.nodes {
+            if let Some(&i) = index.get(node) {
+                unexplained[i] += 1;
+            }
+        }
+        links.push(LinkReport {
+            nodes: [t.nodes[0].clone(), t.nodes[1].clone()],
+            cause: c,
+            busbw: t.busbw,
+            output: t.output.clone(),
+            evidence: t.evidence.clone(),
+        });
+    }
+    let mut nodes = Vec::with_capacity(n + campaign.excluded.len());
+    for (i, name) in campaign.nodes.iter().enumerate() {
+        let mine = &of_node[i];
+        let informative = mine
+            .iter()
+            .filter(|&&ti| {
+                pairs[ti].state != State::Missing
+                    && !explained_by_other(i, &pairs[ti], &index, &verdict)
+            })
+            .count();
+        if verdict[i] == Verdict::Ok {
+            if unexplained[i] >= 2 {
+                verdict[i] = Verdict::Suspect;
+                cause[i] = Some(
+                    links
+                        .iter()
+                        .find(|l| l.nodes.contains(name))
+                        .map_or(Cause::Slow, |l| l.cause),
+                );
+            } else if informative == 0 && checks.get(i).is_none_or(|c| c.state == State::Missing) {
+                verdict[i] = Verdict::Untested;
+            }
+        }
+        let bad_tests = mine.iter().filter(|&&ti| went_wrong[ti].is_some()).count() as u32;
+        nodes.push(NodeReport {
+            name: name.clone(),
+            verdict: verdict[i],
+            cause: cause[i],
+            check_busbw: checks.get(i).and_then(|c| c.busbw),
+            pair_busbw: median(mine.iter().filter_map(|&ti| pairs[ti].busbw).collect()),
+            tests: mine.len() as u32,
+            bad_tests,
+            evidence: evidence[i].clone(),
+            note: (verdict[i] == Verdict::Untested)
+                .then(|| "no test that says anything about this node: its results are missing, or all its partners were bad".to_string()),
+        });
+    }
+    for (name, why) in &campaign.excluded {
+        nodes.push(NodeReport {
+            name: name.clone(),
+            verdict: Verdict::Untested,
+            cause: None,
+            check_busbw: None,
+            pair_busbw: None,
+            tests: 0,
+            bad_tests: 0,
+            evidence: None,
+            note: Some(format!("not in the campaign: {why}")),
+        });
+    }
+    let rank = |v: Verdict| match v {
+        Verdict::Bad => 0,
+        Verdict::Suspect => 1,
+        Verdict::Untested => 2,
+        Verdict::Ok => 3,
+    };
+    nodes.sort_by_key(|r| rank(r.verdict));
+
+    let percent = match (reference, expect.busbw) {
+        (Some(r), Some(x)) if x > 0.0 => Some(100.0 * r / x),
+        _ => None,
+    };
+    let below = percent.is_some_and(|p| p < FLEET_LOW * 100.0);
+    let fleet = Fleet {
+        verdict: if below { "below_expectation" } else { "ok" },
+        reference_busbw: reference,
+        expected_busbw: expect.busbw,
+        expected_from: expect.from.clone(),
+        percent,
+        cause: below
+            .then(|| {
+                most_common(
+                    &pairs
+                        .iter()
+                        .filter_map(|t| t.cause.map(|c| (c, None)))
+                        .collect::<Vec<_>>(),
+                )
+                .map(|(c, _)| c)
+            })
+            .flatten(),
+    };
+    let count = |v: Verdict| nodes.iter().filter(|r| r.verdict == v).count() as u32;
+    let counts = Counts {
+        nodes: nodes.len() as u32,
+        ok: count(Verdict::Ok),
+        bad: count(Verdict::Bad),
+        suspect: count(Verdict::Suspect),
+        untested: count(Verdict::Untested),
+        bad_links: links.len() as u32,
+        tests: tests.len() as u32,
+        missing: tests.iter().filter(|t| t.state == State::Missing).count() as u32,
+    };
+    let mut rerun: IndexSet<NodeName> = nodes
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Suspect | Verdict::Untested))
+        .map(|r| r.name.clone())
+        .collect();
+    for l in &links {
+        rerun.extend(l.nodes.iter().cloned());
+    }
+    let drain: Vec<NodeName> = nodes
+        .iter()
+        .filter(|r| r.verdict == Verdict::Bad)
+        .map(|r| r.name.clone())
+        .collect();
+    rerun.retain(|n| !drain.contains(n));
+    Report {
+        schema: REPORT_SCHEMA,
+        profile: campaign.profile.clone(),
+        fleet,
+        counts,
+        nodes,
+        links,
+        retest: Retest {
+            drain,
+            rerun: rerun.into_iter().collect(),
+        },
+        tests,
+    }
+}
+
+/// Is pair test `t` of node `i` explained by its *other* node being bad?
+fn explained_by_other(
+    i: usize,
+    t: &TestResult,
+    index: &IndexMap<&NodeName, usize>,
+    verdict: &[Verdict],
+) -> bool {
+    t.nodes
+        .iter()
+        .filter_map(|nd| index.get(nd).copied())
+        .any(|j| j != i && verdict[j] == Verdict::Bad)
+}
+
+/// The most frequent cause (ties: the first in [`Cause`]'s order) and the first evidence of it.
+fn most_common(items: &[(Cause, Option<String>)]) -> Option<(Cause, Option<String>)> {
+    let mut counts: IndexMap<Cause, (u32, Option<String>)> = IndexMap::new();
+    for (c, ev) in items {
+        let e = counts.entry(*c).or_insert((0, None));
+        e.0 += 1;
+        if e.1.is_none() {
+            e.1.clone_from(ev);
+        }
+    }
+    counts
+        .into_iter()
+        .max_by(|(ca, (na, _)), (cb, (nb, _))| na.cmp(nb).then(cb.cmp(ca)))
+        .map(|(c, (_, ev))| (c, ev))
+}
+
+impl Report {
+    /// The JSON report.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a report serialises")
+    }
+
+    /// The human table.
+    pub fn to_text(&self) -> String {
+        let c = &self.counts;
+        let mut out = String::new();
+        let f = &self.fleet;
+        out.push_str(&format!(
+            "fleet: {} ({} nodes: {} ok, {} bad, {} suspect, {} untested; {} bad link(s); {} of {} tests missing)\n",
+            f.verdict, c.nodes, c.ok, c.bad, c.suspect, c.untested, c.bad_links, c.missing, c.tests
+        ));
+        if let Some(r) = f.reference_busbw {
+            out.push_str(&format!(
+                "  reference busbw {r:.1} GB/s (median of the clean pairs)"
+            ));
+            if let (Some(x), Some(p)) = (f.expected_busbw, f.percent) {
+                out.push_str(&format!(
+                    ", {p:.0} % of the expected {x:.1} GB/s ({})",
+                    f.expected_from.as_deref().unwrap_or("")
+                ));
+            }
+            out.push('\n');
+        }
+        if let Some(cause) = f.cause {
+            out.push_str(&format!(
+                "  the whole fleet is below expectation; most pairs show {}: {}\n",
+                cause.as_str(),
+                cause.fix()
+            ));
+        }
+        let listed: Vec<&NodeReport> = self
+            .nodes
+            .iter()
+            .filter(|r| r.verdict != Verdict::Ok)
+            .collect();
+        if !listed.is_empty() {
+            out.push_str(
+                "\nnode                         verdict    cause              pair busbw  tests\n",
+            );
+            for r in listed {
+                out.push_str(&format!(
+                    "{:<28} {:<10} {:<18} {:>10}  {}/{}\n",
+                    r.name.as_str(),
+                    verdict_str(r.verdict),
+                    r.cause.map_or("-", Cause::as_str),
+                    r.pair_busbw.map_or("-".to_string(), |b| format!("{b:.1}")),
+                    r.bad_tests,
+                    r.tests
+                ));
+                if let Some(ev) = &r.evidence {
+                    out.push_str(&format!("    {ev}\n"));
+                }
+                if let Some(note) = &r.note {
+                    out.push_str(&format!("    {note}\n"));
+                }
+            }
+        }
+        if !self.links.is_empty() {
+            out.push_str(
+                "\nbad link                                          cause              busbw\n",
+            );
+            for l in &self.links {
+                out.push_str(&format!(
+                    "{:<49} {:<18} {:>6}\n",
+                    format!("{} -- {}", l.nodes[0], l.nodes[1]),
+                    l.cause.as_str(),
+                    l.busbw.map_or("-".to_string(), |b| format!("{b:.1}"))
+                ));
+            }
+        }
+        let mut causes: Vec<Cause> = self
+            .nodes
+            .iter()
+            .filter_map(|r| r.cause)
+            .chain(self.links.iter().map(|l| l.cause))
+            .collect::<IndexSet<_>>()
+            .into_iter()
+            .collect();
+        causes.sort();
+        if !causes.is_empty() {
+            out.push_str("\nwhat to do:\n");
+            for c in causes {
+                out.push_str(&format!("  {}: {}\n", c.as_str(), c.fix()));
+            }
+        }
+        if !self.retest.drain.is_empty() {
+            out.push_str(&format!("\ndrain: {}\n", join(&self.retest.drain)));
+        }
+        if !self.retest.rerun.is_empty() {
+            out.push_str(&format!("re-run: {}\n", join(&self.retest.rerun)));
+        }
+        out
+    }
+}
+
+fn join(v: &[NodeName]) -> String {
+    v.iter().map(NodeName::as_str).collect::<Vec<_>>().join(" ")
+}
+
+pub(crate) fn verdict_str(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Ok => "ok",
+        Verdict::Bad => "bad",
+        Verdict::Suspect => "suspect",
+        Verdict::Untested => "untested",
+    }
+}
