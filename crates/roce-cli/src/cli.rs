@@ -57,6 +57,8 @@ pub enum Command {
     Doctor(Lazy<crate::commands::doctor::DoctorArgs>),
     /// Set the fabric variables from what this pod got (devices, ports, GID index), then run the job.
     Exec(Lazy<crate::commands::exec::ExecArgs>),
+    /// Find the bad nodes of a fleet: plan pairwise nccl-tests rounds, then report each bad node's cause.
+    Sweep(Lazy<crate::commands::sweep::SweepArgs>),
     /// Compare two profiles in fabric terms.
     Diff(Lazy<crate::commands::diff::DiffArgs>),
     /// Serve a mutating admission webhook that wires `roce.dev/profile`-labelled objects (HTTPS).

@@ -10,6 +10,7 @@ pub mod lint;
 mod meta;
 mod profiles;
 mod render;
+pub mod sweep;
 pub mod webhook;
 
 use std::process::ExitCode;
@@ -58,6 +59,7 @@ pub fn run(command: Command, out: &Output, webhook: WebhookRunner) -> miette::Re
         Command::Doctor(Lazy(args)) => doctor::run(args, out),
         Command::Exec(Lazy(args)) => exec::run(args, out),
         Command::Diff(Lazy(args)) => diff::run(args, out),
+        Command::Sweep(Lazy(args)) => sweep::run(args, out),
         Command::Webhook(Lazy(args)) => webhook(args),
         Command::Completions { shell } => meta::completions(shell),
         Command::Man => meta::man(),

@@ -113,6 +113,7 @@ fn options(args: &RenderArgs) -> miette::Result<RenderOptions> {
         slurm: SlurmOptions {
             partition: s.partition.clone(),
             nodes: s.nodes,
+            nodelist: None,
             job_name: s.job_name.clone(),
             time: s.time.clone(),
             segment: s.segment,

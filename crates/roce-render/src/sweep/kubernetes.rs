@@ -124,6 +124,9 @@ collect() {
             echo "MARKER timeout (mpijob/$job still running after $TIME_LIMIT)" >>"$out"
         fi
     fi
+    # NCCL names a rank's host by the pod's hostname: record which node each pod ran on
+    kubectl get pods -l "training.kubeflow.org/job-name=$job" --no-headers \
+        -o custom-columns=POD:.metadata.name,NODE:.spec.nodeName 2>/dev/null | sed 's/^/MARKER pod /' >>"$out"
 }
 
 "#;

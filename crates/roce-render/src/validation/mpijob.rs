@@ -251,10 +251,9 @@ fn pinned_affinity(name: &str, nodes: &[NodeName]) -> Yaml {
                 required,
                 Yaml::map().with(
                     "nodeSelectorTerms",
-                    vec![
-                        Yaml::map().with(
-                            "matchExpressions",
-                            vec![
+                    vec![Yaml::map().with(
+                        "matchExpressions",
+                        vec![
                                 Yaml::map()
                                     .with("key", hostname)
                                     .with("operator", "In")
@@ -266,8 +265,7 @@ fn pinned_affinity(name: &str, nodes: &[NodeName]) -> Yaml {
                                             .collect::<Vec<_>>(),
                                     ),
                             ],
-                        ),
-                    ],
+                    )],
                 ),
             ),
         )
