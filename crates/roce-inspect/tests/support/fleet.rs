@@ -92,9 +92,14 @@ pub fn campaign(nodes: usize, partners: u32) -> (Campaign, roce_model::Profile) 
     (c, profile)
 }
 
-/// Write `campaign.json` and every result under `dir`.
+/// Write `campaign.json` and every result under `dir`, each node meeting 3 partners.
 pub fn simulate(dir: &Path, nodes: usize, seed: u64) -> Truth {
-    let (c, _) = campaign(nodes, 3);
+    simulate_with(dir, nodes, 3, seed)
+}
+
+/// As [`simulate`], with `partners` per node.
+pub fn simulate_with(dir: &Path, nodes: usize, partners: u32, seed: u64) -> Truth {
+    let (c, _) = campaign(nodes, partners);
     let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x5EED);
     let mut truth = Truth::default();
     let names: Vec<String> = c.nodes.iter().map(|n| n.to_string()).collect();
