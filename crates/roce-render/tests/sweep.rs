@@ -89,6 +89,9 @@ fn pinned(job: &Value) -> BTreeSet<String> {
         .collect()
 }
 
+/// One job of a round: its name, the nodes it is pinned to, where its log goes.
+type Test<'a> = (&'a str, &'a [roce_render::sweep::NodeName], &'a str);
+
 #[test]
 fn kubernetes_rounds_pass_their_consumers_and_pin_every_pair() {
     for name in PROFILES {
@@ -97,30 +100,29 @@ fn kubernetes_rounds_pass_their_consumers_and_pin_every_pair() {
         let versions = consumers::k8s_versions_from(plan.dra.min_kubernetes_minor());
         let run = file(&files, "run.sh");
         consumers::bash_syntax(run).unwrap_or_else(|e| panic!("{name} run.sh: {e}"));
-        let rounds: Vec<(&str, Vec<(&str, &[roce_render::sweep::NodeName], &str)>)> =
-            std::iter::once((
-                "checks.yaml",
-                c.checks
+        let rounds: Vec<(&str, Vec<Test<'_>>)> = std::iter::once((
+            "checks.yaml",
+            c.checks
+                .iter()
+                .map(|k| {
+                    (
+                        k.job.as_str(),
+                        std::slice::from_ref(&k.node),
+                        k.output.as_str(),
+                    )
+                })
+                .collect(),
+        ))
+        .chain(c.rounds.iter().map(|r| {
+            (
+                r.file.as_str(),
+                r.pairs
                     .iter()
-                    .map(|k| {
-                        (
-                            k.job.as_str(),
-                            std::slice::from_ref(&k.node),
-                            k.output.as_str(),
-                        )
-                    })
+                    .map(|p| (p.job.as_str(), &p.nodes[..], p.output.as_str()))
                     .collect(),
-            ))
-            .chain(c.rounds.iter().map(|r| {
-                (
-                    r.file.as_str(),
-                    r.pairs
-                        .iter()
-                        .map(|p| (p.job.as_str(), &p.nodes[..], p.output.as_str()))
-                        .collect(),
-                )
-            }))
-            .collect();
+            )
+        }))
+        .collect();
         for (path, tests) in rounds {
             let docs = docs(file(&files, path));
             let jobs: Vec<&Value> = docs.iter().filter(|d| d["kind"] == "MPIJob").collect();

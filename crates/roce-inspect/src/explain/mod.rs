@@ -904,6 +904,14 @@ fn push_capped(carry: &mut Vec<u8>, cut: &mut bool, bytes: &[u8]) {
     }
 }
 
+/// The host an NCCL line names in its `host:pid:tid [dev]` prefix (a finding's evidence line), for
+/// `roce sweep`, which pins a finding on the node whose ranks showed it.
+pub(crate) fn host_of_line(text: &str) -> Option<String> {
+    let l = line::nccl(text.as_bytes(), &Finder::new(b"NCCL "))?;
+    let warn = !matches!(l.level, line::Level::Info);
+    line::who(l.prefix, warn).map(|w| String::from_utf8_lossy(w.host).into_owned())
+}
+
 #[cfg(test)]
 mod prefix_cache_tests {
     use super::*;
@@ -979,12 +987,4 @@ mod prefix_cache_tests {
         );
         assert!(explain_with(PREFIXES_MAX, &log) == parsed_every_time);
     }
-}
-
-/// The host an NCCL line names in its `host:pid:tid [dev]` prefix (a finding's evidence line), for
-/// `roce sweep`, which pins a finding on the node whose ranks showed it.
-pub(crate) fn host_of_line(text: &str) -> Option<String> {
-    let l = line::nccl(text.as_bytes(), &Finder::new(b"NCCL "))?;
-    let warn = !matches!(l.level, line::Level::Info);
-    line::who(l.prefix, warn).map(|w| String::from_utf8_lossy(w.host).into_owned())
 }
