@@ -2,7 +2,8 @@
 //! v2beta1 CRD schema and their pod templates with kubernetes-validate --strict, ComputeDomains against
 //! their CRD schema, `run.sh` and every batch script with `bash -n`; and what the files say against the
 //! campaign (each pair's workers pinned to exactly its two nodes, each node once per round, every output
-//! path collected). The real-Slurm run of a campaign is in tests/slurm_nodes.rs.
+//! path collected). The real-Slurm run of a campaign, read back by `roce sweep report`, is in
+//! crates/roce-inspect/tests/slurm_sweep.rs.
 
 #[path = "support/consumers.rs"]
 mod consumers;
@@ -190,6 +191,12 @@ fn slurm_rounds_run_each_pair_as_a_parallel_step_on_its_nodes() {
                 );
             }
             assert!(script.trim_end().ends_with("wait"), "{script}");
+            // Without it srun inherits the whole job's SLURM_NTASKS and Slurm refuses every step
+            // (seen on 22.05; the real run is crates/roce-inspect/tests/slurm_sweep.rs).
+            assert!(
+                script.contains(r#"--ntasks="$(( $2 * SLURM_NTASKS_PER_NODE ))""#),
+                "{script}"
+            );
         }
         let run = file(&files, "run.sh");
         let order: Vec<&str> = run

@@ -103,11 +103,18 @@ pub(super) fn render(
 
 /// `step OUTPUT NODES NODELIST`: one test on its nodes, its output to `$RESULTS/OUTPUT`, marked when it
 /// failed or outlived its time limit (Slurm's own `CANCELLED … DUE TO TIME LIMIT`).
+///
+/// `--ntasks` is required: inside the allocation srun inherits `SLURM_NTASKS` (the whole job's tasks, every
+/// node of the round), and Slurm 22.05 then ignores `--ntasks-per-node` ("can't honor --ntasks-per-node set
+/// to 8 which doesn't match the requested tasks 32 with the number of requested nodes 2") and refuses the
+/// step ("More processors requested than permitted"), so no pair ran. Seen on the real Slurm of the test
+/// harness (crates/roce-inspect/tests/slurm_sweep.rs).
 const STEP_FN: &str = concat!(
     "step() {\n",
     "    local out=$RESULTS/$1 rc=0\n",
     "    mkdir -p \"$(dirname \"$out\")\"\n",
-    "    srun --nodes=\"$2\" --nodelist=\"$3\" --ntasks-per-node=\"$SLURM_NTASKS_PER_NODE\" --exact \\\n",
+    "    srun --nodes=\"$2\" --nodelist=\"$3\" --ntasks=\"$(( $2 * SLURM_NTASKS_PER_NODE ))\" \\\n",
+    "        --ntasks-per-node=\"$SLURM_NTASKS_PER_NODE\" --exact \\\n",
     "        --time={limit} --kill-on-bad-exit=1 \"${TEST[@]}\" >\"$out\" 2>&1 || rc=$?\n",
     "    if [ \"$rc\" -eq 0 ]; then return 0; fi\n",
     "    if grep -q 'DUE TO TIME LIMIT' \"$out\"; then\n",
