@@ -704,6 +704,109 @@ fn teardown_stops_everything_it_started_and_nothing_else() {
     let _ = std::fs::remove_dir_all(&decoy_dir);
 }
 
+/// Several nodes on this one machine (Slurm's multiple-slurmd mode): each node has its own slurmd
+/// and log and comes up IDLE, one step over all of them runs a task on each (which knows its node by
+/// `SLURMD_NODENAME`), and a PMIx step across two nodes launches (their slurmstepds share this
+/// machine's `/tmp` unless the harness gives each node its own TmpFS).
+#[test]
+fn several_nodes_each_with_its_own_slurmd() {
+    let config = slurm::Config::new(["multi"], 2, 2).with_nodes(3);
+    let Some(cluster) = slurm::start(&config) else {
+        return;
+    };
+    assert_eq!(cluster.nodes(), ["roce1", "roce2", "roce3"]);
+    assert_eq!(cluster.nodelist(), "roce[1-3]");
+    let daemons: Vec<String> = cluster.daemon_pids().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        daemons,
+        [
+            "munged",
+            "slurmctld",
+            "slurmd-roce1",
+            "slurmd-roce2",
+            "slurmd-roce3"
+        ]
+    );
+    for node in cluster.nodes() {
+        assert_eq!(
+            cluster.state_of(&node).as_deref(),
+            Some("IDLE"),
+            "{}",
+            cluster.diagnostics()
+        );
+        assert!(
+            cluster.slurmd_log(&node).is_file(),
+            "no log for {node}\n{}",
+            cluster.diagnostics()
+        );
+    }
+    let job = cluster
+        .sbatch_wait(
+            "#!/bin/bash\n#SBATCH --nodes=3\n#SBATCH --ntasks-per-node=2\n\
+             srun bash -c 'echo \"$SLURMD_NODENAME $SLURM_STEP_NODELIST\" > task.$SLURM_PROCID'\n",
+            &[],
+            JOB_TIMEOUT,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(job.status.success(), "{}", job.report(&cluster));
+    let mut seen = BTreeMap::<String, u32>::new();
+    for rank in 0..6 {
+        let text =
+            std::fs::read_to_string(job.dir.join(format!("task.{rank}"))).unwrap_or_default();
+        let mut w = text.split_whitespace();
+        let (node, list) = (w.next().unwrap_or_default(), w.next().unwrap_or_default());
+        assert_eq!(
+            list,
+            "roce[1-3]",
+            "task {rank}: {text:?}\n{}",
+            job.report(&cluster)
+        );
+        *seen.entry(node.to_string()).or_default() += 1;
+    }
+    let want: BTreeMap<String, u32> = cluster.nodes().into_iter().map(|n| (n, 2)).collect();
+    assert_eq!(seen, want, "{}", job.report(&cluster));
+    let id = job.id.expect("a job id");
+    for node in cluster.nodes() {
+        let log = std::fs::read_to_string(cluster.slurmd_log(&node)).unwrap_or_default();
+        assert!(
+            log.contains(&format!("launch task StepId={id}.0 ")),
+            "{node}'s slurmd did not launch the step:\n{log}"
+        );
+    }
+
+    let job = cluster
+        .sbatch_wait(
+            "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n\
+             srun --mpi=pmix bash -c 'echo \"$SLURMD_NODENAME $PMIX_RANK\" > pmix.$SLURM_PROCID'\n",
+            &[],
+            JOB_TIMEOUT,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let output = job.output();
+    if !job.status.success()
+        && (output.contains("can not load PMIx library")
+            || output.contains("Invalid MPI type 'pmix'"))
+    {
+        slurm::skip(&format!(
+            "srun --mpi=pmix is not usable on this Slurm ({}): {}",
+            cluster.version_text,
+            output.lines().next().unwrap_or_default()
+        ));
+        return;
+    }
+    assert!(job.status.success(), "{}", job.report(&cluster));
+    let mut ranks: Vec<String> = (0..2)
+        .map(|r| std::fs::read_to_string(job.dir.join(format!("pmix.{r}"))).unwrap_or_default())
+        .collect();
+    ranks.sort();
+    assert_eq!(
+        ranks,
+        ["roce1 0\n", "roce2 1\n"],
+        "{}",
+        job.report(&cluster)
+    );
+}
+
 #[test]
 fn version_parsing() {
     assert_eq!(slurm::parse_version("slurm-wlm 22.05.8"), Some((22, 5)));

@@ -1,5 +1,6 @@
-//! A real single-node Slurm for tests: `munged`, `slurmctld` and `slurmd` on 127.0.0.1, with every
-//! file (config, munge key and socket, state, spool, logs, fake GPUs) in one temp dir. std only.
+//! A real Slurm for tests: `munged`, `slurmctld` and one `slurmd` per node on 127.0.0.1, with every
+//! file (config, munge key and socket, state, spool, logs, fake GPUs) in one temp dir. One node by
+//! default; several with [`Config::with_nodes`] (Slurm's multiple-slurmd mode, below). std only.
 //!
 //! ```ignore
 //! #[path = "support/slurm.rs"]
@@ -8,6 +9,10 @@
 //! let Some(cluster) = slurm::shared(|| slurm::Config::new(["gb300"], 4, 4)) else { return }; // skipped
 //! let job = cluster.sbatch_wait("#!/bin/bash\nsrun env\n", &[], slurm::JOB_TIMEOUT).unwrap();
 //! assert!(job.status.success(), "{}", job.report(&cluster));
+//!
+//! // four nodes roce1..roce4, each its own slurmd
+//! let Some(four) = slurm::start(&slurm::Config::new(["h100"], 8, 8).with_nodes(4)) else { return };
+//! assert_eq!(four.nodes(), ["roce1", "roce2", "roce3", "roce4"]);
 //! ```
 //!
 //! # What it starts
@@ -29,6 +34,19 @@
 //!   2 s between polls and multiplies that by 4 while it is below `MinJobAge / 2`, so with the
 //!   default 300 a job that is not done at the first poll costs 10 s; with 5 (5 / 2 = 2) it polls
 //!   every 2 s, and a finished job outlives the next poll by 3 s. A job then takes about 2 s.
+//! * Several nodes ([`Config::with_nodes`], N ≥ 2): nodes `roce1`..`roceN`, all on this machine, each
+//!   its own `slurmd -N roceK` listening on its own port (`NodeName=roceK NodeHostname=<this host>
+//!   NodeAddr=127.0.0.1 Port=…`). That is Slurm's multiple-slurmd mode, for a Slurm configured with
+//!   `--enable-multiple-slurmd`, as Debian's slurm-wlm 22.05 is (its `scontrol show config` lists
+//!   `MULTIPLE_SLURMD = Yes`); the harness checks that line and fails, saying so, when it is not there.
+//!   Every node claims the same [`Config::cpus`] and fake GPUs, and has its own spool dir, pid file,
+//!   log (`log/slurmd-roceK.log`, [`Slurm::slurmd_log`]) and `TmpFS` (`tmp/roceK`, through `%n`). The
+//!   last matters for `srun --mpi=pmix`: Slurm's PMIx plugin puts each step's client dir at
+//!   `<TmpFS>/spmix_appdir_<uid>_<job>.<step>`, and with the default `/tmp` the slurmstepds of one
+//!   step on two nodes of the same machine collide ("Cannot create directory …: File exists") and
+//!   the step fails to launch. On a real cluster every node has its own `/tmp`. Every process of
+//!   the nodes still reports the machine's one host name: a job that must tell nodes apart reads
+//!   `SLURMD_NODENAME` (or `SLURM_STEP_NODELIST`), not `hostname`.
 //! * On Slurm ≥ 24.11 only, `TopologyPlugin=topology/block` with one block holding the node, so
 //!   `--segment` can be scheduled. Older Slurm (Debian bookworm ships 22.05) has neither the plugin
 //!   nor the option.
@@ -63,8 +81,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// The node's name.
+/// The node's name (one-node clusters).
 pub const NODE: &str = "roce";
+/// Node names of a cluster of several nodes: `roce1`, `roce2`, …
+pub const NODE_PREFIX: &str = "roce";
 /// Environment variable that marks every process of one cluster.
 pub const MARKER: &str = "ROCE_SLURM_HARNESS";
 /// How long a test job may take before it is cancelled and the test fails.
@@ -72,15 +92,17 @@ pub const JOB_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long startup may take (the issue's budget).
 pub const STARTUP_BUDGET: Duration = Duration::from_secs(60);
 
-/// What the single node offers.
+/// What the cluster offers: its nodes, and what each of them has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// Partitions, all holding the one node; the first is the default.
+    /// Partitions, all holding every node; the first is the default.
     pub partitions: Vec<String>,
-    /// GPUs (fake GRES devices) on the node.
+    /// GPUs (fake GRES devices) on each node.
     pub gpus: u32,
-    /// CPUs the node claims (one task per CPU).
+    /// CPUs each node claims (one task per CPU).
     pub cpus: u32,
+    /// Nodes: 1 (the node [`NODE`]) or more (`roce1`..`roceN`, one slurmd each).
+    pub nodes: u32,
 }
 
 impl Config {
@@ -100,6 +122,39 @@ impl Config {
             partitions,
             gpus,
             cpus,
+            nodes: 1,
+        }
+    }
+
+    /// The same, on `n` nodes `roce1`..`roceN` (each with `gpus` GPUs and `cpus` CPUs). `n` = 1 is the
+    /// one-node cluster of [`Config::new`] (its node is [`NODE`]).
+    pub fn with_nodes(mut self, n: u32) -> Self {
+        self.nodes = n.max(1);
+        self
+    }
+
+    /// More than one node: multiple-slurmd mode.
+    pub fn multi(&self) -> bool {
+        self.nodes > 1
+    }
+
+    /// The node names, in order.
+    pub fn node_names(&self) -> Vec<String> {
+        if self.multi() {
+            (1..=self.nodes)
+                .map(|k| format!("{NODE_PREFIX}{k}"))
+                .collect()
+        } else {
+            vec![NODE.to_string()]
+        }
+    }
+
+    /// The nodes as a Slurm host list: `roce`, or `roce[1-N]`.
+    pub fn nodelist(&self) -> String {
+        if self.multi() {
+            format!("{NODE_PREFIX}[1-{}]", self.nodes)
+        } else {
+            NODE.to_string()
         }
     }
 }
@@ -122,9 +177,9 @@ pub struct Slurm {
     dir: PathBuf,
     conf: PathBuf,
     bins: Bins,
-    daemons: Vec<(&'static str, Child)>,
+    daemons: Vec<(String, Child)>,
     config: Config,
-    /// Wall time from the first file written to the node reporting `State=IDLE`.
+    /// Wall time from the first file written to every node reporting `State=IDLE`.
     pub startup: Duration,
     /// `slurmd -V`, e.g. `slurm-wlm 22.05.8`.
     pub version_text: String,
@@ -383,10 +438,11 @@ impl Slurm {
             Ok(()) => {
                 slurm.startup = t0.elapsed();
                 eprintln!(
-                    "slurm harness: {} up in {} ms in {} (partitions {}, gpu:{}, {} CPUs)",
+                    "slurm harness: {} up in {} ms in {} (nodes {}, partitions {}, gpu:{}, {} CPUs each)",
                     slurm.version_text,
                     slurm.startup.as_millis(),
                     slurm.dir.display(),
+                    config.nodelist(),
                     config.partitions.join(","),
                     config.gpus,
                     config.cpus
@@ -408,6 +464,14 @@ impl Slurm {
         mkdir(&dir, 0o755)?;
         for sub in ["state", "spool", "log", "dev", "jobs"] {
             mkdir(&dir.join(sub), 0o755)?;
+        }
+        if self.config.multi() {
+            // Per node (`%n` in slurm.conf): slurmd's spool, and the TmpFS where the PMIx plugin puts
+            // each step's client dir (see the module docs).
+            for node in self.config.node_names() {
+                mkdir(&dir.join("spool").join(&node), 0o755)?;
+                mkdir(&dir.join("tmp").join(&node), 0o1777)?;
+            }
         }
         // munged insists: key readable by its owner only, socket directory searchable by everyone.
         mkdir(&dir.join("munge"), 0o755)?;
@@ -442,17 +506,21 @@ impl Slurm {
         })?;
 
         let ctld_port = free_port()?;
-        let mut slurmd_port = free_port()?;
-        while slurmd_port == ctld_port {
-            slurmd_port = free_port()?;
+        // One port per slurmd, all distinct.
+        let mut ports = vec![ctld_port];
+        while ports.len() <= self.config.node_names().len() {
+            let p = free_port()?;
+            if !ports.contains(&p) {
+                ports.push(p);
+            }
         }
-        write(&self.conf, self.slurm_conf(ctld_port, slurmd_port))?;
+        write(&self.conf, self.slurm_conf(ctld_port, &ports[1..]))?;
         write(&dir.join("gres.conf"), self.gres_conf())?;
         write(&dir.join("plugstack.conf"), "")?;
         if self.has_block_topology() {
             write(
                 &dir.join("topology.conf"),
-                format!("BlockName=block1 Nodes={NODE}\n"),
+                format!("BlockName=block1 Nodes={}\n", self.config.nodelist()),
             )?;
         }
 
@@ -482,40 +550,97 @@ impl Slurm {
         let mut ctld = self.command(&self.bins.slurmctld);
         ctld.arg("-D").arg("-f").arg(&self.conf);
         self.spawn("slurmctld", ctld)?;
-        let mut slurmd = self.command(&self.bins.slurmd);
-        slurmd
-            .arg("-D")
-            .arg("-N")
-            .arg(NODE)
-            .arg("-f")
-            .arg(&self.conf);
-        self.spawn("slurmd", slurmd)?;
-
-        self.wait_for("the node to become IDLE", STARTUP_BUDGET, |s| {
-            Ok(s.node_state()
-                .is_some_and(|n| n.split_whitespace().any(|w| w == "State=IDLE")))
-        })?;
-        let node = self.node_state().unwrap_or_default();
-        let want = format!("Gres=gpu:{}", self.config.gpus);
-        if !node
-            .split_whitespace()
-            .any(|w| w == want || w.starts_with(&format!("{want}(")))
-        {
-            return Err(format!("the node does not advertise {want}:\n{node}"));
+        if self.config.multi() {
+            self.check_multiple_slurmd()?;
         }
-        let slurmd_log = std::fs::read_to_string(dir.join("log/slurmd.log")).unwrap_or_default();
-        if let Some(bad) = slurmd_log
-            .lines()
-            .find(|l| l.contains("not a valid character or block device"))
-        {
-            return Err(format!("slurmd rejected a fake GPU: {bad}"));
+        for node in self.config.node_names() {
+            let mut slurmd = self.command(&self.bins.slurmd);
+            slurmd
+                .arg("-D")
+                .arg("-N")
+                .arg(&node)
+                .arg("-f")
+                .arg(&self.conf);
+            let name = if self.config.multi() {
+                format!("slurmd-{node}")
+            } else {
+                "slurmd".to_string()
+            };
+            self.spawn(&name, slurmd)?;
+        }
+
+        let what = if self.config.multi() {
+            "every node to become IDLE"
+        } else {
+            "the node to become IDLE"
+        };
+        self.wait_for(what, STARTUP_BUDGET, |s| {
+            let states = s.node_states();
+            Ok(states.len() == s.config.node_names().len()
+                && states
+                    .iter()
+                    .all(|(_, line)| line.split_whitespace().any(|w| w == "State=IDLE")))
+        })?;
+        let want = format!("Gres=gpu:{}", self.config.gpus);
+        for (name, line) in self.node_states() {
+            if !line
+                .split_whitespace()
+                .any(|w| w == want || w.starts_with(&format!("{want}(")))
+            {
+                return Err(format!("node {name} does not advertise {want}:\n{line}"));
+            }
+        }
+        for node in self.config.node_names() {
+            let log = std::fs::read_to_string(self.slurmd_log(&node)).unwrap_or_default();
+            if let Some(bad) = log
+                .lines()
+                .find(|l| l.contains("not a valid character or block device"))
+            {
+                return Err(format!("slurmd of {node} rejected a fake GPU: {bad}"));
+            }
         }
         Ok(())
     }
 
-    fn slurm_conf(&self, ctld_port: u16, slurmd_port: u16) -> String {
+    /// Several slurmd on one machine need a Slurm built with `--enable-multiple-slurmd`; `scontrol
+    /// show config` says whether this one is (`MULTIPLE_SLURMD = Yes`, listed only then).
+    fn check_multiple_slurmd(&mut self) -> Result<(), String> {
+        let mut shown = String::new();
+        self.wait_for("slurmctld to answer", STARTUP_BUDGET, |s| {
+            let out = s
+                .command(&s.bins.scontrol)
+                .args(["show", "config"])
+                .output()
+                .map_err(|e| format!("cannot run scontrol: {e}"))?;
+            shown = String::from_utf8_lossy(&out.stdout).into_owned();
+            Ok(out.status.success())
+        })?;
+        let yes = shown.lines().any(|l| {
+            l.split_once('=').is_some_and(|(k, v)| {
+                k.trim() == "MULTIPLE_SLURMD" && v.trim().eq_ignore_ascii_case("yes")
+            })
+        });
+        if yes {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} nodes on one machine need a Slurm built with --enable-multiple-slurmd; `scontrol \
+                 show config` of {} has no `MULTIPLE_SLURMD = Yes`",
+                self.config.nodes, self.version_text
+            ))
+        }
+    }
+
+    /// `slurmd_ports`: one per node, in [`Config::node_names`] order.
+    fn slurm_conf(&self, ctld_port: u16, slurmd_ports: &[u16]) -> String {
         let d = self.dir.display();
         let c = &self.config;
+        // Several slurmd on one machine: each its own spool, pid file, log and TmpFS (`%n` is the node).
+        let (spool, pid, log) = if c.multi() {
+            ("spool/%n", "slurmd-%n.pid", "log/slurmd-%n.log")
+        } else {
+            ("spool", "slurmd.pid", "log/slurmd.log")
+        };
         let mut conf = format!(
             "# Written by the roce test harness (crates/roce-render/tests/support/slurm.rs).\n\
              ClusterName=roce-test\n\
@@ -528,11 +653,11 @@ impl Slurm {
              CredType=cred/munge\n\
              AuthInfo=socket={socket}\n\
              StateSaveLocation={d}/state\n\
-             SlurmdSpoolDir={d}/spool\n\
+             SlurmdSpoolDir={d}/{spool}\n\
              SlurmctldPidFile={d}/slurmctld.pid\n\
-             SlurmdPidFile={d}/slurmd.pid\n\
+             SlurmdPidFile={d}/{pid}\n\
              SlurmctldLogFile={d}/log/slurmctld.log\n\
-             SlurmdLogFile={d}/log/slurmd.log\n\
+             SlurmdLogFile={d}/{log}\n\
              SlurmctldDebug=info\n\
              SlurmdDebug=info\n\
              PlugStackConfig={d}/plugstack.conf\n\
@@ -555,23 +680,36 @@ impl Slurm {
              InactiveLimit=0\n",
             host = short_hostname(),
             socket = self.munge_socket().display(),
+            slurmd_port = slurmd_ports[0],
         );
+        if c.multi() {
+            let _ = writeln!(conf, "TmpFS={d}/tmp/%n");
+        }
         if self.has_block_topology() {
             // topology.conf is read from slurm.conf's directory.
             let _ = writeln!(conf, "TopologyPlugin=topology/block");
         }
-        let _ = writeln!(
-            conf,
-            "NodeName={NODE} NodeAddr=127.0.0.1 NodeHostname={host} CPUs={cpus} Gres=gpu:{gpus} State=UNKNOWN",
-            host = short_hostname(),
-            cpus = c.cpus,
-            gpus = c.gpus,
-        );
+        for (node, port) in c.node_names().iter().zip(slurmd_ports) {
+            // One node: the port is SlurmdPort's; several: each slurmd listens on its own.
+            let port = if c.multi() {
+                format!(" Port={port}")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                conf,
+                "NodeName={node} NodeAddr=127.0.0.1 NodeHostname={host}{port} CPUs={cpus} Gres=gpu:{gpus} State=UNKNOWN",
+                host = short_hostname(),
+                cpus = c.cpus,
+                gpus = c.gpus,
+            );
+        }
+        let nodes = c.nodelist();
         for (i, p) in c.partitions.iter().enumerate() {
             let default = if i == 0 { "YES" } else { "NO" };
             let _ = writeln!(
                 conf,
-                "PartitionName={p} Nodes={NODE} Default={default} MaxTime=INFINITE State=UP"
+                "PartitionName={p} Nodes={nodes} Default={default} MaxTime=INFINITE State=UP"
             );
         }
         conf
@@ -584,7 +722,11 @@ impl Slurm {
         } else {
             format!("{}/dev/gpu[0-{last}]", self.dir.display())
         };
-        format!("AutoDetect=off\nNodeName={NODE} Name=gpu File={files}\n")
+        // Every node's GPUs are the same fake devices: nothing outside Slurm's bookkeeping tells them apart.
+        format!(
+            "AutoDetect=off\nNodeName={} Name=gpu File={files}\n",
+            self.config.nodelist()
+        )
     }
 
     /// topology/block and `--segment` came with Slurm 23.11 / 24.11; configure the plugin only where
@@ -628,7 +770,7 @@ impl Slurm {
         cmd
     }
 
-    fn spawn(&mut self, name: &'static str, mut cmd: Command) -> Result<(), String> {
+    fn spawn(&mut self, name: &str, mut cmd: Command) -> Result<(), String> {
         let out = self.dir.join(format!("log/{name}.stdio"));
         let file = std::fs::File::create(&out)
             .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
@@ -639,7 +781,7 @@ impl Slurm {
             .stderr(err)
             .spawn()
             .map_err(|e| format!("cannot start {name}: {e}"))?;
-        self.daemons.push((name, child));
+        self.daemons.push((name.to_string(), child));
         Ok(())
     }
 
@@ -666,11 +808,17 @@ impl Slurm {
         }
     }
 
-    /// `scontrol -o show node roce`, when the controller answers.
+    /// `scontrol -o show node <first node>` (the one node [`NODE`] of a one-node cluster), when the
+    /// controller answers.
     pub fn node_state(&self) -> Option<String> {
+        self.node_state_of(&self.config.node_names()[0])
+    }
+
+    /// `scontrol -o show node NAME`, when the controller answers.
+    pub fn node_state_of(&self, name: &str) -> Option<String> {
         let out = self
             .command(&self.bins.scontrol)
-            .args(["-o", "show", "node", NODE])
+            .args(["-o", "show", "node", name])
             .output()
             .ok()?;
         out.status
@@ -678,9 +826,63 @@ impl Slurm {
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    /// Daemon pids (munged, slurmctld, slurmd).
-    pub fn daemon_pids(&self) -> Vec<(&'static str, u32)> {
-        self.daemons.iter().map(|(n, c)| (*n, c.id())).collect()
+    /// Every node's `scontrol -o show node` line, by name (`NodeName=…`), in the controller's order;
+    /// empty when it does not answer.
+    pub fn node_states(&self) -> Vec<(String, String)> {
+        let Ok(out) = self
+            .command(&self.bins.scontrol)
+            .args(["-o", "show", "node"])
+            .output()
+        else {
+            return Vec::new();
+        };
+        if !out.status.success() {
+            return Vec::new();
+        }
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| {
+                let name = line
+                    .split_whitespace()
+                    .find_map(|w| w.strip_prefix("NodeName="))?;
+                Some((name.to_string(), line.to_string()))
+            })
+            .collect()
+    }
+
+    /// A node's state as `scontrol` words it (`IDLE`, `ALLOCATED`, `MIXED`, `DOWN*`, …).
+    pub fn state_of(&self, name: &str) -> Option<String> {
+        let line = self.node_state_of(name)?;
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix("State="))
+            .map(str::to_string)
+    }
+
+    /// The node names: [`NODE`], or `roce1`..`roceN`.
+    pub fn nodes(&self) -> Vec<String> {
+        self.config.node_names()
+    }
+
+    /// The nodes as a Slurm host list (`roce`, `roce[1-N]`).
+    pub fn nodelist(&self) -> String {
+        self.config.nodelist()
+    }
+
+    /// A node's slurmd log (`log/slurmd.log` of a one-node cluster, else `log/slurmd-NAME.log`).
+    pub fn slurmd_log(&self, node: &str) -> PathBuf {
+        if self.config.multi() {
+            self.dir.join(format!("log/slurmd-{node}.log"))
+        } else {
+            self.dir.join("log/slurmd.log")
+        }
+    }
+
+    /// Daemon pids (munged, slurmctld, then one slurmd per node: `slurmd`, or `slurmd-roceK`).
+    pub fn daemon_pids(&self) -> Vec<(String, u32)> {
+        self.daemons
+            .iter()
+            .map(|(n, c)| (n.clone(), c.id()))
+            .collect()
     }
 
     /// Writes `script` into a fresh job dir and runs `sbatch --wait --chdir=DIR
@@ -764,7 +966,7 @@ impl Slurm {
         Ok((dir, child))
     }
 
-    /// `squeue`, the node, and the tails of the daemon logs.
+    /// `squeue`, the nodes, and the tails of the daemon logs.
     pub fn diagnostics(&self) -> String {
         let mut r = String::new();
         let _ = writeln!(
@@ -785,23 +987,34 @@ impl Slurm {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
-        let _ = writeln!(
-            r,
-            "--- node ---\n{}",
-            self.node_state().unwrap_or_else(|| "<no answer>".into())
-        );
-        for log in [
-            "slurmctld.log",
-            "slurmd.log",
-            "munged.log",
-            "slurmctld.stdio",
-            "slurmd.stdio",
-            "munged.stdio",
-        ] {
+        for node in self.config.node_names() {
+            let _ = writeln!(
+                r,
+                "--- node {node} ---\n{}",
+                self.node_state_of(&node)
+                    .unwrap_or_else(|| "<no answer>".into())
+            );
+        }
+        let mut logs: Vec<String> = vec!["slurmctld.log".into()];
+        let slurmds: Vec<String> = if self.config.multi() {
+            self.config
+                .node_names()
+                .iter()
+                .map(|n| format!("slurmd-{n}"))
+                .collect()
+        } else {
+            vec!["slurmd".into()]
+        };
+        logs.extend(slurmds.iter().map(|d| format!("{d}.log")));
+        logs.push("munged.log".into());
+        logs.push("slurmctld.stdio".into());
+        logs.extend(slurmds.iter().map(|d| format!("{d}.stdio")));
+        logs.push("munged.stdio".into());
+        for log in logs {
             let _ = writeln!(
                 r,
                 "--- {log} (tail) ---\n{}",
-                tail(&self.dir.join("log").join(log), 25)
+                tail(&self.dir.join("log").join(&log), 25)
             );
         }
         r
@@ -817,7 +1030,7 @@ impl Slurm {
         // slurmctld and slurmd first (they would complain about a vanished munged).
         let (munge, slurm): (Vec<_>, Vec<_>) = std::mem::take(&mut self.daemons)
             .into_iter()
-            .partition(|(n, _)| *n == "munged");
+            .partition(|(n, _)| n == "munged");
         stop_children(slurm);
         // slurmstepd and job tasks: forked by slurmd/slurmstepd, reparented to init; found by marker.
         for _ in 0..3 {
@@ -882,7 +1095,7 @@ fn signal(sig: &str, pid: u32) {
 }
 
 /// SIGTERM each, wait up to 5 s for all, then SIGKILL the rest; reaps them all.
-fn stop_children(mut children: Vec<(&'static str, Child)>) {
+fn stop_children(mut children: Vec<(String, Child)>) {
     for (_, child) in &children {
         signal("TERM", child.id());
     }
