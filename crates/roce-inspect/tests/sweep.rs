@@ -94,3 +94,68 @@ fn small_and_odd_fleets() {
         check(n, seed);
     }
 }
+
+/// Real nccl-tests pairs made on the one-GPU device machine (fixtures/sweep/gpu/make.sh: two ranks on
+/// GPU 0 that NCCL takes for two hosts, so every pair runs over sockets; node03's pairs forced slow with
+/// one socket thread, one socket and one channel). Socket fallback on every node is the fleet's problem,
+/// not four bad nodes; against each other, node03 is the slow one, and the number says so.
+#[test]
+fn real_pairs_from_the_gpu_machine() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sweep/gpu");
+    let c: Campaign =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("campaign.json")).unwrap()).unwrap();
+    assert_eq!(c.profile, "coreweave/h100-ib");
+    let profile = roce_model::load(
+        roce_model::builtin::source(&c.profile).unwrap(),
+        &roce_model::BuiltinsOnly,
+    )
+    .profile
+    .unwrap();
+    let expect = Expectation::of(&profile);
+    let results = dir.join(RESULTS_DIR);
+    let tests = sweep::read_all(&c, &expect, |p| std::fs::read(results.join(p)).ok());
+    let r = sweep::judge(&c, tests, &expect);
+    let text = r.to_text();
+
+    assert_eq!(r.fleet.verdict, "below_expectation", "{text}");
+    assert_eq!(r.fleet.cause, Some(sweep::Cause::SocketFallback), "{text}");
+    assert!(
+        r.fleet
+            .evidence
+            .as_deref()
+            .is_some_and(|e| e.contains("NET/IB : No device found")),
+        "{text}"
+    );
+    // every pair printed a table (the checks were not run: one GPU is not a node's eight)
+    assert_eq!(r.counts.missing as usize, c.checks.len(), "{text}");
+    let busbw: Vec<f64> = r.tests.iter().filter_map(|t| t.busbw).collect();
+    assert_eq!(busbw.len(), 6, "{text}");
+    let by_name = |n: &str| r.nodes.iter().find(|x| x.name.as_str() == n).unwrap();
+    let slow = by_name("node03");
+    assert_eq!(slow.verdict, Verdict::Bad, "{text}");
+    assert_eq!(slow.cause, Some(sweep::Cause::Slow), "{text}");
+    assert_eq!((slow.bad_tests, slow.tests), (3, 3), "{text}");
+    assert!(
+        slow.evidence
+            .as_deref()
+            .is_some_and(|e| e.contains("% of the fleet's reference")),
+        "{text}"
+    );
+    for n in ["node01", "node02", "node04"] {
+        assert_eq!(by_name(n).verdict, Verdict::Ok, "{n}: {text}");
+    }
+    assert!(r.links.is_empty(), "{text}");
+    assert_eq!(r.retest.drain.len(), 1, "{text}");
+    // the forced-slow pairs measured about half of the others
+    let pair = |a: &str, b: &str| {
+        r.tests
+            .iter()
+            .find(|t| {
+                t.nodes.iter().any(|n| n.as_str() == a) && t.nodes.iter().any(|n| n.as_str() == b)
+            })
+            .and_then(|t| t.busbw)
+            .unwrap()
+    };
+    let ratio = pair("node01", "node03") / pair("node01", "node02");
+    assert!((0.3..0.7).contains(&ratio), "{ratio}: {text}");
+}

@@ -4,6 +4,10 @@
 //! socket fallback, GPUDirect RDMA off, a rail short, a GID problem, a net plugin not loaded, multi-node
 //! NVLink not working. Then the fleet is judged ([`judge`]):
 //!
+//! - a cause the logs show on more than half of the tested nodes ([`FLEET_WIDE`]) is the fleet's, not a
+//!   node's: the profile or the fabric is wrong everywhere (no RDMA device in any pod, a plugin missing from
+//!   the image), so draining every node would be the wrong advice. The fleet is below expectation for it,
+//!   and the nodes are judged against each other as if its tests were clean;
 //! - the *reference* is the median bus bandwidth of the pairs that show no fault; a pair more than
 //!   [`SLOW`] below it is slow. When the profile gives an expectation (`job expected-busbw`, or the line
 //!   rate of its rails) and the reference is under [`FLEET_LOW`] of it, the whole fleet is below
@@ -33,6 +37,9 @@ pub const SLOW: f64 = 0.9;
 
 /// A fleet whose reference is under this fraction of the profile's expectation is below expectation.
 pub const FLEET_LOW: f64 = 0.8;
+
+/// A cause shown on more than this fraction of the tested nodes is the fleet's.
+pub const FLEET_WIDE: f64 = 0.5;
 
 /// Why a node or link is bad: stable codes (`snake_case` in JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -184,8 +191,11 @@ pub struct Fleet {
     pub expected_from: Option<String>,
     /// The reference as a percentage of the expectation.
     pub percent: Option<f64>,
-    /// The most common cause the pairs' logs show, when the fleet is below expectation.
+    /// The fleet-wide cause ([`FLEET_WIDE`]), else the most common cause the pairs' logs show, when the
+    /// fleet is below expectation.
     pub cause: Option<Cause>,
+    /// A line that shows the fleet-wide cause.
+    pub evidence: Option<String>,
 }
 
 /// Counts, for the summary line.
@@ -312,9 +322,9 @@ where
         .collect()
 }
 
-/// Did this test go wrong, given the reference? Its cause when it did.
-fn wrong(t: &TestResult, reference: Option<f64>) -> Option<Cause> {
-    if let Some(c) = t.cause {
+/// Did this test go wrong, given the reference and the fleet-wide cause? Its cause when it did.
+fn wrong(t: &TestResult, reference: Option<f64>, fleet: Option<Cause>) -> Option<Cause> {
+    if let Some(c) = own_cause(t, fleet) {
         return Some(c);
     }
     match (t.state, t.busbw, reference) {
@@ -326,11 +336,66 @@ fn wrong(t: &TestResult, reference: Option<f64>) -> Option<Cause> {
     }
 }
 
+/// What shows that test `t` went wrong with `cause`: the log's line, or for a slow test its number
+/// beside the reference (the log's line then shows something else, e.g. the fleet-wide cause).
+fn shown_by(
+    t: &TestResult,
+    cause: Cause,
+    reference: Option<f64>,
+    fleet: Option<Cause>,
+) -> Option<String> {
+    match (cause, t.busbw, reference) {
+        (Cause::Slow, Some(b), Some(r)) if own_cause(t, fleet).is_none() => Some(format!(
+            "{}: busbw {b:.2} GB/s, {:.0} % of the fleet's reference {r:.2} GB/s",
+            t.output,
+            100.0 * b / r
+        )),
+        _ => t.evidence.clone(),
+    }
+}
+
+/// The cause a test's log shows, unless it is the fleet's.
+fn own_cause(t: &TestResult, fleet: Option<Cause>) -> Option<Cause> {
+    t.cause.filter(|c| Some(*c) != fleet)
+}
+
+/// A cause the logs show on more than [`FLEET_WIDE`] of the nodes that took a test, with a line that
+/// shows it. Hung, failed and wrong results are each test's own: a fleet where most tests hang is
+/// reported test by test.
+fn fleet_wide(campaign: &Campaign, tests: &[TestResult]) -> Option<(Cause, Option<String>)> {
+    let mut tested: IndexSet<&NodeName> = IndexSet::new();
+    let mut shown: IndexMap<Cause, (IndexSet<&NodeName>, Option<String>)> = IndexMap::new();
+    for t in tests.iter().filter(|t| t.state != State::Missing) {
+        tested.extend(&t.nodes);
+        let Some(c) = t.cause else { continue };
+        if matches!(c, Cause::Hung | Cause::Failed | Cause::WrongResults) {
+            continue;
+        }
+        let e = shown.entry(c).or_default();
+        e.0.extend(if t.blame.is_empty() {
+            &t.nodes
+        } else {
+            &t.blame
+        });
+        if e.1.is_none() {
+            e.1.clone_from(&t.evidence);
+        }
+    }
+    let floor = FLEET_WIDE * tested.len().max(campaign.partners as usize + 1) as f64;
+    shown
+        .into_iter()
+        .filter(|(_, (nodes, _))| nodes.len() as f64 > floor)
+        .max_by(|(ca, (a, _)), (cb, (b, _))| a.len().cmp(&b.len()).then(cb.cmp(ca)))
+        .map(|(c, (_, ev))| (c, ev))
+}
+
 /// Judge the fleet from every test's result (`checks` then pairs, as [`Campaign::outputs`] lists them).
 pub fn judge(campaign: &Campaign, tests: Vec<TestResult>, expect: &Expectation) -> Report {
     let n_checks = campaign.checks.len();
     let (checks, pairs) = tests.split_at(n_checks.min(tests.len()));
-    let clean = |t: &&TestResult| t.state == State::Measured && t.cause.is_none();
+    let wide = fleet_wide(campaign, &tests);
+    let fleet_cause = wide.as_ref().map(|(c, _)| *c);
+    let clean = |t: &&TestResult| t.state == State::Measured && own_cause(t, fleet_cause).is_none();
     let reference = median(pairs.iter().filter(clean).filter_map(|t| t.busbw).collect());
     let check_reference = median(
         checks
@@ -348,23 +413,23 @@ pub fn judge(campaign: &Campaign, tests: Vec<TestResult>, expect: &Expectation) 
         .collect();
     let n = campaign.nodes.len();
     // what the logs pin on each node: (cause, evidence)
-    let mut pinned: Vec<Vec<(Cause, Option<String>)>> = vec![Vec::new(); n];
+    let mut pinned: Vec<Vec<Pin>> = vec![Vec::new(); n];
     for t in checks {
-        let cause = t.cause.or(match (t.state, t.busbw, check_reference) {
+        let cause = own_cause(t, fleet_cause).or(match (t.state, t.busbw, check_reference) {
             (State::Measured, Some(b), Some(r)) if b < SLOW * r => Some(Cause::Nvlink),
             (State::Hung, ..) => Some(Cause::Hung),
             (State::Failed, ..) => Some(Cause::Failed),
             _ => None,
         });
         if let (Some(c), Some(&i)) = (cause, t.nodes.first().and_then(|n| index.get(n))) {
-            pinned[i].push((c, t.evidence.clone()));
+            pinned[i].push(Pin::new(c, t, &campaign.nodes[i]));
         }
     }
     for t in pairs {
-        if let Some(c) = t.cause {
+        if let Some(c) = own_cause(t, fleet_cause) {
             for b in &t.blame {
                 if let Some(&i) = index.get(b) {
-                    pinned[i].push((c, t.evidence.clone()));
+                    pinned[i].push(Pin::new(c, t, b));
                 }
             }
         }
@@ -383,7 +448,7 @@ pub fn judge(campaign: &Campaign, tests: Vec<TestResult>, expect: &Expectation) 
     let mut of_node: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut went_wrong: Vec<Option<Cause>> = Vec::with_capacity(pairs.len());
     for (ti, t) in pairs.iter().enumerate() {
-        went_wrong.push(wrong(t, reference));
+        went_wrong.push(wrong(t, reference, fleet_cause));
         for node in &t.nodes {
             if let Some(&i) = index.get(node) {
                 of_node[i].push(ti);
@@ -422,9 +487,15 @@ pub fn judge(campaign: &Campaign, tests: Vec<TestResult>, expect: &Expectation) 
         }
         let Some((i, _)) = best else { break };
         verdict[i] = Verdict::Bad;
-        let causes: Vec<(Cause, Option<String>)> = of_node[i]
+        let causes: Vec<Pin> = of_node[i]
             .iter()
-            .filter_map(|&ti| went_wrong[ti].map(|c| (c, pairs[ti].evidence.clone())))
+            .filter_map(|&ti| {
+                went_wrong[ti].map(|c| {
+                    let mut pin = Pin::new(c, &pairs[ti], &campaign.nodes[i]);
+                    pin.evidence = shown_by(&pairs[ti], c, reference, fleet_cause);
+                    pin
+                })
+            })
             .collect();
         let (c, ev) = most_common(&causes).unwrap_or((Cause::Slow, None));
         cause[i] = Some(c);
@@ -448,7 +519,7 @@ pub fn judge(campaign: &Campaign, tests: Vec<TestResult>, expect: &Expectation) 
             cause: c,
             busbw: t.busbw,
             output: t.output.clone(),
-            evidence: t.evidence.clone(),
+            evidence: shown_by(t, c, reference, fleet_cause),
         });
     }
     let mut nodes = Vec::with_capacity(n + campaign.excluded.len());
@@ -513,24 +584,25 @@ pub fn judge(campaign: &Campaign, tests: Vec<TestResult>, expect: &Expectation) 
         (Some(r), Some(x)) if x > 0.0 => Some(100.0 * r / x),
         _ => None,
     };
-    let below = percent.is_some_and(|p| p < FLEET_LOW * 100.0);
+    let below = fleet_cause.is_some() || percent.is_some_and(|p| p < FLEET_LOW * 100.0);
     let fleet = Fleet {
         verdict: if below { "below_expectation" } else { "ok" },
         reference_busbw: reference,
         expected_busbw: expect.busbw,
         expected_from: expect.from.clone(),
         percent,
-        cause: below
-            .then(|| {
-                most_common(
-                    &pairs
+        cause: fleet_cause.or_else(|| {
+            below
+                .then(|| {
+                    let shown: Vec<Pin> = pairs
                         .iter()
-                        .filter_map(|t| t.cause.map(|c| (c, None)))
-                        .collect::<Vec<_>>(),
-                )
-                .map(|(c, _)| c)
-            })
-            .flatten(),
+                        .filter_map(|t| t.cause.map(|c| Pin::new(c, t, &t.nodes[0])))
+                        .collect();
+                    most_common(&shown).map(|(c, _)| c)
+                })
+                .flatten()
+        }),
+        evidence: wide.and_then(|(_, ev)| ev),
     };
     let count = |v: Verdict| nodes.iter().filter(|r| r.verdict == v).count() as u32;
     let counts = Counts {
@@ -585,20 +657,43 @@ fn explained_by_other(
         .any(|j| j != i && verdict[j] == Verdict::Bad)
 }
 
-/// The most frequent cause (ties: the first in [`Cause`]'s order) and the first evidence of it.
-fn most_common(items: &[(Cause, Option<String>)]) -> Option<(Cause, Option<String>)> {
-    let mut counts: IndexMap<Cause, (u32, Option<String>)> = IndexMap::new();
-    for (c, ev) in items {
-        let e = counts.entry(*c).or_insert((0, None));
+/// A cause a test shows on a node, with the test's evidence and whether that line is the node's own.
+#[derive(Clone)]
+struct Pin {
+    cause: Cause,
+    evidence: Option<String>,
+    own: bool,
+}
+
+impl Pin {
+    fn new(cause: Cause, t: &TestResult, node: &NodeName) -> Pin {
+        Pin {
+            cause,
+            evidence: t.evidence.clone(),
+            own: t.evidence_on.as_ref() == Some(node),
+        }
+    }
+}
+
+/// The most frequent cause (ties: the first in [`Cause`]'s order) and its evidence: the first line of
+/// the node's own ranks, else the first line.
+fn most_common(items: &[Pin]) -> Option<(Cause, Option<String>)> {
+    let mut counts: IndexMap<Cause, (u32, Option<&Pin>)> = IndexMap::new();
+    for p in items {
+        let e = counts.entry(p.cause).or_insert((0, None));
         e.0 += 1;
-        if e.1.is_none() {
-            e.1.clone_from(ev);
+        let better = match e.1 {
+            None => p.evidence.is_some(),
+            Some(q) => p.own && !q.own && p.evidence.is_some(),
+        };
+        if better {
+            e.1 = Some(p);
         }
     }
     counts
         .into_iter()
         .max_by(|(ca, (na, _)), (cb, (nb, _))| na.cmp(nb).then(cb.cmp(ca)))
-        .map(|(c, (_, ev))| (c, ev))
+        .map(|(c, (_, p))| (c, p.and_then(|p| p.evidence.clone())))
 }
 
 impl Report {
@@ -618,11 +713,16 @@ impl Report {
         ));
         if let Some(r) = f.reference_busbw {
             out.push_str(&format!(
-                "  reference busbw {r:.1} GB/s (median of the clean pairs)"
+                "  reference busbw {r:.1} GB/s (median of the pairs without a fault of their own)"
             ));
             if let (Some(x), Some(p)) = (f.expected_busbw, f.percent) {
+                let p = if p < 10.0 {
+                    format!("{p:.1}")
+                } else {
+                    format!("{p:.0}")
+                };
                 out.push_str(&format!(
-                    ", {p:.0} % of the expected {x:.1} GB/s ({})",
+                    ", {p} % of the expected {x:.1} GB/s ({})",
                     f.expected_from.as_deref().unwrap_or("")
                 ));
             }
@@ -634,6 +734,9 @@ impl Report {
                 cause.as_str(),
                 cause.fix()
             ));
+            if let Some(ev) = &f.evidence {
+                out.push_str(&format!("    {ev}\n"));
+            }
         }
         let listed: Vec<&NodeReport> = self
             .nodes

@@ -31,6 +31,9 @@ pub struct TestResult {
     pub blame: Vec<NodeName>,
     /// The line that shows it (`file:line: text`).
     pub evidence: Option<String>,
+    /// The node whose ranks printed that line, when its prefix names one of the test's nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence_on: Option<NodeName>,
 }
 
 /// How a test ended.
@@ -65,6 +68,7 @@ pub fn read(
         cause: None,
         blame: Vec::new(),
         evidence: None,
+        evidence_on: None,
     };
     let Some(bytes) = bytes else {
         return r;
@@ -90,7 +94,11 @@ pub fn read(
     if let Some((cause, blame, ev)) = cause_of(&e, rails, &hosts) {
         r.cause = Some(cause);
         r.blame = blame;
-        r.evidence = ev;
+        r.evidence_on = ev
+            .as_ref()
+            .and_then(|(_, text)| crate::explain::host_of_line(text))
+            .and_then(|h| hosts.node(&h));
+        r.evidence = ev.map(|(at, text)| format!("{at}: {text}"));
     } else if table.is_some_and(|b| b.wrong > 0) {
         r.cause = Some(Cause::WrongResults);
     } else if let Some(line) = marks.timeout {
@@ -173,18 +181,22 @@ impl<'a> HostMap<'a> {
     }
 }
 
+/// Where a line is (`file:line`) and its text.
+type Line = (String, String);
+
 /// The fault the log shows, the nodes it is on, and the line that shows it; in order of what explains
 /// the most (a node without RDMA devices also shows no GPUDirect RDMA).
 fn cause_of(
     e: &Explanation,
     rails: Option<u32>,
     hosts: &HostMap<'_>,
-) -> Option<(Cause, Vec<NodeName>, Option<String>)> {
+) -> Option<(Cause, Vec<NodeName>, Option<Line>)> {
     let find = |codes: &[Code]| e.findings.iter().find(|f| codes.contains(&f.code));
+    // (`file:line`, the line)
     let ev = |f: &crate::explain::Finding| {
         f.evidence
             .as_ref()
-            .map(|v| format!("{}:{}: {}", v.file, v.line, v.text))
+            .map(|v| (format!("{}:{}", v.file, v.line), v.text.clone()))
     };
     let by_code: [(&[Code], Cause); 5] = [
         (&[Code::ExplainMnnvl], Cause::Nvlink),
