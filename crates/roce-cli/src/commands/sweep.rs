@@ -17,6 +17,7 @@ use crate::report::{Output, errln, outp};
 
 // Arguments of `roce sweep`.
 #[derive(Debug, Args)]
+#[command(after_help = SWEEP_EXAMPLE)]
 pub struct SweepArgs {
     #[command(subcommand)]
     pub action: SweepAction,
@@ -32,6 +33,9 @@ pub enum SweepAction {
     #[command(after_help = REPORT_EXAMPLE)]
     Report(ReportArgs),
 }
+
+const SWEEP_EXAMPLE: &str = "Example:\n  roce sweep plan --profile coreweave/h100-ib --nodes 'gpu[001-128]' --scheduler slurm -o sweep/\n  \
+sweep/run.sh\n  roce sweep report sweep/\n\nSee docs/sweep.md.";
 
 const PLAN_EXAMPLE: &str = "Example:\n  kubectl get nodes -l node.kubernetes.io/instance-type=BM.GPU.H100.8 > nodes.txt\n  \
 roce sweep plan --profile oci/h100-roce --nodes nodes.txt -o sweep/\n  sweep/run.sh && roce sweep report sweep/\n\n  \
@@ -113,7 +117,7 @@ pub struct ReportArgs {
 pub enum ReportFormat {
     /// A table for people.
     Human,
-    /// The JSON report (docs/sweep.schema.json).
+    /// The JSON report (docs/sweep-report.schema.json).
     Json,
     /// A self-contained HTML page with a heatmap.
     Html,
