@@ -66,6 +66,7 @@ impl Explainer {
             found,
             ucx_retry_key: _,
             tables,
+            scratch: _,
         } = other;
         self.files.extend(files);
         self.last = None;

@@ -21,6 +21,7 @@
 //! assert_eq!(e.findings[0].code.as_str(), "roce::explain::socket_fallback");
 //! ```
 
+mod collector;
 mod expect;
 mod finding;
 mod invariants;
@@ -523,6 +524,8 @@ pub struct Explainer {
     found: IndexMap<(Code, String), Acc>,
     ucx_retry_key: Option<(Code, String)>,
     tables: nccl_tests::Tables,
+    /// A JSON record's decoded message ([`collector::peel`]).
+    scratch: Vec<u8>,
 }
 
 /// [`Finders`] with a `Debug` that prints nothing (memchr's finders are not `Debug`-friendly to read).
@@ -562,6 +565,7 @@ impl Explainer {
             found: IndexMap::new(),
             ucx_retry_key: None,
             tables: nccl_tests::Tables::default(),
+            scratch: Vec::new(),
         }
     }
 
@@ -654,6 +658,38 @@ impl Explainer {
             return;
         }
         file.nonblank_lines += 1;
+        self.framed(line, 0);
+    }
+
+    /// A line that may carry a collector's or launcher's frame ([`collector`]): peel it, then read the text.
+    fn framed(&mut self, line: &[u8], depth: usize) {
+        let mut line = line;
+        for _ in depth..collector::DEPTH_MAX {
+            match collector::peel(line, &mut self.scratch) {
+                collector::Peeled::Plain => break,
+                collector::Peeled::Inner(inner) => line = inner,
+                collector::Peeled::Decoded => {
+                    // a record's message may hold several lines (a multi-line log entry)
+                    let msg = std::mem::take(&mut self.scratch);
+                    for l in msg.split(|b| *b == b'\n') {
+                        let l = l.strip_suffix(b"\r").unwrap_or(l);
+                        if !l.iter().all(u8::is_ascii_whitespace) {
+                            self.framed(l, collector::DEPTH_MAX.min(depth + 1));
+                        }
+                    }
+                    self.scratch = msg;
+                    return;
+                }
+            }
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        self.unframed(line);
+    }
+
+    /// Read a line without frames.
+    fn unframed(&mut self, line: &[u8]) {
         if let Some(l) = line::nccl_info_fast(line) {
             if let Some(f) = self.files.last_mut() {
                 f.nccl_lines += 1;
@@ -907,7 +943,15 @@ fn push_capped(carry: &mut Vec<u8>, cut: &mut bool, bytes: &[u8]) {
 /// The host an NCCL line names in its `host:pid:tid [dev]` prefix (a finding's evidence line), for
 /// `roce sweep`, which pins a finding on the node whose ranks showed it.
 pub(crate) fn host_of_line(text: &str) -> Option<String> {
-    let l = line::nccl(text.as_bytes(), &Finder::new(b"NCCL "))?;
+    let mut text = text.as_bytes();
+    let mut scratch = Vec::new();
+    for _ in 0..collector::DEPTH_MAX {
+        match collector::peel(text, &mut scratch) {
+            collector::Peeled::Inner(inner) => text = inner,
+            _ => break,
+        }
+    }
+    let l = line::nccl(text, &Finder::new(b"NCCL "))?;
     let warn = !matches!(l.level, line::Level::Info);
     line::who(l.prefix, warn).map(|w| String::from_utf8_lossy(w.host).into_owned())
 }
