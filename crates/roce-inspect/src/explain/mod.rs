@@ -36,6 +36,8 @@ mod torch;
 mod transport;
 pub(crate) use transport::is_socket as transport_is_socket;
 mod ucx;
+mod ucx_config;
+mod ucx_perftest;
 mod verdict;
 
 use std::collections::HashMap;
@@ -48,6 +50,7 @@ use roce_model::Code;
 
 pub use finding::{EXCERPT_MAX, Evidence, Finding, HOSTS_MAX, Rendered};
 pub use nccl_tests::{Bandwidth, Expected};
+pub use ucx_perftest::UcxPerftest;
 
 /// Lines longer than this are cut (the rest is skipped) so a file without newlines cannot exhaust memory.
 pub const LINE_MAX: usize = 64 * 1024;
@@ -219,6 +222,8 @@ pub struct Explanation {
     pub local_ranks: Option<u32>,
     /// The external net plugin NCCL loaded (its name or library path) and the line that shows it.
     pub net_plugin: Option<(String, Evidence)>,
+    /// The `ucx_perftest` result, when the log has one.
+    pub ucx_perftest: Option<UcxPerftest>,
 }
 
 /// What a profile comparison covered.
@@ -344,7 +349,7 @@ struct Finders {
 }
 
 /// The union of the needles [`Finders`] looks for on a line that is not the common NCCL INFO shape.
-const ANY_NEEDLE: [&str; 24] = [
+const ANY_NEEDLE: [&str; 27] = [
     "NCCL ",
     "UCX",
     "ib_mlx5",
@@ -362,6 +367,9 @@ const ANY_NEEDLE: [&str; 24] = [
     "ncclRemote",
     "Last error:",
     "NIXL_ERR_",
+    "backend creation failed",
+    "Failed to create engine",
+    "nixl_",
     "Traceback (most recent",
     "NCCL error in:",
     // nccl-tests (nccl_tests.rs)
@@ -456,6 +464,18 @@ struct Facts {
     ofi_provider: Option<String>,
     /// UCX used an RDMA transport.
     ucx_rdma: bool,
+    /// UCX selected TCP for a configuration (`cfg#… tag(tcp/eth0 …)`).
+    ucx_tcp: bool,
+    /// UCX was asked for an RDMA device or transport it does not have.
+    ucx_asked_rdma: bool,
+    /// aws-ofi-nccl said the platform has no GPUDirect RDMA (`Need to force simple protocol: GDR not supported`).
+    ofi_gdr_unsupported: Option<Evidence>,
+    /// aws-ofi-nccl: `GDR disabled on GDR-supported instance type …`.
+    ofi_gdr_required: Option<Evidence>,
+    /// NIXL's reason a backend engine was not created (`Failed to create engine: …`).
+    nixl_engine_error: Option<String>,
+    /// `ucx_perftest` results.
+    perftest: ucx_perftest::Perftest,
     /// `Failed to open libibverbs.so`.
     ibverbs_missing: Option<Evidence>,
     /// The most nodes a communicator spanned (`comm … nNodes N`).
@@ -577,6 +597,7 @@ impl Explainer {
         });
         self.line_no = 0;
         self.facts.torch_pending = 0;
+        self.facts.perftest.new_file();
         // a WQE dump belongs to the error line above it, in the same file
         self.ucx_retry_key = None;
     }
@@ -730,8 +751,20 @@ impl Explainer {
         }
     }
 
-    /// A line without any needle: PyTorch's last-error text, or an nccl-tests row.
+    /// A line without any needle: PyTorch's last-error text, an nccl-tests row, `ucx_perftest` output.
     fn no_needle(&mut self, line: &[u8]) {
+        let (files, no) = (&self.files, self.line_no);
+        if matches!(line.trim_ascii_start().first(), Some(b'|' | b'+' | b'F'))
+            && self
+                .facts
+                .perftest
+                .line(line, || Evidence::new(file_name(files), no, line))
+        {
+            if let Some(f) = self.files.last_mut() {
+                f.report_lines += 1;
+            }
+            return;
+        }
         let known = if self.facts.torch_pending > 0 {
             self.torch_last_error(line);
             true
