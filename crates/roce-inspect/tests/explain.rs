@@ -1106,3 +1106,41 @@ fn net_plugin_lines() {
     assert_eq!(e.codes(), vec![Code::ExplainGdrUnsupported]);
     assert!(!e.has_errors());
 }
+
+/// An aws-ofi-nccl plugin that failed to initialize (its own lines: `nccl_net_ofi_*_init`, src/nccl_ofi_net.cpp and
+/// src/nccl_ofi_sendrecv.cpp), after which NCCL took its internal networks and ended on `NET/Socket`
+/// (`src/plugin/net.cc`: plugins, then IB, then Socket), under a Ray worker's prefix: a socket fallback caused by
+/// the plugin, not "unknown".
+#[test]
+fn an_ofi_failure_that_ends_on_sockets_is_a_socket_fallback() {
+    let log = "\
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.9.1-aws
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] nccl_net_ofi_sendrecv.c:1 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] nccl_net_ofi.c:1 NCCL WARN NET/OFI aws-ofi-nccl initialization failed
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] NCCL INFO NET/IB : No device found.
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.1.7<0>
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] NCCL INFO Using network Socket
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2400 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/Socket/0 [repeated 15x across cluster]
+";
+    let e = explain_str("ray.log", log);
+    assert_eq!(e.transport, Transport::Socket);
+    assert_eq!(e.gpudirect_rdma, Some(false));
+    let codes = e.codes();
+    assert!(
+        codes.contains(&Code::ExplainSocketFallback)
+            && codes.contains(&Code::ExplainNetPluginError),
+        "{codes:?}"
+    );
+    let f = e
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ExplainSocketFallback)
+        .unwrap();
+    assert_eq!(f.caused_by, Some(Code::ExplainNetPluginError));
+    assert_eq!(
+        e.network.as_deref(),
+        Some("Socket"),
+        "the dedup suffix is not part of the path"
+    );
+}
