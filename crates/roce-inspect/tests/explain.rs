@@ -587,6 +587,48 @@ fn cases() -> Vec<(Code, &'static str, &'static str)> {
             "h:1:1 [0] net_ib.cc:1 NCCL WARN NET/IB: read failed in ncclIbRoceGetVersionNum: Invalid argument\n",
             "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n",
         ),
+        // aws-ofi-nccl: no GPUDirect RDMA on this platform (a fact), or none where the instance has it (an error)
+        (
+            ExplainGdrUnsupported,
+            "g5:1:1 [0] NCCL INFO NET/OFI Need to force simple protocol: GDR not supported\ng5:1:1 [0] NCCL INFO Using network Libfabric\ng5:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Libfabric/0\n",
+            "p5:1:1 [0] NCCL INFO NET/OFI Selected Provider is efa\np5:1:1 [0] NCCL INFO Using network Libfabric\np5:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Libfabric/0/GDRDMA\n",
+        ),
+        (
+            ExplainGdrDisabled,
+            "p4d:1:1 [0] platform-aws.c:545 NCCL WARN NET/OFI GDR disabled on GDR-supported instance type p4d.24xlarge\np4d:1:1 [0] NCCL INFO Using network Libfabric\n",
+            "p4d:1:1 [0] NCCL INFO NET/OFI Selected Provider is efa\np4d:1:1 [0] NCCL INFO Using network Libfabric\np4d:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Libfabric/0/GDRDMA\n",
+        ),
+        // UCX's verdicts on its configuration (UCX 1.22 lines, make-ucx.sh)
+        (
+            ExplainUcxDeviceUnavailable,
+            "[1796278493.984979] [vm:22493:0]     ucp_context.c:1492 UCX  WARN  network device 'mlx5_0:1' is not available, please use one or more of: 'eth0'(tcp), 'lo'(tcp)\n",
+            "[1796278634.925576] [vm:23557:0]          parser.c:2587 UCX  INFO  UCX_* env variables: UCX_NET_DEVICES=mlx5_0:1\n",
+        ),
+        (
+            ExplainUcxTransportUnavailable,
+            "[1796278477.295125] [vm:21715:0]     ucp_context.c:1492 UCX  WARN  transport 'rcmlx5' is not available, please use one or more of: cma, mm, posix, self, shm, sm, sysv, tcp\n",
+            "[1796278634.925576] [vm:23557:0]          parser.c:2587 UCX  INFO  UCX_* env variables: UCX_TLS=rc_mlx5,tcp\n",
+        ),
+        (
+            ExplainUcxNoTransport,
+            "[1796278494.394576] [vm:22496:0]     ucp_context.c:1754 UCX  ERROR no usable transports/devices (asked rc_mlx5,ud_mlx5 on network:intra-node:accelerator:loopback:)\n",
+            "[1796278477.295125] [vm:21715:0]     ucp_context.c:1492 UCX  WARN  transport 'rcmlx5' is not available, please use one or more of: cma, mm, posix, self, shm, sm, sysv, tcp\n",
+        ),
+        (
+            ExplainUcxUnusedEnv,
+            "[1796278647.471293] [vm:24638:0]          parser.c:2578 UCX  WARN  unused environment variable: UCX_NET_DEVICE (maybe: UCX_NET_DEVICES?)\n",
+            "[1796278634.925576] [vm:23557:0]          parser.c:2587 UCX  INFO  UCX_* env variables: UCX_NET_DEVICES=lo\n",
+        ),
+        (
+            ExplainUcxInvalidValue,
+            "[1796278495.211581] [vm:22536:0]          parser.c:1558 UCX  ERROR Invalid value for RNDV_THRESH: 'abc'. Expected: memory units\n",
+            "h:1:1 [0] NCCL INFO Invalid value abc for NCCL_IB_TIMEOUT, using default 20.\n",
+        ),
+        (
+            ExplainUcxGid,
+            "[1700000000.1] [h:1:0]        ib_iface.c:1440 UCX  ERROR both GID_INDEX and ROCE_SUBNET_LIST are specified, please select only one of them\n",
+            "[1700000000.1] [h:1:0]      ucp_worker.c:1991 UCX  INFO  ucp_context_0 inter-node cfg#1 tag(rc_mlx5/mlx5_0:1)\n",
+        ),
     ]
 }
 
@@ -1018,4 +1060,87 @@ h:7:7 [7] NCCL INFO NET/Plugin: Plugin load returned 2 : /lib/x86_64-linux-gnu/l
         "roce::explain::net_plugin_error"
     );
     assert_eq!(j["findings"][0]["caused_by"], serde_json::Value::Null);
+}
+
+/// Net plugins' own lines: HPC-X's nccl-rdma-sharp-plugins (`p2p_plugin.c`: `P2P plugin v8 IBext_v8`, `GPU
+/// Direct RDMA (DMABUF) enabled for HCA`, the `UCX` network of its UCX layer) and aws-ofi-nccl's `AWS Libfabric`.
+#[test]
+fn net_plugin_lines() {
+    let e = explain_str(
+        "sharp.log",
+        "h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin v6 (v6)\n\
+         h:1:1 [0] NCCL INFO P2P plugin v8 IBext_v8\n\
+         h:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA (DMABUF) enabled for HCA 0 'mlx5_0\n\
+         h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [RO]; OOB ib0:10.0.0.1<0>\n\
+         h:1:1 [0] NCCL INFO Using network IBext_v8\n",
+    );
+    assert_eq!(e.devices[0].gdr, Some(true), "DMABUF is GPUDirect RDMA");
+    assert_eq!(e.gpudirect_rdma, None, "no connection yet");
+    assert_eq!(
+        e.net_plugin.as_ref().map(|(n, _)| n.as_str()),
+        Some("NCCL RDMA Plugin v6")
+    );
+    assert!(e.findings.is_empty(), "{:#?}", e.findings);
+    let e = explain_str(
+        "ucx-layer.log",
+        "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n\
+         h:1:1 [0] NCCL INFO Using network UCX\n\
+         h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/UCX/0/GDRDMA\n",
+    );
+    assert_eq!(
+        (e.transport, e.gpudirect_rdma),
+        (Transport::Roce, Some(true))
+    );
+    // NCCL's per-NIC line for aws-ofi-nccl's `AWS Libfabric` network, on a platform without GPUDirect RDMA
+    let e = explain_str(
+        "g4dn.log",
+        "h:1:1 [0] NCCL INFO NET/OFI Need to force simple protocol: GDR not supported\n\
+         h:1:1 [0] NCCL INFO NET/AWS Libfabric : GPU Direct RDMA Disabled for HCA 0 'efa_0'\n\
+         h:1:1 [0] NCCL INFO Using network AWS Libfabric\n",
+    );
+    assert!(!e.ib_probed);
+    assert_eq!(
+        (e.transport, e.gpudirect_rdma),
+        (Transport::Ofi, Some(false))
+    );
+    assert_eq!(e.codes(), vec![Code::ExplainGdrUnsupported]);
+    assert!(!e.has_errors());
+}
+
+/// An aws-ofi-nccl plugin that failed to initialize (its own lines: `nccl_net_ofi_*_init`, src/nccl_ofi_net.cpp and
+/// src/nccl_ofi_sendrecv.cpp), after which NCCL took its internal networks and ended on `NET/Socket`
+/// (`src/plugin/net.cc`: plugins, then IB, then Socket), under a Ray worker's prefix: a socket fallback caused by
+/// the plugin, not "unknown".
+#[test]
+fn an_ofi_failure_that_ends_on_sockets_is_a_socket_fallback() {
+    let log = "\
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.9.1-aws
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] nccl_net_ofi_sendrecv.c:1 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] nccl_net_ofi.c:1 NCCL WARN NET/OFI aws-ofi-nccl initialization failed
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] NCCL INFO NET/IB : No device found.
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.1.7<0>
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] NCCL INFO Using network Socket
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2313 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0
+(RayTrainWorker pid=2313, ip=10.0.1.7) ip-10-0-1-7:2313:2400 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/Socket/0 [repeated 15x across cluster]
+";
+    let e = explain_str("ray.log", log);
+    assert_eq!(e.transport, Transport::Socket);
+    assert_eq!(e.gpudirect_rdma, Some(false));
+    let codes = e.codes();
+    assert!(
+        codes.contains(&Code::ExplainSocketFallback)
+            && codes.contains(&Code::ExplainNetPluginError),
+        "{codes:?}"
+    );
+    let f = e
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ExplainSocketFallback)
+        .unwrap();
+    assert_eq!(f.caused_by, Some(Code::ExplainNetPluginError));
+    assert_eq!(
+        e.network.as_deref(),
+        Some("Socket"),
+        "the dedup suffix is not part of the path"
+    );
 }

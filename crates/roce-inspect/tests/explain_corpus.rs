@@ -106,7 +106,9 @@ fn every_excerpt_gets_its_verdict() {
             header.starts_with("#| source: https://github.com/")
                 || header.starts_with("#| source: device run, NCCL 2.28")
                 || header.starts_with("#| source: device run, NCCL 2.29")
-                || header.starts_with("#| source: real kubectl"),
+                || header.starts_with("#| source: real kubectl")
+                || header.starts_with("#| source: real UCX 1.22")
+                || header.starts_with("#| source: real NIXL 1.5"),
             "{file}: the header must name the source"
         );
         let e = explain(&path);

@@ -1,12 +1,12 @@
 //! The verdict's invariants (`src/explain/invariants.rs`), property-tested on logs assembled from real line
-//! shapes (those of the corpus) in random order, from random hosts, behind random launcher prefixes:
+//! shapes (those of the corpus) in random order, from random hosts, in random launcher and collector frames:
 //!
 //! - sockets never carry GPUDirect RDMA;
 //! - a log with a fatal NCCL or UCX error is never "ok";
 //! - a socket network where RDMA was configured or expected is never "ok";
 //! - a named network, the IB transport at work, or UCX on an RDMA device is never transport `unknown`;
 //! - every consequence names a cause that comes before it;
-//! - the launcher prefix in front of every line changes nothing.
+//! - the launcher or collector frame around every line (prefixes, Ray's dedup suffix, JSON records) changes nothing.
 
 use proptest::prelude::*;
 use roce_inspect::explain::{Explanation, Transport, explain_str};
@@ -121,25 +121,68 @@ const FRAGMENTS: &[(Kind, &str)] = &[
     ),
 ];
 
-/// What launchers and log collectors put in front of every line.
-const PREFIXES: &[&str] = &[
-    "",
-    "[1,0]<stdout>:",
-    "12: ",
-    "[pod/trainer-0/main] ",
-    "2026-03-13T22:26:02.123456789Z ",
-    "[default0]:",
-    "Fri Aug 11 12:31:45 2023[1,0]<stdout>:",
-    "  | 2024-12-04T05:27:39.074Z | ",
-    "[0m ",
+/// What launchers and log collectors put around every line: a prefix and a suffix; in a JSON record (a prefix
+/// that starts with `{` or `"`) the line is escaped as a JSON string.
+const PREFIXES: &[(&str, &str)] = &[
+    ("", ""),
+    ("[1,0]<stdout>:", ""),
+    ("12: ", ""),
+    ("[pod/trainer-0/main] ", ""),
+    ("2026-03-13T22:26:02.123456789Z ", ""),
+    ("[default0]:", ""),
+    ("Fri Aug 11 12:31:45 2023[1,0]<stdout>:", ""),
+    ("  | 2024-12-04T05:27:39.074Z | ", ""),
+    ("[0m ", ""),
+    ("(RayTrainWorker pid=2313, ip=10.0.0.2) ", ""),
+    (
+        "(RayTrainWorker pid=2313, ip=10.0.0.2) ",
+        " [repeated 7x across cluster]",
+    ),
+    (
+        "\x1b[36m(RayWorkerWrapper pid=581, ip=10.225.128.18)\x1b[0m ",
+        "",
+    ),
+    ("| 2024-12-04 05:27:39.074 | ", " |"),
+    ("Dec 03 06:00:01 gpu-node-1 python3[2313]: ", ""),
+    ("2024-12-03T06:00:01+0000 gpu-node-1 torchrun[2313]: ", ""),
+    ("2024-12-03T06:00:01.5Z {job=\"train\", pod=\"w-0\"} ", ""),
+    (
+        "{\"log\":\"",
+        "\\n\",\"stream\":\"stderr\",\"time\":\"2024-12-03T06:00:01.5Z\"}",
+    ),
+    (
+        "{\"insertId\":\"1x\",\"textPayload\":\"",
+        "\",\"severity\":\"DEFAULT\"}",
+    ),
+    (
+        "{\"jsonPayload\":{\"message\":\"",
+        "\"},\"logName\":\"projects/p/logs/stdout\"}",
+    ),
+    ("    \"textPayload\": \"", "\","),
+    (
+        "[pod/w-0/c] 2024-05-01T10:00:00.123Z (RayTrainWorker pid=9, ip=10.0.0.3) ",
+        "",
+    ),
+    ("{\"log\":\"0: [1,0]<stdout>:", "\\n\"}"),
 ];
+
+/// `line` inside frame `i`.
+fn frame(i: usize, line: &str) -> String {
+    let (pre, post) = PREFIXES[i];
+    let body = if pre.starts_with('{') || pre.trim_start().starts_with('"') {
+        line.replace('\\', "\\\\").replace('"', "\\\"")
+    } else {
+        line.to_string()
+    };
+    format!("{pre}{body}{post}")
+}
 
 const HOSTS: &[&str] = &["node-a", "node-b", "ip-10-0-0-7"];
 
 /// One fragment, expanded: (kind, host index).
 type Pick = (usize, usize);
 
-fn log(picks: &[Pick], prefix: &str) -> String {
+fn log(picks: &[Pick], prefix: usize) -> String {
     let mut out = String::new();
     for &(f, h) in picks {
         let (_, text) = FRAGMENTS[f];
@@ -147,8 +190,7 @@ fn log(picks: &[Pick], prefix: &str) -> String {
             .replace("{h}", HOSTS[h])
             .replace("{p}", &(100 + h).to_string());
         for line in text.lines() {
-            out.push_str(prefix);
-            out.push_str(line);
+            out.push_str(&frame(prefix, line));
             out.push('\n');
         }
     }
@@ -187,7 +229,7 @@ proptest! {
 
     #[test]
     fn invariants_hold(p in picks(), pre in 0..PREFIXES.len()) {
-        let text = log(&p, PREFIXES[pre]);
+        let text = log(&p, pre);
         let e = explain_str("job.log", &text);
         if e.transport == Transport::Socket {
             prop_assert_eq!(e.gpudirect_rdma, Some(false), "socket carries no GPUDirect RDMA:\n{}", text);
@@ -215,9 +257,9 @@ proptest! {
 
     #[test]
     fn launcher_prefixes_change_nothing(p in picks(), pre in 1..PREFIXES.len()) {
-        let plain = explain_str("job.log", &log(&p, ""));
-        let prefixed = explain_str("job.log", &log(&p, PREFIXES[pre]));
-        prop_assert_eq!(verdict(&prefixed), verdict(&plain), "prefix {:?}:\n{}", PREFIXES[pre], log(&p, PREFIXES[pre]));
+        let plain = explain_str("job.log", &log(&p, 0));
+        let prefixed = explain_str("job.log", &log(&p, pre));
+        prop_assert_eq!(verdict(&prefixed), verdict(&plain), "prefix {:?}:\n{}", PREFIXES[pre], log(&p, pre));
         prop_assert_eq!(&prefixed.hosts, &plain.hosts);
     }
 }

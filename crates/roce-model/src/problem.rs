@@ -324,6 +324,20 @@ codes! {
     ExplainBandwidthLow = "roce::explain::bandwidth_low", Warning;
     /// The RoCE GID NCCL uses is link-local, or a GID entry could not be read in the container.
     ExplainGid = "roce::explain::gid", Warning;
+    /// GPUDirect RDMA absent because the platform cannot do it (aws-ofi-nccl: `GDR not supported`): a fact.
+    ExplainGdrUnsupported = "roce::explain::gdr_unsupported", Info;
+    /// UCX: a `UCX_NET_DEVICES` entry names a device this host does not have.
+    ExplainUcxDeviceUnavailable = "roce::explain::ucx_device_unavailable", Error;
+    /// UCX: a `UCX_TLS` entry UCX could not use (an unknown name, or a transport with no device here).
+    ExplainUcxTransportUnavailable = "roce::explain::ucx_transport_unavailable", Error;
+    /// UCX: no transport or device left to use (`no usable transports/devices`); the context was not created.
+    ExplainUcxNoTransport = "roce::explain::ucx_no_transport", Error;
+    /// UCX: `UCX_*` variables no loaded UCX component reads (misspelt, or for a transport not built in).
+    ExplainUcxUnusedEnv = "roce::explain::ucx_unused_env", Warning;
+    /// UCX: a variable's value UCX rejected (`Invalid value for …`).
+    ExplainUcxInvalidValue = "roce::explain::ucx_invalid_value", Error;
+    /// UCX: choosing the RoCE GID failed (GID type, index, `UCX_IB_ROCE_SUBNETS`).
+    ExplainUcxGid = "roce::explain::ucx_gid", Error;
 
     // ---- roce doctor (hosts): codes `roce::doctor::…` go here ----
     /// No RDMA devices: the pod lacks its Multus networks or RDMA resource, or the host its RDMA driver.

@@ -154,6 +154,9 @@ pub(crate) fn tier(c: Code) -> u8 {
         ExplainUcxError,
         ExplainUcxAddressHandle,
         ExplainUcxVersionMismatch,
+        ExplainUcxNoTransport,
+        ExplainUcxInvalidValue,
+        ExplainUcxGid,
         ExplainNixlError,
         ExplainVersionMismatch,
         ExplainWrongResults,
@@ -227,10 +230,24 @@ const CAUSES: &[(Code, &[Code])] = {
                 ExplainVersionMismatch,
             ],
         ),
-        // NIXL_ERR_BACKEND carries the UCX backend's failure
+        // UCX drops UCX_TLS / UCX_NET_DEVICES entries it cannot use; with none left it does not start
+        (
+            ExplainUcxNoTransport,
+            &[ExplainUcxDeviceUnavailable, ExplainUcxTransportUnavailable],
+        ),
+        (
+            ExplainUcxError,
+            &[ExplainUcxInvalidValue, ExplainUcxNoTransport, ExplainUcxGid],
+        ),
+        // an address handle needs the GID UCX selected
+        (ExplainUcxAddressHandle, &[ExplainUcxGid]),
+        // NIXL_ERR_BACKEND and a failed backend carry the UCX backend's failure
         (
             ExplainNixlError,
             &[
+                ExplainUcxNoTransport,
+                ExplainUcxInvalidValue,
+                ExplainUcxGid,
                 ExplainUcxVersionMismatch,
                 ExplainUcxAddressHandle,
                 ExplainUcxRetryExceeded,

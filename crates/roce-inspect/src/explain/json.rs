@@ -28,7 +28,21 @@ struct View<'a> {
     files: Vec<FileView<'a>>,
     profile: Option<ProfileView<'a>>,
     bandwidth: Option<BandwidthView<'a>>,
+    ucx_perftest: Option<PerftestView<'a>>,
     findings: Vec<FindingView<'a>>,
+}
+
+#[derive(Serialize)]
+struct PerftestView<'a> {
+    test: Option<&'a str>,
+    message_size_bytes: Option<u64>,
+    iterations: u64,
+    latency_usec: Option<f64>,
+    overhead_usec: Option<f64>,
+    bandwidth_mbps: f64,
+    message_rate: f64,
+    file: &'a str,
+    line: u64,
 }
 
 #[derive(Serialize)]
@@ -167,6 +181,17 @@ impl<'a> From<&'a Explanation> for View<'a> {
                 unverified: &p.unverified,
             }),
             bandwidth: e.bandwidth.as_ref().map(BandwidthView::from),
+            ucx_perftest: e.ucx_perftest.as_ref().map(|p| PerftestView {
+                test: p.test.as_deref(),
+                message_size_bytes: p.message_size,
+                iterations: p.iterations,
+                latency_usec: p.latency.then_some(p.usec),
+                overhead_usec: (!p.latency).then_some(p.usec),
+                bandwidth_mbps: p.bandwidth_mbps,
+                message_rate: p.message_rate,
+                file: &p.evidence.file,
+                line: p.evidence.line,
+            }),
             findings: e.findings.iter().map(FindingView::from).collect(),
         }
     }

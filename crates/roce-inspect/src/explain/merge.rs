@@ -66,6 +66,7 @@ impl Explainer {
             found,
             ucx_retry_key: _,
             tables,
+            scratch: _,
         } = other;
         self.files.extend(files);
         self.last = None;
@@ -227,6 +228,12 @@ impl Facts {
             ofi,
             ofi_provider,
             ucx_rdma,
+            ucx_tcp,
+            ucx_asked_rdma,
+            ofi_gdr_unsupported,
+            ofi_gdr_required,
+            nixl_engine_error,
+            perftest,
             ibverbs_missing,
             n_nodes,
             local_ranks,
@@ -274,6 +281,12 @@ impl Facts {
         first(&mut self.ofi, ofi);
         first(&mut self.ofi_provider, ofi_provider);
         self.ucx_rdma |= ucx_rdma;
+        self.ucx_tcp |= ucx_tcp;
+        self.ucx_asked_rdma |= ucx_asked_rdma;
+        first(&mut self.ofi_gdr_unsupported, ofi_gdr_unsupported);
+        first(&mut self.ofi_gdr_required, ofi_gdr_required);
+        first(&mut self.nixl_engine_error, nixl_engine_error);
+        self.perftest.merge(perftest);
         first(&mut self.ibverbs_missing, ibverbs_missing);
         self.n_nodes = self.n_nodes.max(n_nodes);
         self.local_ranks = self.local_ranks.max(local_ranks);

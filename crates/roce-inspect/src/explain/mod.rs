@@ -21,6 +21,7 @@
 //! assert_eq!(e.findings[0].code.as_str(), "roce::explain::socket_fallback");
 //! ```
 
+mod collector;
 mod expect;
 mod finding;
 mod invariants;
@@ -35,6 +36,8 @@ mod torch;
 mod transport;
 pub(crate) use transport::is_socket as transport_is_socket;
 mod ucx;
+mod ucx_config;
+mod ucx_perftest;
 mod verdict;
 
 use std::collections::HashMap;
@@ -47,6 +50,7 @@ use roce_model::Code;
 
 pub use finding::{EXCERPT_MAX, Evidence, Finding, HOSTS_MAX, Rendered};
 pub use nccl_tests::{Bandwidth, Expected};
+pub use ucx_perftest::UcxPerftest;
 
 /// Lines longer than this are cut (the rest is skipped) so a file without newlines cannot exhaust memory.
 pub const LINE_MAX: usize = 64 * 1024;
@@ -218,6 +222,8 @@ pub struct Explanation {
     pub local_ranks: Option<u32>,
     /// The external net plugin NCCL loaded (its name or library path) and the line that shows it.
     pub net_plugin: Option<(String, Evidence)>,
+    /// The `ucx_perftest` result, when the log has one.
+    pub ucx_perftest: Option<UcxPerftest>,
 }
 
 /// What a profile comparison covered.
@@ -343,7 +349,7 @@ struct Finders {
 }
 
 /// The union of the needles [`Finders`] looks for on a line that is not the common NCCL INFO shape.
-const ANY_NEEDLE: [&str; 24] = [
+const ANY_NEEDLE: [&str; 27] = [
     "NCCL ",
     "UCX",
     "ib_mlx5",
@@ -361,6 +367,9 @@ const ANY_NEEDLE: [&str; 24] = [
     "ncclRemote",
     "Last error:",
     "NIXL_ERR_",
+    "backend creation failed",
+    "Failed to create engine",
+    "nixl_",
     "Traceback (most recent",
     "NCCL error in:",
     // nccl-tests (nccl_tests.rs)
@@ -455,6 +464,18 @@ struct Facts {
     ofi_provider: Option<String>,
     /// UCX used an RDMA transport.
     ucx_rdma: bool,
+    /// UCX selected TCP for a configuration (`cfg#… tag(tcp/eth0 …)`).
+    ucx_tcp: bool,
+    /// UCX was asked for an RDMA device or transport it does not have.
+    ucx_asked_rdma: bool,
+    /// aws-ofi-nccl said the platform has no GPUDirect RDMA (`Need to force simple protocol: GDR not supported`).
+    ofi_gdr_unsupported: Option<Evidence>,
+    /// aws-ofi-nccl: `GDR disabled on GDR-supported instance type …`.
+    ofi_gdr_required: Option<Evidence>,
+    /// NIXL's reason a backend engine was not created (`Failed to create engine: …`).
+    nixl_engine_error: Option<String>,
+    /// `ucx_perftest` results.
+    perftest: ucx_perftest::Perftest,
     /// `Failed to open libibverbs.so`.
     ibverbs_missing: Option<Evidence>,
     /// The most nodes a communicator spanned (`comm … nNodes N`).
@@ -523,6 +544,8 @@ pub struct Explainer {
     found: IndexMap<(Code, String), Acc>,
     ucx_retry_key: Option<(Code, String)>,
     tables: nccl_tests::Tables,
+    /// A JSON record's decoded message ([`collector::peel`]).
+    scratch: Vec<u8>,
 }
 
 /// [`Finders`] with a `Debug` that prints nothing (memchr's finders are not `Debug`-friendly to read).
@@ -562,6 +585,7 @@ impl Explainer {
             found: IndexMap::new(),
             ucx_retry_key: None,
             tables: nccl_tests::Tables::default(),
+            scratch: Vec::new(),
         }
     }
 
@@ -573,6 +597,7 @@ impl Explainer {
         });
         self.line_no = 0;
         self.facts.torch_pending = 0;
+        self.facts.perftest.new_file();
         // a WQE dump belongs to the error line above it, in the same file
         self.ucx_retry_key = None;
     }
@@ -654,6 +679,38 @@ impl Explainer {
             return;
         }
         file.nonblank_lines += 1;
+        self.framed(line, 0);
+    }
+
+    /// A line that may carry a collector's or launcher's frame ([`collector`]): peel it, then read the text.
+    fn framed(&mut self, line: &[u8], depth: usize) {
+        let mut line = line;
+        for _ in depth..collector::DEPTH_MAX {
+            match collector::peel(line, &mut self.scratch) {
+                collector::Peeled::Plain => break,
+                collector::Peeled::Inner(inner) => line = inner,
+                collector::Peeled::Decoded => {
+                    // a record's message may hold several lines (a multi-line log entry)
+                    let msg = std::mem::take(&mut self.scratch);
+                    for l in msg.split(|b| *b == b'\n') {
+                        let l = l.strip_suffix(b"\r").unwrap_or(l);
+                        if !l.iter().all(u8::is_ascii_whitespace) {
+                            self.framed(l, collector::DEPTH_MAX.min(depth + 1));
+                        }
+                    }
+                    self.scratch = msg;
+                    return;
+                }
+            }
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        self.unframed(line);
+    }
+
+    /// Read a line without frames.
+    fn unframed(&mut self, line: &[u8]) {
         if let Some(l) = line::nccl_info_fast(line) {
             if let Some(f) = self.files.last_mut() {
                 f.nccl_lines += 1;
@@ -694,8 +751,20 @@ impl Explainer {
         }
     }
 
-    /// A line without any needle: PyTorch's last-error text, or an nccl-tests row.
+    /// A line without any needle: PyTorch's last-error text, an nccl-tests row, `ucx_perftest` output.
     fn no_needle(&mut self, line: &[u8]) {
+        let (files, no) = (&self.files, self.line_no);
+        if matches!(line.trim_ascii_start().first(), Some(b'|' | b'+' | b'F'))
+            && self
+                .facts
+                .perftest
+                .line(line, || Evidence::new(file_name(files), no, line))
+        {
+            if let Some(f) = self.files.last_mut() {
+                f.report_lines += 1;
+            }
+            return;
+        }
         let known = if self.facts.torch_pending > 0 {
             self.torch_last_error(line);
             true
@@ -907,7 +976,15 @@ fn push_capped(carry: &mut Vec<u8>, cut: &mut bool, bytes: &[u8]) {
 /// The host an NCCL line names in its `host:pid:tid [dev]` prefix (a finding's evidence line), for
 /// `roce sweep`, which pins a finding on the node whose ranks showed it.
 pub(crate) fn host_of_line(text: &str) -> Option<String> {
-    let l = line::nccl(text.as_bytes(), &Finder::new(b"NCCL "))?;
+    let mut text = text.as_bytes();
+    let mut scratch = Vec::new();
+    for _ in 0..collector::DEPTH_MAX {
+        match collector::peel(text, &mut scratch) {
+            collector::Peeled::Inner(inner) => text = inner,
+            _ => break,
+        }
+    }
+    let l = line::nccl(text, &Finder::new(b"NCCL "))?;
     let warn = !matches!(l.level, line::Level::Info);
     line::who(l.prefix, warn).map(|w| String::from_utf8_lossy(w.host).into_owned())
 }

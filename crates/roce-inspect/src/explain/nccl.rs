@@ -202,6 +202,16 @@ impl Explainer {
                     self.env_value(vars::NCCL_NET_PLUGIN.name.as_bytes(), rest, line);
                     true
                 } else if let Some(rest) = msg.strip_prefix(b"P2P plugin ") {
+                    // nccl-rdma-sharp-plugins `p2p_plugin.c`: `P2P plugin IBext` (≤v7), `P2P plugin v8 IBext_v8`
+                    let rest = match rest.split(|b| *b == b' ').collect::<Vec<_>>()[..] {
+                        [v, name]
+                            if v.first() == Some(&b'v')
+                                && v[1..].iter().all(u8::is_ascii_digit) =>
+                        {
+                            name
+                        }
+                        _ => rest,
+                    };
                     self.facts.plugins_loaded.insert(text(rest));
                     self.external_plugin(text(rest), line);
                     true
@@ -612,6 +622,12 @@ impl Explainer {
             .position(|b| *b == b' ' || *b == b':')
             .unwrap_or(rest.len());
         let net = &rest[..name_end];
+        // aws-ofi-nccl's network is `AWS Libfabric` (≤1.6), with a space
+        let (net, name_end) = if rest.starts_with(b"AWS Libfabric") {
+            (&b"Libfabric"[..], 13)
+        } else {
+            (net, name_end)
+        };
         let body = rest[name_end..].trim_ascii_start();
         let body = body.strip_prefix(b":").unwrap_or(body).trim_ascii_start();
         match net {
@@ -650,6 +666,16 @@ impl Explainer {
                 }
             }
             b"OFI" => {
+                self.ofi(pi, body, line, warn);
+                true
+            }
+            // NCCL's own per-NIC line for the plugin's network (`NET/%s : GPU Direct RDMA %s for HCA`,
+            // `src/graph/topo.cc`); anything else under this name is the plugin's
+            b"Libfabric" if body.starts_with(b"GPU Direct RDMA ") => {
+                self.gdr_hca(&body[b"GPU Direct RDMA ".len()..], line);
+                true
+            }
+            b"Libfabric" => {
                 self.ofi(pi, body, line, warn);
                 true
             }
@@ -735,17 +761,7 @@ impl Explainer {
             return true;
         }
         if let Some(rest) = body.strip_prefix(b"GPU Direct RDMA ") {
-            let enabled =
-                rest.starts_with(b"Enabled") || rest.starts_with(b"(nvidia-peermem) enable");
-            let name = rest
-                .split(|b| *b == b'\'')
-                .nth(1)
-                .map(text)
-                .unwrap_or_else(|| text(word(rest.rsplit(|b| *b == b' ').next().unwrap_or(b""))));
-            if !self.facts.gdr_hca.contains_key(&name) && self.facts.gdr_hca.len() < 1024 {
-                let ev = self.evidence(line);
-                self.facts.gdr_hca.insert(name, (enabled, ev));
-            }
+            self.gdr_hca(rest, line);
             return true;
         }
         if body.starts_with(b"Got completion") {
@@ -850,6 +866,24 @@ impl Explainer {
         body.starts_with(b"Made virtual device")
     }
 
+    /// `GPU Direct RDMA Enabled for HCA 0 'mlx5_0'` (NCCL, `src/graph/topo.cc`; the text after `GPU Direct RDMA `),
+    /// and HPC-X's `GPU Direct RDMA (nvidia-peermem) enabled for HCA 0 'mlx5_0` / `(DMABUF) enabled`
+    /// (nccl-rdma-sharp-plugins `p2p_plugin.c`, which prints nothing for a NIC without GPUDirect RDMA).
+    fn gdr_hca(&mut self, rest: &[u8], line: &[u8]) {
+        let enabled = rest.starts_with(b"Enabled")
+            || rest.starts_with(b"(nvidia-peermem) enable")
+            || rest.starts_with(b"(DMABUF) enable");
+        let name = rest
+            .split(|b| *b == b'\'')
+            .nth(1)
+            .map(text)
+            .unwrap_or_else(|| text(word(rest.rsplit(|b| *b == b' ').next().unwrap_or(b""))));
+        if !self.facts.gdr_hca.contains_key(&name) && self.facts.gdr_hca.len() < 1024 {
+            let ev = self.evidence(line);
+            self.facts.gdr_hca.insert(name, (enabled, ev));
+        }
+    }
+
     /// `NET/Plugin …` lines: a named plugin that failed to load matters; the default one missing does not.
     fn plugin(&mut self, body: &[u8], line: &[u8]) {
         let failed = [
@@ -888,8 +922,11 @@ impl Explainer {
                 self.facts.plugin_failures.push((ev, text(body)));
             }
         } else if let Some(rest) = after(body, b"Loaded net plugin ") {
+            // `Loaded net plugin NCCL RDMA Plugin v6 (v6)`: the name, then the API version NCCL matched
+            let name = memchr::memmem::rfind(rest, b" (v").map_or(rest, |i| &rest[..i]);
             self.facts.plugins_loaded.insert(text(word(rest)));
-            self.external_plugin(text(rest), line);
+            self.facts.plugins_loaded.insert(text(name));
+            self.external_plugin(text(name), line);
         }
     }
 
@@ -1088,6 +1125,26 @@ impl Explainer {
         }
         if let Some(p) = after(body, b"Selected Provider is ") {
             self.facts.ofi_provider.get_or_insert_with(|| text(word(p)));
+        }
+        // the plugin decided the platform has no GPUDirect RDMA (its provider lacks FI_HMEM, or CUDA use
+        // cannot be turned off): 1.17+ `Need to force simple protocol: GDR not supported`, 1.15–1.16 `Setting
+        // NCCL_PROTO='simple' … (reason: GDR not supported)` (`nccl_net_ofi_configure_nccl_proto_simple`,
+        // src/nccl_ofi_net.cpp), TRACE `… API, without GPUDirect RDMA support`, and `Could not disable CUDA API
+        // usage for HMEM, disabling GDR` (src/nccl_ofi_ofiutils.cpp)
+        let has = |n: &[u8]| memchr::memmem::find(body, n).is_some();
+        if (has(b"GDR not supported")
+            || has(b"without GPUDirect RDMA support")
+            || has(b"disabling GDR"))
+            && self.facts.ofi_gdr_unsupported.is_none()
+        {
+            self.facts.ofi_gdr_unsupported = Some(self.evidence(line));
+        }
+        if warn && has(b"GDR disabled on GDR-supported instance") {
+            // src/platform-aws.cpp: an instance type that has GPUDirect RDMA (p4d, p5, …) came up without it
+            if self.facts.ofi_gdr_required.is_none() {
+                self.facts.ofi_gdr_required = Some(self.evidence(line));
+            }
+            return;
         }
         if !warn {
             return;

@@ -72,8 +72,27 @@ impl Explainer {
             self.facts.torch_pending = 2;
             return true;
         }
+        if let Some(at) = find(b"Failed to create engine: ") {
+            // NIXL `backend_plugin.h`: why the backend's engine was not made (the UCX context, …)
+            let why = text(&line[at + 25..]);
+            self.facts.nixl_engine_error.get_or_insert(why);
+            return true;
+        }
+        if let Some(at) = find(b"backend creation failed for ") {
+            // NIXL `nixl_agent.cpp` createBackend
+            let name = text(&line[at + 28..]).trim_matches('\'').to_string();
+            self.nixl_backend(line, name);
+            return true;
+        }
         if let Some(at) = find(b"NIXL_ERR_") {
             self.nixl(line, at);
+            return true;
+        }
+        if find(b"] NIXL ").is_some()
+            || find(b" nixl_").is_some_and(|at| find(b".cpp:").is_some_and(|c| c > at))
+        {
+            // NIXL's glog lines (`I1203 06:16:22.815009 23277 nixl_agent.cpp:1000] Selected backend: UCX`,
+            // `ucx_plugin.cpp:51] NIXL UCX backend bound to UCX 1.23.0 at …`): its agent at work
             return true;
         }
         if find(b"Traceback (most recent call last)").is_some() {
@@ -155,6 +174,20 @@ impl Explainer {
             (
                 format!("NIXL reported {s}: a transfer backend failed"),
                 "NIXL_ERR_BACKEND carries the backend's own error (UCX for the UCX backend): look at the UCX ERROR lines before it; UCX_LOG_LEVEL=info shows the transports UCX selected".into(),
+            )
+        });
+    }
+
+    /// NIXL could not create a backend (`createBackend: backend creation failed for 'UCX'`).
+    fn nixl_backend(&mut self, line: &[u8], name: String) {
+        let ev = self.evidence(line);
+        self.fatal(line, format!("NIXL: backend {name} not created"));
+        let why = self.facts.nixl_engine_error.clone();
+        self.found(Code::ExplainNixlError, &format!("backend {name}"), None, ev, || {
+            let why = why.map(|w| format!(": {w}")).unwrap_or_default();
+            (
+                format!("NIXL could not create its {name} backend{why}"),
+                "the agent has no transfer backend, so every transfer through it fails: the backend's own errors before this line say why (for UCX: the UCX_TLS / UCX_NET_DEVICES entries it could not use, or no RDMA device in the pod)".into(),
             )
         });
     }

@@ -40,6 +40,8 @@ pub(crate) struct Signals<'a> {
     pub socket_by_elimination: bool,
     /// UCX used an RDMA transport (`rc_mlx5`, a `/IB` or `/RoCE` device, a WQE dump).
     pub ucx_rdma: bool,
+    /// UCX selected TCP (`cfg#… tag(tcp/eth0 …)`).
+    pub ucx_tcp: bool,
 }
 
 /// Is this network name NCCL's TCP transport or a TCP plugin?
@@ -53,10 +55,12 @@ pub(crate) fn is_ofi(name: &str) -> bool {
     n.contains("libfabric") || n == "ofi"
 }
 
-/// Is this network name the IB verbs transport or an IB-verbs plugin (`IB`, `IBext_v8`, `gIB`)?
+/// Is this network name the IB verbs transport or an IB-verbs plugin (`IB`, `IBext_v8`, `gIB`, and the `UCX` /
+/// `UCX-RMA` networks of nccl-rdma-sharp-plugins, which run UCX over the same IB devices: `ucx_plugin.c` opens
+/// the ports `nccl_p2p_ib_init` found)?
 pub(crate) fn is_ib_like(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
-    n.starts_with("IB") || n == "GIB"
+    n.starts_with("IB") || n == "GIB" || n == "UCX" || n == "UCX-RMA"
 }
 
 /// Decide the transport.
@@ -75,6 +79,7 @@ pub(crate) fn classify(s: &Signals<'_>) -> Transport {
         None if s.ofi => Transport::Ofi,
         None if s.socket_by_elimination => Transport::Socket,
         None if s.ucx_rdma || s.link.roce || s.link.ib => link_layer(s),
+        None if s.ucx_tcp => Transport::Socket,
         None => Transport::Unknown,
     }
 }

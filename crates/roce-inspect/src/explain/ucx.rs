@@ -39,8 +39,24 @@ impl Explainer {
             self.bump_ucx();
             return true;
         }
-        if find(b"env variable:") {
+        if find(b"env variable:") || find(b"env variables:") {
             self.ucx_env(line);
+        } else if find(b" not available, please use one or more of: ") {
+            self.ucx_unavailable(host.as_deref(), line);
+        } else if find(b"no usable transports/devices") {
+            self.ucx_no_transport(host.as_deref(), line);
+        } else if find(b"unused environment variable") {
+            self.ucx_unused_env(host.as_deref(), line);
+        } else if find(b"UCX_WARN_UNUSED_ENV_VARS=n") {
+            // the second line of the unused-variables warning
+        } else if find(b"Invalid value for ") {
+            self.ucx_invalid_value(host.as_deref(), line);
+        } else if find(b"failed to parse gid type")
+            || find(b"ibv_query_gid(")
+            || find(b"failed to find a gid which matches")
+            || find(b"both GID_INDEX and ROCE_SUBNET_LIST")
+        {
+            self.ucx_gid(host.as_deref(), line);
         } else if find(b"-node cfg#") {
             // `ucp_context_0 inter-node cfg#3 rma(rc_mlx5/mlx5_ib2:1) …` (UCX_LOG_LEVEL=info): the transports
             // UCX selected (ucp_worker.c); the fabric core says which are RDMA.
@@ -50,6 +66,9 @@ impl Explainer {
                 .any(|t| find(t.name.as_bytes()))
             {
                 self.facts.ucx_rdma = true;
+            }
+            if find(b"tcp/") {
+                self.facts.ucx_tcp = true;
             }
         } else if find(b"ibv_create_ah") && (find(b"failed") || find(b"ERROR")) {
             self.ucx_create_ah(host.as_deref(), line);
@@ -210,7 +229,8 @@ impl Explainer {
 
     /// `UCX  INFO  UCX_* env variable: UCX_TLS=rc,cuda UCX_NET_DEVICES=mlx5_0:1`.
     fn ucx_env(&mut self, line: &[u8]) {
-        let Some(rest) = after(line, b"env variable:") else {
+        let Some(rest) = after(line, b"env variable:").or_else(|| after(line, b"env variables:"))
+        else {
             return;
         };
         for t in rest
@@ -231,6 +251,11 @@ fn ucx_message_any(line: &[u8]) -> String {
             return text(m);
         }
     }
+    ucx_message(line)
+}
+
+/// The message part of a UCX line (for [`super::ucx_config`]).
+pub(super) fn message_of(line: &[u8]) -> String {
     ucx_message(line)
 }
 

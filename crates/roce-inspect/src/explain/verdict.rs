@@ -123,6 +123,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         socket_by_elimination: x.facts.tcp_plugin.is_some()
             || (x.facts.socket_using.is_some() && ib_unavailable && devices.is_empty()),
         ucx_rdma: x.facts.ucx_rdma,
+        ucx_tcp: x.facts.ucx_tcp,
     };
     let transport = transport::classify(&signals);
     let network = nets.first().cloned().or_else(|| match transport {
@@ -156,13 +157,22 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         .filter(|(_, (on, _))| !on)
         .map(|(n, _)| n.as_str())
         .collect();
+    // aws-ofi-nccl decided the platform has no GPUDirect RDMA (G4dn/G5/G6e: "the only instance types in EC2 that
+    // support GPUDirect RDMA are the P-series starting with p4d", aws/aws-ofi-nccl#547): a fact of the hardware
+    let ofi_unsupported = transport == Transport::Ofi
+        && x.facts.ofi_gdr_unsupported.is_some()
+        && x.facts.ofi_gdr_required.is_none();
     let gpudirect_rdma = if transport == Transport::Socket {
         // sockets move data through host memory: never GPUDirect RDMA
         Some(false)
     } else if connections.net > 0 {
         Some(connections.net_gdr == connections.net && disabled_hcas.is_empty())
     } else if ib_like {
-        if !disabled_hcas.is_empty() || x.facts.gdr_pair_distance.is_some() {
+        if !disabled_hcas.is_empty()
+            || x.facts.gdr_pair_distance.is_some()
+            || ofi_unsupported
+            || x.facts.ofi_gdr_required.is_some()
+        {
             Some(false)
         } else if x.facts.gdr_pair_enabled.is_some() {
             Some(true)
@@ -173,13 +183,34 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         None
     };
     if ib_like && gpudirect_rdma == Some(false) {
-        findings.push(gdr_finding(
-            &x,
-            &procs,
-            connections,
-            network.as_deref(),
-            &disabled_hcas,
-        ));
+        if ofi_unsupported {
+            let ev = x.facts.ofi_gdr_unsupported.clone();
+            findings.push(
+                Finding::new(
+                    Code::ExplainGdrUnsupported,
+                    "no GPUDirect RDMA on this platform: aws-ofi-nccl found that its libfabric provider cannot read and write GPU memory, so NCCL stages network data through host memory",
+                    "a property of the instance type, nothing to fix in the job: on EC2 only the P-series from p4d on have GPUDirect RDMA over EFA (G4dn, G5, G6, G6e do not, aws/aws-ofi-nccl#547); on a P-series instance it means the EFA installer's libfabric lacks FI_HMEM (`fi_info -p efa -c FI_HMEM` must list the devices)",
+                )
+                .at(ev),
+            );
+        } else if let Some(ev) = &x.facts.ofi_gdr_required {
+            findings.push(
+                Finding::new(
+                    Code::ExplainGdrDisabled,
+                    format!("GPUDirect RDMA disabled on an instance type that has it: NET/OFI {}", ev.text.split("NET/OFI ").nth(1).unwrap_or(&ev.text)),
+                    "aws-ofi-nccl refuses to run without GPUDirect RDMA where the instance has it (src/platform-aws.cpp): the libfabric in the container lacks FI_HMEM or CUDA support (use the EFA installer's libfabric, `fi_info -p efa -c FI_HMEM`), or the GPU driver's peer-memory / DMA-BUF support is missing",
+                )
+                .at(Some(ev.clone())),
+            );
+        } else {
+            findings.push(gdr_finding(
+                &x,
+                &procs,
+                connections,
+                network.as_deref(),
+                &disabled_hcas,
+            ));
+        }
     }
 
     // ---- socket fallback ----
@@ -514,6 +545,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         nodes: (x.facts.n_nodes > 0).then_some(x.facts.n_nodes),
         local_ranks: (x.facts.local_ranks > 0).then_some(x.facts.local_ranks),
         net_plugin: x.facts.external_plugin.clone(),
+        ucx_perftest: x.facts.perftest.result.clone(),
     };
     invariants::enforce(&mut e, &facts);
     e
