@@ -95,13 +95,13 @@ fn small_and_odd_fleets() {
     }
 }
 
-/// Real nccl-tests pairs made on the one-GPU device machine (fixtures/sweep/gpu/make.sh: two ranks on
-/// GPU 0 that NCCL takes for two hosts, so every pair runs over sockets; node03's pairs forced slow with
-/// one socket thread, one socket and one channel). Socket fallback on every node is the fleet's problem,
-/// not four bad nodes; against each other, node03 is the slow one, and the number says so.
-#[test]
-fn real_pairs_from_the_gpu_machine() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sweep/gpu");
+fn gpu_fixture() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sweep/gpu")
+}
+
+/// The GPU machine's campaign judged with `load` giving its files.
+fn gpu_report(load: impl Fn(&str) -> Option<Vec<u8>> + Sync) -> sweep::Report {
+    let dir = gpu_fixture();
     let c: Campaign =
         serde_json::from_str(&std::fs::read_to_string(dir.join("campaign.json")).unwrap()).unwrap();
     assert_eq!(c.profile, "coreweave/h100-ib");
@@ -112,9 +112,21 @@ fn real_pairs_from_the_gpu_machine() {
     .profile
     .unwrap();
     let expect = Expectation::of(&profile);
-    let results = dir.join(RESULTS_DIR);
-    let tests = sweep::read_all(&c, &expect, |p| std::fs::read(results.join(p)).ok());
-    let r = sweep::judge(&c, tests, &expect);
+    let tests = sweep::read_all(&c, &expect, load);
+    sweep::judge(&c, tests, &expect)
+}
+
+fn gpu_results(path: &str) -> Option<Vec<u8>> {
+    std::fs::read(gpu_fixture().join(RESULTS_DIR).join(path)).ok()
+}
+
+/// Real nccl-tests pairs made on the one-GPU device machine (fixtures/sweep/gpu/make.sh: two ranks on
+/// GPU 0 that NCCL takes for two hosts, so every pair runs over sockets; node03's pairs forced slow with
+/// one socket thread, one socket and one channel). Socket fallback on every node is the fleet's problem,
+/// not four bad nodes; against each other, node03 is the slow one, and the number says so.
+#[test]
+fn real_pairs_from_the_gpu_machine() {
+    let r = gpu_report(gpu_results);
     let text = r.to_text();
 
     assert_eq!(r.fleet.verdict, "below_expectation", "{text}");
@@ -127,7 +139,7 @@ fn real_pairs_from_the_gpu_machine() {
         "{text}"
     );
     // every pair printed a table (the checks were not run: one GPU is not a node's eight)
-    assert_eq!(r.counts.missing as usize, c.checks.len(), "{text}");
+    assert_eq!(r.counts.missing, 4, "{text}");
     let busbw: Vec<f64> = r.tests.iter().filter_map(|t| t.busbw).collect();
     assert_eq!(busbw.len(), 6, "{text}");
     let by_name = |n: &str| r.nodes.iter().find(|x| x.name.as_str() == n).unwrap();
@@ -158,4 +170,51 @@ fn real_pairs_from_the_gpu_machine() {
     };
     let ratio = pair("node01", "node03") / pair("node01", "node02");
     assert!((0.3..0.7).contains(&ratio), "{ratio}: {text}");
+}
+
+/// `roce doctor --format json` beside a node's check gives the node the cause it shows: node02's (the
+/// GPU machine's own doctor output, with the finding it prints without nvidia_peermem) makes it bad for
+/// GPUDirect RDMA though its pairs' numbers are fine; node01's, with nothing wrong, changes nothing; a
+/// doctor output that is not JSON is no evidence.
+#[test]
+fn doctor_facts_name_a_nodes_cause() {
+    let real = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/doctor/h200-host.json"),
+    )
+    .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&real).unwrap();
+    v["findings"] = serde_json::json!([{
+        "code": "roce::doctor::peer_memory",
+        "severity": "warning",
+        "message": "neither nvidia_peermem nor nv_peer_mem is loaded: GPUDirect RDMA needs one unless NCCL uses DMA-BUF",
+        "help": "load it on the node", "file": null, "line": null, "column": null
+    }]);
+    let no_peermem = serde_json::to_vec(&v).unwrap();
+    v["findings"] = serde_json::json!([]);
+    let clean = serde_json::to_vec(&v).unwrap();
+    let r = gpu_report(|p| match p {
+        "nodes/node01.doctor.json" => Some(clean.clone()),
+        "nodes/node02.doctor.json" => Some(no_peermem.clone()),
+        "nodes/node04.doctor.json" => Some(b"roce: command not found".to_vec()),
+        _ => gpu_results(p),
+    });
+    let text = r.to_text();
+    let by_name = |n: &str| r.nodes.iter().find(|x| x.name.as_str() == n).unwrap();
+    let n2 = by_name("node02");
+    assert_eq!(
+        (n2.verdict, n2.cause),
+        (Verdict::Bad, Some(sweep::Cause::GdrOff)),
+        "{text}"
+    );
+    assert!(
+        n2.evidence
+            .as_deref()
+            .is_some_and(|e| e.starts_with("nodes/node02.doctor.json: roce::doctor::peer_memory")),
+        "{text}"
+    );
+    assert_eq!(by_name("node01").verdict, Verdict::Ok, "{text}");
+    assert_eq!(by_name("node04").verdict, Verdict::Ok, "{text}");
+    assert_eq!(by_name("node03").cause, Some(sweep::Cause::Slow), "{text}");
+    assert_eq!(r.fleet.cause, Some(sweep::Cause::SocketFallback), "{text}");
 }

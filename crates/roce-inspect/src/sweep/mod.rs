@@ -17,6 +17,12 @@
 //! - a test that went wrong and that no bad node explains is a **bad link** (slow, failed, hung, link
 //!   errors), unless one of its nodes has several such tests: that node is **suspect** (re-test it);
 //! - a node with no test that says anything about it (missing results, only bad partners) is **untested**.
+//!
+//! `roce doctor --format json` from a node (beside its check, [`Check::doctor`]) is read as part of the
+//! check: a fault it shows (no RDMA device, a rail or port missing, no usable GID, no peer memory, no
+//! IMEX channel, the net plugin missing) is pinned on that node like a fault its own log shows.
+//!
+//! [`Check::doctor`]: roce_render::sweep::Check::doctor
 
 mod html;
 pub mod read;
@@ -316,10 +322,27 @@ where
 {
     use rayon::prelude::*;
     let outputs: Vec<(&str, &[NodeName])> = campaign.outputs().collect();
-    outputs
+    let mut tests: Vec<TestResult> = outputs
         .par_iter()
         .map(|(path, nodes)| read::read(path, nodes, load(path).as_deref(), expect.rails))
-        .collect()
+        .collect();
+    // what `roce doctor` saw on a node is its check's cause where the check's log shows none
+    for (t, check) in tests.iter_mut().zip(&campaign.checks) {
+        let Some(path) = check.doctor.as_deref() else {
+            continue;
+        };
+        if t.cause
+            .is_some_and(|c| !matches!(c, Cause::Failed | Cause::Hung))
+        {
+            continue;
+        }
+        if let Some((cause, line)) = load(path).and_then(|json| read::doctor(path, &json)) {
+            t.cause = Some(cause);
+            t.evidence = Some(line);
+            t.evidence_on = Some(check.node.clone());
+        }
+    }
+    tests
 }
 
 /// Did this test go wrong, given the reference and the fleet-wide cause? Its cause when it did.

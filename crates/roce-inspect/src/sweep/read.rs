@@ -111,6 +111,32 @@ pub fn read(
     r
 }
 
+/// The fault `roce doctor --format json` on a node shows, as a sweep cause, with its line (`path: code:
+/// message`): the first error (or, for peer memory and a port down, warning) that explains a slow or
+/// failing node. Anything else it says (memlock, env drift) is not a network cause; unreadable JSON is
+/// no evidence.
+pub fn doctor(path: &str, json: &[u8]) -> Option<(Cause, String)> {
+    let v: serde_json::Value = serde_json::from_slice(json).ok()?;
+    v.get("findings")?.as_array()?.iter().find_map(|f| {
+        let code = f.get("code")?.as_str()?;
+        let cause = match code.strip_prefix("roce::doctor::")? {
+            "no_rdma_devices"
+            | "no_device_nodes"
+            | "no_provider_devices"
+            | "hca_matches_nothing"
+            | "no_libibverbs" => Cause::SocketFallback,
+            "missing_rail" | "port_down" | "provider_device_count" => Cause::RailMissing,
+            "no_usable_gid" | "gid_index" => Cause::Gid,
+            "peer_memory" => Cause::GdrOff,
+            "imex_channels" => Cause::Nvlink,
+            "net_plugin" => Cause::PluginNotLoaded,
+            _ => return None,
+        };
+        let message = f.get("message").and_then(|m| m.as_str()).unwrap_or("");
+        Some((cause, format!("{path}: {code}: {message}")))
+    })
+}
+
 /// The run scripts' marker lines (`roce-sweep: …`), searched in the tail where they are appended.
 #[derive(Debug, Default)]
 struct Markers {

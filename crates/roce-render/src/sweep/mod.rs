@@ -110,6 +110,10 @@ pub struct Check {
     pub job: String,
     /// Where its output goes, relative to the results directory.
     pub output: String,
+    /// Where `roce doctor --format json` on the node goes, when something runs it there (Slurm: the
+    /// checks job, when `roce` is on the nodes' PATH; Kubernetes: the user, see docs/sweep.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doctor: Option<String>,
 }
 
 /// One round: pairs that run at the same time.
@@ -183,6 +187,7 @@ impl Campaign {
                 node: n.clone(),
                 job: format!("{prefix}-node-{:05}", i + 1),
                 output: format!("nodes/{n}.log"),
+                doctor: Some(format!("nodes/{n}.doctor.json")),
             })
             .collect();
         let ext = match opts.scheduler {

@@ -33,48 +33,72 @@ pub(super) fn render(
          set -euo pipefail\n\
          cd \"$(dirname \"$0\")\"\n\n",
     );
-    let mut script =
-        |file: &str, name: String, tests: Vec<(&str, &[NodeName])>| -> Result<(), RenderError> {
-            let mut all: Vec<&str> = tests
-                .iter()
-                .flat_map(|(_, n)| n.iter().map(NodeName::as_str))
-                .collect();
-            all.sort_unstable();
-            let mut body = format!(
-                "RESULTS=${{ROCE_SWEEP_RESULTS:-$SLURM_SUBMIT_DIR/{RESULTS_DIR}}}\n\
+    let mut script = |file: &str,
+                      name: String,
+                      tests: Vec<(&str, &[NodeName])>,
+                      extra: &str|
+     -> Result<(), RenderError> {
+        let mut all: Vec<&str> = tests
+            .iter()
+            .flat_map(|(_, n)| n.iter().map(NodeName::as_str))
+            .collect();
+        all.sort_unstable();
+        let mut body = format!(
+            "RESULTS=${{ROCE_SWEEP_RESULTS:-$SLURM_SUBMIT_DIR/{RESULTS_DIR}}}\n\
              TEST=({test})\n\n{}\n",
-                STEP_FN.replace("MARKER", MARKER)
-            );
-            for (output, nodes) in &tests {
-                let list = nodes.iter().map(NodeName::as_str).collect::<Vec<_>>();
-                body.push_str(&format!(
-                    "step {output} {} {} &\n",
-                    nodes.len(),
-                    list.join(",")
-                ));
-            }
-            body.push_str("wait\n");
-            let mut slurm = render.slurm.clone();
-            slurm.nodes = Some(all.len() as u32);
-            slurm.nodelist = Some(compress_hostlist(&all));
-            slurm.job_name = Some(name);
-            slurm.mpi_pmix = true;
-            slurm.command = None;
-            slurm.body = Some(body.replace("{limit}", &opts.time_limit_min.to_string()));
-            let text = crate::sbatch::render(
-                plan,
-                &RenderOptions {
-                    slurm,
-                    ..render.clone()
-                },
-            )?;
-            files.push(Artifact {
-                path: file.into(),
-                contents: text,
-            });
-            run.push_str(&format!("sbatch --wait {file} || true\n"));
-            Ok(())
-        };
+            STEP_FN.replace("MARKER", MARKER)
+        );
+        for (output, nodes) in &tests {
+            let list = nodes.iter().map(NodeName::as_str).collect::<Vec<_>>();
+            body.push_str(&format!(
+                "step {output} {} {} &\n",
+                nodes.len(),
+                list.join(",")
+            ));
+        }
+        body.push_str("wait\n");
+        body.push_str(extra);
+        let mut slurm = render.slurm.clone();
+        slurm.nodes = Some(all.len() as u32);
+        slurm.nodelist = Some(compress_hostlist(&all));
+        slurm.job_name = Some(name);
+        slurm.mpi_pmix = true;
+        slurm.command = None;
+        slurm.body = Some(body.replace("{limit}", &opts.time_limit_min.to_string()));
+        let text = crate::sbatch::render(
+            plan,
+            &RenderOptions {
+                slurm,
+                ..render.clone()
+            },
+        )?;
+        files.push(Artifact {
+            path: file.into(),
+            contents: text,
+        });
+        run.push_str(&format!("sbatch --wait {file} || true\n"));
+        Ok(())
+    };
+    // What `roce doctor` sees on each node (devices, GIDs, peer memory, IMEX channels) gives `report` a
+    // cause where the numbers alone do not; it runs only where the nodes have `roce`.
+    let profile = quote::shell_single(&c.profile).map_err(|why| RenderError::Option {
+        option: "profile".into(),
+        value: c.profile.clone(),
+        why: why.to_string(),
+    })?;
+    let mut doctor = String::from(
+        "\n# roce doctor on every node, where the nodes have roce (report reads it beside the checks)\n\
+         if srun --nodes=1 --ntasks=1 --exact sh -c 'command -v roce' >/dev/null 2>&1; then\n",
+    );
+    for k in &c.checks {
+        if let Some(path) = &k.doctor {
+            doctor.push_str(&format!(
+                "    srun --nodes=1 --nodelist={node} --ntasks=1 --exact roce doctor --profile {profile} --format json >\"$RESULTS/{path}\" 2>/dev/null &\n",
+                node = k.node.as_str(),
+            ));
+        }
+    }
+    doctor.push_str("    wait\nfi\n");
     script(
         "checks.sbatch",
         format!("{}-checks", opts.name),
@@ -82,6 +106,7 @@ pub(super) fn render(
             .iter()
             .map(|k| (k.output.as_str(), std::slice::from_ref(&k.node)))
             .collect(),
+        &doctor,
     )?;
     for r in &c.rounds {
         script(
@@ -91,6 +116,7 @@ pub(super) fn render(
                 .iter()
                 .map(|p| (p.output.as_str(), &p.nodes[..]))
                 .collect(),
+            "",
         )?;
     }
     run.push_str("echo \"roce sweep: done; read it with: roce sweep report $(pwd)\"\n");
