@@ -219,3 +219,55 @@ fn the_campaign_json_is_what_report_reads() {
     let bad = file(&files, "campaign.json").replace("gpu01", "GPU_01");
     assert!(serde_json::from_str::<Campaign>(&bad).is_err());
 }
+
+/// A pair is a test of the network: where the profile has a ComputeDomain (multi-node NVLink), two
+/// nodes of one NVLink domain would talk over NVLink (NCCL_MNNVL_ENABLE defaults to auto), so the pairs
+/// turn it off on both schedulers; the single-node checks, and profiles without a domain, are left as
+/// they are.
+#[test]
+fn pairs_of_an_nvlink_domain_take_the_network() {
+    let off = |text: &str| {
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        lines.contains(&"export NCCL_MNNVL_ENABLE=0")
+            || lines
+                .windows(2)
+                .any(|w| w == ["- name: NCCL_MNNVL_ENABLE", "value: \"0\""])
+    };
+    for scheduler in [Scheduler::Kubernetes, Scheduler::Slurm] {
+        let (c, files) = campaign("aws/p6e-gb200", scheduler, "gpu[01-04]");
+        assert!(
+            plan_of("aws/p6e-gb200")
+                .dra_spec
+                .nvlink_domain
+                .compute_domain()
+                .is_some()
+        );
+        // the profile's own NCCL_MNNVL_ENABLE=1 stays in the checks
+        let checks = files
+            .iter()
+            .find(|a| a.path.starts_with("checks."))
+            .unwrap();
+        assert!(!off(&checks.contents), "{scheduler:?} checks");
+        assert!(
+            checks.contents.contains("NCCL_MNNVL_ENABLE"),
+            "{scheduler:?} checks"
+        );
+        for r in &c.rounds {
+            let text = file(&files, &r.file);
+            assert!(off(text), "{scheduler:?} {}:\n{text}", r.file);
+            assert_eq!(
+                text.matches("NCCL_MNNVL_ENABLE=1").count(),
+                0,
+                "{scheduler:?} {}",
+                r.file
+            );
+        }
+        let (_, files) = campaign("oci/h100-roce", scheduler, "gpu[01-04]");
+        assert!(
+            files
+                .iter()
+                .all(|a| !a.contents.contains("NCCL_MNNVL_ENABLE")),
+            "{scheduler:?} oci/h100-roce"
+        );
+    }
+}

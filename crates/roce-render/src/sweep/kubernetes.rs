@@ -13,6 +13,7 @@ pub const ROUND_LABEL: &str = "roce.dev/sweep-round";
 pub(super) fn render(
     c: &Campaign,
     plan: &Plan,
+    pairs: &Plan,
     opts: &SweepOptions,
     render: &RenderOptions,
 ) -> Result<Vec<Artifact>, RenderError> {
@@ -26,7 +27,8 @@ pub(super) fn render(
     let mut round_file = |file: &str,
                           round: u32,
                           tests: &mut dyn Iterator<Item = (&str, &[super::NodeName], &str)>,
-                          what: String|
+                          what: String,
+                          plan: &Plan|
      -> Result<String, RenderError> {
         let mut docs = Vec::new();
         let mut waits = String::new();
@@ -78,6 +80,7 @@ pub(super) fn render(
             "Single-node checks: nccl-tests on each of the {} node(s) alone (NVLink and PCIe, no fabric).",
             c.checks.len()
         ),
+        plan,
     )?);
     for r in &c.rounds {
         script.push_str(&round_file(
@@ -93,6 +96,7 @@ pub(super) fn render(
                 c.rounds.len(),
                 r.pairs.len()
             ),
+            pairs,
         )?);
     }
     script.push_str("echo \"roce sweep: done; read it with: roce sweep report $(pwd)\"\n");

@@ -239,9 +239,10 @@ impl Campaign {
         render: &RenderOptions,
     ) -> Result<Vec<Artifact>, RenderError> {
         let plan = plan.for_workload(Workload::NcclTests)?;
+        let pairs = pair_plan(&plan);
         let mut files = match self.scheduler {
-            Scheduler::Kubernetes => kubernetes::render(self, &plan, opts, render)?,
-            Scheduler::Slurm => slurm::render(self, &plan, opts, render)?,
+            Scheduler::Kubernetes => kubernetes::render(self, &plan, &pairs, opts, render)?,
+            Scheduler::Slurm => slurm::render(self, &plan, &pairs, opts, render)?,
         };
         files.insert(
             0,
@@ -271,6 +272,24 @@ impl Campaign {
                     .flat_map(|r| r.pairs.iter().map(|p| (p.output.as_str(), &p.nodes[..]))),
             )
     }
+}
+
+/// The plan of the pair tests: a test of the network between two nodes. Where the profile has a
+/// multi-node NVLink domain (a ComputeDomain), two nodes of one domain would talk over NVLink instead
+/// (NCCL_MNNVL_ENABLE defaults to 2: on when the IMEX channel is there), so the pairs turn it off and
+/// take the network path; the single-node checks keep it.
+fn pair_plan(plan: &Plan) -> Plan {
+    let mut pairs = plan.clone();
+    if plan.dra_spec.nvlink_domain.compute_domain().is_some() {
+        pairs.env.retain(|v| v.name != "NCCL_MNNVL_ENABLE");
+        pairs.env.push(roce_model::fabric::env::EnvVar {
+            name: "NCCL_MNNVL_ENABLE".into(),
+            value: "0".into(),
+            consumer: roce_model::fabric::env::Consumer::Nccl,
+            origin: None,
+        });
+    }
+    pairs
 }
 
 fn bad(option: &str, value: &str, why: &str) -> RenderError {

@@ -11,6 +11,7 @@ use crate::{Artifact, RenderError, RenderOptions, quote};
 pub(super) fn render(
     c: &Campaign,
     plan: &Plan,
+    pairs: &Plan,
     opts: &SweepOptions,
     render: &RenderOptions,
 ) -> Result<Vec<Artifact>, RenderError> {
@@ -36,7 +37,8 @@ pub(super) fn render(
     let mut script = |file: &str,
                       name: String,
                       tests: Vec<(&str, &[NodeName])>,
-                      extra: &str|
+                      extra: &str,
+                      plan: &Plan|
      -> Result<(), RenderError> {
         let mut all: Vec<&str> = tests
             .iter()
@@ -107,6 +109,7 @@ pub(super) fn render(
             .map(|k| (k.output.as_str(), std::slice::from_ref(&k.node)))
             .collect(),
         &doctor,
+        plan,
     )?;
     for r in &c.rounds {
         script(
@@ -117,6 +120,7 @@ pub(super) fn render(
                 .map(|p| (p.output.as_str(), &p.nodes[..]))
                 .collect(),
             "",
+            pairs,
         )?;
     }
     run.push_str("echo \"roce sweep: done; read it with: roce sweep report $(pwd)\"\n");
