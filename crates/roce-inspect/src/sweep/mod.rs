@@ -414,219 +414,15 @@ fn fleet_wide(campaign: &Campaign, tests: &[TestResult]) -> Option<(Cause, Optio
 
 /// Judge the fleet from every test's result (`checks` then pairs, as [`Campaign::outputs`] lists them).
 pub fn judge(campaign: &Campaign, tests: Vec<TestResult>, expect: &Expectation) -> Report {
-    let n_checks = campaign.checks.len();
-    let (checks, pairs) = tests.split_at(n_checks.min(tests.len()));
+    let n_checks = campaign.checks.len().min(tests.len());
     let wide = fleet_wide(campaign, &tests);
-    let fleet_cause = wide.as_ref().map(|(c, _)| *c);
-    let clean = |t: &&TestResult| t.state == State::Measured && own_cause(t, fleet_cause).is_none();
-    let reference = median(pairs.iter().filter(clean).filter_map(|t| t.busbw).collect());
-    let check_reference = median(
-        checks
-            .iter()
-            .filter(clean)
-            .filter_map(|t| t.busbw)
-            .collect(),
-    );
-
-    let index: IndexMap<&NodeName, usize> = campaign
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n, i))
-        .collect();
-    let n = campaign.nodes.len();
-    // what the logs pin on each node: (cause, evidence)
-    let mut pinned: Vec<Vec<Pin>> = vec![Vec::new(); n];
-    for t in checks {
-        let cause = own_cause(t, fleet_cause).or(match (t.state, t.busbw, check_reference) {
-            (State::Measured, Some(b), Some(r)) if b < SLOW * r => Some(Cause::Nvlink),
-            (State::Hung, ..) => Some(Cause::Hung),
-            (State::Failed, ..) => Some(Cause::Failed),
-            _ => None,
-        });
-        if let (Some(c), Some(&i)) = (cause, t.nodes.first().and_then(|n| index.get(n))) {
-            pinned[i].push(Pin::new(c, t, &campaign.nodes[i]));
-        }
-    }
-    for t in pairs {
-        if let Some(c) = own_cause(t, fleet_cause) {
-            for b in &t.blame {
-                if let Some(&i) = index.get(b) {
-                    pinned[i].push(Pin::new(c, t, b));
-                }
-            }
-        }
-    }
-    let mut verdict = vec![Verdict::Ok; n];
-    let mut cause: Vec<Option<Cause>> = vec![None; n];
-    let mut evidence: Vec<Option<String>> = vec![None; n];
-    for i in 0..n {
-        if let Some((c, ev)) = most_common(&pinned[i]) {
-            verdict[i] = Verdict::Bad;
-            cause[i] = Some(c);
-            evidence[i] = ev;
-        }
-    }
-    // tests per node, and which went wrong
-    let mut of_node: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut went_wrong: Vec<Option<Cause>> = Vec::with_capacity(pairs.len());
-    for (ti, t) in pairs.iter().enumerate() {
-        went_wrong.push(wrong(t, reference, fleet_cause));
-        for node in &t.nodes {
-            if let Some(&i) = index.get(node) {
-                of_node[i].push(ti);
-            }
-        }
-    }
-    let explained = |ti: usize, verdict: &[Verdict]| {
-        pairs[ti]
-            .nodes
-            .iter()
-            .any(|nd| index.get(nd).is_some_and(|&i| verdict[i] == Verdict::Bad))
-    };
-    // nodes whose every informative test went wrong, strongest first, each explaining its tests away
-    loop {
-        let mut best: Option<(usize, usize)> = None;
-        for i in 0..n {
-            if verdict[i] != Verdict::Ok {
-                continue;
-            }
-            let informative: Vec<usize> = of_node[i]
-                .iter()
-                .copied()
-                .filter(|&ti| pairs[ti].state != State::Missing)
-                .filter(|&ti| !explained(ti, &verdict))
-                .collect();
-            let bad = informative
-                .iter()
-                .filter(|&&ti| went_wrong[ti].is_some())
-                .count();
-            if bad == informative.len()
-                && bad >= campaign.partners as usize
-                && best.is_none_or(|(_, b)| bad > b)
-            {
-                best = Some((i, bad));
-            }
-        }
-        let Some((i, _)) = best else { break };
-        verdict[i] = Verdict::Bad;
-        let causes: Vec<Pin> = of_node[i]
-            .iter()
-            .filter_map(|&ti| {
-                went_wrong[ti].map(|c| {
-                    let mut pin = Pin::new(c, &pairs[ti], &campaign.nodes[i]);
-                    pin.evidence = shown_by(&pairs[ti], c, reference, fleet_cause);
-                    pin
-                })
-            })
-            .collect();
-        let (c, ev) = most_common(&causes).unwrap_or((Cause::Slow, None));
-        cause[i] = Some(c);
-        evidence[i] = ev;
-    }
-    // what is left: bad links, and nodes with several of them
-    let mut links = Vec::new();
-    let mut unexplained = vec![0u32; n];
-    for (ti, t) in pairs.iter().enumerate() {
-        let Some(c) = went_wrong[ti] else { continue };
-        if explained(ti, &verdict) || t.nodes.len() != 2 {
-            continue;
-        }
-        for node in &t.nodes {
-            if let Some(&i) = index.get(node) {
-                unexplained[i] += 1;
-            }
-        }
-        links.push(LinkReport {
-            nodes: [t.nodes[0].clone(), t.nodes[1].clone()],
-            cause: c,
-            busbw: t.busbw,
-            output: t.output.clone(),
-            evidence: shown_by(t, c, reference, fleet_cause),
-        });
-    }
-    let mut nodes = Vec::with_capacity(n + campaign.excluded.len());
-    for (i, name) in campaign.nodes.iter().enumerate() {
-        let mine = &of_node[i];
-        let informative = mine
-            .iter()
-            .filter(|&&ti| {
-                pairs[ti].state != State::Missing
-                    && !explained_by_other(i, &pairs[ti], &index, &verdict)
-            })
-            .count();
-        if verdict[i] == Verdict::Ok {
-            if unexplained[i] >= 2 {
-                verdict[i] = Verdict::Suspect;
-                cause[i] = Some(
-                    links
-                        .iter()
-                        .find(|l| l.nodes.contains(name))
-                        .map_or(Cause::Slow, |l| l.cause),
-                );
-            } else if informative == 0 && checks.get(i).is_none_or(|c| c.state == State::Missing) {
-                verdict[i] = Verdict::Untested;
-            }
-        }
-        let bad_tests = mine.iter().filter(|&&ti| went_wrong[ti].is_some()).count() as u32;
-        nodes.push(NodeReport {
-            name: name.clone(),
-            verdict: verdict[i],
-            cause: cause[i],
-            check_busbw: checks.get(i).and_then(|c| c.busbw),
-            pair_busbw: median(mine.iter().filter_map(|&ti| pairs[ti].busbw).collect()),
-            tests: mine.len() as u32,
-            bad_tests,
-            evidence: evidence[i].clone(),
-            note: (verdict[i] == Verdict::Untested)
-                .then(|| "no test that says anything about this node: its results are missing, or all its partners were bad".to_string()),
-        });
-    }
-    for (name, why) in &campaign.excluded {
-        nodes.push(NodeReport {
-            name: name.clone(),
-            verdict: Verdict::Untested,
-            cause: None,
-            check_busbw: None,
-            pair_busbw: None,
-            tests: 0,
-            bad_tests: 0,
-            evidence: None,
-            note: Some(format!("not in the campaign: {why}")),
-        });
-    }
-    let rank = |v: Verdict| match v {
-        Verdict::Bad => 0,
-        Verdict::Suspect => 1,
-        Verdict::Untested => 2,
-        Verdict::Ok => 3,
-    };
-    nodes.sort_by_key(|r| rank(r.verdict));
-
-    let percent = match (reference, expect.busbw) {
-        (Some(r), Some(x)) if x > 0.0 => Some(100.0 * r / x),
-        _ => None,
-    };
-    let below = fleet_cause.is_some() || percent.is_some_and(|p| p < FLEET_LOW * 100.0);
-    let fleet = Fleet {
-        verdict: if below { "below_expectation" } else { "ok" },
-        reference_busbw: reference,
-        expected_busbw: expect.busbw,
-        expected_from: expect.from.clone(),
-        percent,
-        cause: fleet_cause.or_else(|| {
-            below
-                .then(|| {
-                    let shown: Vec<Pin> = pairs
-                        .iter()
-                        .filter_map(|t| t.cause.map(|c| Pin::new(c, t, &t.nodes[0])))
-                        .collect();
-                    most_common(&shown).map(|(c, _)| c)
-                })
-                .flatten()
-        }),
-        evidence: wide.and_then(|(_, ev)| ev),
-    };
+    let (checks, pairs) = tests.split_at(n_checks);
+    let mut j = Judging::new(campaign, checks, pairs, wide.as_ref().map(|(c, _)| *c));
+    j.pin_what_the_logs_show();
+    j.bad_by_their_tests();
+    let (links, unexplained) = j.bad_links();
+    let nodes = j.node_reports(&links, &unexplained);
+    let fleet = j.fleet(expect, wide.and_then(|(_, ev)| ev));
     let count = |v: Verdict| nodes.iter().filter(|r| r.verdict == v).count() as u32;
     let counts = Counts {
         nodes: nodes.len() as u32,
@@ -638,12 +434,303 @@ pub fn judge(campaign: &Campaign, tests: Vec<TestResult>, expect: &Expectation) 
         tests: tests.len() as u32,
         missing: tests.iter().filter(|t| t.state == State::Missing).count() as u32,
     };
+    let retest = retest(&nodes, &links);
+    Report {
+        schema: REPORT_SCHEMA,
+        profile: campaign.profile.clone(),
+        fleet,
+        counts,
+        nodes,
+        links,
+        retest,
+        tests,
+    }
+}
+
+/// The state of [`judge`], node by node (indices into `campaign.nodes`) and pair by pair.
+struct Judging<'a> {
+    campaign: &'a Campaign,
+    checks: &'a [TestResult],
+    pairs: &'a [TestResult],
+    index: IndexMap<&'a NodeName, usize>,
+    fleet_cause: Option<Cause>,
+    /// The median of the pairs without a fault of their own.
+    reference: Option<f64>,
+    check_reference: Option<f64>,
+    verdict: Vec<Verdict>,
+    cause: Vec<Option<Cause>>,
+    evidence: Vec<Option<String>>,
+    /// Each node's pair tests.
+    of_node: Vec<Vec<usize>>,
+    /// Each pair test's cause, when it went wrong.
+    went_wrong: Vec<Option<Cause>>,
+}
+
+impl<'a> Judging<'a> {
+    fn new(
+        campaign: &'a Campaign,
+        checks: &'a [TestResult],
+        pairs: &'a [TestResult],
+        fleet_cause: Option<Cause>,
+    ) -> Self {
+        let clean =
+            |t: &&TestResult| t.state == State::Measured && own_cause(t, fleet_cause).is_none();
+        let reference = median(pairs.iter().filter(clean).filter_map(|t| t.busbw).collect());
+        let check_reference = median(
+            checks
+                .iter()
+                .filter(clean)
+                .filter_map(|t| t.busbw)
+                .collect(),
+        );
+        let index: IndexMap<&NodeName, usize> = campaign
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n, i))
+            .collect();
+        let n = campaign.nodes.len();
+        let mut of_node: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut went_wrong = Vec::with_capacity(pairs.len());
+        for (ti, t) in pairs.iter().enumerate() {
+            went_wrong.push(wrong(t, reference, fleet_cause));
+            for node in &t.nodes {
+                if let Some(&i) = index.get(node) {
+                    of_node[i].push(ti);
+                }
+            }
+        }
+        Judging {
+            campaign,
+            checks,
+            pairs,
+            index,
+            fleet_cause,
+            reference,
+            check_reference,
+            verdict: vec![Verdict::Ok; n],
+            cause: vec![None; n],
+            evidence: vec![None; n],
+            of_node,
+            went_wrong,
+        }
+    }
+
+    /// A node is bad when its check, its doctor output, or its own ranks in a pair's log show a fault.
+    fn pin_what_the_logs_show(&mut self) {
+        let mut pinned: Vec<Vec<Pin>> = vec![Vec::new(); self.campaign.nodes.len()];
+        for t in self.checks {
+            let cause =
+                own_cause(t, self.fleet_cause).or(match (t.state, t.busbw, self.check_reference) {
+                    (State::Measured, Some(b), Some(r)) if b < SLOW * r => Some(Cause::Nvlink),
+                    (State::Hung, ..) => Some(Cause::Hung),
+                    (State::Failed, ..) => Some(Cause::Failed),
+                    _ => None,
+                });
+            if let (Some(c), Some(&i)) = (cause, t.nodes.first().and_then(|n| self.index.get(n))) {
+                pinned[i].push(Pin::new(c, t, &self.campaign.nodes[i]));
+            }
+        }
+        for t in self.pairs {
+            if let Some(c) = own_cause(t, self.fleet_cause) {
+                for b in &t.blame {
+                    if let Some(&i) = self.index.get(b) {
+                        pinned[i].push(Pin::new(c, t, b));
+                    }
+                }
+            }
+        }
+        for (i, pins) in pinned.iter().enumerate() {
+            if let Some((c, ev)) = most_common(pins) {
+                self.verdict[i] = Verdict::Bad;
+                self.cause[i] = Some(c);
+                self.evidence[i] = ev;
+            }
+        }
+    }
+
+    /// Is pair test `ti` explained by one of its nodes being bad?
+    fn explained(&self, ti: usize) -> bool {
+        self.pairs[ti].nodes.iter().any(|nd| {
+            self.index
+                .get(nd)
+                .is_some_and(|&i| self.verdict[i] == Verdict::Bad)
+        })
+    }
+
+    /// Nodes whose every informative test went wrong (at least `partners` of them), strongest first,
+    /// each explaining its tests away before the next is chosen.
+    fn bad_by_their_tests(&mut self) {
+        loop {
+            let mut best: Option<(usize, usize)> = None;
+            for i in 0..self.campaign.nodes.len() {
+                if self.verdict[i] != Verdict::Ok {
+                    continue;
+                }
+                let informative: Vec<usize> = self.of_node[i]
+                    .iter()
+                    .copied()
+                    .filter(|&ti| self.pairs[ti].state != State::Missing && !self.explained(ti))
+                    .collect();
+                let bad = informative
+                    .iter()
+                    .filter(|&&ti| self.went_wrong[ti].is_some())
+                    .count();
+                if bad == informative.len()
+                    && bad >= self.campaign.partners as usize
+                    && best.is_none_or(|(_, b)| bad > b)
+                {
+                    best = Some((i, bad));
+                }
+            }
+            let Some((i, _)) = best else { break };
+            self.verdict[i] = Verdict::Bad;
+            let causes: Vec<Pin> = self.of_node[i]
+                .iter()
+                .filter_map(|&ti| {
+                    let t = &self.pairs[ti];
+                    self.went_wrong[ti].map(|c| {
+                        let mut pin = Pin::new(c, t, &self.campaign.nodes[i]);
+                        pin.evidence = shown_by(t, c, self.reference, self.fleet_cause);
+                        pin
+                    })
+                })
+                .collect();
+            let (c, ev) = most_common(&causes).unwrap_or((Cause::Slow, None));
+            self.cause[i] = Some(c);
+            self.evidence[i] = ev;
+        }
+    }
+
+    /// The tests that went wrong and that no bad node explains, and how many of them each node has.
+    fn bad_links(&self) -> (Vec<LinkReport>, Vec<u32>) {
+        let mut links = Vec::new();
+        let mut unexplained = vec![0u32; self.campaign.nodes.len()];
+        for (ti, t) in self.pairs.iter().enumerate() {
+            let Some(c) = self.went_wrong[ti] else {
+                continue;
+            };
+            if self.explained(ti) || t.nodes.len() != 2 {
+                continue;
+            }
+            for node in &t.nodes {
+                if let Some(&i) = self.index.get(node) {
+                    unexplained[i] += 1;
+                }
+            }
+            links.push(LinkReport {
+                nodes: [t.nodes[0].clone(), t.nodes[1].clone()],
+                cause: c,
+                busbw: t.busbw,
+                output: t.output.clone(),
+                evidence: shown_by(t, c, self.reference, self.fleet_cause),
+            });
+        }
+        (links, unexplained)
+    }
+
+    /// Every node's report, bad first: suspect where two or more bad links are its own, untested where
+    /// nothing says anything about it; then the nodes the campaign left out.
+    fn node_reports(&mut self, links: &[LinkReport], unexplained: &[u32]) -> Vec<NodeReport> {
+        let campaign = self.campaign;
+        let mut nodes = Vec::with_capacity(campaign.nodes.len() + campaign.excluded.len());
+        for (i, name) in campaign.nodes.iter().enumerate() {
+            let mine = &self.of_node[i];
+            let informative = mine
+                .iter()
+                .filter(|&&ti| {
+                    self.pairs[ti].state != State::Missing
+                        && !explained_by_other(i, &self.pairs[ti], &self.index, &self.verdict)
+                })
+                .count();
+            if self.verdict[i] == Verdict::Ok {
+                if unexplained[i] >= 2 {
+                    self.verdict[i] = Verdict::Suspect;
+                    self.cause[i] = Some(
+                        links
+                            .iter()
+                            .find(|l| l.nodes.contains(name))
+                            .map_or(Cause::Slow, |l| l.cause),
+                    );
+                } else if informative == 0
+                    && self.checks.get(i).is_none_or(|c| c.state == State::Missing)
+                {
+                    self.verdict[i] = Verdict::Untested;
+                }
+            }
+            nodes.push(NodeReport {
+                name: name.clone(),
+                verdict: self.verdict[i],
+                cause: self.cause[i],
+                check_busbw: self.checks.get(i).and_then(|c| c.busbw),
+                pair_busbw: median(mine.iter().filter_map(|&ti| self.pairs[ti].busbw).collect()),
+                tests: mine.len() as u32,
+                bad_tests: mine.iter().filter(|&&ti| self.went_wrong[ti].is_some()).count() as u32,
+                evidence: self.evidence[i].clone(),
+                note: (self.verdict[i] == Verdict::Untested)
+                    .then(|| "no test that says anything about this node: its results are missing, or all its partners were bad".to_string()),
+            });
+        }
+        for (name, why) in &campaign.excluded {
+            nodes.push(NodeReport {
+                name: name.clone(),
+                verdict: Verdict::Untested,
+                cause: None,
+                check_busbw: None,
+                pair_busbw: None,
+                tests: 0,
+                bad_tests: 0,
+                evidence: None,
+                note: Some(format!("not in the campaign: {why}")),
+            });
+        }
+        let rank = |v: Verdict| match v {
+            Verdict::Bad => 0,
+            Verdict::Suspect => 1,
+            Verdict::Untested => 2,
+            Verdict::Ok => 3,
+        };
+        nodes.sort_by_key(|r| rank(r.verdict));
+        nodes
+    }
+
+    /// The fleet against the profile's expectation, and its fleet-wide cause.
+    fn fleet(&self, expect: &Expectation, evidence: Option<String>) -> Fleet {
+        let percent = match (self.reference, expect.busbw) {
+            (Some(r), Some(x)) if x > 0.0 => Some(100.0 * r / x),
+            _ => None,
+        };
+        let below = self.fleet_cause.is_some() || percent.is_some_and(|p| p < FLEET_LOW * 100.0);
+        let most_shown = || {
+            let shown: Vec<Pin> = self
+                .pairs
+                .iter()
+                .filter_map(|t| t.cause.map(|c| Pin::new(c, t, &t.nodes[0])))
+                .collect();
+            most_common(&shown).map(|(c, _)| c)
+        };
+        Fleet {
+            verdict: if below { "below_expectation" } else { "ok" },
+            reference_busbw: self.reference,
+            expected_busbw: expect.busbw,
+            expected_from: expect.from.clone(),
+            percent,
+            cause: self
+                .fleet_cause
+                .or_else(|| below.then(most_shown).flatten()),
+            evidence,
+        }
+    }
+}
+
+/// Bad nodes to drain; suspect and untested nodes and the nodes of bad links to run again.
+fn retest(nodes: &[NodeReport], links: &[LinkReport]) -> Retest {
     let mut rerun: IndexSet<NodeName> = nodes
         .iter()
         .filter(|r| matches!(r.verdict, Verdict::Suspect | Verdict::Untested))
         .map(|r| r.name.clone())
         .collect();
-    for l in &links {
+    for l in links {
         rerun.extend(l.nodes.iter().cloned());
     }
     let drain: Vec<NodeName> = nodes
@@ -652,18 +739,9 @@ pub fn judge(campaign: &Campaign, tests: Vec<TestResult>, expect: &Expectation) 
         .map(|r| r.name.clone())
         .collect();
     rerun.retain(|n| !drain.contains(n));
-    Report {
-        schema: REPORT_SCHEMA,
-        profile: campaign.profile.clone(),
-        fleet,
-        counts,
-        nodes,
-        links,
-        retest: Retest {
-            drain,
-            rerun: rerun.into_iter().collect(),
-        },
-        tests,
+    Retest {
+        drain,
+        rerun: rerun.into_iter().collect(),
     }
 }
 
