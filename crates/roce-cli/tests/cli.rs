@@ -889,3 +889,23 @@ fn explain_compares_bandwidth_with_the_profiles_expectation() {
     );
     assert_eq!(overridden["bandwidth"]["expected_from"], "--expect-busbw");
 }
+
+/// `roce sweep`, `sweep plan` and `sweep report` each show an example under `--help`.
+#[test]
+fn sweep_help_has_examples() {
+    for args in [&["sweep"][..], &["sweep", "plan"], &["sweep", "report"]] {
+        let out = roce().args(args).arg("--help").output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let example = text
+            .split_once("\nExample:\n")
+            .unwrap_or_else(|| panic!("{args:?} --help has no example:\n{text}"))
+            .1;
+        assert!(
+            example
+                .lines()
+                .any(|l| l.trim_start().starts_with("roce sweep ")),
+            "{args:?}: {example}"
+        );
+    }
+}
