@@ -20,8 +20,8 @@
 //! # Tools and where they come from
 //!
 //! `.ci/install-tools` puts pinned copies of `kubernetes-validate`,
-//! `hadolint` and `kubectl` in `<repo>/.venv/bin`; [`require`] looks there
-//! first, then on `PATH`.
+//! `hadolint`, `kubectl` and UCX's `ucx_perftest`/`ucx_info` in
+//! `<repo>/.venv/bin`; [`require`] looks there first, then on `PATH`.
 //!
 //! # Missing tools: skip locally, fail under CI
 //!
@@ -130,6 +130,10 @@ pub enum Tool {
     Hadolint,
     Kubectl,
     Bash,
+    /// UCX's `ucx_perftest` (`.ci/install-tools`: a wrapper around the PyPI wheel `libucx-cu12`).
+    UcxPerftest,
+    /// UCX's `ucx_info`, from the same wheel.
+    UcxInfo,
 }
 
 impl Tool {
@@ -140,6 +144,8 @@ impl Tool {
             Tool::Hadolint => "hadolint",
             Tool::Kubectl => "kubectl",
             Tool::Bash => "bash",
+            Tool::UcxPerftest => "ucx_perftest",
+            Tool::UcxInfo => "ucx_info",
         }
     }
 }
