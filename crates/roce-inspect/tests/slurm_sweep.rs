@@ -362,7 +362,17 @@ fn every_round_runs_on_real_slurm_and_report_reads_what_it_wrote() {
             let text = std::fs::read_to_string(&path)
                 .unwrap_or_else(|e| panic!("{}: {e}\n{}", path.display(), context()));
             let what = || format!("{output}:\n{text}\n{}", context());
-            assert!(!text.contains(MARKER), "the step failed: {}", what());
+            // the checks job's rail step ran on every node (srun), and said why it measured nothing:
+            // the harness has no ib_write_bw; no other marker (a failed or timed-out step)
+            let skipped = format!("{MARKER} rails skipped (no ib_write_bw in the image)");
+            if output.starts_with("nodes/") {
+                assert_eq!(text.matches(&skipped).count(), 1, "rail step: {}", what());
+            }
+            assert!(
+                !text.replace(&skipped, "").contains(MARKER),
+                "the step failed: {}",
+                what()
+            );
             assert!(!text.contains("srun: "), "srun complained: {}", what());
             assert_eq!(
                 text.matches("# Avg bus bandwidth").count(),

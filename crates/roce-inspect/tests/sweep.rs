@@ -218,3 +218,144 @@ fn doctor_facts_name_a_nodes_cause() {
     assert_eq!(by_name("node03").cause, Some(sweep::Cause::Slow), "{text}");
     assert_eq!(r.fleet.cause, Some(sweep::Cause::SocketFallback), "{text}");
 }
+
+/// A stand-in for perftest's `ib_write_bw`: the server (no host argument) waits to be killed; the client
+/// prints perftest's `--report_gbits` table (its header and row as perftest prints them, with the CPU
+/// frequency warning perftest interleaves), at 392 Gb/s, at 181 Gb/s on `$SLOW_DEV`, or fails to connect
+/// on `$FAIL_DEV`.
+const IB_WRITE_BW: &str = r#"#!/bin/bash
+[ "${*: -1}" = localhost ] || exec sleep 30
+dev=$2 rate=392.10
+[ "$dev" = "${SLOW_DEV:-}" ] && rate=181.40
+if [ "$dev" = "${FAIL_DEV:-}" ]; then echo " Couldn't connect to localhost:18515"; exit 1; fi
+echo "---------------------------------------------------------------------------------------"
+echo " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"
+echo "Conflicting CPU frequency values detected: 1500.000000 != 3300.016000. CPU Frequency is not max."
+echo " 65536      1849271          0.00               $rate 		   0.184900"
+echo "---------------------------------------------------------------------------------------"
+"#;
+
+/// The rail check as the campaign writes it (the Slurm checks job's `RAILS`; the MPIJob launcher runs
+/// the same line), run for real by bash with a stand-in `ib_write_bw`, after a real nccl-tests table:
+/// `report` reads every rail, and the node with a slow rail and a failed one is bad with `rail_missing`,
+/// both rails named; nodes whose rails are all at the fleet's rate are ok. A profile whose provider is not
+/// IB verbs (EFA) gets no rail check.
+#[test]
+fn rail_check_runs_and_report_reads_it() {
+    use roce_render::sweep::{NodeList, Scheduler, SweepOptions};
+    let profile = roce_model::load(
+        roce_model::builtin::source("oci/h100-roce").unwrap(),
+        &roce_model::BuiltinsOnly,
+    )
+    .profile
+    .unwrap();
+    let plan = roce_render::plan::lower(&profile);
+    let opts = SweepOptions {
+        scheduler: Scheduler::Slurm,
+        ..SweepOptions::default()
+    };
+    let render = roce_render::RenderOptions::default();
+    let c = Campaign::plan(&plan, &NodeList::parse("gpu[1-4]").unwrap(), &opts, &render).unwrap();
+    let files = c.render(&plan, &opts, &render).unwrap();
+    let checks = &files
+        .iter()
+        .find(|a| a.path == "checks.sbatch")
+        .unwrap()
+        .contents;
+    let rails = checks
+        .split_once("<<'ROCE_RAILS' || true\n")
+        .and_then(|(_, rest)| rest.split_once("\nROCE_RAILS\n"))
+        .map(|(script, _)| script.to_string())
+        .expect("checks.sbatch has no rail check");
+    assert!(
+        rails.contains("mlx5_15:1") && rails.contains("-x 3"),
+        "{rails}"
+    );
+
+    let bin = tempfile::tempdir().unwrap();
+    let fake = bin.path().join("ib_write_bw");
+    std::fs::write(&fake, IB_WRITE_BW).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let run = |env: &[(&str, &str)]| {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&rails)
+            .env("PATH", &path)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (good, bad) = std::thread::scope(|s| {
+        let good = s.spawn(|| run(&[]));
+        let bad = s.spawn(|| run(&[("SLOW_DEV", "mlx5_3"), ("FAIL_DEV", "mlx5_9")]));
+        (good.join().unwrap(), bad.join().unwrap())
+    });
+    assert_eq!(good.matches("roce-sweep: rail ").count(), 16, "{good}");
+    // a real single-rank nccl-tests table first, as the check's step leaves it
+    let table: String = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/explain-corpus/dev-nccl229-1rank-allreduce.log"),
+    )
+    .unwrap()
+    .lines()
+    .filter(|l| !l.starts_with("#| "))
+    .map(|l| format!("{l}\n"))
+    .collect();
+    let expect = Expectation::of(&profile);
+    let tests = sweep::read_all(&c, &expect, |p| match p {
+        "nodes/gpu3.log" => Some(format!("{table}{bad}").into_bytes()),
+        p if p.starts_with("nodes/") && p.ends_with(".log") => {
+            Some(format!("{table}{good}").into_bytes())
+        }
+        _ => None,
+    });
+    assert_eq!(tests[0].rails.len(), 16);
+    assert!(
+        tests[0].rails.iter().all(|r| r.gbps == Some(392.1)),
+        "{:?}",
+        tests[0].rails
+    );
+    let r = sweep::judge(&c, tests, &expect);
+    let text = r.to_text();
+    let by_name = |n: &str| r.nodes.iter().find(|x| x.name.as_str() == n).unwrap();
+    let gpu3 = by_name("gpu3");
+    assert_eq!(
+        (gpu3.verdict, gpu3.cause),
+        (Verdict::Bad, Some(sweep::Cause::RailMissing)),
+        "{text}"
+    );
+    let ev = gpu3.evidence.as_deref().unwrap();
+    assert!(ev.starts_with("nodes/gpu3.log: rail check: "), "{ev}");
+    assert!(
+        ev.contains("mlx5_3:1 181.4 Gb/s, 46 % of the fleet's 392.1"),
+        "{ev}"
+    );
+    assert!(ev.contains("mlx5_9:1 failed"), "{ev}");
+    assert!(!ev.contains("mlx5_4:1"), "{ev}");
+    for n in ["gpu1", "gpu2", "gpu4"] {
+        assert_ne!(by_name(n).verdict, Verdict::Bad, "{n}: {text}");
+    }
+
+    let efa = roce_model::load(
+        roce_model::builtin::source("aws/p5-efa").unwrap(),
+        &roce_model::BuiltinsOnly,
+    )
+    .profile
+    .unwrap();
+    let plan = roce_render::plan::lower(&efa);
+    let c = Campaign::plan(&plan, &NodeList::parse("gpu[1-4]").unwrap(), &opts, &render).unwrap();
+    let files = c.render(&plan, &opts, &render).unwrap();
+    assert!(files.iter().all(|a| !a.contents.contains("ib_write_bw")));
+}

@@ -98,6 +98,8 @@ pub struct Plan {
     pub pod_annotations: Vec<(String, String)>,
     /// The RDMA devices the pod sees and their verbs port, one per rail: what `NCCL_IB_HCA` selects from.
     pub rail_ports: Vec<(String, u32)>,
+    /// The NCCL network provider (IB verbs, aws-ofi-nccl, gIB, a plugin).
+    pub provider: fabric::provider::Provider,
 }
 
 /// Lower a profile to a plan.
@@ -175,6 +177,7 @@ pub fn lower(p: &Profile) -> Plan {
             .into_iter()
             .map(|r| (r.pod_device, p.rails.port_num.value))
             .collect(),
+        provider: p.nccl_net.provider.value.clone(),
     };
     plan.notes = note::notes(&plan);
     plan

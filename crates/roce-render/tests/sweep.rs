@@ -271,3 +271,46 @@ fn pairs_of_an_nvlink_domain_take_the_network() {
         );
     }
 }
+
+/// The single-node checks' launchers run the test, then the rail check on the worker (one `bash -c`
+/// line, valid bash); the pairs' launchers run `mpirun` alone. EFA (aws-ofi-nccl) has no rail check.
+#[test]
+fn check_launchers_run_the_rail_check_after_the_test() {
+    for name in PROFILES {
+        let (c, files) = campaign(name, Scheduler::Kubernetes, "gpu[01-03]");
+        let launcher = |job: &Value| {
+            job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0].clone()
+        };
+        let efa = plan_of(name).provider == roce_model::fabric::provider::Provider::Ofi;
+        for job in docs(file(&files, "checks.yaml"))
+            .iter()
+            .filter(|d| d["kind"] == "MPIJob")
+        {
+            let l = launcher(job);
+            if efa {
+                assert_eq!(l["command"], json!(["mpirun"]), "{name}");
+                continue;
+            }
+            assert_eq!(l["command"], json!(["bash", "-c"]), "{name}");
+            let script = l["args"][0].as_str().unwrap();
+            assert!(
+                script.starts_with("mpirun ") && script.contains("ib_write_bw"),
+                "{name}: {script}"
+            );
+            consumers::bash_syntax(script).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        for r in &c.rounds {
+            for job in docs(file(&files, &r.file))
+                .iter()
+                .filter(|d| d["kind"] == "MPIJob")
+            {
+                assert_eq!(
+                    launcher(job)["command"],
+                    json!(["mpirun"]),
+                    "{name} {}",
+                    r.file
+                );
+            }
+        }
+    }
+}

@@ -377,6 +377,26 @@ fn shown_by(
     }
 }
 
+/// The rails of a node's rail check that failed or ran under [`SLOW`] of the fleet's rails, as one
+/// evidence line; `None` when every rail is fine.
+fn bad_rails(t: &TestResult, reference: Option<f64>) -> Option<String> {
+    let bad: Vec<String> = t
+        .rails
+        .iter()
+        .filter_map(|r| match (r.gbps, reference) {
+            (None, _) => Some(format!("{} failed (line {})", r.rail, r.line)),
+            (Some(g), Some(x)) if g < SLOW * x => Some(format!(
+                "{} {g:.1} Gb/s, {:.0} % of the fleet's {x:.1} (line {})",
+                r.rail,
+                100.0 * g / x,
+                r.line
+            )),
+            _ => None,
+        })
+        .collect();
+    (!bad.is_empty()).then(|| format!("{}: rail check: {}", t.output, bad.join("; ")))
+}
+
 /// The cause a test's log shows, unless it is the fleet's.
 fn own_cause(t: &TestResult, fleet: Option<Cause>) -> Option<Cause> {
     t.cause.filter(|c| Some(*c) != fleet)
@@ -457,6 +477,8 @@ struct Judging<'a> {
     /// The median of the pairs without a fault of their own.
     reference: Option<f64>,
     check_reference: Option<f64>,
+    /// The median of every rail of every node's rail check (Gb/s).
+    rail_reference: Option<f64>,
     verdict: Vec<Verdict>,
     cause: Vec<Option<Cause>>,
     evidence: Vec<Option<String>>,
@@ -481,6 +503,12 @@ impl<'a> Judging<'a> {
                 .iter()
                 .filter(clean)
                 .filter_map(|t| t.busbw)
+                .collect(),
+        );
+        let rail_reference = median(
+            checks
+                .iter()
+                .flat_map(|t| t.rails.iter().filter_map(|r| r.gbps))
                 .collect(),
         );
         let index: IndexMap<&NodeName, usize> = campaign
@@ -508,6 +536,7 @@ impl<'a> Judging<'a> {
             fleet_cause,
             reference,
             check_reference,
+            rail_reference,
             verdict: vec![Verdict::Ok; n],
             cause: vec![None; n],
             evidence: vec![None; n],
@@ -527,8 +556,18 @@ impl<'a> Judging<'a> {
                     (State::Failed, ..) => Some(Cause::Failed),
                     _ => None,
                 });
-            if let (Some(c), Some(&i)) = (cause, t.nodes.first().and_then(|n| self.index.get(n))) {
+            let Some(&i) = t.nodes.first().and_then(|n| self.index.get(n)) else {
+                continue;
+            };
+            if let Some(c) = cause {
                 pinned[i].push(Pin::new(c, t, &self.campaign.nodes[i]));
+            }
+            if let Some(ev) = bad_rails(t, self.rail_reference) {
+                pinned[i].push(Pin {
+                    cause: Cause::RailMissing,
+                    evidence: Some(ev),
+                    own: true,
+                });
             }
         }
         for t in self.pairs {

@@ -34,6 +34,20 @@ pub struct TestResult {
     /// The node whose ranks printed that line, when its prefix names one of the test's nodes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence_on: Option<NodeName>,
+    /// A single-node check's rail check: each rail's `ib_write_bw` loopback result.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rails: Vec<Rail>,
+}
+
+/// One rail of a node's rail check (`roce-sweep: rail DEV:PORT`, then perftest's table).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rail {
+    /// `DEV:PORT`.
+    pub rail: String,
+    /// `BW average[Gb/sec]` of its last table row; `None` when it failed or printed no table.
+    pub gbps: Option<f64>,
+    /// The 1-based line of its marker.
+    pub line: usize,
 }
 
 /// How a test ended.
@@ -69,6 +83,7 @@ pub fn read(
         blame: Vec::new(),
         evidence: None,
         evidence_on: None,
+        rails: Vec::new(),
     };
     let Some(bytes) = bytes else {
         return r;
@@ -79,6 +94,7 @@ pub fn read(
     let _ = x.read(bytes);
     let e = x.finish();
     let marks = markers(bytes);
+    r.rails = rail_results(bytes);
     r.transport = e.transport;
     r.gpudirect_rdma = e.gpudirect_rdma;
     let table = e.bandwidth.as_ref().filter(|b| b.rows > 0);
@@ -135,6 +151,45 @@ pub fn doctor(path: &str, json: &[u8]) -> Option<(Cause, String)> {
         let message = f.get("message").and_then(|m| m.as_str()).unwrap_or("");
         Some((cause, format!("{path}: {code}: {message}")))
     })
+}
+
+/// The rail check's results: per `roce-sweep: rail DEV:PORT` marker, the average of the last row of the
+/// perftest table after it (`#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]` with
+/// `--report_gbits`, linux-rdma/perftest `src/perftest_parameters.h`), unless a `… failed` marker follows.
+pub fn rail_results(bytes: &[u8]) -> Vec<Rail> {
+    let head = format!("{MARKER} rail ");
+    let Some(first) = memchr::memmem::find(bytes, head.as_bytes()) else {
+        return Vec::new();
+    };
+    let skipped = bytes[..first].iter().filter(|b| **b == b'\n').count();
+    let mut out: Vec<Rail> = Vec::new();
+    let mut table = false;
+    for (i, line) in bytes[first..].split(|b| *b == b'\n').enumerate() {
+        let line = String::from_utf8_lossy(line);
+        if let Some(at) = line.find(&head) {
+            let rest = line[at + head.len()..].trim();
+            if let Some(rail) = rest.strip_suffix(" failed") {
+                if let Some(last) = out.last_mut().filter(|r| r.rail == rail) {
+                    last.gbps = None;
+                }
+            } else {
+                out.push(Rail {
+                    rail: rest.to_string(),
+                    gbps: None,
+                    line: skipped + i + 1,
+                });
+            }
+            table = false;
+        } else if line.contains("BW average[Gb/sec]") {
+            table = true;
+        } else if table && let Some(last) = out.last_mut() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() >= 4 && f[0].parse::<u64>().is_ok() && f[1].parse::<u64>().is_ok() {
+                last.gbps = f[3].parse::<f64>().ok().filter(|g| g.is_finite());
+            }
+        }
+    }
+    out
 }
 
 /// The run scripts' marker lines (`roce-sweep: …`), searched in the tail where they are appended.

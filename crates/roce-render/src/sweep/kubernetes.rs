@@ -38,6 +38,11 @@ pub(super) fn render(
                 name: job,
                 nodes,
                 labels: vec![(ROUND_LABEL, format!("{round:02}"))],
+                then: if round == 0 {
+                    super::rails::script(plan)
+                } else {
+                    None
+                },
             };
             let built = build(plan, render, Some(&pin))?;
             if first {

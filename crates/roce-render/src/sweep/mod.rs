@@ -18,6 +18,7 @@ pub mod nodes;
 pub mod schedule;
 
 mod kubernetes;
+mod rails;
 mod slurm;
 
 use indexmap::IndexMap;

@@ -101,6 +101,20 @@ pub(super) fn render(
         }
     }
     doctor.push_str("    wait\nfi\n");
+    if let Some(rails) = super::rails::script(plan) {
+        doctor.push_str(&format!(
+            "\n# the rail check on every node (ib_write_bw on each rail through the NIC's loopback), after\n\
+             # the node's nccl-tests output\nread -r -d '' RAILS <<'ROCE_RAILS' || true\n{rails}\nROCE_RAILS\n"
+        ));
+        for k in &c.checks {
+            doctor.push_str(&format!(
+                "srun --nodes=1 --nodelist={node} --ntasks=1 --exact bash -c \"$RAILS\" >>\"$RESULTS/{out}\" 2>&1 &\n",
+                node = k.node.as_str(),
+                out = k.output,
+            ));
+        }
+        doctor.push_str("wait\n");
+    }
     script(
         "checks.sbatch",
         format!("{}-checks", opts.name),

@@ -36,6 +36,9 @@ pub(crate) struct Pin<'a> {
     pub name: &'a str,
     pub nodes: &'a [NodeName],
     pub labels: Vec<(&'static str, String)>,
+    /// A bash script the launcher runs on the (one) worker after the test, its output in the launcher's
+    /// log: the sweep's rail check.
+    pub then: Option<String>,
 }
 
 /// An MPIJob and the objects to apply before it.
@@ -98,7 +101,35 @@ pub(crate) fn build(
         .iter()
         .map(|a| Yaml::from(pod::escape_dependent_vars(a)))
         .collect();
-    let launcher = with_command(launcher, &["mpirun"], args);
+    let launcher = match pin.and_then(|p| p.then.as_deref()) {
+        None => with_command(launcher, &["mpirun"], args),
+        Some(then) => {
+            let mut line = vec!["mpirun".to_string()];
+            for a in &mpirun {
+                line.push(
+                    crate::quote::shell_single(a).map_err(|why| RenderError::Option {
+                        option: "nccl-test-args".into(),
+                        value: a.clone(),
+                        why: why.to_string(),
+                    })?,
+                );
+            }
+            let then = crate::quote::shell_single(then).map_err(|why| RenderError::Option {
+                option: "sweep".into(),
+                value: then.into(),
+                why: why.to_string(),
+            })?;
+            let script = format!(
+                "{}; rc=$?\nmpirun -np 1 --bind-to none bash -c {then}\nexit $rc",
+                line.join(" ")
+            );
+            with_command(
+                launcher,
+                &["bash", "-c"],
+                vec![Yaml::from(pod::escape_dependent_vars(&script))],
+            )
+        }
+    };
 
     let worker_opts = RenderOptions {
         image: image.to_string(),
