@@ -359,6 +359,147 @@ h:1:2 [0] NCCL INFO Using network IB
     );
 }
 
+/// NCCL 2.30–2.32 changed its output: a function name after WARN's `file:line` and in error chains (2.30), the
+/// benign `RMA/Socket … requires GDRCopy` WARN (2.31+), the notice level `NCCL ATTN` (2.32), the diagnostics'
+/// `host:pid NCCL DIAG` report (2.31+) and the multi-rank GPU wording (2.30).
+#[test]
+fn nccl_line_formats_2_30_to_2_32() {
+    // WARN and ATTN lines name their process through `file:line (func)`
+    let e = explain_str(
+        "x",
+        "[2026-12-03 06:16:11] vm:1878:1878 [0] init.cc:1294 (initTransportsRank) NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.\n",
+    );
+    assert_eq!(e.hosts, vec!["vm".to_string()]);
+    assert_eq!(e.processes.len(), 1);
+    let f = &e.findings[0];
+    assert_eq!(f.code, Code::ExplainDuplicateGpu);
+    assert_eq!(f.hosts, vec!["vm".to_string()]);
+    assert!(
+        f.help.contains("NCCL_MULTI_RANK_GPU_ENABLE=1"),
+        "{}",
+        f.help
+    );
+    // the older wording mentions the knob only where the version has it (2.30+)
+    let old = "h:1:1 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000\n";
+    let help = |log: &str| explain_str("x", log).findings[0].help.clone();
+    assert!(
+        !help(&format!(
+            "h:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda12.9\n{old}"
+        ))
+        .contains("MULTI_RANK")
+    );
+    assert!(
+        help(&format!(
+            "h:1:1 [0] NCCL INFO NCCL version 2.30.3+cuda13.0\n{old}"
+        ))
+        .contains("MULTI_RANK")
+    );
+
+    // the RMA socket plugin's GDRCopy warning is never a finding, nor the cause of a failure
+    let rma = "[2026-12-03 06:15:45] vm:1443:1443 [0] transport/rma_socket.cc:32 (ncclRmaSocketProxyInit) NCCL WARN RMA/Socket : rma_socket requires GDRCopy; and GDR Copy is not available\n\
+               vm:1443:1443 [0] NCCL INFO RMA/Plugin: Failed to initialize plugin \n\
+               vm:1443:1443 [0] NCCL INFO RMA/Plugin: Failed to initialize any plugin\n";
+    assert!(
+        explain_str("x", rma).findings.is_empty(),
+        "{:#?}",
+        explain_str("x", rma).findings
+    );
+    // a failure after it: the chain (with 2.30's function names) ends the async thread, and the cause is the
+    // warning that is not the RMA one
+    let failed = format!(
+        "{rma}vm:1443:1443 [0] misc/socket.cc:397 (ncclSocketConnect) NCCL WARN Net : connecting to address  with family 33621 is neither AF_INET(2) nor AF_INET6(10)\n\
+         vm:1443:1443 [0] NCCL INFO bootstrap.cc:256 (bootstrapInit) -> 3\n\
+         vm:1443:1443 [0] NCCL INFO group.cc:147 (ncclAsyncJobMain) -> 3 [Async thread]\n"
+    );
+    let e = explain_str("x", &failed);
+    assert_eq!(e.findings[0].code, Code::ExplainNcclError);
+    assert!(
+        e.findings[0].message.contains("neither AF_INET"),
+        "{}",
+        e.findings[0].message
+    );
+    assert!(
+        !e.findings.iter().any(|f| f.message.contains("GDRCopy")),
+        "{:#?}",
+        e.findings
+    );
+
+    // `Failed to initialize NET plugin IB` became an ATTN notice: read as before, and the fallback cites it when
+    // there is no `No device found.` line
+    let attn = "vm:1568:1568 [0] NCCL INFO transport/net_ib/init.cc:681 (ncclIbInit) -> 3\n\
+                [2026-12-03 06:15:53] vm:1568:1568 [0] plugin/net.cc:229 (ncclNetPluginInit) NCCL ATTN Failed to initialize NET plugin IB\n\
+                vm:1568:1568 [0] NCCL INFO NET/Socket : Using [0]eth0:192.0.2.2<0>\n\
+                vm:1568:1568 [0] NCCL INFO Using network Socket\n\
+                vm:1568:1568 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n";
+    let e = explain_str("x", attn);
+    assert_eq!(e.transport, Transport::Socket);
+    assert_eq!(e.codes(), vec![Code::ExplainSocketFallback]);
+    let ev = e.findings[0].evidence.as_ref().unwrap();
+    assert!(
+        ev.text
+            .contains("NCCL ATTN Failed to initialize NET plugin IB"),
+        "{}",
+        ev.text
+    );
+    // an ATTN notice alone never makes a failure
+    let e = explain_str(
+        "x",
+        "[2026-12-03 06:15:45] vm:1443:1443 [0] foo.cc:1 (ncclFoo) NCCL ATTN Something worth knowing\nvm: Test NCCL failure common.cu:222 'invalid usage (run with NCCL_DEBUG=WARN for details) / '\n",
+    );
+    assert!(
+        !e.findings
+            .iter()
+            .any(|f| f.code == Code::ExplainNcclError && f.message.contains("worth knowing")),
+        "{:#?}",
+        e.findings
+    );
+
+    // the diagnostics' report: `host:pid NCCL DIAG`, also behind a launcher's tag
+    let diag = "[1,0]<stdout>:node01:15 NCCL DIAG === NCCL Diagnostics ===\n\
+                [1,0]<stdout>:node01:15 NCCL DIAG [OK]   p2p: verified P2P access in both directions between every GPU pair (56 peer accesses)\n\
+                [1,0]<stdout>:node01:15 NCCL DIAG [INFO] net bw: failed: selected network plugin does not support IB in comm 0x1a\n\
+                [1,1]<stdout>:node02:16 NCCL DIAG [INFO] net bw: failed: selected network plugin does not support IB in comm 0x1a\n\
+                [1,0]<stdout>:node01:15 NCCL DIAG [INFO] net bw: setup failed on rank 0 in comm 0x1a\n\
+                [1,0]<stdout>:node01:15 NCCL DIAG NCCL diagnostics completed in 245.3 ms across 16 ranks\n";
+    let e = explain_str("x", diag);
+    assert_eq!(e.hosts, vec!["node01".to_string(), "node02".to_string()]);
+    let j = e.to_json();
+    let d = j["diagnostics"].as_array().unwrap();
+    assert_eq!(d.len(), 3, "{d:?}");
+    assert_eq!(d[0]["level"], "OK");
+    assert_eq!(d[0]["check"], "p2p");
+    assert_eq!(
+        d[1]["message"],
+        "failed: selected network plugin does not support IB"
+    );
+    assert_eq!(d[1]["count"], 2);
+    assert_eq!(d[1]["notice"], false);
+    assert_eq!(d[1]["line"], 3);
+    let f: Vec<&roce_inspect::explain::Finding> = e
+        .findings
+        .iter()
+        .filter(|f| f.code == Code::ExplainNcclDiagnostic)
+        .collect();
+    assert_eq!(f.len(), 1, "one finding per check: {f:#?}");
+    assert_eq!(f[0].count, 3);
+    assert_eq!(f[0].hosts, vec!["node01".to_string(), "node02".to_string()]);
+    assert!(
+        f[0].message.contains("net bw") && f[0].message.contains("setup failed on rank 0"),
+        "{}",
+        f[0].message
+    );
+    assert!(
+        f[0].help.contains("only the IB verbs device"),
+        "{}",
+        f[0].help
+    );
+    assert!(
+        !e.has_errors(),
+        "diagnostics are informational: {:#?}",
+        e.findings
+    );
+}
+
 // ---- every code: a case that fires it and one that does not ----
 
 /// (code, a log that fires it, a log that must not).
@@ -628,6 +769,20 @@ fn cases() -> Vec<(Code, &'static str, &'static str)> {
             ExplainUcxGid,
             "[1700000000.1] [h:1:0]        ib_iface.c:1440 UCX  ERROR both GID_INDEX and ROCE_SUBNET_LIST are specified, please select only one of them\n",
             "[1700000000.1] [h:1:0]      ucp_worker.c:1991 UCX  INFO  ucp_context_0 inter-node cfg#1 tag(rc_mlx5/mlx5_0:1)\n",
+        ),
+        // NCCL 2.31+ diagnostics (dev-nccl232-2h-run-diagnostics.log); a passing check and a notice NCCL prints on
+        // healthy systems (src/diagnostics/ib_write_bw.cc) are not findings
+        (
+            ExplainNcclDiagnostic,
+            "vm:1732 NCCL DIAG [INFO] net bw: required external tool missing in comm 0x948110eafb29b495\n",
+            "node01:15 NCCL DIAG [OK]   p2p: verified P2P access in both directions between every GPU pair (56 peer accesses)\n\
+             node01:15 NCCL DIAG [INFO] net bw: net devices are shared across ranks, concurrent use can lower the bandwidth in comm 0x1\n",
+        ),
+        // an ATTN notice no rule reads (the text is made up: 2.32.3 printed only the one below in these runs)
+        (
+            ExplainNcclNotice,
+            "[2026-12-03 06:15:45] vm:1443:1443 [0] foo.cc:1 (ncclFoo) NCCL ATTN Something worth knowing\n",
+            "[2026-12-03 06:15:45] vm:1443:1443 [0] plugin/net.cc:229 (ncclNetPluginInit) NCCL ATTN Failed to initialize NET plugin IB\n",
         ),
     ]
 }

@@ -1,7 +1,7 @@
 //! `roce explain` on a corpus of real excerpts it was not written against: log lines quoted in public NCCL, UCX,
-//! NIXL, aws-ofi-nccl, gIB and PyTorch threads (NCCL 2.4–2.28, UCX 1.8–1.19) and fresh NCCL 2.28 and 2.29 runs, in
-//! the forms logs arrive in (one rank, WARN only, launcher, `kubectl logs --prefix` and timestamp prefixes,
-//! tracebacks, nccl-tests tables).
+//! NIXL, aws-ofi-nccl, gIB and PyTorch threads (NCCL 2.4–2.28, UCX 1.8–1.19) and fresh NCCL 2.28, 2.29 and 2.32
+//! runs, in the forms logs arrive in (one rank, WARN only, launcher, `kubectl logs --prefix` and timestamp
+//! prefixes, tracebacks, nccl-tests tables).
 //! `tests/fixtures/explain-corpus/manifest.toml` states each excerpt's verdict; every one is asserted here, and
 //! the test prints how many matched so a regression names the excerpts it broke.
 
@@ -106,6 +106,7 @@ fn every_excerpt_gets_its_verdict() {
             header.starts_with("#| source: https://github.com/")
                 || header.starts_with("#| source: device run, NCCL 2.28")
                 || header.starts_with("#| source: device run, NCCL 2.29")
+                || header.starts_with("#| source: device run, NCCL 2.32")
                 || header.starts_with("#| source: real kubectl")
                 || header.starts_with("#| source: real UCX 1.22")
                 || header.starts_with("#| source: real NIXL 1.5"),

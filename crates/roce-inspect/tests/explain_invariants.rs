@@ -50,6 +50,19 @@ const FRAGMENTS: &[(Kind, &str)] = &[
         "{h}:{p}:{p} [0] NCCL INFO NET/IB : No device found.",
     ),
     (Kind::Noise, "{h}:{p}:{p} [0] NCCL INFO Channel 00/02 : 0 1"),
+    // NCCL 2.31+: the benign GDRCopy WARN of the RMA socket plugin, an ATTN notice, a diagnostics result
+    (
+        Kind::Noise,
+        "[2026-12-03 06:15:45] {h}:{p}:{p} [0] transport/rma_socket.cc:32 (ncclRmaSocketProxyInit) NCCL WARN RMA/Socket : rma_socket requires GDRCopy; and GDR Copy is not available",
+    ),
+    (
+        Kind::Noise,
+        "[2026-12-03 06:15:45] {h}:{p}:{p} [0] plugin/net.cc:229 (ncclNetPluginInit) NCCL ATTN Failed to initialize NET plugin IB",
+    ),
+    (
+        Kind::Noise,
+        "{h}:{p} NCCL DIAG [INFO] net bw: required external tool missing in comm 0x948110eafb29b495",
+    ),
     (
         Kind::Noise,
         "{h}:{p}:{p} [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM",
@@ -98,6 +111,14 @@ const FRAGMENTS: &[(Kind, &str)] = &[
     (
         Kind::Fatal,
         "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.28.9\nncclInvalidUsage: This usually reflects invalid usage of NCCL library.\nLast error:\nError: network IB not found.",
+    ),
+    (
+        Kind::Fatal,
+        "[2026-12-03 06:16:11] {h}:{p}:{p} [0] init.cc:1294 (initTransportsRank) NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.",
+    ),
+    (
+        Kind::Fatal,
+        "[2026-12-03 06:15:51] {h}:{p}:{p} [0] plugin/net.cc:388 (ncclNetInit) NCCL WARN Failed to initialize any NET plugin\n{h}:{p}:{p} [0] NCCL INFO group.cc:147 (ncclAsyncJobMain) -> 5 [Async thread]",
     ),
     (
         Kind::Fatal,

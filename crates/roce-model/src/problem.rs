@@ -338,6 +338,10 @@ codes! {
     ExplainUcxInvalidValue = "roce::explain::ucx_invalid_value", Error;
     /// UCX: choosing the RoCE GID failed (GID type, index, `UCX_IB_ROCE_SUBNETS`).
     ExplainUcxGid = "roce::explain::ucx_gid", Error;
+    /// NCCL's own diagnostics (`NCCL_RUN_DIAGNOSTICS=1`, 2.31+) flagged a check for review (`NCCL DIAG [INFO]`).
+    ExplainNcclDiagnostic = "roce::explain::nccl_diagnostic", Warning;
+    /// An NCCL notice (`NCCL ATTN`, 2.32+) no rule explained: shown, but not an error by itself.
+    ExplainNcclNotice = "roce::explain::nccl_notice", Warning;
 
     // ---- roce doctor (hosts): codes `roce::doctor::…` go here ----
     /// No RDMA devices: the pod lacks its Multus networks or RDMA resource, or the host its RDMA driver.

@@ -285,6 +285,31 @@ fn human(e: &Explanation, out: &Output) {
             e.processes.len() - SHOWN
         );
     }
+    for (i, d) in e.diagnostics.iter().take(SHOWN).enumerate() {
+        let label = if i == 0 {
+            "  diagnostics:     "
+        } else {
+            "                   "
+        };
+        let check = d
+            .check
+            .as_deref()
+            .map(|c| format!("{c}: "))
+            .unwrap_or_default();
+        let times = if d.count > 1 {
+            format!(" ({} lines)", d.count)
+        } else {
+            String::new()
+        };
+        let notice = if d.notice { " (a notice)" } else { "" };
+        outln!("{label}[{}] {check}{}{times}{notice}", d.level, d.message);
+    }
+    if e.diagnostics.len() > SHOWN {
+        outln!(
+            "                   … and {} more results (--format json lists all)",
+            e.diagnostics.len() - SHOWN
+        );
+    }
     if let Some(b) = &e.bandwidth {
         let mib = |n: u64| {
             if n >= 1 << 20 {

@@ -29,7 +29,19 @@ struct View<'a> {
     profile: Option<ProfileView<'a>>,
     bandwidth: Option<BandwidthView<'a>>,
     ucx_perftest: Option<PerftestView<'a>>,
+    diagnostics: Vec<DiagnosticView<'a>>,
     findings: Vec<FindingView<'a>>,
+}
+
+#[derive(Serialize)]
+struct DiagnosticView<'a> {
+    level: &'a str,
+    check: Option<&'a str>,
+    message: &'a str,
+    notice: bool,
+    count: u64,
+    file: &'a str,
+    line: u64,
 }
 
 #[derive(Serialize)]
@@ -192,6 +204,19 @@ impl<'a> From<&'a Explanation> for View<'a> {
                 file: &p.evidence.file,
                 line: p.evidence.line,
             }),
+            diagnostics: e
+                .diagnostics
+                .iter()
+                .map(|d| DiagnosticView {
+                    level: &d.level,
+                    check: d.check.as_deref(),
+                    message: &d.message,
+                    notice: d.notice,
+                    count: d.count,
+                    file: &d.evidence.file,
+                    line: d.evidence.line,
+                })
+                .collect(),
             findings: e.findings.iter().map(FindingView::from).collect(),
         }
     }

@@ -1,10 +1,14 @@
 //! Recognising NCCL and UCX lines and their `host:pid:tid [dev]` prefixes, on bytes.
 //!
 //! NCCL prints `<host>:<pid>:<tid> [<cudaDev>] NCCL INFO <msg>` and, for warnings,
-//! `[<timestamp>] <host>:<pid>:<tid> [<cudaDev>] <file>:<line> NCCL WARN <msg>` (the timestamp since 2.26). Launchers
-//! add their own prefixes in front (`[1,0]<stdout>:` from `mpirun --tag-output`, `0: ` from `srun -l`, RFC 3339
-//! stamps from `kubectl logs --timestamps`), so the prefix is read backwards from the `NCCL` keyword. Versions
-//! 2.18–2.21 print the version as a bare `NCCL version 2.19.3+cuda12.3` line.
+//! `[<timestamp>] <host>:<pid>:<tid> [<cudaDev>] <file>:<line> NCCL WARN <msg>` (the timestamp since 2.26; 2.30+
+//! add the function, `<file>:<line> (<func>) NCCL WARN`, and 2.32 has a notice level between WARN and INFO,
+//! `… (<func>) NCCL ATTN <msg>`: `ncclDebugLogV` in `src/debug.cc`). NCCL's diagnostics (`NCCL_RUN_DIAGNOSTICS=1`,
+//! 2.31+) print `<host>:<pid> NCCL DIAG <msg>` to stdout, without thread or device (`DIAG_PRINT`,
+//! `src/include/diagnostics_log.h`). Launchers add their own prefixes in front (`[1,0]<stdout>:` from `mpirun
+//! --tag-output`, `0: ` from `srun -l`, RFC 3339 stamps from `kubectl logs --timestamps`), so the prefix is read
+//! backwards from the `NCCL` keyword. Versions 2.18–2.21 print the version as a bare `NCCL version
+//! 2.19.3+cuda12.3` line.
 
 use memchr::memmem::Finder;
 
@@ -15,6 +19,10 @@ pub(crate) enum Level {
     Info,
     /// `NCCL WARN`.
     Warn,
+    /// `NCCL ATTN` (2.32+): a notice, shown like a warning but not an error by itself.
+    Attn,
+    /// `NCCL DIAG` (2.31+): a line of NCCL's own diagnostics report.
+    Diag,
     /// A bare `NCCL version …` line (no prefix).
     Version,
 }
@@ -25,8 +33,19 @@ pub(crate) struct NcclLine<'a> {
     pub level: Level,
     /// Everything before `NCCL`.
     pub prefix: &'a [u8],
-    /// Everything after `NCCL INFO ` / `NCCL WARN ` / `NCCL version `.
+    /// Everything after `NCCL INFO ` / `NCCL WARN ` / `NCCL ATTN ` / `NCCL DIAG ` / `NCCL version `.
     pub msg: &'a [u8],
+}
+
+impl NcclLine<'_> {
+    /// The process the line came from, read from its prefix as its level prints it.
+    pub(crate) fn who(&self) -> Option<Who<'_>> {
+        match self.level {
+            Level::Info | Level::Version => who(self.prefix, false),
+            Level::Warn | Level::Attn => who(self.prefix, true),
+            Level::Diag => diag_who(self.prefix),
+        }
+    }
 }
 
 /// The common shape `host:pid:tid [dev] NCCL INFO …`, where the marker follows the first `]`; `None` for any
@@ -65,12 +84,29 @@ pub(crate) fn nccl<'a>(line: &'a [u8], finder: &Finder<'_>) -> Option<NcclLine<'
                 msg,
             });
         }
-        if rest == b"INFO" || rest == b"WARN" {
-            let level = if rest == b"INFO" {
-                Level::Info
-            } else {
-                Level::Warn
-            };
+        if let Some(msg) = rest.strip_prefix(b"ATTN ") {
+            return Some(NcclLine {
+                level: Level::Attn,
+                prefix,
+                msg,
+            });
+        }
+        if let Some(msg) = rest.strip_prefix(b"DIAG ")
+            && (bare_prefix(prefix) || diag_who(prefix).is_some())
+        {
+            return Some(NcclLine {
+                level: Level::Diag,
+                prefix,
+                msg,
+            });
+        }
+        let level = match rest {
+            b"INFO" => Some(Level::Info),
+            b"WARN" => Some(Level::Warn),
+            b"ATTN" => Some(Level::Attn),
+            _ => None,
+        };
+        if let Some(level) = level {
             return Some(NcclLine {
                 level,
                 prefix,
@@ -108,7 +144,8 @@ pub(crate) struct Who<'a> {
     pub dev: Option<u32>,
 }
 
-/// Read `host:pid:tid [dev]` backwards from the end of an NCCL prefix. WARN lines carry `file:line` last.
+/// Read `host:pid:tid [dev]` backwards from the end of an NCCL prefix. WARN (and ATTN) lines carry `file:line`
+/// last, and since 2.30 the function after it: `file:line (func)`.
 pub(crate) fn who(prefix: &[u8], warn: bool) -> Option<Who<'_>> {
     let mut toks = prefix
         .split(|b| b.is_ascii_whitespace())
@@ -116,7 +153,12 @@ pub(crate) fn who(prefix: &[u8], warn: bool) -> Option<Who<'_>> {
         .rev();
     let mut t = toks.next()?;
     if warn && !t.starts_with(b"[") {
-        t = toks.next()?;
+        if t.starts_with(b"(") && t.ends_with(b")") {
+            t = toks.next()?;
+        }
+        if !t.starts_with(b"[") {
+            t = toks.next()?;
+        }
     }
     let dev = bracketed(t)?;
     let t = toks.next()?;
@@ -124,6 +166,32 @@ pub(crate) fn who(prefix: &[u8], warn: bool) -> Option<Who<'_>> {
         key,
         host,
         dev: parse_u32(dev),
+    })
+}
+
+/// The process of a `NCCL DIAG` line: `host:pid` (no thread, no device) as the last token of the prefix, behind
+/// any launcher tag (`[1,0]<stdout>:node01:15`).
+fn diag_who(prefix: &[u8]) -> Option<Who<'_>> {
+    let t = prefix
+        .split(|b| b.is_ascii_whitespace())
+        .rfind(|t| !t.is_empty())?;
+    let colon = memchr::memrchr(b':', t)?;
+    let pid = &t[colon + 1..];
+    if pid.is_empty() || !pid.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let host_start = t[..colon]
+        .iter()
+        .rposition(|&b| matches!(b, b':' | b'>' | b']' | b'[' | b'<'))
+        .map_or(0, |i| i + 1);
+    let host = &t[host_start..colon];
+    if host.is_empty() {
+        return None;
+    }
+    Some(Who {
+        key: &t[host_start..],
+        host,
+        dev: None,
     })
 }
 
@@ -223,10 +291,18 @@ pub(crate) struct Chain<'a> {
     pub thread: bool,
 }
 
-/// Read `transport/net_ib.cc:282 -> 2` or `group.cc:64 -> 2 [Async thread]`; only errors (results 1–6).
+/// Read `transport/net_ib.cc:282 -> 2` or `group.cc:64 -> 2 [Async thread]`, with the function 2.30+ put after
+/// the line number (`init.cc:547 (commAlloc) -> 5`, `INFO_LOC` in `src/include/debug.h`) and the `strerror` text
+/// of a failed system call (`-> 2 (Connection refused)`, `SYSCHECK` in `src/include/checks.h`); only errors
+/// (results 1–6).
 pub(crate) fn chain(msg: &[u8]) -> Option<Chain<'_>> {
     let arrow = memchr::memmem::find(msg, b" -> ")?;
-    let loc = &msg[..arrow];
+    let mut loc = &msg[..arrow];
+    if loc.ends_with(b")")
+        && let Some(open) = memchr::memmem::rfind(loc, b" (")
+    {
+        loc = &loc[..open];
+    }
     let colon = memchr::memrchr(b':', loc)?;
     let (file, no) = (&loc[..colon], &loc[colon + 1..]);
     if file.is_empty()
@@ -245,7 +321,12 @@ pub(crate) fn chain(msg: &[u8]) -> Option<Chain<'_>> {
         .position(|b| !b.is_ascii_digit())
         .unwrap_or(rest.len());
     let result = parse_u32(&rest[..end])?;
-    let tail = rest[end..].trim_ascii();
+    let mut tail = rest[end..].trim_ascii();
+    if tail.starts_with(b"(")
+        && let Some(close) = memchr::memchr(b')', tail)
+    {
+        tail = tail[close + 1..].trim_ascii_start();
+    }
     if !(1..=6).contains(&result) || !(tail.is_empty() || tail.starts_with(b"[")) {
         return None;
     }
@@ -288,7 +369,7 @@ mod tests {
     fn split(line: &str) -> Option<(Level, String, Option<Owner>)> {
         let f = Finder::new(b"NCCL ");
         let l = nccl(line.as_bytes(), &f)?;
-        let w = who(l.prefix, l.level == Level::Warn).map(|w| {
+        let w = l.who().map(|w| {
             (
                 String::from_utf8_lossy(w.key).into_owned(),
                 String::from_utf8_lossy(w.host).into_owned(),
@@ -316,6 +397,48 @@ mod tests {
         assert_eq!(level, Level::Warn);
         assert_eq!(msg, "Bootstrap : no socket interface found");
         assert_eq!(who, Some(("vm:777".into(), "vm".into(), Some(0))));
+    }
+
+    #[test]
+    fn function_names_attn_and_diag_lines() {
+        // 2.30+: `file:line (func)` before the level
+        let (level, msg, who) = split(
+            "[2026-12-03 06:16:11] vm:1878:1878 [0] init.cc:1294 (initTransportsRank) NCCL WARN Multiple Ranks are using the same GPU/Partition.",
+        )
+        .unwrap();
+        assert_eq!(level, Level::Warn);
+        assert!(msg.starts_with("Multiple Ranks"));
+        assert_eq!(who, Some(("vm:1878".into(), "vm".into(), Some(0))));
+        // 2.32: the notice level
+        let (level, msg, who) = split(
+            "[2026-12-03 06:15:45] vm:1443:1443 [0] plugin/net.cc:229 (ncclNetPluginInit) NCCL ATTN Failed to initialize NET plugin IB",
+        )
+        .unwrap();
+        assert_eq!(level, Level::Attn);
+        assert_eq!(msg, "Failed to initialize NET plugin IB");
+        assert_eq!(who, Some(("vm:1443".into(), "vm".into(), Some(0))));
+        // 2.31+: `host:pid NCCL DIAG`, bare or behind a launcher tag
+        let f = Finder::new(b"NCCL ");
+        for (line, key) in [
+            (
+                "vm:1732 NCCL DIAG === NCCL Diagnostics ===",
+                Some("vm:1732"),
+            ),
+            (
+                "[1,0]<stdout>:node01:15 NCCL DIAG [OK]   p2p: all 56 directed GPU P2P edges verified",
+                Some("node01:15"),
+            ),
+            (
+                "NCCL DIAG [INFO] p2p: only 52/56 GPU-to-GPU peer accesses passed verification",
+                None,
+            ),
+        ] {
+            let l = nccl(line.as_bytes(), &f).unwrap();
+            assert_eq!(l.level, Level::Diag, "{line}");
+            assert_eq!(l.who().map(|w| w.key), key.map(str::as_bytes), "{line}");
+        }
+        // prose that names NCCL DIAG is no DIAG line
+        assert!(nccl(b"see the NCCL DIAG lines above", &f).is_none());
     }
 
     #[test]
@@ -376,6 +499,19 @@ mod tests {
             chain(b"proxy.cc:878 -> 6 [Progress Thread]")
                 .unwrap()
                 .thread
+        );
+        // 2.30+ put the function after the line number; SYSCHECK adds strerror's text
+        let c = chain(b"group.cc:147 (ncclAsyncJobMain) -> 5 [Async thread]").unwrap();
+        assert_eq!((c.file, c.result, c.thread), (&b"group.cc"[..], 5, true));
+        let c = chain(b"transport/net_ib/init.cc:681 (ncclIbInit) -> 3").unwrap();
+        assert_eq!(
+            (c.file, c.thread),
+            (&b"transport/net_ib/init.cc"[..], false)
+        );
+        let c = chain(b"misc/socket.cc:480 (ncclSocketConnect) -> 2 (Connection refused)").unwrap();
+        assert_eq!(
+            (c.file, c.result, c.thread),
+            (&b"misc/socket.cc"[..], 2, false)
         );
         // ncclInProgress (7) and success are not failures; ring and channel lines are not chains
         assert!(chain(b"group.cc:64 -> 7").is_none());

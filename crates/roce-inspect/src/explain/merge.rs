@@ -7,6 +7,7 @@
 
 use indexmap::{IndexMap, IndexSet};
 
+use super::diag::DIAG_MAX;
 use super::{Acc, Explainer, FATAL_MAX, FINDINGS_MAX, Facts, HOSTS_MAX, PROCESSES_MAX, Proc};
 
 /// `a` if it is set, else `b` (the earlier file's evidence wins).
@@ -66,6 +67,7 @@ impl Explainer {
             found,
             ucx_retry_key: _,
             tables,
+            diags,
             scratch: _,
         } = other;
         self.files.extend(files);
@@ -113,6 +115,13 @@ impl Explainer {
             self.merge_found(k, acc);
         }
         self.tables.merge(tables);
+        for (k, d) in diags {
+            if let Some(mine) = self.diags.get_mut(&k) {
+                mine.count += d.count;
+            } else if self.diags.len() < DIAG_MAX {
+                self.diags.insert(k, d);
+            }
+        }
     }
 
     fn merge_found(&mut self, k: (roce_model::Code, String), acc: Acc) {

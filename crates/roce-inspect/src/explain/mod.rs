@@ -2,7 +2,7 @@
 //!
 //! The parser streams: it reads one line at a time, keeps per-process state (grouped by `host:pid`, the prefix
 //! NCCL puts on every line) and a bounded set of findings, so memory stays flat however long the log is. It knows
-//! the line formats of NCCL 2.4–2.28 (see `shared/reference/nccl-ucx-facts.md` §2), the UCX error lines that
+//! the line formats of NCCL 2.4–2.32 (see `shared/reference/nccl-ucx-facts.md` §2), the UCX error lines that
 //! matter for RDMA, net plugins (aws-ofi-nccl, gIB, HPC-X, FastSocket), and the PyTorch, nccl-tests and NIXL
 //! lines that report on them. The verdict's invariants are enforced in one place, `invariants.rs`.
 //!
@@ -22,6 +22,7 @@
 //! ```
 
 mod collector;
+mod diag;
 mod expect;
 mod finding;
 mod invariants;
@@ -48,6 +49,7 @@ use indexmap::{IndexMap, IndexSet};
 use memchr::memmem::Finder;
 use roce_model::Code;
 
+pub use diag::Diagnostic;
 pub use finding::{EXCERPT_MAX, Evidence, Finding, HOSTS_MAX, Rendered};
 pub use nccl_tests::{Bandwidth, Expected};
 pub use ucx_perftest::UcxPerftest;
@@ -224,6 +226,9 @@ pub struct Explanation {
     pub net_plugin: Option<(String, Evidence)>,
     /// The `ucx_perftest` result, when the log has one.
     pub ucx_perftest: Option<UcxPerftest>,
+    /// The results of NCCL's own diagnostics (`NCCL DIAG` lines, `NCCL_RUN_DIAGNOSTICS=1`, 2.31+), in order of
+    /// first appearance.
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// What a profile comparison covered.
@@ -544,6 +549,8 @@ pub struct Explainer {
     found: IndexMap<(Code, String), Acc>,
     ucx_retry_key: Option<(Code, String)>,
     tables: nccl_tests::Tables,
+    /// Results of NCCL's diagnostics, by (tag, check, text).
+    diags: IndexMap<diag::DiagKey, Diagnostic>,
     /// A JSON record's decoded message ([`collector::peel`]).
     scratch: Vec<u8>,
 }
@@ -585,6 +592,7 @@ impl Explainer {
             found: IndexMap::new(),
             ucx_retry_key: None,
             tables: nccl_tests::Tables::default(),
+            diags: IndexMap::new(),
             scratch: Vec::new(),
         }
     }
@@ -985,8 +993,8 @@ pub(crate) fn host_of_line(text: &str) -> Option<String> {
         }
     }
     let l = line::nccl(text, &Finder::new(b"NCCL "))?;
-    let warn = !matches!(l.level, line::Level::Info);
-    line::who(l.prefix, warn).map(|w| String::from_utf8_lossy(w.host).into_owned())
+    l.who()
+        .map(|w| String::from_utf8_lossy(w.host).into_owned())
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Handlers for NCCL INFO/WARN messages (formats of NCCL 2.18–2.28; `nccl-ucx-facts.md` §2).
+//! Handlers for NCCL INFO/WARN/ATTN messages (formats of NCCL 2.18–2.32; `nccl-ucx-facts.md` §2).
 
 use roce_model::Code;
 use roce_model::fabric::env as vars;
@@ -39,7 +39,7 @@ impl Explainer {
         match l.level {
             Level::Info => self.facts.info_lines += 1,
             Level::Warn => self.facts.warn_lines += 1,
-            Level::Version => {}
+            Level::Attn | Level::Diag | Level::Version => {}
         }
         let msg = l.msg.trim_ascii();
         if l.level == Level::Info && !interesting(msg) {
@@ -48,19 +48,32 @@ impl Explainer {
         let pi = if l.level == Level::Info {
             self.proc_of_prefix(l.prefix)
         } else {
-            line::who(l.prefix, warn).map(|w| self.proc_of(w.key, w.host, w.dev))
+            l.who().map(|w| self.proc_of(w.key, w.host, w.dev))
         };
-        if l.level == Level::Version {
-            self.version(pi, msg, line);
-            return;
+        match l.level {
+            Level::Version => {
+                self.version(pi, msg, line);
+                return;
+            }
+            Level::Diag => {
+                self.diag(pi, msg, line);
+                return;
+            }
+            _ => {}
         }
         // a WARN from the IB transport's own source (`transport/net_ib.cc:1038`, HPC-X `ib_plugin.c:1615`)
         // means it was at work
         if warn && self.facts.ib_active.is_none() && ib_source(l.prefix) {
             self.facts.ib_active = Some(self.evidence(line));
         }
-        if !self.dispatch(pi, msg, line, warn) && warn {
-            self.generic_warning(pi, msg, line);
+        // an ATTN notice (2.32+, "informational notices", `src/debug.cc`) is read like an INFO line: rules that
+        // need a final failure (`ibv_modify_qp` after its retries, …) wait for a WARN
+        if !self.dispatch(pi, msg, line, warn) {
+            match l.level {
+                Level::Warn => self.generic_warning(pi, msg, line),
+                Level::Attn => self.generic_notice(pi, msg, line),
+                _ => {}
+            }
         }
     }
 
@@ -101,6 +114,11 @@ impl Explainer {
                 self.channel(pi, msg, line);
                 true
             }
+            // 2.31+: the socket RMA proxy plugin needs GDRCopy and warns when it is not there; `ncclRmaInit`
+            // (`src/plugin/rma.cc`) then disables that plugin, logs `RMA/Plugin: Failed to initialize any plugin`
+            // and returns success, so the job goes on without the optional RMA/GIN path
+            // (`ncclRmaSocketProxyInit`, `src/transport/rma_socket.cc`)
+            Some(b'R') if msg.starts_with(b"RMA/Socket : rma_socket requires GDRCopy") => true,
             Some(b'D') => {
                 if msg.starts_with(b"Duplicate GPU detected") {
                     self.duplicate_gpu(pi, msg, line);
@@ -187,7 +205,11 @@ impl Explainer {
                 }
             }
             Some(b'M') => {
-                if msg.starts_with(b"Mismatched NCCL version") {
+                if msg.starts_with(b"Multiple Ranks are using the same GPU") {
+                    // 2.30+ wording of the duplicate-GPU check (`initTransportsRank`, `src/init.cc`)
+                    self.duplicate_gpu(pi, msg, line);
+                    true
+                } else if msg.starts_with(b"Mismatched NCCL version") {
                     self.version_mismatch(pi, msg, line);
                     true
                 } else if msg.starts_with(b"MNNVL") && warn {
@@ -310,8 +332,10 @@ impl Explainer {
         });
     }
 
-    /// `Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000` (init.cc): two ranks with the
-    /// same host hash and PCI bus id; NCCL returns ncclInvalidUsage.
+    /// `Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000` (init.cc, before 2.30), `Multiple
+    /// Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.`
+    /// (2.30+): two ranks with the same host hash on one GPU; NCCL returns ncclInvalidUsage. The help is completed
+    /// at the end (`verdict.rs`), where the NCCL version is known.
     fn duplicate_gpu(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) {
         let m = text(msg);
         let host = self.host_of(pi);
@@ -1077,6 +1101,24 @@ impl Explainer {
         false
     }
 
+    /// An `NCCL ATTN` notice no rule explained: shown, never the cause of a failure.
+    fn generic_notice(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) {
+        let m = text(msg);
+        let key: String = m
+            .chars()
+            .take(120)
+            .map(|c| if c.is_ascii_digit() { '#' } else { c })
+            .collect();
+        let host = self.host_of(pi);
+        let ev = self.evidence(line);
+        self.found(Code::ExplainNcclNotice, &key, host.as_deref(), ev, || {
+            (
+                format!("NCCL notice: {m}"),
+                "NCCL 2.32+ prints notices (`NCCL ATTN`) for conditions worth knowing that are not failures by themselves: read the lines around it".into(),
+            )
+        });
+    }
+
     pub(super) fn generic_warning(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) {
         let m = text(msg);
         if self.facts.first_warn.is_none() {
@@ -1234,7 +1276,9 @@ fn interesting(msg: &[u8]) -> bool {
         _ => {
             msg.ends_with(b"Init START")
                 || msg.ends_with(b"Init COMPLETE")
-                || (msg.last().is_some_and(|b| b.is_ascii_digit() || *b == b']')
+                || (msg
+                    .last()
+                    .is_some_and(|b| b.is_ascii_digit() || *b == b']' || *b == b')')
                     && memchr::memmem::find(msg, b" -> ").is_some())
         }
     }

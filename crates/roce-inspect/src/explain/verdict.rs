@@ -422,10 +422,35 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         .filter(|a| a.finding.code == Code::ExplainUcxUnreachable)
         .map(|a| a.hosts.len())
         .sum::<usize>();
+    let version = x
+        .versions
+        .keys()
+        .next()
+        .cloned()
+        .or(x.facts.torch_version.clone());
     for ((code, key), acc) in std::mem::take(&mut x.found) {
         let mut f = acc.finding;
         f.hosts = acc.hosts.into_iter().collect();
         match code {
+            Code::ExplainDuplicateGpu => {
+                // NCCL_MULTI_RANK_GPU_ENABLE exists since 2.30 (NCCL user guide, env.rst; `src/init.cc`), whose
+                // warning names it
+                let has_knob = version.as_deref().is_some_and(|v| !version_lt(v, 2, 30))
+                    || f.evidence
+                        .as_ref()
+                        .is_some_and(|e| e.text.contains("NCCL_MULTI_RANK_GPU_ENABLE"));
+                if has_knob {
+                    f.help.push_str("; to share a GPU on purpose, NCCL ≥ 2.30 accepts NCCL_MULTI_RANK_GPU_ENABLE=1 (experimental: every rank allocates its own channels on the GPU, so limit them with NCCL_MAX_CTAS; NVLS is turned off)");
+                }
+            }
+            Code::ExplainNcclDiagnostic => {
+                let results: Vec<&super::Diagnostic> = x
+                    .diags
+                    .values()
+                    .filter(|d| d.flagged() && d.check.as_deref().unwrap_or_default() == key)
+                    .collect();
+                (f.message, f.help) = super::diag::finding_text(&key, &results);
+            }
             Code::ExplainIbCompletionError if key == "5" && other_completion => continue,
             Code::ExplainBootstrapNoInterface => {
                 let what = x
@@ -546,6 +571,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         local_ranks: (x.facts.local_ranks > 0).then_some(x.facts.local_ranks),
         net_plugin: x.facts.external_plugin.clone(),
         ucx_perftest: x.facts.perftest.result.clone(),
+        diagnostics: x.diags.into_values().collect(),
     };
     invariants::enforce(&mut e, &facts);
     e
