@@ -998,6 +998,8 @@ fn every_explain_code_has_a_case() {
         "roce::explain::profile_devices",
         // with a profile: firing and quiet in profile.rs (a_net_plugin_the_profile_turned_off)
         "roce::explain::profile_net_plugin",
+        // with a profile: profile_variables_the_logs_nccl_does_not_read
+        "roce::explain::profile_env_unread",
         // only with an expectation: compared in bandwidth_is_read_and_compared
         "roce::explain::bandwidth_low",
     ]);
@@ -1298,4 +1300,39 @@ fn an_ofi_failure_that_ends_on_sockets_is_a_socket_fallback() {
         Some("Socket"),
         "the dedup suffix is not part of the path"
     );
+}
+
+/// A profile's variable that the log's NCCL does not read yet is reported (NCCL ignores unknown names
+/// silently): a real NCCL 2.22.3 log against coreweave/gb200-ib, whose `NCCL_NET_GDR_C2C` NCCL reads from
+/// 2.26 on. The same profile against a real 2.28.9 log reports nothing of the kind, and a variable
+/// every release reads (`NCCL_IB_HCA`) is never named.
+#[test]
+fn profile_variables_the_logs_nccl_does_not_read() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/explain-corpus");
+    let unread = |path: &Path| {
+        let mut e = explain_file(path, 4096);
+        e.compare_profile(&profile("coreweave/gb200-ib"));
+        e.findings
+            .iter()
+            .filter(|f| f.code == Code::ExplainProfileEnvUnread)
+            .map(|f| f.message.clone())
+            .collect::<Vec<_>>()
+    };
+    let old = unread(&corpus.join("gh-nccl-1373-kubevirt-roce-2-22.log"));
+    assert_eq!(old.len(), 1, "{old:?}");
+    assert!(old[0].contains("NCCL_NET_GDR_C2C=1"), "{old:?}");
+    assert!(
+        old[0].contains(
+            "NCCL 2.22 does not read it (NCCL reads it from 2.26 on: NVIDIA/nccl 2.26.2-1"
+        ),
+        "{old:?}"
+    );
+    assert_eq!(
+        explain_file(&fixtures().join("h200x2-baseline.log"), 4096)
+            .nccl_version
+            .as_deref(),
+        Some("2.28.9")
+    );
+    let new = unread(&fixtures().join("h200x2-baseline.log"));
+    assert!(new.is_empty(), "{new:?}");
 }

@@ -289,6 +289,9 @@ codes! {
     ExplainProfileDevices = "roce::explain::profile_devices", Warning;
     /// The profile sets `NCCL_NET_PLUGIN=none`, but the log shows an external net plugin loaded.
     ExplainProfileNetPlugin = "roce::explain::profile_net_plugin", Warning;
+    /// The profile sets an NCCL variable that the log's NCCL release does not read (added later, or
+    /// removed): it has no effect on this job (`fabric::nccl_versions`).
+    ExplainProfileEnvUnread = "roce::explain::profile_env_unread", Warning;
     /// An NCCL call failed (a PyTorch `NCCL error`, an nccl-tests failure, or an error chain that ended the
     /// async or proxy thread), with the first NCCL warning that explains it.
     ExplainNcclError = "roce::explain::nccl_error", Error;

@@ -2,8 +2,8 @@
 
 use roce_model::Code;
 use roce_model::fabric::env as vars;
-use roce_model::fabric::nccl;
 use roce_model::fabric::provider::Provider;
+use roce_model::fabric::{nccl, nccl_versions};
 use roce_model::model::FabricKind;
 use roce_render::plan::{Consumer, lower};
 
@@ -121,6 +121,38 @@ pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec
                 ));
             }
             None => check.unverified.push(var.name.clone()),
+        }
+    }
+
+    // variables the log's NCCL release does not read: NCCL ignores unknown `NCCL_*` names silently
+    if let Some(version) = e
+        .nccl_version
+        .as_deref()
+        .and_then(nccl_versions::NcclVersion::parse)
+    {
+        for var in plan.env.iter().filter(|v| v.consumer == Consumer::Nccl) {
+            if nccl_versions::reads(&var.name, version) != Some(false) {
+                continue;
+            }
+            let Some(h) = nccl_versions::history(&var.name) else {
+                continue;
+            };
+            let when = match (h.since, h.removed) {
+                (Some(since), _) if version < since => format!("NCCL reads it from {since} on"),
+                (_, Some(removed)) => format!("NCCL stopped reading it in {removed}"),
+                _ => continue,
+            };
+            out.push(Finding::new(
+                Code::ExplainProfileEnvUnread,
+                format!(
+                    "profile {name} sets {}={}, but this job's NCCL {version} does not read it ({when}: {}): it has no effect here",
+                    var.name, var.value, h.source
+                ),
+                format!(
+                    "run an NCCL that reads {} (the image's libnccl, or the nvidia-nccl wheel PyTorch loads), or leave it out of the profile for this image",
+                    var.name
+                ),
+            ));
         }
     }
 

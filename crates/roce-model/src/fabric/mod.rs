@@ -25,5 +25,6 @@ pub mod devices;
 pub mod dra;
 pub mod env;
 pub mod nccl;
+pub mod nccl_versions;
 pub mod provider;
 pub mod ucx;

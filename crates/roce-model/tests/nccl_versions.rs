@@ -1,0 +1,101 @@
+//! The NCCL version table (`fabric::nccl_versions`): every entry cites where it comes from, and every
+//! NCCL variable a built-in profile sets, or the fabric core names, is in it.
+
+use roce_model::fabric::nccl_versions::{COVERED, HISTORY, history, reads, v};
+use roce_model::{BuiltinsOnly, builtin, load};
+
+/// A source is NCCL's own: a file and line at a release commit, or a release binary's string table; or,
+/// for a variable no release reads, whose it is.
+#[test]
+fn every_entry_cites_its_source() {
+    let mut names = std::collections::BTreeSet::new();
+    for h in HISTORY {
+        assert!(names.insert(h.name), "{} twice", h.name);
+        assert!(h.name.starts_with("NCCL_"), "{}", h.name);
+        let release = h.source.starts_with("NVIDIA/nccl 2.")
+            && h.source.contains(" src/")
+            && h.source
+                .rsplit(':')
+                .next()
+                .is_some_and(|l| l.parse::<u32>().is_ok());
+        let binary = h.source.starts_with("libnccl.so.2 of nvidia-nccl-cu13 2.");
+        match h.since {
+            Some(since) => {
+                assert!(release || binary, "{}: {:?}", h.name, h.source);
+                assert!(since >= COVERED.0 && since <= COVERED.1, "{}", h.name);
+                // the source is the release that first reads it
+                assert!(
+                    h.source.contains(&format!(" {since}.")),
+                    "{}: {:?}",
+                    h.name,
+                    h.source
+                );
+                if let Some(r) = h.removed {
+                    assert!(r > since, "{}", h.name);
+                }
+            }
+            None => {
+                assert!(h.removed.is_none(), "{}", h.name);
+                assert!(
+                    h.source.contains("plugin") || h.source.starts_with("in no release"),
+                    "{}: {:?}",
+                    h.name,
+                    h.source
+                );
+            }
+        }
+    }
+}
+
+/// Every `NCCL_*` variable a built-in sets, and every string knob the fabric core lists, has a history;
+/// the built-ins set nothing the newest NCCL ignores unless a plugin reads it, but for one variable the
+/// vendor's recipe sets: CoreWeave's GB300 RoCE nccl-tests set `NCCL_IB_NET_LATENCY=50`, which no NCCL
+/// release from 2.18 to 2.32 reads (NCCL's source and 2.31/2.32's binaries have no such name); kept as the
+/// vendor writes it (perhaps a plugin's), listed here so that another one cannot slip in.
+#[test]
+fn every_variable_roce_knows_has_a_history() {
+    let mut unread = std::collections::BTreeSet::new();
+    for name in roce_model::fabric::nccl::STRING_KNOBS {
+        assert!(
+            history(name).is_some(),
+            "{name}: not in fabric::nccl_versions"
+        );
+    }
+    for name in builtin::names() {
+        let p = load(builtin::source(name).unwrap(), &BuiltinsOnly)
+            .profile
+            .unwrap();
+        for e in roce_model::fabric::env::profile_env(&p) {
+            if !e.name.starts_with("NCCL_") {
+                continue;
+            }
+            let h = history(&e.name).unwrap_or_else(|| panic!("{name}: {} has no history", e.name));
+            if reads(&e.name, COVERED.1) != Some(true) && !h.source.contains("plugin") {
+                unread.insert(e.name.clone());
+            }
+        }
+    }
+    assert_eq!(
+        unread.into_iter().collect::<Vec<_>>(),
+        ["NCCL_IB_NET_LATENCY"],
+        "built-ins set variables NCCL {} does not read",
+        COVERED.1
+    );
+}
+
+/// What the table says, spot-checked against NCCL's release notes: `NCCL_NET_GDR_C2C` is new in 2.26,
+/// `NCCL_IB_ADDR_FAMILY`/`NCCL_IB_ADDR_RANGE` in 2.21, `NCCL_RUN_DIAGNOSTICS` in 2.31,
+/// `NCCL_IB_SUBNET_AWARE_ROUTING` in 2.31 (2.30's notes announce it; the public 2.30 tree has no
+/// reader); `NCCL_SHM_USE_CUDA_MEMCPY` is gone from 2.31.
+#[test]
+fn known_changes() {
+    assert_eq!(reads("NCCL_NET_GDR_C2C", v(25)), Some(false));
+    assert_eq!(reads("NCCL_NET_GDR_C2C", v(26)), Some(true));
+    assert_eq!(reads("NCCL_IB_ADDR_FAMILY", v(20)), Some(false));
+    assert_eq!(reads("NCCL_IB_ADDR_FAMILY", v(21)), Some(true));
+    assert_eq!(reads("NCCL_RUN_DIAGNOSTICS", v(30)), Some(false));
+    assert_eq!(reads("NCCL_RUN_DIAGNOSTICS", v(32)), Some(true));
+    assert_eq!(reads("NCCL_SHM_USE_CUDA_MEMCPY", v(30)), Some(true));
+    assert_eq!(reads("NCCL_SHM_USE_CUDA_MEMCPY", v(31)), Some(false));
+    assert_eq!(reads("NCCL_TUNER_CONFIG_PATH", v(28)), None);
+}
