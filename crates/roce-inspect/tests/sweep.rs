@@ -7,6 +7,16 @@ mod fleet;
 use roce_inspect::sweep::{self, Expectation, Verdict};
 use roce_render::sweep::{Campaign, RESULTS_DIR};
 
+/// A built-in profile.
+fn builtin(name: &str) -> roce_model::Profile {
+    roce_model::load(
+        roce_model::builtin::source(name).unwrap(),
+        &roce_model::BuiltinsOnly,
+    )
+    .profile
+    .unwrap()
+}
+
 fn report(dir: &std::path::Path) -> sweep::Report {
     let c: Campaign =
         serde_json::from_str(&std::fs::read_to_string(dir.join("campaign.json")).unwrap()).unwrap();
@@ -105,12 +115,7 @@ fn gpu_report(load: impl Fn(&str) -> Option<Vec<u8>> + Sync) -> sweep::Report {
     let c: Campaign =
         serde_json::from_str(&std::fs::read_to_string(dir.join("campaign.json")).unwrap()).unwrap();
     assert_eq!(c.profile, "coreweave/h100-ib");
-    let profile = roce_model::load(
-        roce_model::builtin::source(&c.profile).unwrap(),
-        &roce_model::BuiltinsOnly,
-    )
-    .profile
-    .unwrap();
+    let profile = builtin(&c.profile);
     let expect = Expectation::of(&profile);
     let tests = sweep::read_all(&c, &expect, load);
     sweep::judge(&c, tests, &expect)
@@ -243,12 +248,7 @@ echo "--------------------------------------------------------------------------
 #[test]
 fn rail_check_runs_and_report_reads_it() {
     use roce_render::sweep::{NodeList, Scheduler, SweepOptions};
-    let profile = roce_model::load(
-        roce_model::builtin::source("oci/h100-roce").unwrap(),
-        &roce_model::BuiltinsOnly,
-    )
-    .profile
-    .unwrap();
+    let profile = builtin("oci/h100-roce");
     let plan = roce_render::plan::lower(&profile);
     let opts = SweepOptions {
         scheduler: Scheduler::Slurm,
@@ -348,12 +348,7 @@ fn rail_check_runs_and_report_reads_it() {
         assert_ne!(by_name(n).verdict, Verdict::Bad, "{n}: {text}");
     }
 
-    let efa = roce_model::load(
-        roce_model::builtin::source("aws/p5-efa").unwrap(),
-        &roce_model::BuiltinsOnly,
-    )
-    .profile
-    .unwrap();
+    let efa = builtin("aws/p5-efa");
     let plan = roce_render::plan::lower(&efa);
     let c = Campaign::plan(&plan, &NodeList::parse("gpu[1-4]").unwrap(), &opts, &render).unwrap();
     let files = c.render(&plan, &opts, &render).unwrap();
