@@ -127,6 +127,8 @@ impl Aspect {
                 p.nccl_tests_image.clone_from(&b.nccl_tests_image);
                 p.ucx_perftest_image.clone_from(&b.ucx_perftest_image);
                 p.ucx_mode = b.ucx_mode;
+                // the provider shows in the header (its nccl-tests image) and the env it sets
+                p.provider.clone_from(&b.provider);
             }
             Aspect::Env => {
                 p.env.clone_from(&b.env);
