@@ -793,6 +793,50 @@ fn on_infiniband_the_claim_not_sysfs_decides_the_hcas() {
 }
 
 #[test]
+fn a_rail_the_claims_were_not_allocated_is_missing() {
+    // Rails named by the profile, NICs allocated by a claim that names 15 of them: the 16th, although
+    // sysfs shows it, is not the pod's.
+    let t = healthy();
+    let devices: Vec<String> = (0..15)
+        .map(|k| {
+            format!(
+                r#"{{"driver": "dra.net", "pool": "gb300-node-2", "name": "ibp{}p{}",
+                "attributes": {{"dra.net/rdmaDevice": {{"string": "ibp{}p{}"}}}}}}"#,
+                k / 4,
+                k % 4,
+                k / 4,
+                k % 4
+            )
+        })
+        .collect();
+    let json = format!(
+        r#"{{"kind": "DeviceMetadata", "apiVersion": "metadata.resource.k8s.io/v1beta1",
+  "metadata": {{"name": "rails", "namespace": "default", "uid": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", "generation": 1}},
+  "requests": [{{"name": "nic", "devices": [{}]}}]}}"#,
+        devices.join(",")
+    );
+    mount_metadata(&t, "resourceclaims", "rails", "nic", "dra.net", &json);
+    let l = decide(&t, GB300);
+    assert_eq!(l.nic_source.source, NicOrigin::DraMetadata);
+    assert_eq!(
+        codes(&l),
+        [
+            "roce::exec::too_few_rails",
+            "roce::exec::dra_metadata_disagrees"
+        ]
+    );
+    let last = l.ports.iter().find(|p| p.device == "ibp3p3").unwrap();
+    assert_eq!(
+        last.unusable,
+        Some(Unusable::Missing(
+            "not allocated to this pod: the DRA device metadata names other NICs".to_string()
+        ))
+    );
+    assert_eq!(l.nic_source.not_allocated, ["ibp3p3"]);
+    assert_eq!(l.usable, 15);
+}
+
+#[test]
 fn sriov_vfs_are_found_by_their_pci_address() {
     // The SR-IOV DRA driver's file names no RDMA device: its VFs' PCI addresses find them. The PF mlx5_0
     // is the host's (its netdev is not in the pod).
