@@ -66,6 +66,73 @@ impl Tree {
         t
     }
 
+    /// The OCI GB200 node of `oci/gb200-roce-dranet` seen from a dranet pod with the RDMA subsystem in shared
+    /// network-namespace mode: RDMA devices mlx5_0 … mlx5_8, the claim's eight with their netdevs rdma0 …
+    /// rdma7 in the pod and a global IPv6 RoCE v2 GID at index 3, mlx5_4's GIDs on the host's netdev; and the
+    /// claim `gpu-nic`'s metadata files (`roce-inspect/tests/fixtures/dra-metadata/`).
+    fn gb200_dranet(tag: &str) -> Tree {
+        let t = Tree::new(tag);
+        let devices = [
+            ("mlx5_0", "0000:03:00.0"),
+            ("mlx5_1", "0000:03:00.1"),
+            ("mlx5_2", "0002:03:00.0"),
+            ("mlx5_3", "0002:03:00.1"),
+            ("mlx5_4", "0004:01:00.0"),
+            ("mlx5_5", "0010:03:00.0"),
+            ("mlx5_6", "0010:03:00.1"),
+            ("mlx5_7", "0012:03:00.0"),
+            ("mlx5_8", "0012:03:00.1"),
+        ];
+        for (j, (dev, pci)) in devices.iter().enumerate() {
+            let function = format!("devices/pci{}:00/{pci}", &pci[..4]);
+            let net = match j {
+                0..4 => format!("rdma{j}"),
+                4 => "enP4p1s0f0".to_string(),
+                _ => format!("rdma{}", j - 1),
+            };
+            if j != 4 {
+                t.file(&format!("sys/class/net/{net}/operstate"), "up\n");
+                t.file(&format!("sys/{function}/net/{net}/operstate"), "up\n");
+            } else {
+                std::fs::create_dir_all(t.0.join("sys").join(&function)).unwrap();
+            }
+            let base = format!("sys/class/infiniband/{dev}");
+            std::fs::create_dir_all(t.0.join(&base)).unwrap();
+            std::os::unix::fs::symlink(
+                format!("../../../{function}"),
+                t.0.join(&base).join("device"),
+            )
+            .unwrap();
+            let port = format!("{base}/ports/1");
+            t.file(&format!("{port}/state"), "4: ACTIVE\n");
+            t.file(&format!("{port}/link_layer"), "Ethernet\n");
+            for i in 0..8u32 {
+                let gid = match i {
+                    0 | 1 => format!("fe80:0000:0000:0000:9c1c:3aff:fe50:{j:04x}"),
+                    2 | 3 => format!("2603:c020:0011:{:04x}:0000:0000:0000:0017", 0x100 + j),
+                    _ => "0000:0000:0000:0000:0000:0000:0000:0000".to_string(),
+                };
+                t.file(&format!("{port}/gids/{i}"), &format!("{gid}\n"));
+                if i < 4 {
+                    let kind = if i % 2 == 0 { "IB/RoCE v1" } else { "RoCE v2" };
+                    t.file(&format!("{port}/gid_attrs/types/{i}"), &format!("{kind}\n"));
+                    t.file(&format!("{port}/gid_attrs/ndevs/{i}"), &format!("{net}\n"));
+                }
+            }
+        }
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../roce-inspect/tests/fixtures/dra-metadata");
+        let claim = "var/run/kubernetes.io/dra-device-attributes/resourceclaimtemplates/gpu-nic";
+        for (request, driver, file) in [
+            ("nic", "dra.net", "dranet-gb200-nic-metadata.json"),
+            ("gpu", "gpu.nvidia.com", "gpu-gb200-metadata.json"),
+        ] {
+            let text = std::fs::read_to_string(fixtures.join(file)).unwrap();
+            t.file(&format!("{claim}/{request}/{driver}-metadata.json"), &text);
+        }
+        t
+    }
+
     fn path(&self) -> &Path {
         &self.0
     }
@@ -500,16 +567,86 @@ fn render_and_apply_wrap_the_job() {
     );
 }
 
+#[test]
+fn the_dra_device_metadata_is_the_nic_source_when_present() {
+    let t = Tree::gb200_dranet("dra-source");
+    let o = run(
+        &t,
+        &[
+            "--profile",
+            "oci/gb200-roce-dranet",
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["nic_source"]["source"], "dra_metadata");
+    assert_eq!(
+        v["nic_source"]["not_allocated"],
+        serde_json::json!(["mlx5_4"])
+    );
+    assert_eq!(
+        v["env"]["NCCL_IB_HCA"],
+        "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_5:1,mlx5_6:1,mlx5_7:1,mlx5_8:1"
+    );
+    assert_eq!(
+        v["problems"][0]["code"],
+        "roce::exec::dra_metadata_disagrees"
+    );
+    // Starting the job: the source line after the summary, the warning after the decisions, and the job runs.
+    let o = run(
+        &t,
+        &[
+            "--profile",
+            "oci/gb200-roce-dranet",
+            "--",
+            "sh",
+            "-c",
+            "echo $NCCL_IB_HCA",
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(
+        lines[1].starts_with("roce exec: NICs from the DRA device metadata (resourceclaimtemplates/gpu-nic/nic/dra.net-metadata.json): mlx5_0, mlx5_1, …, mlx5_8 (8)"),
+        "{err}"
+    );
+    assert!(err.contains("roce::exec::dra_metadata_disagrees"), "{err}");
+    assert!(text(&o.stdout).starts_with("=mlx5_0:1,"));
+    // Without metadata the JSON says sysfs, and the human output has no source line.
+    let t = Tree::gb300("sysfs-source", 10);
+    let o = run(&t, &["--dry-run", "--format", "json"], &[]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["nic_source"]["source"], "sysfs");
+    assert_eq!(v["nic_source"]["metadata"], serde_json::Value::Null);
+    let o = run(&t, &["--dry-run"], &[]);
+    assert!(!text(&o.stdout).contains("NICs from"));
+}
+
 /// The example blocks of docs/exec.md are real runs on fixture trees: each is rebuilt here and compared
 /// (`ROCE_BLESS=1` rewrites them).
 #[test]
 fn docs_exec_md_examples_are_current() {
     let doc_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/exec.md");
     let doc = std::fs::read_to_string(&doc_path).unwrap();
-    // (marker, tree: GID global index or None for no RDMA, shown env, args, show stdout, show stderr)
+    /// The pod of an example.
+    enum Pod {
+        /// The GB300 RoCE pod with its global GID pair at this index.
+        Gb300(u32),
+        /// No RDMA devices.
+        Empty,
+        /// The GB200 dranet pod with its claim's DRA device metadata.
+        Gb200Dranet,
+    }
+    // (marker, pod, shown env, args, show stdout, show stderr)
     type Example<'a> = (
         &'a str,
-        Option<u32>,
+        Pod,
         &'a [(&'a str, &'a str)],
         &'a [&'a str],
         bool,
@@ -518,7 +655,7 @@ fn docs_exec_md_examples_are_current() {
     let examples: &[Example] = &[
         (
             "gid5",
-            Some(4),
+            Pod::Gb300(4),
             &[],
             &["--dry-run", "--", "python", "train.py"],
             true,
@@ -526,7 +663,7 @@ fn docs_exec_md_examples_are_current() {
         ),
         (
             "env",
-            Some(4),
+            Pod::Gb300(4),
             &[("NCCL_IB_GID_INDEX", "11")],
             &["--", "true"],
             false,
@@ -534,7 +671,7 @@ fn docs_exec_md_examples_are_current() {
         ),
         (
             "linklocal",
-            Some(0),
+            Pod::Gb300(0),
             &[],
             &["--", "python", "train.py"],
             true,
@@ -542,18 +679,35 @@ fn docs_exec_md_examples_are_current() {
         ),
         (
             "degraded",
-            None,
+            Pod::Empty,
             &[],
             &["--dry-run", "--allow-degraded", "--", "python", "train.py"],
             true,
             true,
         ),
+        (
+            "dra",
+            Pod::Gb200Dranet,
+            &[],
+            &[
+                "--profile",
+                "oci/gb200-roce-dranet",
+                "--dry-run",
+                "--",
+                "python",
+                "train.py",
+            ],
+            true,
+            true,
+        ),
     ];
     let mut want = doc.clone();
-    for (marker, global, env, args, show_out, show_err) in examples {
-        let t = match global {
-            Some(g) => Tree::gb300(&format!("doc-{marker}"), *g),
-            None => Tree::new(&format!("doc-{marker}")),
+    for (marker, pod, env, args, show_out, show_err) in examples {
+        let tag = format!("doc-{marker}");
+        let t = match pod {
+            Pod::Gb300(g) => Tree::gb300(&tag, *g),
+            Pod::Empty => Tree::new(&tag),
+            Pod::Gb200Dranet => Tree::gb200_dranet(&tag),
         };
         let parent = t.path().parent().unwrap().to_path_buf();
         let pod = parent.join(format!("pod-{marker}-{}", std::process::id()));

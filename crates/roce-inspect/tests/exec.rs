@@ -1,13 +1,16 @@
 //! `roce exec`'s decisions on fixture trees the tests build (a fake `/sys`, `/proc`, `/dev` under a
 //! temporary directory, as in `doctor.rs`): per-pod GID indices, missing and DOWN ports, link-local-only
-//! GIDs, variables already set in the environment, `--allow-degraded`, InfiniBand and DRA NICs.
+//! GIDs, variables already set in the environment, `--allow-degraded`, InfiniBand and DRA NICs, and the DRA
+//! device metadata (KEP-5304) naming the NICs the pod's claims were allocated
+//! (`tests/fixtures/dra-metadata/`, whose README cites the format).
 
 mod support;
 
 use std::net::Ipv6Addr;
 
+use roce_inspect::doctor::dra_metadata::{self, CONTAINER_DIR};
 use roce_inspect::doctor::{Env, facts};
-use roce_inspect::exec::{self, Launch, Options, Source, Unusable};
+use roce_inspect::exec::{self, Launch, NicOrigin, Options, Source, Unusable};
 use roce_model::{BuiltinsOnly, Code, Domain, Profile, Source as Text, builtin, load};
 use support::tree::{Gid, Tree, V1, V2, g};
 
@@ -530,6 +533,449 @@ fn dra_nics_are_taken_as_the_claim_gave_them() {
     // Without DRA the same pod has none of the profile's rails.
     let l = decide(&t, GB300);
     assert_eq!(codes(&l), ["roce::exec::too_few_rails"]);
+    // No metadata in this container: the NICs are sysfs's, and the output says nothing new.
+    assert_eq!(l.nic_source.source, NicOrigin::Sysfs);
+    assert_eq!(l.nic_source.metadata, None);
+    assert_eq!(l.nic_source.line(), None);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// DRA device metadata: the NICs the claims were allocated
+
+const DRANET: &str = "oci/gb200-roce-dranet";
+
+fn metadata_fixture(name: &str) -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dra-metadata");
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+/// Put a metadata file where a driver mounts it: `<kind>/<claim>/<request>/<driver>-metadata.json`.
+fn mount_metadata(t: &Tree, kind: &str, claim: &str, request: &str, driver: &str, text: &str) {
+    t.file(
+        &format!("{CONTAINER_DIR}/{kind}/{claim}/{request}/{driver}-metadata.json"),
+        text,
+    );
+}
+
+/// The GB200 pod's claim `gpu-nic` (template `4gpu-8nic`): its NIC and GPU metadata files.
+fn mount_gb200_claim(t: &Tree) {
+    let claim = |request, driver, file| {
+        mount_metadata(
+            t,
+            "resourceclaimtemplates",
+            "gpu-nic",
+            request,
+            driver,
+            &metadata_fixture(file),
+        )
+    };
+    claim("nic", "dra.net", "dranet-gb200-nic-metadata.json");
+    claim("gpu", "gpu.nvidia.com", "gpu-gb200-metadata.json");
+}
+
+/// One RDMA device of a RoCE pod with its PCI function (`device` → `/sys/devices/…/<pci>`), the netdevs of
+/// that function in this namespace, and port 1's GIDs: link-local at 0/1 and a global IPv6 at 2/3 (RoCE v2
+/// at 3), bound to `gid_ndev`.
+fn roce_device(t: &Tree, dev: &str, pci: &str, netdevs: &[&str], gid_ndev: &str, host: u16) {
+    let function = format!("/sys/devices/pci{}:00/{pci}", &pci[..4]);
+    t.mkdir(&function);
+    for n in netdevs {
+        t.mkdir(&format!("{function}/net/{n}"));
+    }
+    t.link(
+        &format!("/sys/class/infiniband/{dev}/device"),
+        &format!("../../..{}", function.trim_start_matches("/sys")),
+    );
+    let ll = Ipv6Addr::new(0xfe80, 0, 0, 0, 0x9c1c, 0x3aff, 0xfe50, host);
+    let global = Ipv6Addr::new(0x2603, 0xc020, 0x0011, 0x0100 + host, 0, 0, 0, 0x17);
+    let gids = [
+        g(0, ll, V1, gid_ndev),
+        g(1, ll, V2, gid_ndev),
+        g(2, global, V1, gid_ndev),
+        g(3, global, V2, gid_ndev),
+    ];
+    t.port(dev, 1, "4: ACTIVE", "Ethernet", 8, &gids);
+}
+
+/// The OCI GB200 node of `oci/gb200-roce-dranet` as a dranet pod sees it with the RDMA subsystem in shared
+/// network-namespace mode: all nine RDMA devices mlx5_0 … mlx5_8, of which the eight NICs of the claim have
+/// their netdevs rdma0 … rdma7 in the pod (dranet's example README: mlx5_0 … mlx5_3, mlx5_5 … mlx5_8) and
+/// mlx5_4's GIDs sit on the host's netdev.
+fn gb200_dranet_pod(skip: &[&str]) -> Tree {
+    let t = Tree::new();
+    let mut nets = vec!["lo".to_string(), "eth0".to_string()];
+    nets.extend((0..8).map(|i| format!("rdma{i}")));
+    t.netdevs(&nets);
+    let nics = [
+        ("mlx5_0", "0000:03:00.0"),
+        ("mlx5_1", "0000:03:00.1"),
+        ("mlx5_2", "0002:03:00.0"),
+        ("mlx5_3", "0002:03:00.1"),
+        ("mlx5_5", "0010:03:00.0"),
+        ("mlx5_6", "0010:03:00.1"),
+        ("mlx5_7", "0012:03:00.0"),
+        ("mlx5_8", "0012:03:00.1"),
+    ];
+    for (k, (dev, pci)) in nics.iter().enumerate() {
+        if skip.contains(dev) {
+            continue;
+        }
+        let net = format!("rdma{k}");
+        roce_device(&t, dev, pci, &[&net], &net, k as u16);
+    }
+    roce_device(&t, "mlx5_4", "0004:01:00.0", &[], "enP4p1s0f0", 9);
+    t
+}
+
+fn claimed_hca() -> String {
+    "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_5:1,mlx5_6:1,mlx5_7:1,mlx5_8:1".to_string()
+}
+
+#[test]
+fn the_dra_metadata_names_the_nics_the_job_uses() {
+    let t = gb200_dranet_pod(&[]);
+    // Without the metadata: sysfs's nine devices are candidates, mlx5_4 is left out for its host GIDs.
+    let before = decide(&t, DRANET);
+    assert_eq!(before.nic_source.source, NicOrigin::Sysfs);
+    assert_eq!(before.env["NCCL_IB_HCA"], claimed_hca());
+    assert!(before.ports.iter().any(|p| p.device == "mlx5_4"));
+    assert_eq!(codes(&before), Vec::<&str>::new());
+
+    mount_gb200_claim(&t);
+    let l = decide(&t, DRANET);
+    assert!(l.can_start(), "{:#?}", l.problems);
+    assert_eq!(l.nic_source.source, NicOrigin::DraMetadata);
+    assert_eq!((l.usable, l.rails, l.gid_index), (8, 8, Some(3)));
+    assert_eq!(l.env["NCCL_IB_HCA"], claimed_hca());
+    assert_eq!(l.env["NCCL_IB_GID_INDEX"], "3");
+    // Only the claimed devices are looked at: mlx5_4 is not a candidate any more, and said so.
+    assert!(l.ports.iter().all(|p| p.device != "mlx5_4"));
+    assert_eq!(l.nic_source.not_allocated, ["mlx5_4"]);
+    let a = l.nic_source.metadata.as_ref().unwrap();
+    assert_eq!(a.nics.len(), 8);
+    assert!(
+        a.nics
+            .iter()
+            .all(|n| n.matched_by.as_ref().unwrap().key == "dra.net/rdmaDevice")
+    );
+    // The GPUs' file of the same claim names no NIC.
+    assert_eq!(
+        a.other_files,
+        ["resourceclaimtemplates/gpu-nic/gpu/gpu.nvidia.com-metadata.json"]
+    );
+    assert_eq!(
+        l.nic_source.line().unwrap(),
+        "NICs from the DRA device metadata (resourceclaimtemplates/gpu-nic/nic/dra.net-metadata.json): \
+         mlx5_0, mlx5_1, …, mlx5_8 (8); sysfs also shows mlx5_4, which no claim was allocated: not used; \
+         no NIC in resourceclaimtemplates/gpu-nic/gpu/gpu.nvidia.com-metadata.json"
+    );
+    let hca = l
+        .decisions
+        .iter()
+        .find(|d| d.name == "NCCL_IB_HCA")
+        .unwrap();
+    assert!(
+        hca.why.starts_with(
+            "8 of the profile's 8 rails usable, of the NICs the DRA device metadata names"
+        ),
+        "{}",
+        hca.why
+    );
+    // The disagreement is a warning: the job starts.
+    assert_eq!(codes(&l), ["roce::exec::dra_metadata_disagrees"]);
+    assert!(!l.problems[0].is_error());
+    assert!(!l.degraded);
+    assert!(
+        l.problems[0].message.contains(
+            "sysfs shows 1 RDMA device(s) that no claim was allocated: mlx5_4 (not used)"
+        ),
+        "{}",
+        l.problems[0].message
+    );
+    let v = serde_json::to_value(&l).unwrap();
+    assert_eq!(v["nic_source"]["source"], "dra_metadata");
+    assert_eq!(v["nic_source"]["not_allocated"][0], "mlx5_4");
+    assert_eq!(
+        v["nic_source"]["metadata"]["nics"][0]["rdma_device"],
+        "mlx5_0"
+    );
+    assert_eq!(v["problems"][0]["severity"], "warning");
+}
+
+#[test]
+fn a_nic_the_claim_got_that_sysfs_does_not_show_is_missing() {
+    let t = gb200_dranet_pod(&["mlx5_8"]);
+    mount_gb200_claim(&t);
+    let l = decide(&t, DRANET);
+    assert_eq!(
+        codes(&l),
+        [
+            "roce::exec::too_few_rails",
+            "roce::exec::dra_metadata_disagrees"
+        ]
+    );
+    let missing = l.ports.iter().find(|p| p.device == "mlx5_8").unwrap();
+    assert_eq!(
+        missing.unusable,
+        Some(Unusable::Missing(
+            "allocated by claim gpu-nic request nic (dra.net device gb200-node-17/pci-0012-03-00-1: \
+             dra.net/rdmaDevice=mlx5_8, dra.net/pciAddress=0012:03:00.1, dra.net/ifName=rdma7), \
+             not in /sys/class/infiniband"
+                .to_string()
+        ))
+    );
+    let warning = &l.problems[1].message;
+    assert!(
+        warning.contains("the pod's claims were allocated 1 NIC(s) that /sys/class/infiniband does not show: dra.net device gb200-node-17/pci-0012-03-00-1 of claim gpu-nic request nic"),
+        "{warning}"
+    );
+    // --allow-degraded: the seven that are here; the warning stays a warning and does not make it degraded
+    // on its own.
+    let l = decide_env(&t, DRANET, &[], true);
+    assert!(l.can_start() && l.degraded);
+    assert_eq!(l.usable, 7);
+    assert!(!l.env["NCCL_IB_HCA"].contains("mlx5_8"));
+}
+
+#[test]
+fn on_infiniband_the_claim_not_sysfs_decides_the_hcas() {
+    // Every ACTIVE InfiniBand port is a candidate without the metadata (no GID ties a port to the pod), so
+    // a pod that sees the node's eight HCAs but was allocated four would get all eight.
+    let p = profile_text(
+        "ib-dra.kdl",
+        r#"profile "t/ib-dra" extends="coreweave/h100-ib" {
+    rails nics=4 ports=1 pod-device="ibp{nic}" link-rate=400
+    nics dra class="dranet.net" count=4 template="ib-nics"
+}"#,
+    );
+    let t = ib_node();
+    let l = decide_profile(&t, &p, &[], false);
+    assert_eq!(l.usable, 8);
+    let devices = |l: &Launch| -> Vec<String> {
+        l.ports
+            .iter()
+            .filter(|p| p.usable())
+            .map(|p| p.device.clone())
+            .collect()
+    };
+    assert_eq!(devices(&l).len(), 8);
+    // The claim's file, as the kubelet plugin writes it for a template's claim.
+    let nic = |dev: &str, i: u32| {
+        format!(
+            r#"{{"driver": "dra.net", "pool": "h100-node-3", "name": "pci-0000-{i:02x}-00-0",
+              "attributes": {{"dra.net/rdmaDevice": {{"string": "{dev}"}}, "dra.net/rdma": {{"bool": true}},
+                             "dra.net/pciAddress": {{"string": "0000:{i:02x}:00.0"}}}}}}"#
+        )
+    };
+    let devices_json: Vec<String> = (2..6).map(|i| nic(&format!("ibp{i}"), 0x10 + i)).collect();
+    let json = format!(
+        r#"{{"kind": "DeviceMetadata", "apiVersion": "metadata.resource.k8s.io/v1beta1",
+  "metadata": {{"name": "trainer-0-rdma-nics-8vq2d", "namespace": "ml", "uid": "5d1e0c3a-9f4b-4f6e-8a27-0b3c1d2e4f56", "generation": 1}},
+  "podClaimName": "rdma-nics",
+  "requests": [{{"name": "nic", "devices": [{}]}}]}}
+"#,
+        devices_json.join(",\n")
+    );
+    mount_metadata(
+        &t,
+        "resourceclaimtemplates",
+        "rdma-nics",
+        "nic",
+        "dra.net",
+        &json,
+    );
+    let l = decide_profile(&t, &p, &[], false);
+    assert_eq!(l.nic_source.source, NicOrigin::DraMetadata);
+    assert_eq!(devices(&l), ["ibp2", "ibp3", "ibp4", "ibp5"]);
+    assert_eq!(l.env["NCCL_IB_HCA"], "=ibp2:1,ibp3:1,ibp4:1,ibp5:1");
+    assert_eq!(l.nic_source.not_allocated, ["ibp0", "ibp1", "ibp6", "ibp7"]);
+    assert_eq!(codes(&l), ["roce::exec::dra_metadata_disagrees"]);
+}
+
+#[test]
+fn a_rail_the_claims_were_not_allocated_is_missing() {
+    // Rails named by the profile, NICs allocated by a claim that names 15 of them: the 16th, although
+    // sysfs shows it, is not the pod's.
+    let t = healthy();
+    let devices: Vec<String> = (0..15)
+        .map(|k| {
+            format!(
+                r#"{{"driver": "dra.net", "pool": "gb300-node-2", "name": "ibp{}p{}",
+                "attributes": {{"dra.net/rdmaDevice": {{"string": "ibp{}p{}"}}}}}}"#,
+                k / 4,
+                k % 4,
+                k / 4,
+                k % 4
+            )
+        })
+        .collect();
+    let json = format!(
+        r#"{{"kind": "DeviceMetadata", "apiVersion": "metadata.resource.k8s.io/v1beta1",
+  "metadata": {{"name": "rails", "namespace": "default", "uid": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", "generation": 1}},
+  "requests": [{{"name": "nic", "devices": [{}]}}]}}"#,
+        devices.join(",")
+    );
+    mount_metadata(&t, "resourceclaims", "rails", "nic", "dra.net", &json);
+    let l = decide(&t, GB300);
+    assert_eq!(l.nic_source.source, NicOrigin::DraMetadata);
+    assert_eq!(
+        codes(&l),
+        [
+            "roce::exec::too_few_rails",
+            "roce::exec::dra_metadata_disagrees"
+        ]
+    );
+    let last = l.ports.iter().find(|p| p.device == "ibp3p3").unwrap();
+    assert_eq!(
+        last.unusable,
+        Some(Unusable::Missing(
+            "not allocated to this pod: the DRA device metadata names other NICs".to_string()
+        ))
+    );
+    assert_eq!(l.nic_source.not_allocated, ["ibp3p3"]);
+    assert_eq!(l.usable, 15);
+}
+
+#[test]
+fn sriov_vfs_are_found_by_their_pci_address() {
+    // The SR-IOV DRA driver's file names no RDMA device: its VFs' PCI addresses find them. The PF mlx5_0
+    // is the host's (its netdev is not in the pod).
+    let t = Tree::new();
+    t.netdevs(&["lo".into(), "eth0".into(), "net1".into(), "net2".into()]);
+    roce_device(&t, "mlx5_0", "0000:3b:00.0", &[], "ens1f0np0", 0);
+    roce_device(&t, "mlx5_2", "0000:3b:00.2", &["net1"], "net1", 2);
+    roce_device(&t, "mlx5_3", "0000:3b:00.3", &["net2"], "net2", 3);
+    mount_metadata(
+        &t,
+        "resourceclaims",
+        "rdma-vfs",
+        "vf",
+        "sriovnetwork.k8snetworkplumbingwg.io",
+        &metadata_fixture("sriov-vf-metadata.json"),
+    );
+    let p = profile_text(
+        "sriov.kdl",
+        r#"profile "t/sriov" extends="oci/gb200-roce-dranet" {
+    rails nics=2 ports=1 pod-device="mlx5_{nic}" pod-netdev="net{index1}"
+    nics dra class="sriovnetwork.k8snetworkplumbingwg.io" count=2 template="rdma-vfs" claim="rdma-vfs"
+}"#,
+    );
+    let l = decide_profile(&t, &p, &[], false);
+    assert!(l.can_start(), "{:#?}", l.problems);
+    let a = l.nic_source.metadata.as_ref().unwrap();
+    let matched: Vec<(String, String)> = a
+        .nics
+        .iter()
+        .map(|n| {
+            (
+                n.rdma_device.clone().unwrap(),
+                n.matched_by.as_ref().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        matched,
+        [
+            (
+                "mlx5_2".to_string(),
+                "resource.kubernetes.io/pciBusID=0000:3b:00.2".to_string()
+            ),
+            (
+                "mlx5_3".to_string(),
+                "resource.kubernetes.io/pciBusID=0000:3b:00.3".to_string()
+            ),
+        ]
+    );
+    assert_eq!(l.env["NCCL_IB_HCA"], "=mlx5_2:1,mlx5_3:1");
+    assert_eq!(l.nic_source.not_allocated, ["mlx5_0"]);
+    // The interface from networkData is read too (a driver that names neither RDMA device nor PCI address
+    // is matched by it, `dra_metadata::resolve`).
+    assert_eq!(
+        a.nics[0].device.interface.as_ref().unwrap().to_string(),
+        "networkData.interfaceName=net1"
+    );
+}
+
+#[test]
+fn a_device_is_matched_by_its_interface_when_nothing_else_names_it() {
+    let t = Tree::new();
+    t.netdevs(&["lo".into(), "eth0".into(), "net1".into()]);
+    roce_device(&t, "mlx5_7", "0000:5e:00.1", &["net1"], "net1", 7);
+    let json = r#"{"kind": "DeviceMetadata", "apiVersion": "metadata.resource.k8s.io/v1alpha1",
+  "metadata": {"name": "nic", "namespace": "default", "uid": "0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9", "generation": 2},
+  "requests": [{"name": "nic", "devices": [{"driver": "nic.example.com", "pool": "node-1", "name": "vf-1",
+    "networkData": {"interfaceName": "net1", "ips": ["192.168.40.7/24"], "hardwareAddress": "52:54:00:12:34:56"}}]}]}"#;
+    mount_metadata(&t, "resourceclaims", "nic", "nic", "nic.example.com", json);
+    let f = facts::collect(&t.root(), Some(Env::from_pairs([("HOME", "/root")])));
+    let a = dra_metadata::resolve(f.dra_metadata.as_deref().unwrap(), &f.devices);
+    assert_eq!(a.rdma_devices(), ["mlx5_7"]);
+    assert_eq!(
+        a.nics[0].matched_by.as_ref().unwrap().key,
+        "networkData.interfaceName"
+    );
+    assert_eq!(f.devices[0].pci.as_deref(), Some("0000:5e:00.1"));
+}
+
+#[test]
+fn metadata_without_nics_leaves_sysfs_as_it_was() {
+    let t = gb200_dranet_pod(&[]);
+    let before = decide(&t, DRANET);
+    // Only the GPUs' file of the claim: no NIC, so sysfs, as before.
+    mount_metadata(
+        &t,
+        "resourceclaimtemplates",
+        "gpu-nic",
+        "gpu",
+        "gpu.nvidia.com",
+        &metadata_fixture("gpu-gb200-metadata.json"),
+    );
+    let l = decide(&t, DRANET);
+    assert_eq!(l.nic_source.source, NicOrigin::Sysfs);
+    assert_eq!(l.env, before.env);
+    assert_eq!(l.ports, before.ports);
+    assert_eq!(codes(&l), Vec::<&str>::new());
+    assert_eq!(
+        l.nic_source.line().unwrap(),
+        "NICs from sysfs: the DRA device metadata names no RDMA NIC; \
+         no NIC in resourceclaimtemplates/gpu-nic/gpu/gpu.nvidia.com-metadata.json"
+    );
+    // A NIC file that cannot be read (a late driver's empty file, a broken one): sysfs, and said so.
+    mount_metadata(
+        &t,
+        "resourceclaimtemplates",
+        "gpu-nic",
+        "nic",
+        "dra.net",
+        "\n",
+    );
+    mount_metadata(
+        &t,
+        "resourceclaims",
+        "extra",
+        "nic",
+        "nic.example.com",
+        "{\"kind\":",
+    );
+    let l = decide(&t, DRANET);
+    assert_eq!(l.nic_source.source, NicOrigin::Sysfs);
+    assert_eq!(l.env, before.env);
+    let line = l.nic_source.line().unwrap();
+    assert!(
+        line.starts_with(
+            "NICs from sysfs: the DRA device metadata names no RDMA NIC it could read;"
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains(
+            "not read: resourceclaims/extra/nic/nic.example.com-metadata.json (not a JSON stream: "
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains("resourceclaimtemplates/gpu-nic/nic/dra.net-metadata.json (empty: a driver that writes its metadata late has not written it)"),
+        "{line}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -567,6 +1013,7 @@ fn every_exec_code_is_tested() {
         Code::ExecNoRdmaDevices,
         Code::ExecTooFewRails,
         Code::ExecNoGlobalGid,
+        Code::ExecDraMetadataDisagrees,
     ];
     // cannot_wrap: `roce apply --exec`, crates/roce-render/tests/exec_wrap.rs
     let cli = [

@@ -406,6 +406,9 @@ codes! {
     /// RoCE rail ports without a RoCE v2 GID of the profile's family and range on a netdev in this
     /// namespace (only link-local GIDs, or only the host's).
     ExecNoGlobalGid = "roce::exec::no_global_gid", Error;
+    /// The DRA device metadata mounted into the container (KEP-5304) and sysfs disagree: claimed NICs sysfs
+    /// does not show, or RDMA devices sysfs shows that no claim was allocated. The metadata's NICs are used.
+    ExecDraMetadataDisagrees = "roce::exec::dra_metadata_disagrees", Warning;
     /// `roce apply --exec` cannot start a workload's job behind `roce exec`: a container without `command`
     /// (the image's ENTRYPOINT is unknown), an MPI job (mpirun starts the ranks), a TrainJob.
     ExecCannotWrap = "roce::exec::cannot_wrap", Error;

@@ -108,6 +108,9 @@ pub fn run(args: ExecArgs, out: &Output) -> miette::Result<Exit> {
     }
 
     errln!("roce exec: {}", launch.summary());
+    if let Some(line) = launch.nic_source.line() {
+        errln!("roce exec: {line}");
+    }
     if !launch.can_start() {
         out.problems(&launch.problems);
         return Ok(Exit::Problems);
@@ -133,6 +136,9 @@ pub fn run(args: ExecArgs, out: &Output) -> miette::Result<Exit> {
 /// shell can source (`set -a; . ./file`), then the command.
 fn dry_run(launch: &Launch, command: &[OsString]) -> String {
     let mut s = format!("# roce exec --dry-run: {}\n", launch.summary());
+    if let Some(line) = launch.nic_source.line() {
+        s.push_str(&format!("# {line}\n"));
+    }
     for d in &launch.decisions {
         s.push_str(&format!("# {d}\n"));
     }

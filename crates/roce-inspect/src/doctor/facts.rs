@@ -10,6 +10,7 @@ use roce_model::fabric::attach::RDMA_DEVICE_DIR;
 use roce_model::fabric::dra::IMEX_CHANNELS_DIR;
 use roce_model::fabric::nccl::NET_PLUGIN_PREFIX;
 
+use super::dra_metadata::{self, ClaimKind, MetadataFile};
 use super::env::Env;
 use super::gid::{self, GidClass, RoceVersion};
 use super::root::Root;
@@ -82,6 +83,9 @@ pub struct HostFacts {
     /// and the extra directories [`collect_with`] was given (a profile's library path). A directory that
     /// could not be listed is absent.
     pub net_plugin_files: BTreeMap<String, Vec<String>>,
+    /// The DRA device metadata files under [`dra_metadata::CONTAINER_DIR`] (KEP-5304), in path order;
+    /// `None` when the directory is absent (no driver mounts metadata into this container).
+    pub dra_metadata: Option<Vec<MetadataFile>>,
 }
 
 /// One RDMA device.
@@ -99,6 +103,8 @@ pub struct RdmaDevice {
     /// The kernel driver of its PCI function: the last part of the `device/driver` link (`mlx5_core`,
     /// `efa`); `None` when the link is absent.
     pub driver: Option<String>,
+    /// The PCI address of its function (`0000:3b:00.0`): the last part of the `device` link, when it is one.
+    pub pci: Option<String>,
 }
 
 /// One port of an RDMA device.
@@ -332,7 +338,40 @@ pub fn collect_with(root: &Root, env: Option<Env>, extra_lib_dirs: &[&str]) -> H
         lib_dirs,
         system_lib_dirs,
         net_plugin_files,
+        dra_metadata: dra_metadata_files(root),
     }
+}
+
+/// Every `<driver>-metadata.json` under [`dra_metadata::CONTAINER_DIR`]'s `resourceclaims/<claim>/<request>/`
+/// and `resourceclaimtemplates/<claim>/<request>/`, decoded; `None` when the directory is absent.
+fn dra_metadata_files(root: &Root) -> Option<Vec<MetadataFile>> {
+    let top = dra_metadata::CONTAINER_DIR;
+    root.list(top)?;
+    let mut files = Vec::new();
+    for kind in ClaimKind::ALL {
+        let sub = format!("{top}/{}", kind.subdir());
+        for claim in root.list(&sub).unwrap_or_default() {
+            for request in root.list(&format!("{sub}/{claim}")).unwrap_or_default() {
+                let dir = format!("{sub}/{claim}/{request}");
+                for name in root.list(&dir).unwrap_or_default() {
+                    if name.len() <= dra_metadata::FILE_SUFFIX.len()
+                        || !name.ends_with(dra_metadata::FILE_SUFFIX)
+                    {
+                        continue;
+                    }
+                    let bytes = root.read_bytes(&format!("{dir}/{name}"), dra_metadata::FILE_LIMIT);
+                    files.push(MetadataFile::parse(
+                        kind,
+                        &claim,
+                        &request,
+                        &name,
+                        bytes.as_deref(),
+                    ));
+                }
+            }
+        }
+    }
+    Some(files)
 }
 
 impl HostFacts {
@@ -420,12 +459,17 @@ fn device(root: &Root, name: String, uverbs: Option<String>) -> RdmaDevice {
     let driver = root
         .read_link(&format!("{base}/device/driver"))
         .and_then(|l| l.file_name().map(|f| f.to_string_lossy().into_owned()));
+    let pci = root
+        .read_link(&format!("{base}/device"))
+        .and_then(|l| l.file_name().map(|f| f.to_string_lossy().into_owned()))
+        .filter(|f| is_pci_address(f));
     RdmaDevice {
         name,
         ports,
         netdevs,
         uverbs,
         driver,
+        pci,
     }
 }
 
@@ -476,6 +520,22 @@ fn port(root: &Root, dir: &str, num: u32) -> Port {
         state,
         link_layer,
         gids,
+    }
+}
+
+/// `0000:3b:00.0` (domain:bus:device.function, hexadecimal), as sysfs names a PCI function.
+pub fn is_pci_address(s: &str) -> bool {
+    let hex = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit());
+    let mut parts = s.split(':');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(domain), Some(bus), Some(devfn), None) => {
+            hex(domain, 4)
+                && hex(bus, 2)
+                && devfn
+                    .split_once('.')
+                    .is_some_and(|(dev, func)| hex(dev, 2) && func.len() == 1 && hex(func, 1))
+        }
+        _ => false,
     }
 }
 

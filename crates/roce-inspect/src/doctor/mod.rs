@@ -4,8 +4,8 @@
 //! this network namespace (`/sys/class/net`), kernel modules and the peer-memory paths, the rdma-core
 //! release (from the file `libibverbs.so.1` resolves to), `CapEff` and the memlock limit of this
 //! process, the GPUs visible, the RDMA device nodes (`/dev/infiniband`), the IMEX channels
-//! (`/dev/nvidia-caps-imex-channels`), the NCCL net-plugin libraries (`libnccl-net*`) on the loader's path
-//! and the environment. Every path goes through a [`Root`], so a test (or a
+//! (`/dev/nvidia-caps-imex-channels`), the NCCL net-plugin libraries (`libnccl-net*`) on the loader's path,
+//! the DRA device metadata files mounted into the container ([`dra_metadata`]) and the environment. Every path goes through a [`Root`], so a test (or a
 //! copy of a host's files) can stand in for `/`. The facts are then compared with a profile's
 //! [`Plan`](roce_render::Plan) and the environment ([`findings`]).
 //!
@@ -20,6 +20,7 @@
 //! assert_eq!(report.to_json()["rdma_core_version"], serde_json::Value::Null);
 //! ```
 
+pub mod dra_metadata;
 pub mod env;
 pub mod facts;
 pub mod findings;

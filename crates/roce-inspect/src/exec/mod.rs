@@ -14,6 +14,12 @@
 //! * every other variable of the plan unchanged;
 //! * a variable already set in the environment wins, and the decision says so.
 //!
+//! Which NICs: when the container has DRA device metadata naming NICs (KEP-5304,
+//! [`dra_metadata`](crate::doctor::dra_metadata)), the RDMA devices it names — what the pod's claims were
+//! allocated — else every device sysfs shows (or, for rails, the devices the profile names). [`NicSource`]
+//! says which, and a warning when the metadata and sysfs disagree (claimed NICs sysfs does not show, or
+//! devices sysfs shows that no claim was allocated).
+//!
 //! When the profile cannot be met — no RDMA devices, fewer usable rails than the profile has, rail ports
 //! without a usable global GID — the launch carries a coded error and must not start, unless
 //! [`Options::allow_degraded`], which turns the errors into warnings and starts with what is there. This
@@ -52,6 +58,7 @@ use roce_model::ucx_list::{NetDevice, UcxNetDevices};
 use roce_model::{Code, Problem, Severity};
 use serde::{Serialize, Serializer};
 
+use crate::doctor::dra_metadata::{self, Allocation};
 use crate::doctor::facts::HostFacts;
 use crate::doctor::gid::{Cidr, Family, Want};
 pub use rails::{RailPort, Unusable};
@@ -134,6 +141,96 @@ impl fmt::Display for Decision {
     }
 }
 
+/// Where the NICs `roce exec` considered come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NicOrigin {
+    /// The DRA device metadata files: the devices the pod's claims were allocated.
+    DraMetadata,
+    /// `/sys/class/infiniband`: every RDMA device the pod sees (for rails, the ones the profile names).
+    Sysfs,
+}
+
+/// Which NICs were considered, from where, and where the DRA device metadata and sysfs disagree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NicSource {
+    /// Where the NICs come from.
+    pub source: NicOrigin,
+    /// Why that source: a sentence.
+    pub why: String,
+    /// What the metadata files say; `None` when the container has none
+    /// (no [`dra_metadata::CONTAINER_DIR`]).
+    pub metadata: Option<Allocation>,
+    /// RDMA devices sysfs shows that no claim was allocated (with the metadata as source: not used).
+    pub not_allocated: Vec<String>,
+}
+
+impl NicSource {
+    /// NICs the claims were allocated that sysfs does not show.
+    pub fn not_in_sysfs(&self) -> Vec<&dra_metadata::ClaimedNic> {
+        match (&self.metadata, self.source) {
+            (Some(a), NicOrigin::DraMetadata) => a.absent().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// One line for the output, when the container has DRA device metadata (`None` without: the output
+    /// is what it was before roce read metadata): `NICs from the DRA device metadata (…): mlx5_0, …`.
+    pub fn line(&self) -> Option<String> {
+        let a = self.metadata.as_ref()?;
+        let mut s = match self.source {
+            NicOrigin::DraMetadata => {
+                let files: Vec<&str> = {
+                    let mut f: Vec<&str> = Vec::new();
+                    for n in &a.nics {
+                        if !f.contains(&n.file.as_str()) {
+                            f.push(&n.file);
+                        }
+                    }
+                    f
+                };
+                let devices: Vec<String> = a.rdma_devices().iter().map(|d| d.to_string()).collect();
+                format!(
+                    "NICs from the DRA device metadata ({}): {}",
+                    files.join(", "),
+                    if devices.is_empty() {
+                        "none of them in sysfs".to_string()
+                    } else {
+                        list(&devices)
+                    }
+                )
+            }
+            NicOrigin::Sysfs => format!("NICs from sysfs: {}", self.why),
+        };
+        let absent: Vec<String> = self
+            .not_in_sysfs()
+            .iter()
+            .map(|n| format!("{} ({})", n.device.label(), n.identifiers()))
+            .collect();
+        if !absent.is_empty() {
+            s.push_str(&format!("; not in sysfs: {}", list(&absent)));
+        }
+        if !self.not_allocated.is_empty() && self.source == NicOrigin::DraMetadata {
+            s.push_str(&format!(
+                "; sysfs also shows {}, which no claim was allocated: not used",
+                list(&self.not_allocated)
+            ));
+        }
+        if !a.other_files.is_empty() {
+            s.push_str(&format!("; no NIC in {}", list(&a.other_files)));
+        }
+        if !a.unreadable.is_empty() {
+            let bad: Vec<String> = a
+                .unreadable
+                .iter()
+                .map(|(f, why)| format!("{f} ({why})"))
+                .collect();
+            s.push_str(&format!("; not read: {}", list(&bad)));
+        }
+        Some(s)
+    }
+}
+
 /// What `roce exec` decided for one start of a job.
 #[derive(Debug, Clone, Serialize)]
 pub struct Launch {
@@ -147,6 +244,8 @@ pub struct Launch {
     pub usable: usize,
     /// Every port considered, with why it is not used.
     pub ports: Vec<RailPort>,
+    /// Where the NICs considered come from: the DRA device metadata or sysfs.
+    pub nic_source: NicSource,
     /// The GID index every usable RoCE port shares.
     pub gid_index: Option<u32>,
     /// The GID family wanted (`IPv4`, `IPv6`; `null`: either, IPv4 first).
@@ -247,8 +346,15 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
         .as_ref()
         .map(|h| h.list().clone())
         .unwrap_or_default();
-    let survey = rails::survey(facts, profile, &hca_filter, &want);
+    // The NICs the pod's DRA claims were allocated, when the container has the metadata.
+    let allocation = facts
+        .dra_metadata
+        .as_deref()
+        .map(|files| dra_metadata::resolve(files, &facts.devices));
+    let claimed = allocation.as_ref().filter(|a| a.has_nics());
+    let survey = rails::survey(facts, profile, &hca_filter, &want, claimed);
     let usable: Vec<&RailPort> = survey.ports.iter().filter(|p| p.usable()).collect();
+    let nic_source = nic_source(allocation.clone(), &survey);
 
     // The profile as this pod has it: the computed values put into the typed fields, so that the fabric
     // core decides which of them become variables, and where (`UCX_IB_GID_INDEX` only for UCX over RDMA…).
@@ -259,9 +365,14 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
         "no RDMA devices here".to_string()
     } else {
         format!(
-            "{} of the profile's {} rails usable{}",
+            "{} of the profile's {} rails usable{}{}",
             usable.len(),
             survey.wanted,
+            if claimed.is_some() {
+                ", of the NICs the DRA device metadata names"
+            } else {
+                ""
+            },
             unusable_suffix(&survey.ports, survey.gid_index)
         )
     };
@@ -390,6 +501,8 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
             p.severity = Severity::Warning;
         }
     }
+    // A warning, never a reason not to start: the ports above are already the metadata's.
+    problems.extend(disagreement(profile, &nic_source));
     Launch {
         profile: profile.name.value.clone(),
         fabric: fabric.as_str(),
@@ -399,11 +512,103 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
         gid_family: want.family.map(Family::as_str),
         gid_range: want.range.map(|r| r.to_string()),
         ports: survey.ports,
+        nic_source,
         degraded,
         decisions,
         env: env_out,
         problems,
     }
+}
+
+/// Where the NICs come from: the metadata when it names NICs, else sysfs, with why.
+fn nic_source(metadata: Option<Allocation>, survey: &rails::Survey) -> NicSource {
+    let (source, why) = match &metadata {
+        None => (
+            NicOrigin::Sysfs,
+            format!(
+                "no DRA device metadata ({} is absent)",
+                dra_metadata::CONTAINER_DIR
+            ),
+        ),
+        Some(a) if a.has_nics() => (
+            NicOrigin::DraMetadata,
+            format!(
+                "the DRA device metadata names {} NIC(s): what the pod's claims were allocated",
+                a.nics.len()
+            ),
+        ),
+        Some(a) if !a.unreadable.is_empty() => (
+            NicOrigin::Sysfs,
+            "the DRA device metadata names no RDMA NIC it could read".to_string(),
+        ),
+        Some(_) => (
+            NicOrigin::Sysfs,
+            "the DRA device metadata names no RDMA NIC".to_string(),
+        ),
+    };
+    NicSource {
+        not_allocated: if source == NicOrigin::DraMetadata {
+            survey.not_allocated.clone()
+        } else {
+            Vec::new()
+        },
+        source,
+        why,
+        metadata,
+    }
+}
+
+/// The warning when the DRA device metadata and sysfs disagree.
+fn disagreement(profile: &Profile, source: &NicSource) -> Option<Problem> {
+    let absent: Vec<String> = source
+        .not_in_sysfs()
+        .iter()
+        .map(|n| {
+            format!(
+                "{} of claim {} request {} ({})",
+                n.device.label(),
+                n.claim,
+                n.request,
+                n.identifiers()
+            )
+        })
+        .collect();
+    if absent.is_empty() && source.not_allocated.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if !absent.is_empty() {
+        parts.push(format!(
+            "the pod's claims were allocated {} NIC(s) that /sys/class/infiniband does not show: {}",
+            absent.len(),
+            list(&absent)
+        ));
+    }
+    if !source.not_allocated.is_empty() {
+        parts.push(format!(
+            "sysfs shows {} RDMA device(s) that no claim was allocated: {} (not used)",
+            source.not_allocated.len(),
+            list(&source.not_allocated)
+        ));
+    }
+    let at = if profile.nics.value.dra().is_some() {
+        (profile.nics.origin, "the profile's DRA NICs")
+    } else {
+        (profile.rails.pod_device.origin, "the profile's rails")
+    };
+    Some(
+        Problem::new(
+            Code::ExecDraMetadataDisagrees,
+            format!(
+                "the DRA device metadata and sysfs disagree: {}; roce uses the NICs the metadata names",
+                parts.join("; ")
+            ),
+        )
+        .help(
+            "devices no claim was allocated are the node's, seen because the RDMA subsystem shares network namespaces (`rdma system show` says `netns shared`); a claimed NIC sysfs does not show was not attached to the container: see the DRA driver's kubelet plugin log and the claim's `status.devices`",
+        )
+        .at(at.0, at.1),
+    )
 }
 
 /// The decision for one variable of the pod's environment.

@@ -5,6 +5,9 @@
 //! namespace ([`gid::check`], the test `doctor` uses). NCCL and UCX take one GID index for every port
 //! (`NCCL_IB_GID_INDEX`, `UCX_IB_GID_INDEX`), so the index chosen is the one usable on the most ports, then
 //! of the preferred family, then the lowest; a port whose usable GIDs are elsewhere is not used.
+//!
+//! When the DRA device metadata names the pod's NICs ([`Allocation`]), the ports considered are those of
+//! the RDMA devices it names, not every one sysfs shows: the metadata is what the claims were allocated.
 
 use std::collections::BTreeSet;
 
@@ -12,6 +15,7 @@ use roce_model::model::{FabricKind, Profile, Rail};
 use roce_model::nccl_list::IfList;
 use serde::Serialize;
 
+use crate::doctor::dra_metadata::Allocation;
 use crate::doctor::facts::{HostFacts, LinkLayer, Port, RdmaDevice};
 use crate::doctor::gid::{self, Family, Unfit, Want};
 
@@ -84,6 +88,9 @@ pub(crate) struct Survey {
     pub wanted: usize,
     /// The GID index every usable RoCE port shares.
     pub gid_index: Option<u32>,
+    /// RDMA devices sysfs shows that the ports would have been taken from without the DRA device metadata,
+    /// and that no claim was allocated (not used).
+    pub not_allocated: Vec<String>,
 }
 
 /// The link layer of a fabric's ports.
@@ -96,8 +103,16 @@ pub(crate) fn link_layer_of(fabric: FabricKind) -> LinkLayer {
 
 /// Look at the ports the profile's rails name (with DRA NICs: every port of the fabric's link layer, since
 /// the claim, not the profile, names the devices). `hca` is the profile's own `NCCL_IB_HCA` filter: rails it
-/// excludes are not wanted.
-pub(crate) fn survey(facts: &HostFacts, profile: &Profile, hca: &IfList, want: &Want) -> Survey {
+/// excludes are not wanted. `claimed`, the NICs the DRA device metadata names, narrows both: with DRA NICs
+/// the ports are those of the claimed devices (and a claimed NIC sysfs does not show is a missing port); a
+/// rail the claims were not allocated is missing.
+pub(crate) fn survey(
+    facts: &HostFacts,
+    profile: &Profile,
+    hca: &IfList,
+    want: &Want,
+    claimed: Option<&Allocation>,
+) -> Survey {
     let fabric = profile.fabric.kind.value;
     let ll = link_layer_of(fabric);
     let port_num = profile.rails.port_num.value;
@@ -114,9 +129,30 @@ pub(crate) fn survey(facts: &HostFacts, profile: &Profile, hca: &IfList, want: &
     };
     let mut found: Vec<(&RdmaDevice, &Port, Option<u32>)> = Vec::new();
     let mut ports: Vec<RailPort> = Vec::new();
-    if profile.nics.value.dra().is_some() {
-        for (d, p) in facts.ports().filter(|(_, p)| p.link_layer == ll) {
-            found.push((d, p, rail_of(&d.name)));
+    let allocated: Option<Vec<&str>> = claimed.map(Allocation::rdma_devices);
+    let is_allocated = |d: &RdmaDevice| {
+        allocated
+            .as_ref()
+            .is_none_or(|names| names.contains(&d.name.as_str()))
+    };
+    let mut not_allocated: Vec<String> = Vec::new();
+    let dra = profile.nics.value.dra().is_some();
+    if dra {
+        for d in &facts.devices {
+            if !is_allocated(d) {
+                if d.ports.iter().any(|p| p.link_layer == ll) {
+                    not_allocated.push(d.name.clone());
+                }
+                continue;
+            }
+            // A claimed device's ports of another link layer are reported, not skipped.
+            for p in d
+                .ports
+                .iter()
+                .filter(|p| allocated.is_some() || p.link_layer == ll)
+            {
+                found.push((d, p, rail_of(&d.name)));
+            }
         }
     } else {
         for r in &rails {
@@ -129,6 +165,13 @@ pub(crate) fn survey(facts: &HostFacts, profile: &Profile, hca: &IfList, want: &
             };
             match facts.device(&r.pod_device) {
                 None => ports.push(missing("no such RDMA device".to_string())),
+                Some(d) if !is_allocated(d) => {
+                    not_allocated.push(d.name.clone());
+                    ports.push(missing(
+                        "not allocated to this pod: the DRA device metadata names other NICs"
+                            .to_string(),
+                    ));
+                }
                 Some(d) => match d.ports.iter().find(|p| p.num == port_num) {
                     None => ports.push(missing(format!("the device has no port {port_num}"))),
                     Some(p) => found.push((d, p, Some(r.index))),
@@ -173,6 +216,29 @@ pub(crate) fn survey(facts: &HostFacts, profile: &Profile, hca: &IfList, want: &
             unusable,
         });
     }
+    // NICs the claims were allocated that sysfs does not show: missing ports (rails are missing already).
+    if dra && let Some(a) = claimed {
+        for n in a.absent() {
+            let device = n
+                .device
+                .rdma_device
+                .as_ref()
+                .map_or_else(|| n.device.name.clone(), |i| i.value.clone());
+            ports.push(RailPort {
+                rail: rail_of(&device),
+                device,
+                port: port_num,
+                gid_index: None,
+                unusable: Some(Unusable::Missing(format!(
+                    "allocated by claim {} request {} ({}: {}), not in /sys/class/infiniband",
+                    n.claim,
+                    n.request,
+                    n.device.label(),
+                    n.identifiers()
+                ))),
+            });
+        }
+    }
     // Rails first, in rail order; other (DRA) ports after them, in device order.
     let gid_index = choose_index(&gid_sets, want);
     if let Some(chosen) = gid_index {
@@ -197,6 +263,7 @@ pub(crate) fn survey(facts: &HostFacts, profile: &Profile, hca: &IfList, want: &
         ports,
         wanted: rails.len(),
         gid_index,
+        not_allocated,
     }
 }
 
