@@ -15,7 +15,7 @@
 //! * a variable already set in the environment wins, and the decision says so.
 //!
 //! Which NICs: when the container has DRA device metadata naming NICs (KEP-5304,
-//! [`dra_metadata`](crate::doctor::dra_metadata)), the RDMA devices it names — what the pod's claims were
+//! [`dra_metadata`]), the RDMA devices it names — what the pod's claims were
 //! allocated — else every device sysfs shows (or, for rails, the devices the profile names). [`NicSource`]
 //! says which, and a warning when the metadata and sysfs disagree (claimed NICs sysfs does not show, or
 //! devices sysfs shows that no claim was allocated).
