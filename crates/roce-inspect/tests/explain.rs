@@ -1336,3 +1336,42 @@ fn profile_variables_the_logs_nccl_does_not_read() {
     let new = unread(&fixtures().join("h200x2-baseline.log"));
     assert!(new.is_empty(), "{new:?}");
 }
+
+#[test]
+fn vllm_pynccl_errors_are_failures_but_other_nccl_error_text_is_not() {
+    // vLLM's NCCL_CHECK (pynccl_wrapper.py) raises `RuntimeError(f"NCCL error: {error_str}")` with
+    // ncclGetErrorString's text: a failed call
+    let e = explain_str(
+        "vllm.log",
+        "ERROR 01-29 07:44:33 worker_base.py:467] RuntimeError: NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)\n",
+    );
+    assert!(e.has_errors(), "{:#?}", e.findings);
+    assert!(
+        e.codes()
+            .iter()
+            .any(|c| c.as_str() == "roce::explain::nccl_error")
+    );
+    // the same words before other text are not NCCL's error string
+    let e = explain_str(
+        "hint.log",
+        "INFO hint: grep the log for 'NCCL error: ' to find failures\n",
+    );
+    assert!(
+        !e.codes()
+            .iter()
+            .any(|c| c.as_str() == "roce::explain::nccl_error"),
+        "{:#?}",
+        e.findings
+    );
+    // aws-ofi-nccl's test logger: read behind a launcher tag, not inside other text
+    let e = explain_str(
+        "ofi.log",
+        "10.3.35.83: INFO: Function: ofi_init Line: 686: NET/OFI Selected Provider is efa\n",
+    );
+    assert_eq!(e.transport, Transport::Ofi);
+    let e = explain_str(
+        "doc.log",
+        "see INFO: Function: ofi_init Line: 686: NET/OFI Selected Provider is efa\n",
+    );
+    assert_ne!(e.transport, Transport::Ofi);
+}

@@ -127,6 +127,30 @@ pub(crate) fn nccl<'a>(line: &'a [u8], finder: &Finder<'_>) -> Option<NcclLine<'
     None
 }
 
+/// A line of aws-ofi-nccl's own test programs (`nccl_message_transfer`, `ring`, the functional tests): they
+/// load the plugin without NCCL and print its log through their own logger, `WARN: Function: <func> Line: <n>:
+/// <msg>` and `INFO: Function: …` (`logger` in `tests/functional/*` and `tests/unit/test-common.h`), with no
+/// `host:pid:tid [dev]` and no `NCCL` keyword. Read as the plugin's INFO/WARN lines; what stands before it (a
+/// launcher tag such as pdsh's `10.3.35.83: `) is the prefix.
+pub(crate) fn ofi_test(line: &[u8]) -> Option<NcclLine<'_>> {
+    let at = memchr::memmem::find(line, b": Function: ")?;
+    let level = match line[..at].rsplit(|b| b.is_ascii_whitespace()).next()? {
+        b"INFO" => Level::Info,
+        b"WARN" => Level::Warn,
+        _ => return None,
+    };
+    let prefix = &line[..at - 4];
+    let rest = &line[at + b": Function: ".len()..];
+    let l = memchr::memmem::find(rest, b" Line: ")?;
+    let rest = &rest[l + b" Line: ".len()..];
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    let msg = rest[digits..].strip_prefix(b": ")?;
+    if digits == 0 || !bare_prefix(prefix) {
+        return None;
+    }
+    Some(NcclLine { level, prefix, msg })
+}
+
 /// A bare version line has nothing before `NCCL` but a launcher tag (`0: `, `[1,0]<stdout>:`).
 fn bare_prefix(prefix: &[u8]) -> bool {
     let t = prefix.trim_ascii();
@@ -377,6 +401,27 @@ mod tests {
             )
         });
         Some((l.level, String::from_utf8_lossy(l.msg).into_owned(), w))
+    }
+
+    #[test]
+    fn aws_ofi_nccl_test_logger_lines() {
+        let l = ofi_test(b"10.3.35.83: WARN: Function: find_ofi_provider Line: 543: NET/OFI Couldn't find any optimal provider").unwrap();
+        assert_eq!(l.level, Level::Warn);
+        assert_eq!(l.prefix, b"10.3.35.83: ");
+        assert_eq!(l.msg, b"NET/OFI Couldn't find any optimal provider");
+        let l = ofi_test(b"INFO: Function: ofi_init Line: 686: NET/OFI Selected Provider is efa")
+            .unwrap();
+        assert_eq!(
+            (l.level, l.prefix, l.msg),
+            (
+                Level::Info,
+                &b""[..],
+                &b"NET/OFI Selected Provider is efa"[..]
+            )
+        );
+        // not the logger's shape: no line number, or application text before the level
+        assert!(ofi_test(b"WARN: Function: main Line: x: NET/OFI oops").is_none());
+        assert!(ofi_test(b"the docs say to grep for WARN: Function: foo Line: 1: bar").is_none());
     }
 
     #[test]

@@ -354,8 +354,10 @@ struct Finders {
 }
 
 /// The union of the needles [`Finders`] looks for on a line that is not the common NCCL INFO shape.
-const ANY_NEEDLE: [&str; 27] = [
+const ANY_NEEDLE: [&str; 28] = [
     "NCCL ",
+    // aws-ofi-nccl's test programs (line::ofi_test)
+    ": Function: ",
     "UCX",
     "ib_mlx5",
     "unreachable",
@@ -733,7 +735,7 @@ impl Explainer {
             self.no_needle(line);
             return;
         }
-        if let Some(l) = line::nccl(line, &self.find.0.nccl) {
+        if let Some(l) = line::nccl(line, &self.find.0.nccl).or_else(|| line::ofi_test(line)) {
             if let Some(f) = self.files.last_mut() {
                 f.nccl_lines += 1;
             }

@@ -10,7 +10,8 @@
 //! milliseconds before timing out` and, when its own thread hangs, `watchdog got stuck for N seconds`.
 //! nccl-tests' `NCCLCHECK` prints `Test NCCL failure <file>:<line> '<ncclGetErrorString> / <last error>'`
 //! (`NCCL failure …` before 2.x; `src/common.h`). NIXL reports backend failures as `NIXL_ERR_BACKEND` and
-//! friends (`nixl_types.h`), in its glog lines and Python exceptions.
+//! friends (`nixl_types.h`), in its glog lines and Python exceptions. vLLM's own NCCL wrapper (pynccl) raises
+//! `RuntimeError: NCCL error: <ncclGetErrorString>` for a failed call.
 
 use roce_model::Code;
 
@@ -25,6 +26,17 @@ const RESULT_NAMES: [&[u8]; 6] = [
     b"ncclInvalidArgument",
     b"ncclInvalidUsage",
     b"ncclRemoteE",
+];
+
+/// The start of each failure's text from `ncclGetErrorString` (`src/init.cc`), as vLLM's pynccl quotes it after
+/// `NCCL error: `.
+const NCCL_ERROR_STRINGS: [&[u8]; 6] = [
+    b"unhandled cuda error",
+    b"unhandled system error",
+    b"internal error",
+    b"invalid argument",
+    b"invalid usage",
+    b"remote process exited",
 ];
 
 impl Explainer {
@@ -48,6 +60,16 @@ impl Explainer {
             }
             self.fatal(line, format!("PyTorch: {}", text(rest)));
             self.facts.torch_pending = 3;
+            return true;
+        }
+        if let Some(at) = find(b"NCCL error: ")
+            && NCCL_ERROR_STRINGS
+                .iter()
+                .any(|e| line[at + 12..].starts_with(e))
+        {
+            // vLLM's pynccl (`NCCL_CHECK`, vllm/distributed/device_communicators/pynccl_wrapper.py) raises
+            // `RuntimeError(f"NCCL error: {error_str}")` with ncclGetErrorString's text of the failed call
+            self.fatal(line, text(&line[at..]));
             return true;
         }
         if find(b"Some NCCL operations have failed or timed out").is_some() {
