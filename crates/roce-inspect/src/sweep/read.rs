@@ -94,7 +94,6 @@ pub fn read(
     let _ = x.read(bytes);
     let e = x.finish();
     let marks = markers(bytes);
-    r.rails = rail_results(bytes);
     r.transport = e.transport;
     r.gpudirect_rdma = e.gpudirect_rdma;
     let table = e.bandwidth.as_ref().filter(|b| b.rows > 0);
