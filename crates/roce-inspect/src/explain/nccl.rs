@@ -1104,11 +1104,7 @@ impl Explainer {
     /// An `NCCL ATTN` notice no rule explained: shown, never the cause of a failure.
     fn generic_notice(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) {
         let m = text(msg);
-        let key: String = m
-            .chars()
-            .take(120)
-            .map(|c| if c.is_ascii_digit() { '#' } else { c })
-            .collect();
+        let key = grouping_key(&m);
         let host = self.host_of(pi);
         let ev = self.evidence(line);
         self.found(Code::ExplainNcclNotice, &key, host.as_deref(), ev, || {
@@ -1125,12 +1121,7 @@ impl Explainer {
             let ev = self.evidence(line);
             self.facts.first_warn = Some((ev, m.clone()));
         }
-        // group warnings that differ only in numbers
-        let key: String = m
-            .chars()
-            .take(120)
-            .map(|c| if c.is_ascii_digit() { '#' } else { c })
-            .collect();
+        let key = grouping_key(&m);
         let host = self.host_of(pi);
         let ev = self.evidence(line);
         self.found(Code::ExplainNcclWarning, &key, host.as_deref(), ev, || {
@@ -1305,6 +1296,15 @@ fn strip_index(t: &[u8]) -> &[u8] {
         return &t[close + 1..];
     }
     t
+}
+
+/// What groups messages that differ only in numbers (addresses, ranks, counts): the first 120 characters with
+/// every digit masked.
+fn grouping_key(m: &str) -> String {
+    m.chars()
+        .take(120)
+        .map(|c| if c.is_ascii_digit() { '#' } else { c })
+        .collect()
 }
 
 #[cfg(test)]

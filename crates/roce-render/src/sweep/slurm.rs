@@ -88,32 +88,32 @@ pub(super) fn render(
         value: c.profile.clone(),
         why: why.to_string(),
     })?;
-    let mut doctor = String::from(
+    let mut after_checks = String::from(
         "\n# roce doctor on every node, where the nodes have roce (report reads it beside the checks)\n\
          if srun --nodes=1 --ntasks=1 --exact sh -c 'command -v roce' >/dev/null 2>&1; then\n",
     );
     for k in &c.checks {
         if let Some(path) = &k.doctor {
-            doctor.push_str(&format!(
+            after_checks.push_str(&format!(
                 "    srun --nodes=1 --nodelist={node} --ntasks=1 --exact roce doctor --profile {profile} --format json >\"$RESULTS/{path}\" 2>/dev/null &\n",
                 node = k.node.as_str(),
             ));
         }
     }
-    doctor.push_str("    wait\nfi\n");
+    after_checks.push_str("    wait\nfi\n");
     if let Some(rails) = super::rails::script(plan) {
-        doctor.push_str(&format!(
+        after_checks.push_str(&format!(
             "\n# the rail check on every node (ib_write_bw on each rail through the NIC's loopback), after\n\
              # the node's nccl-tests output\nread -r -d '' RAILS <<'ROCE_RAILS' || true\n{rails}\nROCE_RAILS\n"
         ));
         for k in &c.checks {
-            doctor.push_str(&format!(
+            after_checks.push_str(&format!(
                 "srun --nodes=1 --nodelist={node} --ntasks=1 --exact bash -c \"$RAILS\" >>\"$RESULTS/{out}\" 2>&1 &\n",
                 node = k.node.as_str(),
                 out = k.output,
             ));
         }
-        doctor.push_str("wait\n");
+        after_checks.push_str("wait\n");
     }
     script(
         "checks.sbatch",
@@ -122,7 +122,7 @@ pub(super) fn render(
             .iter()
             .map(|k| (k.output.as_str(), std::slice::from_ref(&k.node)))
             .collect(),
-        &doctor,
+        &after_checks,
         plan,
     )?;
     for r in &c.rounds {
