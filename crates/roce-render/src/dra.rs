@@ -33,17 +33,6 @@ pub(crate) fn pod_claims(plan: &Plan) -> Option<Yaml> {
     (!claims.is_empty()).then(|| Yaml::Seq(claims.iter().map(yaml_of).collect()))
 }
 
-/// The container's `resources.claims`, when the plan claims anything.
-pub(crate) fn container_claims(plan: &Plan) -> Option<Yaml> {
-    let claims = &plan.dra.container_claims;
-    (!claims.is_empty()).then(|| Yaml::Seq(claims.iter().map(yaml_of).collect()))
-}
-
-/// `spec.affinity`, when placement asks for one.
-pub(crate) fn affinity(plan: &Plan) -> Option<Yaml> {
-    plan.dra.affinity.as_ref().map(yaml_of)
-}
-
 /// The objects to apply beside the workload (ComputeDomain, the NICs' ResourceClaimTemplate).
 pub(crate) fn documents(plan: &Plan) -> Vec<Yaml> {
     plan.dra.documents.iter().map(yaml_of).collect()

@@ -21,6 +21,7 @@ mod comment;
 mod dockerfile;
 mod dotenv;
 mod dra;
+pub mod edits;
 pub mod exec;
 pub mod kustomize;
 pub mod plan;

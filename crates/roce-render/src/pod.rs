@@ -1,7 +1,8 @@
-//! `pod`: a complete Pod manifest.
+//! `pod`: a complete Pod manifest: every edit of the plan ([`crate::edits::requirements`]) written onto an
+//! empty pod. The validation workloads' pods are built the same way ([`wired`]).
 
-use crate::dra;
-use crate::plan::{MULTUS_ANNOTATION, Plan};
+use crate::edits::{self, Edit, Skeleton};
+use crate::plan::Plan;
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
 use roce_model::fabric::provider::{HostMount, TOPOLOGY_VOLUME, TopologyFile};
@@ -9,46 +10,24 @@ use roce_model::fabric::provider::{HostMount, TOPOLOGY_VOLUME, TopologyFile};
 /// Render the plan as a Pod.
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let name = opts.name.clone().unwrap_or_else(|| plan.short_name());
-    let mut metadata = Yaml::map().with("name", name.as_str());
-    if !plan.dra.labels.is_empty() {
-        let mut labels = Yaml::map();
-        for (k, v) in &plan.dra.labels {
-            labels.insert(k, v.as_str());
-        }
-        metadata.insert("labels", labels);
+    let template = wired(
+        plan,
+        opts,
+        Head {
+            metadata: vec![("name".into(), Yaml::from(name.as_str()))],
+            spec: vec![("restartPolicy".into(), Yaml::from("Never"))],
+            ..Head::default()
+        },
+    );
+    let Yaml::Map(parts) = template else {
+        unreachable!("a template is a mapping")
+    };
+    let mut pod = Yaml::map().with("apiVersion", "v1").with("kind", "Pod");
+    for (k, v) in parts {
+        pod.insert(&k, v);
     }
-    let mut annotations = Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str());
-    if let Some(value) = plan.wiring.as_ref().and_then(|w| w.multus_annotation()) {
-        annotations.insert(MULTUS_ANNOTATION, Yaml::Block(value));
-    }
-    for (k, v) in &plan.dra.annotations {
-        annotations.insert(k, v.as_str());
-    }
-    provider_annotations(plan, &mut annotations);
-    metadata.insert("annotations", annotations);
-
-    let mut spec = Yaml::map().with("restartPolicy", "Never");
-    if let Some(sel) = node_selector(plan) {
-        spec.insert("nodeSelector", sel);
-    }
-    if let Some(affinity) = dra::affinity(plan) {
-        spec.insert("affinity", affinity);
-    }
-    spec.insert("containers", vec![container(plan, opts)]);
-    if let Some(claims) = dra::pod_claims(plan) {
-        spec.insert("resourceClaims", claims);
-    }
-    let vols = volumes(plan);
-    if !vols.is_empty() {
-        spec.insert("volumes", vols);
-    }
-    let pod = Yaml::map()
-        .with("apiVersion", "v1")
-        .with("kind", "Pod")
-        .with("metadata", metadata)
-        .with("spec", spec);
     // The objects the claims name go first, so `kubectl apply -f` creates them before the pod.
-    let mut docs = dra::documents(plan);
+    let mut docs = documents(plan);
     docs.push(pod);
     Ok(format!(
         "{}{}",
@@ -57,12 +36,99 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     ))
 }
 
+/// What a pod template holds before the plan's edits are written onto it: its own first keys and, where
+/// the caller places them itself, its affinity and the keys before `containers`.
+#[derive(Default)]
+pub(crate) struct Head<'a> {
+    /// `metadata`'s first keys (`name`, the caller's labels).
+    pub metadata: Vec<(String, Yaml)>,
+    /// `spec`'s first keys (`restartPolicy`, …).
+    pub spec: Vec<(String, Yaml)>,
+    /// An affinity of the caller's instead of the plan's (a sweep's pinned nodes, a test's anti-affinity).
+    pub affinity: Option<Yaml>,
+    /// Keys between `affinity` and `containers` (`initContainers`).
+    pub before_containers: Vec<(String, Yaml)>,
+    /// What the caller adds to the wired container (a command, a probe).
+    pub finish_container: Option<Box<dyn FnOnce(Yaml) -> Yaml + 'a>>,
+}
+
+/// A pod template (`metadata`, `spec`) with every edit of the plan written onto an empty one whose
+/// container is [`container_skeleton`].
+pub(crate) fn wired(plan: &Plan, opts: &RenderOptions, head: Head<'_>) -> Yaml {
+    let mut metadata = Yaml::map();
+    for (k, v) in head.metadata {
+        metadata.insert(&k, v);
+    }
+    if metadata.get("labels").is_none() {
+        metadata.insert("labels", Yaml::Null);
+    }
+    metadata.insert("annotations", Yaml::Null);
+    let mut spec = Yaml::map();
+    for (k, v) in head.spec {
+        spec.insert(&k, v);
+    }
+    spec.insert("nodeSelector", Yaml::Null);
+    let own_affinity = head.affinity.is_some();
+    spec.insert("affinity", head.affinity.unwrap_or(Yaml::Null));
+    for (k, v) in head.before_containers {
+        spec.insert(&k, v);
+    }
+    spec.insert("containers", vec![container_skeleton(opts)]);
+    spec.insert("resourceClaims", Yaml::Null);
+    spec.insert("volumes", Yaml::Null);
+    let mut template = Yaml::map().with("metadata", metadata).with("spec", spec);
+    let reqs = edits::requirements(plan, opts.exec.as_ref());
+    let chosen: Vec<&Edit> = edits::all(&reqs)
+        .filter(|e| !(own_affinity && matches!(e, Edit::Affinity(_))))
+        .collect();
+    edits::write(
+        &mut template,
+        0,
+        &chosen,
+        plan,
+        edits::Context {
+            metadata_first: true,
+            ..edits::Context::default()
+        },
+    );
+    Skeleton::finish(&mut template);
+    if let Some(finish) = head.finish_container
+        && let Some(Yaml::Seq(cs)) = take(&mut template, "containers")
+    {
+        let mut finish = Some(finish);
+        let cs: Vec<Yaml> = cs
+            .into_iter()
+            .map(|c| finish.take().map_or(c.clone(), |f| f(c)))
+            .collect();
+        if let Yaml::Map(parts) = &mut template
+            && let Some((_, spec)) = parts.iter_mut().find(|(k, _)| k == "spec")
+        {
+            spec.insert("containers", cs);
+        }
+    }
+    template
+}
+
+/// The objects the plan's edits add beside the workload (ComputeDomain, the NICs' ResourceClaimTemplate).
+pub(crate) fn documents(plan: &Plan) -> Vec<Yaml> {
+    let reqs = edits::requirements(plan, None);
+    let mut docs: Vec<_> = edits::all(&reqs)
+        .filter_map(|e| match e {
+            Edit::Document(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    // The ComputeDomain first: its driver then creates the channel's template.
+    docs.sort_by_key(|d| d.kind() != roce_model::fabric::dra::COMPUTE_DOMAIN_KIND);
+    docs.into_iter().map(crate::dra::yaml_of).collect()
+}
+
 /// Name of the memory-backed `/dev/shm` volume.
 pub const SHM_VOLUME: &str = "dshm";
 
-/// The workload container: image, the `roce exec` command when asked for, env, resources, capabilities and
-/// the `/dev/shm` mount.
-pub fn container(plan: &Plan, opts: &RenderOptions) -> Yaml {
+/// The workload container before the plan's edits: name, image, the `roce exec` command when asked for,
+/// and a place for env (always written) and resources.
+fn container_skeleton(opts: &RenderOptions) -> Yaml {
     let mut c = Yaml::map()
         .with("name", opts.container.as_str())
         .with("image", opts.image.as_str());
@@ -73,41 +139,29 @@ pub fn container(plan: &Plan, opts: &RenderOptions) -> Yaml {
             c.insert("args", words(job));
         }
     }
-    c.insert(
-        "env",
-        env_entries(crate::exec::static_env(plan, opts.exec.as_ref())),
-    );
-    c.insert("resources", resources(plan));
-    if let Some(caps) = capabilities(plan) {
-        c.insert("securityContext", caps);
-    }
-    let mounts = volume_mounts(plan);
-    if !mounts.is_empty() {
-        c.insert("volumeMounts", mounts);
-    }
-    c
+    c.with("env", Yaml::seq())
+        .with("resources", Yaml::map())
+        .with("securityContext", Yaml::Null)
+        .with("volumeMounts", Yaml::Null)
 }
 
-/// The pod's volumes: the memory-backed `/dev/shm`, then the network provider's host directories.
-pub fn volumes(plan: &Plan) -> Vec<Yaml> {
-    let mut out = Vec::new();
-    if plan.shm {
-        out.push(shm_volume());
+/// The workload container, wired: image, the `roce exec` command when asked for, env, resources, claims,
+/// capabilities and mounts.
+pub fn container(plan: &Plan, opts: &RenderOptions) -> Yaml {
+    let mut template = wired(plan, opts, Head::default());
+    match take(&mut template, "containers") {
+        Some(Yaml::Seq(mut cs)) if !cs.is_empty() => cs.swap_remove(0),
+        _ => unreachable!("the skeleton has one container"),
     }
-    out.extend(plan.host_mounts.iter().map(host_volume));
-    out.extend(plan.topology.iter().map(topology_volume));
-    out
 }
 
-/// The container's mounts of [`volumes`], in the same order.
-pub fn volume_mounts(plan: &Plan) -> Vec<Yaml> {
-    let mut out = Vec::new();
-    if plan.shm {
-        out.push(shm_mount());
-    }
-    out.extend(plan.host_mounts.iter().map(host_mount));
-    out.extend(plan.topology.iter().map(topology_mount));
-    out
+/// Take `spec.<key>` out of a template.
+fn take(template: &mut Yaml, key: &str) -> Option<Yaml> {
+    use edits::GetMut;
+    template
+        .get_mut_key("spec")
+        .and_then(|s| s.get_mut_key(key))
+        .map(|v| std::mem::replace(v, Yaml::Null))
 }
 
 /// The topology file's ConfigMap as a volume holding just its key: the pod does not start while the
@@ -155,41 +209,11 @@ pub fn host_mount(m: &HostMount) -> Yaml {
         .with("readOnly", true)
 }
 
-/// Add the network provider's pod annotations (values longer than a line as blocks).
-pub fn provider_annotations(plan: &Plan, annotations: &mut Yaml) {
-    for (k, v) in &plan.pod_annotations {
-        if v.contains('\n') {
-            annotations.insert(k, Yaml::Block(v.clone()));
-        } else {
-            annotations.insert(k, v.as_str());
-        }
-    }
-}
-
-/// `nodeSelector:` from the plan's node labels, if any.
-pub fn node_selector(plan: &Plan) -> Option<Yaml> {
-    if plan.node_selector.is_empty() {
-        return None;
-    }
-    let mut sel = Yaml::map();
-    for (k, v) in &plan.node_selector {
-        sel.insert(k, v.as_str());
-    }
-    Some(sel)
-}
-
-/// The memory-backed `/dev/shm` volume.
-pub fn shm_volume() -> Yaml {
+/// A memory-backed `emptyDir` volume for `/dev/shm`.
+pub(crate) fn shm_volume_named(name: &str) -> Yaml {
     Yaml::map()
-        .with("name", SHM_VOLUME)
+        .with("name", name)
         .with("emptyDir", Yaml::map().with("medium", "Memory"))
-}
-
-/// The container's mount of [`shm_volume`] at `/dev/shm`.
-pub fn shm_mount() -> Yaml {
-    Yaml::map()
-        .with("name", SHM_VOLUME)
-        .with("mountPath", "/dev/shm")
 }
 
 /// `env:` entries, values as strings, with Kubernetes' `$(VAR)` expansion escaped.
@@ -199,45 +223,7 @@ pub fn env_list(plan: &Plan) -> Vec<Yaml> {
 
 /// `env:` entries of `vars`, as [`env_list`] writes them.
 pub(crate) fn env_entries<'a>(vars: impl Iterator<Item = &'a crate::plan::EnvVar>) -> Vec<Yaml> {
-    vars.map(|e| {
-        Yaml::map()
-            .with("name", e.name.as_str())
-            .with("value", Yaml::Quoted(escape_dependent_vars(&e.value)))
-    })
-    .collect()
-}
-
-/// `resources:` with the same quantities in requests and limits, and the DRA claims the container uses.
-pub fn resources(plan: &Plan) -> Yaml {
-    let mut r = quantities(plan);
-    if let Some(claims) = dra::container_claims(plan) {
-        r.insert("claims", claims);
-    }
-    r
-}
-
-/// `resources:` with the same quantities in requests and limits (no claims).
-pub fn quantities(plan: &Plan) -> Yaml {
-    let mut q = Yaml::map();
-    for (k, v) in plan.resources() {
-        q.insert(&k, v);
-    }
-    let mut r = Yaml::map();
-    if !plan.resources().is_empty() {
-        r.insert("requests", q.clone());
-        r.insert("limits", q);
-    }
-    r
-}
-
-/// `securityContext:` adding the plan's capabilities, if any.
-pub fn capabilities(plan: &Plan) -> Option<Yaml> {
-    let caps = &plan.wiring.as_ref()?.capabilities;
-    if caps.is_empty() {
-        return None;
-    }
-    let add: Vec<Yaml> = caps.iter().map(|c| Yaml::from(c.as_str())).collect();
-    Some(Yaml::map().with("capabilities", Yaml::map().with("add", add)))
+    vars.map(|e| edits::env_item(&e.name, &e.value)).collect()
 }
 
 /// Kubernetes expands `$(NAME)` in env values and reduces `$$` to `$`; double a `$` that precedes `(` or

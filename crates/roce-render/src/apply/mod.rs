@@ -70,9 +70,10 @@ use roce_model::{Code, Problem};
 
 use roce_model::fabric::env::is_pod_dependent;
 
+use crate::edits::{self, Edit};
+pub(crate) use crate::edits::{GetMut, ensure_map, merge_env, merge_resources};
 use crate::exec::ExecWrap;
-use crate::plan::{GPU_RESOURCE, MULTUS_ANNOTATION, Plan};
-use crate::pod::{SHM_VOLUME, escape_dependent_vars};
+use crate::plan::{GPU_RESOURCE, Plan};
 use crate::wiring::{Input, Wiring};
 use crate::yaml::{self, Yaml};
 use templates::{Form, Role, Step, Template, at_mut};
@@ -369,18 +370,10 @@ struct Work {
 /// What a pod template already gets from the fabric in some form, so `apply` leaves it alone.
 #[derive(Debug, Clone, Default)]
 struct Have {
-    /// Its rail NICs without the profile's networks (DRA NIC claims, a cloud's interfaces, networks of its
-    /// own): the networks annotation is not touched.
-    nics: bool,
-    /// RDMA devices through another resource, a DRA NIC claim, or a privileged container: no RDMA
-    /// resource is added.
-    rdma: bool,
+    /// The requirements it meets in another form ([`edits::unmet`] leaves their edits out).
+    met: edits::Met,
     /// The accelerators it asks for.
     accelerators: Vec<roce_model::fabric::devices::Accelerator>,
-    /// An IMEX channel claim the container already uses (any ComputeDomain's).
-    imex: bool,
-    /// It keeps its replicas apart across NVLink domains: no clique affinity.
-    spreads: bool,
     /// A KV-transfer server over NIXL/UCX: a profile that pins UCX to TCP leaves its UCX alone.
     kv_nixl: bool,
     /// Variables the rank gets from a ConfigMap of the input or the launcher's `--mca` (a launcher's `-x`
@@ -394,6 +387,17 @@ struct Have {
 }
 
 impl Have {
+    /// Does the rank get `name` elsewhere (a ConfigMap, the launcher's `mpirun`), or should it keep its
+    /// own: a host-network pod's device selections, a NIXL server's UCX under a TCP profile (pinning it to
+    /// TCP would move its KV cache over sockets)?
+    fn sets_otherwise(&self, name: &str, plan: &Plan) -> bool {
+        self.env_elsewhere.iter().any(|x| x == name)
+            || (self.host_network && roce_model::fabric::env::selects_devices(name))
+            || (self.kv_nixl
+                && plan.ucx_mode == roce_model::model::UcxMode::Tcp
+                && name.starts_with(roce_model::fabric::env::UCX_PREFIX))
+    }
+
     fn of(w: &Wiring<'_>, v: &view::PodView<'_>, plan: &Plan, pod_namespace: Option<&str>) -> Have {
         use crate::wiring::{EnvFrom, RdmaAccess};
         let want = plan
@@ -406,18 +410,30 @@ impl Have {
                 .as_ref()
                 .is_some_and(|p| p.resources.iter().any(|(name, _)| name.as_str() == r))
         };
+        let profile_labels: Vec<&str> =
+            plan.node_selector.iter().map(|(k, _)| k.as_str()).collect();
         Have {
-            nics: w.nics_otherwise(want, pod_namespace),
-            rdma: match w.rdma_access() {
-                Some(RdmaAccess::Resource(r)) => !profile_resource(&r),
-                Some(RdmaAccess::Claim(_) | RdmaAccess::Privileged | RdmaAccess::HostDevices) => {
-                    true
-                }
-                _ => false,
+            met: edits::Met {
+                nics: w.nics_otherwise(want, pod_namespace),
+                rdma: match w.rdma_access() {
+                    Some(RdmaAccess::Resource(r)) => !profile_resource(&r),
+                    Some(
+                        RdmaAccess::Claim(_) | RdmaAccess::Privileged | RdmaAccess::HostDevices,
+                    ) => true,
+                    _ => false,
+                },
+                imex: w.imex_channel().is_some(),
+                spreads: w.spreads_over(v.spec, roce_model::fabric::dra::CLIQUE_LABEL),
+                foreign_nodes: v
+                    .spec
+                    .and_then(|s| view::entry(s, "nodeSelector"))
+                    .is_some_and(|sel| {
+                        <Node as templates::Tree>::keys(&sel.node).iter().any(|k| {
+                            roce_model::fabric::devices::foreign_node_label(k, &profile_labels)
+                        })
+                    }),
             },
             accelerators: w.accelerators(),
-            imex: w.imex_channel().is_some(),
-            spreads: w.spreads_over(v.spec, roce_model::fabric::dra::CLIQUE_LABEL),
             kv_nixl: w.kv_backend() == Some(crate::wiring::KvBackend::Nixl),
             env_elsewhere: w
                 .env
@@ -610,11 +626,19 @@ pub fn missing_problem(doc: &Node, m: &templates::Missing) -> Problem {
     ))
 }
 
-/// The env the plan sets, as (name, value as the container must see it in a manifest).
+/// The env the plan sets, as (name, value as the container must see it in a manifest: `mpirun -x`'s words).
 fn plan_env(plan: &Plan) -> Vec<(String, String)> {
     plan.env
         .iter()
-        .map(|e| (e.name.clone(), escape_dependent_vars(&e.value)))
+        .map(|e| (e.name.clone(), crate::pod::escape_dependent_vars(&e.value)))
+        .collect()
+}
+
+/// The env the plan sets, as the program reads it ([`merge_env`] escapes what it writes).
+fn raw_env(plan: &Plan) -> Vec<(String, String)> {
+    plan.env
+        .iter()
+        .map(|e| (e.name.clone(), e.value.clone()))
         .collect()
 }
 
@@ -631,12 +655,10 @@ fn apply_document(
 ) -> Vec<Vec<Step>> {
     let mut claimed = Vec::new();
     let env = plan_env(plan);
-    // Behind `roce exec` the pod-dependent variables are computed at start-up: a static value would win.
-    let worker_env: Vec<(String, String)> = env
-        .iter()
-        .filter(|(n, _)| wrap.is_none() || !is_pod_dependent(n))
-        .cloned()
-        .collect();
+    let raw = raw_env(plan);
+    // Behind `roce exec` the pod-dependent variables are computed at start-up: a static value would win
+    // (the requirements leave them out).
+    let reqs = edits::requirements(plan, wrap);
     let has_launcher = work.templates.iter().any(|(t, _)| t.role == Role::Launcher);
     // Can every launcher forward the env? Only then may the workers go without it.
     let launchers_forward = work
@@ -667,50 +689,32 @@ fn apply_document(
                     ));
                     continue;
                 }
-                let (tplan, kept) = template_plan(plan, have);
-                let tplan = tplan.as_ref();
+                let (mut chosen, kept) = edits::unmet(&reqs, &have.met);
                 for k in kept {
                     notes.push(format!("{file}: the {} {k}", t.label));
                 }
-                for n in wire_pod(
-                    doc,
-                    t,
-                    *container,
-                    nets.as_deref(),
-                    tplan,
-                    work.pod_namespace.as_deref(),
-                ) {
-                    notes.push(format!("{file}: {n}"));
-                }
                 // What the rank gets elsewhere (a ConfigMap, the launcher's mpirun) is not set again; a
                 // KV-transfer server keeps its UCX as configured.
-                let env_t: Vec<(String, String)> = worker_env
-                    .iter()
-                    .filter(|(n, _)| !have.env_elsewhere.contains(n))
-                    .filter(|(n, _)| {
-                        !(have.host_network && roce_model::fabric::env::selects_devices(n))
-                    })
-                    .filter(|(n, _)| {
-                        // Pinning a NIXL server's UCX to TCP would move its KV cache over sockets.
-                        !(have.kv_nixl
-                            && plan.ucx_mode == roce_model::model::UcxMode::Tcp
-                            && n.starts_with(roce_model::fabric::env::UCX_PREFIX))
-                    })
-                    .cloned()
-                    .collect();
-                if let Some(c) = container_mut(doc, t, *container) {
-                    merge_env(c, &env_t, !env_on_workers, plan);
-                    // What the container runtime reads goes in the workers' env, wherever the rest goes.
-                    if !env_on_workers
-                        && env_t.iter().any(|(n, _)| roce_model::fabric::env::read_at_container_creation(n))
-                    {
-                        let runtime: Vec<(String, String)> = env_t
-                            .iter()
-                            .filter(|(n, _)| roce_model::fabric::env::read_at_container_creation(n))
-                            .cloned()
-                            .collect();
-                        merge_env(c, &runtime, false, plan);
+                chosen.retain(|e| !matches!(e, Edit::Env(v) if have.sets_otherwise(&v.name, plan)));
+                let mut changed = Vec::new();
+                if let Some(template) = at_mut(doc, &t.path) {
+                    changed = edits::write(
+                        template,
+                        *container,
+                        &chosen,
+                        plan,
+                        edits::Context {
+                            networks: nets.as_deref(),
+                            pod_namespace: work.pod_namespace.as_deref(),
+                            metadata_first: !t.path.is_empty(),
+                            env_fix_only: !env_on_workers,
+                        },
+                    );
+                    if chosen.iter().any(|e| matches!(e, Edit::PodClaim(_))) {
+                        claimed.push(t.path.clone());
                     }
+                }
+                if let Some(c) = container_mut(doc, t, *container) {
                     if let Some(w) = wrap {
                         wrap_command(c, w);
                     }
@@ -722,18 +726,12 @@ fn apply_document(
                         ));
                     }
                 }
-                if let Some(template) = at_mut(doc, &t.path) {
-                    let changed = dra::wire(template, *container, tplan);
-                    if !changed.is_empty() {
-                        notes.push(format!(
-                            "{file}: the {} gets the profile's DRA wiring: {}",
-                            t.label,
-                            changed.join("; ")
-                        ));
-                    }
-                    if !tplan.dra.pod_claims.is_empty() {
-                        claimed.push(t.path.clone());
-                    }
+                if !changed.is_empty() {
+                    notes.push(format!(
+                        "{file}: the {} gets the profile's DRA wiring: {}",
+                        t.label,
+                        changed.join("; ")
+                    ));
                 }
                 if !plan.gpu_resource
                     && container_mut(doc, t, *container)
@@ -750,15 +748,22 @@ fn apply_document(
                 let Some(trainer) = ensure_path(doc, &t.path) else {
                     continue;
                 };
-                merge_env(trainer, &env, !env_on_workers, plan);
-                merge_resources(trainer, "resourcesPerNode", plan);
+                merge_env(trainer, &raw, !env_on_workers, plan);
+                merge_resources(trainer, "resourcesPerNode", &fabric_resources(&reqs));
                 if plan.wiring.is_some() {
                     notes.push(format!(
                         "{file}: a TrainJob carries env and resources only; the Multus networks, IPC_LOCK, \
                          /dev/shm and node selector belong in its TrainingRuntime (run roce apply on that too)"
                     ));
                 }
-                if dra::active(plan) {
+                if reqs.iter().any(|r| {
+                    r.edits.iter().any(|e| {
+                        matches!(
+                            e,
+                            Edit::PodClaim(_) | Edit::Affinity(_) | Edit::Label { .. }
+                        ) || matches!(e, Edit::Annotation { merge: edits::Merge::Set, key, .. } if key != crate::PROFILE_ANNOTATION)
+                    })
+                }) {
                     notes.push(format!(
                         "{file}: a TrainJob cannot carry DRA claims or pod affinity: they and the objects \
                          the claims name belong in its TrainingRuntime (run roce apply on that too); a \
@@ -777,7 +782,7 @@ fn apply_document(
             )),
             (Role::Launcher, _) => {
                 if let Some(c) = container_mut(doc, t, *container) {
-                    merge_env(c, &env, !env_on_launcher, plan);
+                    merge_env(c, &raw, !env_on_launcher, plan);
                 }
                 forward_env(doc, t, *container, &env, env_on_launcher, plan);
             }
@@ -786,68 +791,16 @@ fn apply_document(
     claimed
 }
 
-/// The plan for one template, less what the template already has in another form ([`Have`]), with a
-/// sentence for each part left alone.
-fn template_plan<'p>(plan: &'p Plan, have: &Have) -> (std::borrow::Cow<'p, Plan>, Vec<String>) {
-    use std::borrow::Cow;
-    let mut kept = Vec::new();
-    let domain = plan.dra_spec.nvlink_domain.compute_domain();
-    let imex = have.imex && domain.is_some();
-    let nics = have.nics && plan.wiring.as_ref().is_some_and(|w| !w.networks.is_empty());
-    let rdma_resources = have.rdma
-        && plan.wiring.as_ref().is_some_and(|w| {
-            w.resources
-                .iter()
-                .any(|(r, _)| roce_model::fabric::devices::rdma_resource(r.as_str()))
-        });
-    let nic_claims = have.rdma && plan.dra_spec.nics.dra().is_some();
-    let spreads = have.spreads && plan.dra.affinity.is_some();
-    if !(imex || nics || rdma_resources || nic_claims || spreads) {
-        return (Cow::Borrowed(plan), kept);
-    }
-    let mut p = plan.clone();
-    if nics && let Some(w) = &mut p.wiring {
-        w.networks.clear();
-        kept.push("gets its NICs in another form (its own networks, DRA NIC claims or the cloud's interfaces): its networks are left as they are".to_string());
-    }
-    if rdma_resources && let Some(w) = &mut p.wiring {
-        w.resources
-            .retain(|(r, _)| !roce_model::fabric::devices::rdma_resource(r.as_str()));
-        kept.push("gets its RDMA devices in another form: no RDMA resource added".to_string());
-    }
-    if nic_claims && let Some(nics) = plan.dra_spec.nics.dra() {
-        let claim = nics.claim().as_str();
-        let template = nics.template().as_str();
-        p.dra.pod_claims.retain(|c| c.name().as_str() != claim);
-        p.dra
-            .container_claims
-            .retain(|c| c.name().as_str() != claim);
-        p.dra.documents.retain(|d| d.name() != template);
-        kept.push("gets its RDMA devices from a device plugin: no DRA NIC claim added".to_string());
-    }
-    if imex && let Some(cd) = domain {
-        let claim = cd.claim().as_str();
-        p.dra.pod_claims.retain(|c| c.name().as_str() != claim);
-        p.dra
-            .container_claims
-            .retain(|c| c.name().as_str() != claim);
-        p.dra
-            .documents
-            .retain(|d| d.kind() != roce_model::fabric::dra::COMPUTE_DOMAIN_KIND);
-        kept.push(
-            "already claims an IMEX channel of a ComputeDomain: that one is kept, none added"
-                .to_string(),
-        );
-    }
-    if spreads {
-        p.dra.affinity = None;
-        p.dra.labels.clear();
-        kept.push(format!(
-            "keeps its pods apart across `{}` (a spread constraint or anti-affinity): no required clique affinity added, which would contradict it",
-            roce_model::fabric::dra::CLIQUE_LABEL
-        ));
-    }
-    (Cow::Owned(p), kept)
+/// The fabric's resources (the RDMA devices'), without the GPUs: what a TrainJob's `resourcesPerNode` gets.
+fn fabric_resources(reqs: &[edits::Requirement]) -> Vec<(&str, &str)> {
+    reqs.iter()
+        .filter(|r| r.need == edits::Need::RdmaDevices)
+        .flat_map(|r| r.edits.iter())
+        .filter_map(|e| match e {
+            Edit::Resource { name, quantity } => Some((name.as_str(), quantity.as_str())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Does the container (or trainer, `key` = `resourcesPerNode`) request or limit GPUs as a resource?
@@ -900,42 +853,6 @@ fn container_argv(doc: &mut Yaml, t: &Template, index: usize) -> Option<Vec<Stri
     Some(argv)
 }
 
-/// The mapping under `key` of `map`, created (last, or first with `front`) when absent or null.
-fn ensure_map<'a>(map: &'a mut Yaml, key: &str, front: bool) -> Option<&'a mut Yaml> {
-    ensure(map, key, front, Yaml::map)
-}
-
-fn ensure_seq<'a>(map: &'a mut Yaml, key: &str) -> Option<&'a mut Yaml> {
-    ensure(map, key, false, Yaml::seq)
-}
-
-fn ensure<'a>(
-    map: &'a mut Yaml,
-    key: &str,
-    front: bool,
-    empty: fn() -> Yaml,
-) -> Option<&'a mut Yaml> {
-    let Yaml::Map(entries) = map else { return None };
-    let i = match entries.iter().position(|(k, _)| k == key) {
-        Some(i) => {
-            if entries[i].1 == Yaml::Null || matches!(entries[i].1, Yaml::Raw(_)) {
-                entries[i].1 = empty();
-            }
-            i
-        }
-        None if front => {
-            entries.insert(0, (key.to_string(), empty()));
-            0
-        }
-        None => {
-            entries.push((key.to_string(), empty()));
-            entries.len() - 1
-        }
-    };
-    let value = &mut entries[i].1;
-    (std::mem::discriminant(value) == std::mem::discriminant(&empty())).then_some(value)
-}
-
 /// Follow `path`, creating mappings that are absent.
 fn ensure_path<'a>(doc: &'a mut Yaml, path: &[Step]) -> Option<&'a mut Yaml> {
     path.iter().try_fold(doc, |node, step| match step {
@@ -945,293 +862,6 @@ fn ensure_path<'a>(doc: &'a mut Yaml, path: &[Step]) -> Option<&'a mut Yaml> {
             _ => None,
         },
     })
-}
-
-/// The text a scalar reads as, for comparing quantities and strings (`1`, `"1"` and `'1'` alike).
-fn scalar_text(y: &Yaml) -> Option<String> {
-    match y {
-        Yaml::Raw(s) => Some(s.clone()),
-        Yaml::Int(n) => Some(n.to_string()),
-        other => other.as_str().map(str::to_string),
-    }
-}
-
-/// Everything a worker pod template gets besides env.
-fn wire_pod(
-    doc: &mut Yaml,
-    t: &Template,
-    index: usize,
-    nets: Option<&[multus::Network]>,
-    plan: &Plan,
-    pod_namespace: Option<&str>,
-) -> Vec<String> {
-    let mut notes = Vec::new();
-    let Some(template) = at_mut(doc, &t.path) else {
-        return notes;
-    };
-    if let Some(annotations) = ensure_map(template, "metadata", !t.path.is_empty())
-        .and_then(|m| ensure_map(m, "annotations", false))
-    {
-        set_str(annotations, crate::PROFILE_ANNOTATION, &plan.profile);
-        if let Some(w) = plan.wiring.as_ref().filter(|w| !w.networks.is_empty()) {
-            let merged = multus::merge(nets.unwrap_or(&[]), &w.networks, pod_namespace);
-            annotations.insert(MULTUS_ANNOTATION, Yaml::Block(multus::render(&merged)));
-        }
-        // The provider's annotations (GKE's multi-network interfaces) attach NICs: a pod that states its own
-        // keeps them (its networks, under the names its cluster gave them).
-        for (k, v) in &plan.pod_annotations {
-            if annotations.get(k).is_none() {
-                set_str(annotations, k, v);
-            }
-        }
-    }
-    let Some(spec) = ensure_map(template, "spec", false) else {
-        return notes;
-    };
-    // A pod that already picks its nodes by another cloud's labels is someone else's node pool: the
-    // profile's labels would contradict it (its own label with another value is corrected).
-    let cloud_picked = spec.get("nodeSelector").is_some_and(|sel| {
-        let profile: Vec<&str> = plan.node_selector.iter().map(|(k, _)| k.as_str()).collect();
-        <Yaml as templates::Tree>::keys(sel)
-            .iter()
-            .any(|k| roce_model::fabric::devices::foreign_node_label(k, &profile))
-    });
-    if cloud_picked && !plan.node_selector.is_empty() {
-        notes.push(format!(
-            "the {} selects its nodes by another cloud's labels: the profile's node labels are not added",
-            t.label
-        ));
-    } else if !plan.node_selector.is_empty()
-        && let Some(sel) = ensure_map(spec, "nodeSelector", false)
-    {
-        for (k, v) in &plan.node_selector {
-            set_str(sel, k, v);
-        }
-    }
-    let shm_name = if plan.shm {
-        shm_volume(spec, index)
-    } else {
-        None
-    };
-    // The provider's host directories: a volume by name unless the manifest has one.
-    if !plan.host_mounts.is_empty()
-        && let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes")
-    {
-        for m in &plan.host_mounts {
-            if !volumes
-                .iter()
-                .any(|v| v.get("name").and_then(Yaml::as_str) == Some(m.name.as_str()))
-            {
-                volumes.push(crate::pod::host_volume(m));
-            }
-        }
-    }
-    if plan.topology.is_some()
-        && let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes")
-        && let Some(t) = &plan.topology
-        && !volumes.iter().any(|v| {
-            v.get("name").and_then(Yaml::as_str)
-                == Some(roce_model::fabric::provider::TOPOLOGY_VOLUME)
-        })
-    {
-        volumes.push(crate::pod::topology_volume(t));
-    }
-    let Some(Yaml::Seq(containers)) = spec.get_mut_key("containers") else {
-        return notes;
-    };
-    let Some(c) = containers.get_mut(index) else {
-        return notes;
-    };
-    merge_resources(c, "resources", plan);
-    if let Some(w) = &plan.wiring
-        && !w.capabilities.is_empty()
-        && let Some(add) = ensure_map(c, "securityContext", false)
-            .and_then(|sc| ensure_map(sc, "capabilities", false))
-            .and_then(|caps| ensure_seq(caps, "add"))
-        && let Yaml::Seq(items) = add
-    {
-        for cap in &w.capabilities {
-            if !items.iter().any(|i| i.as_str() == Some(cap.as_str())) {
-                items.push(Yaml::Str(cap.to_string()));
-            }
-        }
-    }
-    if let Some(name) = shm_name
-        && let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
-    {
-        mounts.push(
-            Yaml::map()
-                .with("name", name.as_str())
-                .with("mountPath", "/dev/shm"),
-        );
-    }
-    // ... and the container's mount of each, by mountPath, unless something is mounted there.
-    if !plan.host_mounts.is_empty()
-        && let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
-    {
-        for m in &plan.host_mounts {
-            if !mounts
-                .iter()
-                .any(|x| x.get("mountPath").and_then(Yaml::as_str) == Some(m.mount_path.as_str()))
-            {
-                mounts.push(crate::pod::host_mount(m));
-            }
-        }
-    }
-    if let Some(t) = &plan.topology
-        && let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
-        && !mounts
-            .iter()
-            .any(|x| x.get("mountPath").and_then(Yaml::as_str) == Some(t.path.as_str()))
-    {
-        mounts.push(crate::pod::topology_mount(t));
-    }
-    notes
-}
-
-/// Set a string entry unless it already reads as `value`.
-fn set_str(map: &mut Yaml, key: &str, value: &str) {
-    if map.get(key).and_then(scalar_text).as_deref() != Some(value) {
-        map.insert(key, Yaml::Str(value.to_string()));
-    }
-}
-
-/// Make sure `spec.volumes` has a memory-backed volume for `/dev/shm`, unless the container already mounts
-/// something there. Returns the volume name to mount, or `None` when nothing is to be mounted.
-fn shm_volume(spec: &mut Yaml, index: usize) -> Option<String> {
-    let mounted = match spec.get("containers") {
-        Some(Yaml::Seq(cs)) => cs.get(index).and_then(|c| c.get("volumeMounts")).is_some_and(|m| {
-            matches!(m, Yaml::Seq(ms) if ms.iter().any(|m| m.get("mountPath").and_then(Yaml::as_str) == Some("/dev/shm")))
-        }),
-        _ => false,
-    };
-    if mounted {
-        return None;
-    }
-    let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes") else {
-        return None;
-    };
-    let is_memory = |v: &Yaml| {
-        v.get("emptyDir")
-            .and_then(|e| e.get("medium"))
-            .and_then(Yaml::as_str)
-            == Some("Memory")
-    };
-    for candidate in [SHM_VOLUME, "roce-dshm"] {
-        match volumes
-            .iter()
-            .find(|v| v.get("name").and_then(Yaml::as_str) == Some(candidate))
-        {
-            Some(v) if is_memory(v) => return Some(candidate.to_string()),
-            Some(_) => continue,
-            None => {
-                volumes.push(
-                    Yaml::map()
-                        .with("name", candidate)
-                        .with("emptyDir", Yaml::map().with("medium", "Memory")),
-                );
-                return Some(candidate.to_string());
-            }
-        }
-    }
-    None
-}
-
-/// The wiring resources in requests and limits (GPUs are the workload's and never added).
-fn merge_resources(c: &mut Yaml, key: &str, plan: &Plan) {
-    let wiring: Vec<(String, String)> = plan
-        .wiring
-        .as_ref()
-        .map(|w| {
-            w.resources
-                .iter()
-                .map(|(r, q)| (r.to_string(), q.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
-    // GPUs are the workload's, not the fabric's: a pod that asks for none (a GPU-less RDMA test, a CPU
-    // router) keeps asking for none, and one that asks keeps its count.
-    // Nothing to set (a DRA claim brings the GPUs and the NICs): leave `resources` as it is.
-    if wiring.is_empty() {
-        return;
-    }
-    let Some(resources) = ensure_map(c, key, false) else {
-        return;
-    };
-    for side in ["requests", "limits"] {
-        let Some(q) = ensure_map(resources, side, false) else {
-            continue;
-        };
-        for (name, amount) in &wiring {
-            set_str(q, name, amount);
-        }
-    }
-}
-
-/// Merge env by name. With `fix_only`, only entries that already exist are corrected (the other side of an
-/// MPI job carries the env, and these would override it).
-fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool, plan: &Plan) {
-    let present = |c: &Yaml, name: &str| matches!(c.get("env"), Some(Yaml::Seq(items)) if items.iter().any(|i| i.get("name").and_then(Yaml::as_str) == Some(name)));
-    if fix_only && !env.iter().any(|(n, _)| present(c, n)) {
-        return;
-    }
-    let Some(Yaml::Seq(items)) = ensure_seq(c, "env") else {
-        return;
-    };
-    for (name, value) in env {
-        let same_name = |i: &Yaml| i.get("name").and_then(Yaml::as_str) == Some(name.as_str());
-        match items.iter().position(same_name) {
-            Some(at) => {
-                let item = &items[at];
-                let have = item
-                    .get("value")
-                    .and_then(Yaml::as_str)
-                    .filter(|_| item.get("valueFrom").is_none());
-                let right = have == Some(value.as_str())
-                    || have.is_some_and(|h| plan.acceptable(name, &unescape_dependent(h)));
-                if !right {
-                    // A search path keeps the manifest's entries (the MPI's, the image's) and gains the plan's.
-                    let merged = match have {
-                        Some(h) if roce_model::fabric::devices::path_like(name) => {
-                            merge_paths(h, value)
-                        }
-                        _ => value.clone(),
-                    };
-                    items[at] = env_item(name, &merged);
-                }
-                let mut seen = 0;
-                items.retain(|i| {
-                    if same_name(i) {
-                        seen += 1;
-                        seen == 1
-                    } else {
-                        true
-                    }
-                });
-            }
-            None if fix_only => {}
-            None => items.push(env_item(name, value)),
-        }
-    }
-}
-
-/// `have` with each entry of `want` it lacks appended (`:`-separated search paths).
-fn merge_paths(have: &str, want: &str) -> String {
-    let mut out = have.to_string();
-    for w in want.split(':').filter(|w| !w.is_empty()) {
-        if !have.split(':').any(|h| h == w) {
-            if !out.is_empty() {
-                out.push(':');
-            }
-            out.push_str(w);
-        }
-    }
-    out
-}
-
-/// A manifest's env value as the program reads it (`$$` is Kubernetes' escape for `$`).
-fn unescape_dependent(v: &str) -> String {
-    v.replace("$$", "$")
 }
 
 /// Put the `roce exec` prefix in front of the container's `command` (or give an existing prefix `w`'s
@@ -1257,12 +887,6 @@ fn wrap_command(c: &mut Yaml, w: &ExecWrap) {
     for (i, word) in w.prefix().into_iter().enumerate() {
         command.insert(i, Yaml::from(word));
     }
-}
-
-fn env_item(name: &str, value: &str) -> Yaml {
-    Yaml::map()
-        .with("name", name)
-        .with("value", Yaml::Quoted(value.to_string()))
 }
 
 /// Forward the env from a launcher with `mpirun -x`: correct `-x NAME=VALUE` values that differ from the
@@ -1381,19 +1005,5 @@ fn argv_item(c: &mut Yaml, n_command: usize, j: usize) -> Option<&mut Yaml> {
 fn set_argv(c: &mut Yaml, n_command: usize, j: usize, value: Yaml) {
     if let Some(slot) = argv_item(c, n_command, j) {
         *slot = value;
-    }
-}
-
-/// Mutable access to a mapping's value.
-trait GetMut {
-    fn get_mut_key(&mut self, key: &str) -> Option<&mut Yaml>;
-}
-
-impl GetMut for Yaml {
-    fn get_mut_key(&mut self, key: &str) -> Option<&mut Yaml> {
-        match self {
-            Yaml::Map(entries) => entries.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
     }
 }

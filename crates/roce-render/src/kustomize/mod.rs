@@ -23,11 +23,12 @@
 mod select;
 mod steps;
 
+use crate::dra;
+use crate::edits::{self, Edit, Skeleton};
 use crate::exec::ExecWrap;
 use crate::plan::{MULTUS_ANNOTATION, Plan};
 use crate::yaml::{self, Yaml};
-use crate::{Artifact, PROFILE_ANNOTATION, RenderError, RenderOptions};
-use crate::{dra, pod};
+use crate::{Artifact, RenderError, RenderOptions};
 use roce_model::fabric::env::POD_DEPENDENT;
 use roce_model::names::Capability;
 use select::{Group, Shape, Target};
@@ -271,41 +272,71 @@ fn wiring(ctx: &Ctx) -> String {
 /// The strategic-merge patch for one pod-template shape, keyed on the container name.
 fn patch(ctx: &Ctx, shape: Shape) -> String {
     let plan = ctx.plan;
-    // The DRA claims are lists a patch would replace: the `container` step merges them by name.
-    let mut container = Yaml::map()
+    let container = Yaml::map()
         .with("name", ctx.container.as_str())
-        .with("env", env(ctx));
-    let quantities = pod::quantities(plan);
-    if !matches!(&quantities, Yaml::Map(m) if m.is_empty()) {
-        container.insert("resources", quantities);
+        .with("env", Yaml::seq())
+        .with("resources", Yaml::Null)
+        .with("volumeMounts", Yaml::Null);
+    let mut template = Yaml::map()
+        .with(
+            "metadata",
+            Yaml::map()
+                .with("labels", Yaml::Null)
+                .with("annotations", Yaml::Null),
+        )
+        .with(
+            "spec",
+            Yaml::map()
+                .with("nodeSelector", Yaml::Null)
+                .with("containers", vec![container])
+                .with("volumes", Yaml::Null),
+        );
+    let reqs = edits::requirements(plan, ctx.exec);
+    // What a strategic-merge patch can carry. The rest are lists a patch would replace or a string it
+    // cannot append to: the steps merge them (the Multus annotation, capabilities, claims, affinity).
+    let carried: Vec<&Edit> = edits::all(&reqs)
+        .filter(|e| {
+            matches!(
+                e,
+                Edit::Annotation { .. }
+                    | Edit::NodeLabel { .. }
+                    | Edit::Label { .. }
+                    | Edit::Volume(_)
+                    | Edit::Resource { .. }
+                    | Edit::Env(_)
+            )
+        })
+        .collect();
+    edits::write(
+        &mut template,
+        0,
+        &carried,
+        plan,
+        edits::Context {
+            metadata_first: true,
+            ..edits::Context::default()
+        },
+    );
+    Skeleton::finish(&mut template);
+    let Yaml::Map(mut parts) = template else {
+        unreachable!("built as a map")
+    };
+    let mut spec = parts.pop().expect("metadata and spec").1;
+    let template_meta = parts.pop().expect("metadata and spec").1;
+    if ctx.exec.is_some()
+        && let Some(Yaml::Seq(cs)) = spec.get("containers").cloned()
+    {
+        let cs: Vec<Yaml> = cs
+            .into_iter()
+            .map(|mut c| {
+                if let Some(Yaml::Seq(env)) = c.get("env").cloned() {
+                    c.insert("env", with_deletes(env));
+                }
+                c
+            })
+            .collect();
+        spec.insert("containers", cs);
     }
-    let mounts = pod::volume_mounts(plan);
-    if !mounts.is_empty() {
-        container.insert("volumeMounts", mounts);
-    }
-    let mut spec = Yaml::map();
-    if let Some(sel) = pod::node_selector(plan) {
-        spec.insert("nodeSelector", sel);
-    }
-    spec.insert("containers", vec![container]);
-    let volumes = pod::volumes(plan);
-    if !volumes.is_empty() {
-        spec.insert("volumes", volumes);
-    }
-    let mut template_meta = Yaml::map();
-    if !plan.dra.labels.is_empty() {
-        let mut labels = Yaml::map();
-        for (k, v) in &plan.dra.labels {
-            labels.insert(k, v.as_str());
-        }
-        template_meta.insert("labels", labels);
-    }
-    let mut annotations = Yaml::map().with(PROFILE_ANNOTATION, plan.profile.as_str());
-    for (k, v) in &plan.dra.annotations {
-        annotations.insert(k, v.as_str());
-    }
-    pod::provider_annotations(plan, &mut annotations);
-    template_meta.insert("annotations", annotations);
     let (_, api_version, kind) = shape.patch();
     let mut metadata = Yaml::map().with("name", ctx.name.as_str());
     let body = match shape {
@@ -358,17 +389,14 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
     out
 }
 
-/// The container's env: the profile's variables and, behind `roce exec`, a `$patch: delete` for each one it
-/// computes from the pod, as `apply --exec` removes them: a static value would win over the computed one.
-fn env(ctx: &Ctx) -> Vec<Yaml> {
-    let mut env = pod::env_entries(crate::exec::static_env(ctx.plan, ctx.exec));
-    if ctx.exec.is_some() {
-        env.extend(
-            POD_DEPENDENT
-                .iter()
-                .map(|name| Yaml::map().with("name", *name).with("$patch", "delete")),
-        );
-    }
+/// The container's env behind `roce exec`: a `$patch: delete` for each variable it computes from the pod, as
+/// `apply --exec` removes them: a static value would win over the computed one.
+fn with_deletes(mut env: Vec<Yaml>) -> Vec<Yaml> {
+    env.extend(
+        POD_DEPENDENT
+            .iter()
+            .map(|name| Yaml::map().with("name", *name).with("$patch", "delete")),
+    );
     env
 }
 

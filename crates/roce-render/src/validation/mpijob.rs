@@ -7,8 +7,7 @@
 use roce_model::fabric::env::MPI_LAUNCHER_ENV;
 
 use super::{comment, image, nccl_test_command, nodes, object_name, with_command};
-use crate::dra;
-use crate::plan::{MULTUS_ANNOTATION, Plan, Topic};
+use crate::plan::{Plan, Topic};
 use crate::pod;
 use crate::sweep::NodeName;
 use crate::yaml::{self, Yaml};
@@ -135,51 +134,23 @@ pub(crate) fn build(
         image: image.to_string(),
         ..opts.clone()
     };
-    let mut worker_annotations = Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str());
-    if let Some(value) = plan.wiring.as_ref().and_then(|w| w.multus_annotation()) {
-        worker_annotations.insert(MULTUS_ANNOTATION, Yaml::Block(value));
-    }
-    for (k, v) in &plan.dra.annotations {
-        worker_annotations.insert(k, v.as_str());
-    }
-    pod::provider_annotations(plan, &mut worker_annotations);
-    let mut worker_metadata = Yaml::map();
-    if !plan.dra.labels.is_empty() {
-        let mut labels = Yaml::map();
-        for (k, v) in &plan.dra.labels {
-            labels.insert(k, v.as_str());
-        }
-        worker_metadata.insert("labels", labels);
-    }
-    worker_metadata.insert("annotations", worker_annotations);
-    let mut worker_spec = Yaml::map();
-    if !plan.node_selector.is_empty() {
-        let mut sel = Yaml::map();
-        for (k, v) in &plan.node_selector {
-            sel.insert(k, v.as_str());
-        }
-        worker_spec.insert("nodeSelector", sel);
-    }
     // Pinned workers need no placement of their own: the nodes are given (a clique affinity would only
     // refuse a pair that spans two racks, which is what a sweep wants to test).
-    match pin {
-        Some(p) => {
-            worker_spec.insert("affinity", pinned_affinity(&name, p.nodes));
+    let worker = pod::wired(
+        plan,
+        &worker_opts,
+        pod::Head {
+            affinity: pin.map(|p| pinned_affinity(&name, p.nodes)),
+            ..pod::Head::default()
+        },
+    );
+    let (worker_metadata, worker_spec) = match worker {
+        Yaml::Map(mut parts) if parts.len() == 2 => {
+            let spec = parts.pop().expect("two parts").1;
+            (parts.pop().expect("two parts").1, spec)
         }
-        None => {
-            if let Some(affinity) = dra::affinity(plan) {
-                worker_spec.insert("affinity", affinity);
-            }
-        }
-    }
-    worker_spec.insert("containers", vec![pod::container(plan, &worker_opts)]);
-    if let Some(claims) = dra::pod_claims(plan) {
-        worker_spec.insert("resourceClaims", claims);
-    }
-    let volumes = pod::volumes(plan);
-    if !volumes.is_empty() {
-        worker_spec.insert("volumes", volumes);
-    }
+        _ => unreachable!("a template is metadata and spec"),
+    };
 
     let replica = |replicas: u32, metadata: Yaml, spec: Yaml| {
         Yaml::map().with("replicas", i64::from(replicas)).with(
@@ -245,7 +216,7 @@ pub(crate) fn build(
     // The ComputeDomain and the NICs' claim template go first, so `kubectl apply -f` creates them before
     // the workers that claim them (the vendor's DRA MPIJob ships its ComputeDomain the same way).
     Ok(Built {
-        documents: dra::documents(plan),
+        documents: pod::documents(plan),
         job,
         notes,
     })

@@ -8,7 +8,7 @@
 //! the NVLink domain and the job's placement do not apply to a two-node network test, and the file says so.
 
 use super::{comment, image, object_name, with_command};
-use crate::plan::{MULTUS_ANNOTATION, Plan, Topic};
+use crate::plan::{Plan, Topic};
 use crate::pod;
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
@@ -81,9 +81,6 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
                 ),
         );
 
-    let main = |command: &[&str], args: Vec<Yaml>| {
-        with_command(pod::container(plan, &container_opts), command, args)
-    };
     let info = with_command(
         pod::container(
             plan,
@@ -98,25 +95,27 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     // Ready once ucx_perftest listens (it opens its port before anything else), so the headless Service
     // publishes `server.NAME` only then: a LISTEN (0A) socket on the port in /proc/net/tcp{,6}.
     let listening = format!("^ *[0-9]+: [0-9A-F]+:{PORT:04X} [0-9A-F]+:0000 0A ");
-    let mut server_main = main(&["ucx_perftest", "-p", &PORT.to_string()], Vec::new());
-    server_main.insert(
-        "readinessProbe",
-        Yaml::map()
-            .with(
-                "exec",
-                Yaml::map().with(
-                    "command",
-                    vec![
-                        Yaml::from("grep"),
-                        "-qsE".into(),
-                        listening.into(),
-                        "/proc/net/tcp".into(),
-                        "/proc/net/tcp6".into(),
-                    ],
-                ),
-            )
-            .with("periodSeconds", 2_i64),
-    );
+    let port = PORT.to_string();
+    let probe = Yaml::map()
+        .with(
+            "exec",
+            Yaml::map().with(
+                "command",
+                vec![
+                    Yaml::from("grep"),
+                    "-qsE".into(),
+                    listening.into(),
+                    "/proc/net/tcp".into(),
+                    "/proc/net/tcp6".into(),
+                ],
+            ),
+        )
+        .with("periodSeconds", 2_i64);
+    let server_main = |c: Yaml| {
+        let mut c = with_command(c, &["ucx_perftest", "-p", &port], Vec::new());
+        c.insert("readinessProbe", probe);
+        c
+    };
     let wait = Yaml::map()
         .with("name", WAIT_CONTAINER)
         .with("image", image(plan, opts))
@@ -127,13 +126,21 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
                 "until getent hosts {server_host} >/dev/null; do echo waiting for {server_host}; sleep 5; done"
             ))],
         );
-    let server = test_pod(plan, &name, "server", vec![info.clone()], server_main);
+    let server = test_pod(
+        plan,
+        &container_opts,
+        &name,
+        "server",
+        vec![info.clone()],
+        server_main,
+    );
     let client = test_pod(
         plan,
+        &container_opts,
         &name,
         "client",
         vec![info, wait],
-        main(&["ucx_perftest"], client_args),
+        |c| with_command(c, &["ucx_perftest"], client_args),
     );
 
     let mut notes = vec![
@@ -160,7 +167,7 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         "  kubectl delete -f ucx-perftest.yaml".into(),
     ]);
     // The objects the claims name go first, so `kubectl apply -f` creates them before the Pods.
-    let mut docs = crate::dra::documents(plan);
+    let mut docs = pod::documents(plan);
     docs.extend([service, server, client]);
     Ok(format!(
         "{}{}{}",
@@ -174,62 +181,60 @@ fn labels(name: &str, role: &str) -> Yaml {
     Yaml::map().with(TEST_LABEL, name).with(ROLE_LABEL, role)
 }
 
-fn test_pod(plan: &Plan, name: &str, role: &str, init: Vec<Yaml>, main: Yaml) -> Yaml {
-    let mut annotations = Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str());
-    if let Some(value) = plan.wiring.as_ref().and_then(|w| w.multus_annotation()) {
-        annotations.insert(MULTUS_ANNOTATION, Yaml::Block(value));
-    }
-    pod::provider_annotations(plan, &mut annotations);
-    let mut spec = Yaml::map()
-        .with("restartPolicy", "Never")
-        .with("activeDeadlineSeconds", DEADLINE_SECONDS);
+fn test_pod(
+    plan: &Plan,
+    opts: &RenderOptions,
+    name: &str,
+    role: &str,
+    init: Vec<Yaml>,
+    main: impl FnOnce(Yaml) -> Yaml,
+) -> Yaml {
+    let mut spec = vec![
+        ("restartPolicy".to_string(), Yaml::from("Never")),
+        (
+            "activeDeadlineSeconds".to_string(),
+            Yaml::from(DEADLINE_SECONDS),
+        ),
+    ];
     if role == "server" {
         // hostname + subdomain = the headless Service's name: DNS `server.NAME`.
-        spec.insert("hostname", "server");
-        spec.insert("subdomain", name);
+        spec.push(("hostname".into(), Yaml::from("server")));
+        spec.push(("subdomain".into(), Yaml::from(name)));
     }
-    if !plan.node_selector.is_empty() {
-        let mut sel = Yaml::map();
-        for (k, v) in &plan.node_selector {
-            sel.insert(k, v.as_str());
-        }
-        spec.insert("nodeSelector", sel);
-    }
-    spec.insert(
-        "affinity",
+    let anti_affinity = Yaml::map().with(
+        "podAntiAffinity",
         Yaml::map().with(
-            "podAntiAffinity",
-            Yaml::map().with(
-                "requiredDuringSchedulingIgnoredDuringExecution",
-                vec![
-                    Yaml::map()
-                        .with(
-                            "labelSelector",
-                            Yaml::map().with("matchLabels", Yaml::map().with(TEST_LABEL, name)),
-                        )
-                        .with("topologyKey", "kubernetes.io/hostname"),
-                ],
-            ),
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            vec![
+                Yaml::map()
+                    .with(
+                        "labelSelector",
+                        Yaml::map().with("matchLabels", Yaml::map().with(TEST_LABEL, name)),
+                    )
+                    .with("topologyKey", "kubernetes.io/hostname"),
+            ],
         ),
     );
-    spec.insert("initContainers", init);
-    spec.insert("containers", vec![main]);
-    if let Some(claims) = crate::dra::pod_claims(plan) {
-        spec.insert("resourceClaims", claims);
+    let template = pod::wired(
+        plan,
+        opts,
+        pod::Head {
+            metadata: vec![
+                ("name".into(), Yaml::from(format!("{name}-{role}"))),
+                ("labels".into(), labels(name, role)),
+            ],
+            spec,
+            affinity: Some(anti_affinity),
+            before_containers: vec![("initContainers".into(), Yaml::Seq(init))],
+            finish_container: Some(Box::new(main)),
+        },
+    );
+    let Yaml::Map(parts) = template else {
+        unreachable!("a template is a mapping")
+    };
+    let mut pod = Yaml::map().with("apiVersion", "v1").with("kind", "Pod");
+    for (k, v) in parts {
+        pod.insert(&k, v);
     }
-    let volumes = pod::volumes(plan);
-    if !volumes.is_empty() {
-        spec.insert("volumes", volumes);
-    }
-    Yaml::map()
-        .with("apiVersion", "v1")
-        .with("kind", "Pod")
-        .with(
-            "metadata",
-            Yaml::map()
-                .with("name", format!("{name}-{role}"))
-                .with("labels", labels(name, role))
-                .with("annotations", annotations),
-        )
-        .with("spec", spec)
+    pod
 }

@@ -1,0 +1,480 @@
+//! What the plan asks of a pod, as data: **requirements** (what the fabric needs, each with the consequence
+//! when it is unmet) and the typed **edits** that meet each one, with the key every edit merges on.
+//!
+//! Every consumer interprets the same list ([`requirements`]):
+//! * the Pod target writes every edit onto an empty pod ([`write`] on a skeleton);
+//! * `roce apply` writes the edits of the requirements a template does not meet yet, merged into what the
+//!   user wrote ([`unmet`], then [`write`]); the webhook's JSONPatch is apply's result, diffed;
+//! * the Kustomize Component carries the edits a strategic-merge patch can (the rest are its replacement
+//!   steps: the Multus append, capabilities, claims, affinity);
+//! * `roce lint` reports, per [`Need`], what a template does not meet (`roce_inspect::lint`).
+//!
+//! A [`Need`] names what a pod must get; matching on it is exhaustive everywhere, so a new need is one
+//! variant here, its edits in [`requirements`], and the compiler points at each consumer that must say what
+//! it does with it.
+
+mod write;
+
+use roce_model::fabric::dra::emit::{Affinity, ContainerClaim, ExtraDocument, PodResourceClaim};
+use roce_model::fabric::env::Consequence;
+use roce_model::fabric::provider::{HostMount, TopologyFile};
+use roce_model::names::{Capability, NadRef};
+
+use crate::exec::ExecWrap;
+use crate::plan::{EnvVar, GPU_RESOURCE, Plan};
+
+pub(crate) use write::{Context, Skeleton, write};
+pub(crate) use write::{GetMut, ensure_map, env_item, equivalent, merge_env, merge_resources};
+
+/// What a pod must get from the fabric (or from the workload, for GPUs) for the profile's job to run as
+/// the profile means it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Need {
+    /// The profile annotation, so a reader (and `roce diff`, the webhook) knows what wired the pod.
+    Provenance,
+    /// The rail NICs attached to the pod: the profile's Multus networks or the cloud's interfaces.
+    RailNics,
+    /// RDMA devices in the container: the device plugin's resource, or the NICs' DRA claim.
+    RdmaDevices,
+    /// Memory registration past the default memlock limit: `IPC_LOCK`.
+    Memlock,
+    /// The node's GPUs as the device plugin's resource (the workload's own: `apply` never adds them).
+    Gpus,
+    /// Nodes of the profile's pool (its node labels).
+    NodePool,
+    /// An IMEX channel of the profile's ComputeDomain (multi-node NVLink).
+    NvlinkDomain,
+    /// Placement inside one NVLink domain (required clique affinity and the label it selects) and Kueue's
+    /// topology annotations.
+    Placement,
+    /// A memory-backed `/dev/shm` (NCCL's and UCX's shared-memory transports outgrow the 64 MiB default).
+    SharedMemory,
+    /// The network provider's host directories (gIB's plugin), mounted read-only.
+    HostDirectories,
+    /// The topology file NCCL_TOPO_FILE names, mounted from its ConfigMap.
+    TopologyFile,
+    /// The fabric's environment, variable by variable (each with its reader's consequence).
+    Environment,
+}
+
+impl Need {
+    /// What is wrong when the need is unmet, in a user's words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Need::Provenance => "the profile annotation",
+            Need::RailNics => "the rail NICs",
+            Need::RdmaDevices => "RDMA devices",
+            Need::Memlock => "memory locking for RDMA registration (IPC_LOCK)",
+            Need::Gpus => "the node's GPUs",
+            Need::NodePool => "nodes of the profile's pool",
+            Need::NvlinkDomain => "an IMEX channel of the NVLink domain",
+            Need::Placement => "placement inside one NVLink domain",
+            Need::SharedMemory => "a memory-backed /dev/shm",
+            Need::HostDirectories => "the network provider's host directories",
+            Need::TopologyFile => "the NCCL topology file",
+            Need::Environment => "the fabric's environment",
+        }
+    }
+}
+
+/// One thing the fabric needs of a pod, what leaving it unmet does, and the edits that meet it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Requirement {
+    /// What is needed.
+    pub need: Need,
+    /// What the job does without it (the severity of a lint finding follows it).
+    pub consequence: Consequence,
+    /// The edits that meet it on a pod that has none of it.
+    pub edits: Vec<Edit>,
+}
+
+/// How an edit meets what a template already has under its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Merge {
+    /// The plan's value replaces another one under the key.
+    Set,
+    /// A value already under the key is the pod's own and is kept (the cloud's interfaces by the names
+    /// its cluster gave them).
+    IfAbsent,
+}
+
+/// Which part of the pod a volume edit is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Volume {
+    /// A memory-backed `emptyDir` at `/dev/shm` (merge key: the mount path; the volume named `dshm`, or
+    /// `roce-dshm` when the pod's `dshm` is something else).
+    SharedMemory,
+    /// A read-only `hostPath` of type `Directory` (merge keys: the volume name, the mount path).
+    Host(HostMount),
+    /// The topology file's key of its ConfigMap at the file's path (merge keys: the volume name, the path).
+    Topology(TopologyFile),
+}
+
+/// One typed change to a worker pod template, with the key it merges on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Edit {
+    /// `metadata.annotations[key]` (merge key: `key`).
+    Annotation {
+        /// The annotation key.
+        key: String,
+        /// Its value (a value with a newline is written as a block).
+        value: String,
+        /// Whether an existing value is replaced.
+        merge: Merge,
+    },
+    /// The Multus networks annotation gains these networks, in rail order (merge key: each network's
+    /// namespace and name; a name without namespace is the pod's namespace).
+    Networks(Vec<NadRef>),
+    /// `spec.nodeSelector[key] = value` (merge key: `key`).
+    NodeLabel {
+        /// The label key.
+        key: String,
+        /// Its value.
+        value: String,
+    },
+    /// `metadata.labels[key] = value` (merge key: `key`).
+    Label {
+        /// The label key.
+        key: String,
+        /// Its value.
+        value: String,
+    },
+    /// A volume and the container's mount of it.
+    Volume(Volume),
+    /// The container's `resources.requests` and `.limits` `[name] = quantity` (merge key: `name`).
+    Resource {
+        /// The resource name.
+        name: String,
+        /// The same quantity on both sides.
+        quantity: String,
+    },
+    /// `securityContext.capabilities.add` holds it (merge key: the capability).
+    Capability(Capability),
+    /// The container's `env` (merge key: the name; a value that does the same is kept, a search path
+    /// gains the plan's entries).
+    Env(EnvVar),
+    /// `spec.resourceClaims` (merge key: the claim's name).
+    PodClaim(PodResourceClaim),
+    /// The container's `resources.claims` (merge key: the name; an entry of that name is kept as written).
+    ContainerClaim(ContainerClaim),
+    /// `spec.affinity` (merge key: an equivalent required pod-affinity term).
+    Affinity(Affinity),
+    /// An object beside the workload (merge key: API group, kind, name and namespace).
+    Document(ExtraDocument),
+}
+
+/// The plan's requirements of a worker pod, with the edits that meet each; `exec` drops the variables
+/// `roce exec` computes in the pod (a static value would win over the computed one).
+///
+/// The edits of all of them, in this order, are the Pod target's wiring.
+pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
+    use Consequence::{Differs, Fails, SilentTcp, Slower};
+    let wiring = plan.wiring.as_ref();
+    let nics = plan.dra_spec.nics.dra().map(|n| n.claim().as_str());
+    let domain = plan
+        .dra_spec
+        .nvlink_domain
+        .compute_domain()
+        .map(|cd| cd.claim().as_str());
+    let claims_of = |claim: Option<&str>| -> Vec<Edit> {
+        let Some(claim) = claim else {
+            return Vec::new();
+        };
+        let pod = plan
+            .dra
+            .pod_claims
+            .iter()
+            .filter(|c| c.name().as_str() == claim)
+            .map(|c| Edit::PodClaim(c.clone()));
+        let container = plan
+            .dra
+            .container_claims
+            .iter()
+            .filter(|c| c.name().as_str() == claim)
+            .map(|c| Edit::ContainerClaim(c.clone()));
+        pod.chain(container).collect()
+    };
+    let documents_of = |kind: fn(&ExtraDocument) -> bool| -> Vec<Edit> {
+        plan.dra
+            .documents
+            .iter()
+            .filter(|d| kind(d))
+            .map(|d| Edit::Document(d.clone()))
+            .collect()
+    };
+    let is_domain = |d: &ExtraDocument| d.kind() == roce_model::fabric::dra::COMPUTE_DOMAIN_KIND;
+
+    let mut rail_nics: Vec<Edit> = wiring
+        .filter(|w| !w.networks.is_empty())
+        .map(|w| Edit::Networks(w.networks.clone()))
+        .into_iter()
+        .collect();
+    rail_nics.extend(plan.pod_annotations.iter().map(|(k, v)| Edit::Annotation {
+        key: k.clone(),
+        value: v.clone(),
+        merge: Merge::IfAbsent,
+    }));
+    let mut rdma: Vec<Edit> = wiring
+        .map(|w| {
+            w.resources
+                .iter()
+                .map(|(r, q)| Edit::Resource {
+                    name: r.to_string(),
+                    quantity: q.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if nics.is_some()
+        && plan
+            .dra
+            .pod_claims
+            .iter()
+            .any(|c| Some(c.name().as_str()) == nics)
+    {
+        rdma.extend(claims_of(nics));
+        rdma.extend(documents_of(|d| {
+            d.kind() != roce_model::fabric::dra::COMPUTE_DOMAIN_KIND
+        }));
+    }
+    let mut nvlink = Vec::new();
+    if domain.is_some()
+        && plan
+            .dra
+            .pod_claims
+            .iter()
+            .any(|c| Some(c.name().as_str()) == domain)
+    {
+        nvlink.extend(claims_of(domain));
+        nvlink.extend(documents_of(is_domain));
+    }
+    let mut placement: Vec<Edit> = plan
+        .dra
+        .labels
+        .iter()
+        .map(|(k, v)| Edit::Label {
+            key: k.clone(),
+            value: v.clone(),
+        })
+        .collect();
+    placement.extend(plan.dra.annotations.iter().map(|(k, v)| Edit::Annotation {
+        key: (*k).to_string(),
+        value: v.clone(),
+        merge: Merge::Set,
+    }));
+    placement.extend(plan.dra.affinity.clone().map(Edit::Affinity));
+
+    let mut out = vec![
+        Requirement {
+            need: Need::Provenance,
+            consequence: Differs,
+            edits: vec![Edit::Annotation {
+                key: crate::PROFILE_ANNOTATION.to_string(),
+                value: plan.profile.clone(),
+                merge: Merge::Set,
+            }],
+        },
+        Requirement {
+            need: Need::Gpus,
+            consequence: Fails,
+            edits: plan
+                .gpu_resource
+                .then(|| Edit::Resource {
+                    name: GPU_RESOURCE.to_string(),
+                    quantity: plan.gpus_per_node.to_string(),
+                })
+                .into_iter()
+                .collect(),
+        },
+        Requirement {
+            need: Need::RailNics,
+            consequence: SilentTcp,
+            edits: rail_nics,
+        },
+        Requirement {
+            need: Need::RdmaDevices,
+            consequence: SilentTcp,
+            edits: rdma,
+        },
+        Requirement {
+            need: Need::Memlock,
+            consequence: SilentTcp,
+            edits: wiring
+                .map(|w| {
+                    w.capabilities
+                        .iter()
+                        .cloned()
+                        .map(Edit::Capability)
+                        .collect()
+                })
+                .unwrap_or_default(),
+        },
+        Requirement {
+            need: Need::NvlinkDomain,
+            consequence: Fails,
+            edits: nvlink,
+        },
+        Requirement {
+            need: Need::Placement,
+            consequence: Slower,
+            edits: placement,
+        },
+        Requirement {
+            need: Need::NodePool,
+            consequence: SilentTcp,
+            edits: plan
+                .node_selector
+                .iter()
+                .map(|(k, v)| Edit::NodeLabel {
+                    key: k.clone(),
+                    value: v.clone(),
+                })
+                .collect(),
+        },
+        Requirement {
+            need: Need::SharedMemory,
+            consequence: Fails,
+            edits: if plan.shm {
+                vec![Edit::Volume(Volume::SharedMemory)]
+            } else {
+                Vec::new()
+            },
+        },
+        Requirement {
+            need: Need::HostDirectories,
+            consequence: SilentTcp,
+            edits: plan
+                .host_mounts
+                .iter()
+                .map(|m| Edit::Volume(Volume::Host(m.clone())))
+                .collect(),
+        },
+        Requirement {
+            need: Need::TopologyFile,
+            consequence: Slower,
+            edits: plan
+                .topology
+                .iter()
+                .map(|t| Edit::Volume(Volume::Topology(t.clone())))
+                .collect(),
+        },
+        Requirement {
+            need: Need::Environment,
+            consequence: Fails,
+            edits: crate::exec::static_env(plan, exec)
+                .cloned()
+                .map(Edit::Env)
+                .collect(),
+        },
+    ];
+    out.retain(|r| !r.edits.is_empty());
+    out
+}
+
+/// Every edit of `reqs`, in requirement order.
+pub fn all(reqs: &[Requirement]) -> impl Iterator<Item = &Edit> {
+    reqs.iter().flat_map(|r| r.edits.iter())
+}
+
+/// What a pod template already gets in some form, as read from it ([`crate::wiring::Wiring`]): the
+/// requirements it meets otherwise are left alone.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Met {
+    /// Its rail NICs in another form (its own RDMA networks, DRA NIC claims, the cloud's interfaces).
+    pub nics: bool,
+    /// RDMA devices through another resource, a DRA NIC claim, or a privileged container.
+    pub rdma: bool,
+    /// An IMEX channel claim the container already uses (any ComputeDomain's).
+    pub imex: bool,
+    /// It keeps its replicas apart across NVLink domains: a required clique affinity would contradict it.
+    pub spreads: bool,
+    /// It picks its nodes by another cloud's labels: the profile's node labels would contradict them.
+    pub foreign_nodes: bool,
+}
+
+/// The edits `apply` writes into a template that meets `met`: every requirement's, less those of what it
+/// gets in another form, with a sentence for each part left alone. GPUs are the workload's and never
+/// added.
+pub(crate) fn unmet<'r>(reqs: &'r [Requirement], met: &Met) -> (Vec<&'r Edit>, Vec<String>) {
+    let mut edits = Vec::new();
+    let mut kept = Vec::new();
+    for r in reqs {
+        match met_otherwise(r, met) {
+            Some(left) => {
+                edits.extend(r.edits.iter().filter(|e| !(left.edits)(e)));
+                kept.extend(left.why);
+            }
+            None => edits.extend(r.edits.iter()),
+        }
+    }
+    (edits, kept)
+}
+
+/// The edits of a requirement a template meets in another form, and why they are left out.
+struct LeftAlone {
+    edits: fn(&Edit) -> bool,
+    why: Vec<String>,
+}
+
+fn met_otherwise(r: &Requirement, met: &Met) -> Option<LeftAlone> {
+    let left = |edits: fn(&Edit) -> bool, why: &str| {
+        Some(LeftAlone {
+            edits,
+            why: vec![why.to_string()],
+        })
+    };
+    match r.need {
+        Need::RailNics if met.nics => left(
+            |e| matches!(e, Edit::Networks(_)),
+            "gets its NICs in another form (its own networks, DRA NIC claims or the cloud's interfaces): its networks are left as they are",
+        ),
+        Need::RdmaDevices if met.rdma => {
+            let mut why = Vec::new();
+            if r.edits.iter().any(|e| matches!(e, Edit::Resource { name, .. } if roce_model::fabric::devices::rdma_resource(name))) {
+                why.push("gets its RDMA devices in another form: no RDMA resource added".to_string());
+            }
+            if r.edits.iter().any(|e| matches!(e, Edit::PodClaim(_))) {
+                why.push(
+                    "gets its RDMA devices from a device plugin: no DRA NIC claim added"
+                        .to_string(),
+                );
+            }
+            Some(LeftAlone {
+                edits: |e| match e {
+                    Edit::Resource { name, .. } => roce_model::fabric::devices::rdma_resource(name),
+                    Edit::PodClaim(_) | Edit::ContainerClaim(_) | Edit::Document(_) => true,
+                    _ => false,
+                },
+                why,
+            })
+        }
+        Need::NvlinkDomain if met.imex => left(
+            |_| true,
+            "already claims an IMEX channel of a ComputeDomain: that one is kept, none added",
+        ),
+        Need::Placement
+            if met.spreads && r.edits.iter().any(|e| matches!(e, Edit::Affinity(_))) =>
+        {
+            Some(LeftAlone {
+                edits: |e| matches!(e, Edit::Affinity(_) | Edit::Label { .. }),
+                why: vec![format!(
+                    "keeps its pods apart across `{}` (a spread constraint or anti-affinity): no required clique affinity added, which would contradict it",
+                    roce_model::fabric::dra::CLIQUE_LABEL
+                )],
+            })
+        }
+        // A pod that picks its nodes by another cloud's labels is someone else's node pool.
+        Need::NodePool if met.foreign_nodes => left(
+            |_| true,
+            "selects its nodes by another cloud's labels: the profile's node labels are not added",
+        ),
+        // The GPU count is the workload's: a GPU-less test pod, an AMD or Trainium pod stays as it is.
+        Need::Gpus => Some(LeftAlone {
+            edits: |_| true,
+            why: Vec::new(),
+        }),
+        _ => None,
+    }
+}

@@ -1,0 +1,656 @@
+//! The one interpreter of [`Edit`]s on a pod template's YAML: each edit merged by its key into what is
+//! there. On an empty pod ([`Skeleton`]) this writes the Pod target; on a user's template, `roce apply`.
+//!
+//! Keys that are absent are created last in their mapping, in the order below, so a user's key order is
+//! kept; a [`Skeleton`] holds `null` placeholders where the emitter wants a key, which are filled in place
+//! or dropped.
+
+use super::{Edit, Merge, Volume};
+use crate::apply::multus;
+use crate::plan::{MULTUS_ANNOTATION, Plan};
+use crate::yaml::Yaml;
+use roce_model::names::NadRef;
+
+/// What the interpreter needs to know about the template besides its YAML.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Context<'a> {
+    /// The networks the Multus annotation already lists (parsed by the caller, which reports a malformed
+    /// one).
+    pub networks: Option<&'a [multus::Network]>,
+    /// The pod's namespace, which a network without one is in.
+    pub pod_namespace: Option<&'a str>,
+    /// `metadata` is created first in the template (a PodTemplateSpec), not last (a Pod document).
+    pub metadata_first: bool,
+    /// Only correct env entries that exist (the launcher carries the env); variables the container
+    /// runtime reads still go in.
+    pub env_fix_only: bool,
+}
+
+/// Merge `edits` into `template` (a Pod or a PodTemplateSpec: a mapping with `metadata` and `spec`) and its
+/// container `index`. Returns what the DRA and placement edits changed, for a note (empty when nothing
+/// did). Documents are the caller's: they go beside the workload.
+pub(crate) fn write(
+    template: &mut Yaml,
+    index: usize,
+    edits: &[&Edit],
+    plan: &Plan,
+    cx: Context<'_>,
+) -> Vec<String> {
+    let mut changed = Vec::new();
+    let of = |f: fn(&Edit) -> bool| edits.iter().copied().filter(move |e| f(e));
+    if of(|e| matches!(e, Edit::Annotation { .. } | Edit::Networks(_)))
+        .next()
+        .is_some()
+        && let Some(annotations) = ensure_map(template, "metadata", cx.metadata_first)
+            .and_then(|m| ensure_map(m, "annotations", false))
+    {
+        for e in edits {
+            match e {
+                Edit::Annotation { key, value, merge } => {
+                    let have = annotations.get(key).and_then(scalar_text);
+                    if have.as_deref() == Some(value.as_str())
+                        || (*merge == Merge::IfAbsent && annotations.get(key).is_some())
+                    {
+                        continue;
+                    }
+                    if value.contains('\n') {
+                        annotations.insert(key, Yaml::Block(value.clone()));
+                    } else {
+                        set_str(annotations, key, value);
+                    }
+                    if *merge == Merge::Set && key != crate::PROFILE_ANNOTATION {
+                        changed.push(format!("annotation {key}={value}"));
+                    }
+                }
+                Edit::Networks(nads) => networks(annotations, nads, cx),
+                _ => {}
+            }
+        }
+    }
+    let Some(spec) = ensure_map(template, "spec", false) else {
+        return changed;
+    };
+    if of(|e| matches!(e, Edit::NodeLabel { .. })).next().is_some()
+        && let Some(sel) = ensure_map(spec, "nodeSelector", false)
+    {
+        for e in of(|e| matches!(e, Edit::NodeLabel { .. })) {
+            if let Edit::NodeLabel { key, value } = e {
+                set_str(sel, key, value);
+            }
+        }
+    }
+    let volumes: Vec<&Volume> = edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::Volume(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    let mut shm_name = None;
+    for v in &volumes {
+        match v {
+            Volume::SharedMemory => shm_name = shm_volume(spec, index),
+            Volume::Host(m) => add_volume(spec, m.name.as_str(), || crate::pod::host_volume(m)),
+            Volume::Topology(t) => {
+                add_volume(spec, roce_model::fabric::provider::TOPOLOGY_VOLUME, || {
+                    crate::pod::topology_volume(t)
+                })
+            }
+        }
+    }
+    if let Some(c) = container(spec, index) {
+        let resources: Vec<(&str, &str)> = edits
+            .iter()
+            .filter_map(|e| match e {
+                Edit::Resource { name, quantity } => Some((name.as_str(), quantity.as_str())),
+                _ => None,
+            })
+            .collect();
+        merge_resources(c, "resources", &resources);
+        let caps: Vec<&str> = edits
+            .iter()
+            .filter_map(|e| match e {
+                Edit::Capability(c) => Some(c.as_str()),
+                _ => None,
+            })
+            .collect();
+        if !caps.is_empty()
+            && let Some(Yaml::Seq(items)) = ensure_map(c, "securityContext", false)
+                .and_then(|sc| ensure_map(sc, "capabilities", false))
+                .and_then(|caps| ensure_seq(caps, "add"))
+        {
+            for cap in caps {
+                if !items.iter().any(|i| i.as_str() == Some(cap)) {
+                    items.push(Yaml::Str(cap.to_string()));
+                }
+            }
+        }
+        for v in &volumes {
+            let (path, mount) = match v {
+                Volume::SharedMemory => match &shm_name {
+                    Some(name) => (
+                        "/dev/shm",
+                        Yaml::map()
+                            .with("name", name.as_str())
+                            .with("mountPath", "/dev/shm"),
+                    ),
+                    None => continue,
+                },
+                Volume::Host(m) => (m.mount_path.as_str(), crate::pod::host_mount(m)),
+                Volume::Topology(t) => (t.path.as_str(), crate::pod::topology_mount(t)),
+            };
+            if let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
+                && (matches!(v, Volume::SharedMemory)
+                    || !mounts
+                        .iter()
+                        .any(|x| x.get("mountPath").and_then(Yaml::as_str) == Some(path)))
+            {
+                mounts.push(mount);
+            }
+        }
+        let env: Vec<(String, String)> = edits
+            .iter()
+            .filter_map(|e| match e {
+                Edit::Env(v) => Some((v.name.clone(), v.value.clone())),
+                _ => None,
+            })
+            .collect();
+        if !env.is_empty() {
+            merge_env(c, &env, cx.env_fix_only, plan);
+            // What the container runtime reads goes in the workers' env, wherever the rest goes.
+            if cx.env_fix_only {
+                let runtime: Vec<(String, String)> = env
+                    .iter()
+                    .filter(|(n, _)| roce_model::fabric::env::read_at_container_creation(n))
+                    .cloned()
+                    .collect();
+                if !runtime.is_empty() {
+                    merge_env(c, &runtime, false, plan);
+                }
+            }
+        }
+    }
+    changed.extend(placement(template, index, edits));
+    changed
+}
+
+/// The Multus annotation with the plan's networks merged in ([`multus::merge`]).
+fn networks(annotations: &mut Yaml, nads: &[NadRef], cx: Context<'_>) {
+    let merged = multus::merge(cx.networks.unwrap_or(&[]), nads, cx.pod_namespace);
+    annotations.insert(MULTUS_ANNOTATION, Yaml::Block(multus::render(&merged)));
+}
+
+/// The pod's container `index`.
+fn container(spec: &mut Yaml, index: usize) -> Option<&mut Yaml> {
+    match spec.get_mut_key("containers") {
+        Some(Yaml::Seq(containers)) => containers.get_mut(index),
+        _ => None,
+    }
+}
+
+/// A volume by name, unless the pod has one of that name.
+fn add_volume(spec: &mut Yaml, name: &str, volume: impl FnOnce() -> Yaml) {
+    if let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes")
+        && !volumes
+            .iter()
+            .any(|v| v.get("name").and_then(Yaml::as_str) == Some(name))
+    {
+        volumes.push(volume());
+    }
+}
+
+/// Labels, pod claims, the affinity term and the container's claims; returns what changed.
+fn placement(template: &mut Yaml, index: usize, edits: &[&Edit]) -> Vec<String> {
+    let mut changed = Vec::new();
+    let labels: Vec<(&str, &str)> = edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::Label { key, value } => Some((key.as_str(), value.as_str())),
+            _ => None,
+        })
+        .collect();
+    if !labels.is_empty()
+        && let Some(metadata) = template.get_mut_key("metadata")
+        && let Some(map) = ensure_map_before(metadata, "labels", "annotations")
+    {
+        for (k, v) in labels {
+            if map.get(k).and_then(scalar_text).as_deref() != Some(v) {
+                set_str(map, k, v);
+                changed.push(format!("label {k}={v}"));
+            }
+        }
+    }
+    let Some(spec) = template.get_mut_key("spec") else {
+        return changed;
+    };
+    let want: Vec<Yaml> = edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::PodClaim(c) => Some(crate::dra::yaml_of(c)),
+            _ => None,
+        })
+        .collect();
+    if !want.is_empty()
+        && let Some(Yaml::Seq(have)) = ensure_seq(spec, "resourceClaims")
+    {
+        changed.extend(merge_pod_claims(have, &want));
+    }
+    for e in edits {
+        let Edit::Affinity(a) = e else { continue };
+        let Some(Yaml::Seq(terms)) = crate::dra::yaml_of(a)
+            .get("podAffinity")
+            .and_then(|p| p.get("requiredDuringSchedulingIgnoredDuringExecution"))
+            .cloned()
+        else {
+            continue;
+        };
+        if let Some(Yaml::Seq(have)) = ensure_map(spec, "affinity", false)
+            .and_then(|a| ensure_map(a, "podAffinity", false))
+            .and_then(|p| ensure_seq(p, "requiredDuringSchedulingIgnoredDuringExecution"))
+        {
+            for t in terms {
+                if !have.iter().any(|h| same_term(h, &t)) {
+                    let key = t.get("topologyKey").and_then(Yaml::as_str).unwrap_or("?");
+                    changed.push(format!("the required pod affinity on {key}"));
+                    have.push(t);
+                }
+            }
+        }
+    }
+    let want: Vec<Yaml> = edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::ContainerClaim(c) => Some(crate::dra::yaml_of(c)),
+            _ => None,
+        })
+        .collect();
+    if !want.is_empty()
+        && let Some(c) = container(spec, index)
+    {
+        let cname = c
+            .get("name")
+            .and_then(Yaml::as_str)
+            .unwrap_or("?")
+            .to_string();
+        if let Some(Yaml::Seq(have)) =
+            ensure_map(c, "resources", false).and_then(|r| ensure_seq(r, "claims"))
+        {
+            let mut added = Vec::new();
+            for w in want {
+                let name = name_of(&w).unwrap_or_default().to_string();
+                if !have.iter().any(|h| name_of(h) == Some(name.as_str())) {
+                    have.push(w);
+                    added.push(name);
+                }
+            }
+            if !added.is_empty() {
+                changed.push(format!(
+                    "container `{cname}` lists {} in `resources.claims`",
+                    added.join(", ")
+                ));
+            }
+        }
+    }
+    changed
+}
+
+/// An empty pod to write edits onto, with `null` placeholders where its emitter wants each key
+/// ([`Skeleton::finish`] drops those no edit filled).
+pub(crate) struct Skeleton;
+
+impl Skeleton {
+    /// Replace every `null` placeholder left in `y` (a mapping's value) by removing its key.
+    pub(crate) fn finish(y: &mut Yaml) {
+        match y {
+            Yaml::Map(entries) => {
+                entries.retain(|(_, v)| *v != Yaml::Null);
+                for (_, v) in entries {
+                    Skeleton::finish(v);
+                }
+            }
+            Yaml::Seq(items) => items.iter_mut().for_each(Skeleton::finish),
+            _ => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Merging by key
+
+/// Mutable access to a mapping's value.
+pub(crate) trait GetMut {
+    fn get_mut_key(&mut self, key: &str) -> Option<&mut Yaml>;
+}
+
+impl GetMut for Yaml {
+    fn get_mut_key(&mut self, key: &str) -> Option<&mut Yaml> {
+        match self {
+            Yaml::Map(entries) => entries.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+/// The mapping under `key` of `map`, created (last, or first with `front`) when absent or null.
+pub(crate) fn ensure_map<'a>(map: &'a mut Yaml, key: &str, front: bool) -> Option<&'a mut Yaml> {
+    ensure(map, key, front, Yaml::map)
+}
+
+pub(crate) fn ensure_seq<'a>(map: &'a mut Yaml, key: &str) -> Option<&'a mut Yaml> {
+    ensure(map, key, false, Yaml::seq)
+}
+
+fn ensure<'a>(
+    map: &'a mut Yaml,
+    key: &str,
+    front: bool,
+    empty: fn() -> Yaml,
+) -> Option<&'a mut Yaml> {
+    let Yaml::Map(entries) = map else { return None };
+    let i = match entries.iter().position(|(k, _)| k == key) {
+        Some(i) => {
+            if entries[i].1 == Yaml::Null || matches!(entries[i].1, Yaml::Raw(_)) {
+                entries[i].1 = empty();
+            }
+            i
+        }
+        None if front => {
+            entries.insert(0, (key.to_string(), empty()));
+            0
+        }
+        None => {
+            entries.push((key.to_string(), empty()));
+            entries.len() - 1
+        }
+    };
+    let value = &mut entries[i].1;
+    (std::mem::discriminant(value) == std::mem::discriminant(&empty())).then_some(value)
+}
+
+/// The mapping under `key`, created just before the key `before` (else last) when absent or null.
+fn ensure_map_before<'a>(map: &'a mut Yaml, key: &str, before: &str) -> Option<&'a mut Yaml> {
+    if let Yaml::Map(entries) = map
+        && !entries.iter().any(|(k, _)| k == key)
+        && let Some(at) = entries.iter().position(|(k, _)| k == before)
+    {
+        entries.insert(at, (key.to_string(), Yaml::map()));
+    }
+    ensure_map(map, key, false)
+}
+
+/// The text a scalar reads as, for comparing quantities and strings (`1`, `"1"` and `'1'` alike).
+pub(crate) fn scalar_text(y: &Yaml) -> Option<String> {
+    match y {
+        Yaml::Raw(s) => Some(s.clone()),
+        Yaml::Int(n) => Some(n.to_string()),
+        other => other.as_str().map(str::to_string),
+    }
+}
+
+/// Set a string entry unless it already reads as `value`.
+pub(crate) fn set_str(map: &mut Yaml, key: &str, value: &str) {
+    if map.get(key).and_then(scalar_text).as_deref() != Some(value) {
+        map.insert(key, Yaml::Str(value.to_string()));
+    }
+}
+
+/// Make sure `spec.volumes` has a memory-backed volume for `/dev/shm`, unless the container already mounts
+/// something there. Returns the volume name to mount, or `None` when nothing is to be mounted.
+fn shm_volume(spec: &mut Yaml, index: usize) -> Option<String> {
+    let mounted = match spec.get("containers") {
+        Some(Yaml::Seq(cs)) => cs.get(index).and_then(|c| c.get("volumeMounts")).is_some_and(|m| {
+            matches!(m, Yaml::Seq(ms) if ms.iter().any(|m| m.get("mountPath").and_then(Yaml::as_str) == Some("/dev/shm")))
+        }),
+        _ => false,
+    };
+    if mounted {
+        return None;
+    }
+    let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes") else {
+        return None;
+    };
+    let is_memory = |v: &Yaml| {
+        v.get("emptyDir")
+            .and_then(|e| e.get("medium"))
+            .and_then(Yaml::as_str)
+            == Some("Memory")
+    };
+    for candidate in [crate::pod::SHM_VOLUME, "roce-dshm"] {
+        match volumes
+            .iter()
+            .find(|v| v.get("name").and_then(Yaml::as_str) == Some(candidate))
+        {
+            Some(v) if is_memory(v) => return Some(candidate.to_string()),
+            Some(_) => continue,
+            None => {
+                volumes.push(crate::pod::shm_volume_named(candidate));
+                return Some(candidate.to_string());
+            }
+        }
+    }
+    None
+}
+
+/// `resources` quantities in requests and limits (`key`: `resources`, or a TrainJob's `resourcesPerNode`);
+/// nothing is touched when there are none.
+pub(crate) fn merge_resources(c: &mut Yaml, key: &str, quantities: &[(&str, &str)]) {
+    if quantities.is_empty() {
+        return;
+    }
+    let Some(resources) = ensure_map(c, key, false) else {
+        return;
+    };
+    for side in ["requests", "limits"] {
+        let Some(q) = ensure_map(resources, side, false) else {
+            continue;
+        };
+        for (name, amount) in quantities {
+            set_str(q, name, amount);
+        }
+    }
+}
+
+/// Merge env by name. With `fix_only`, only entries that already exist are corrected (the other side of an
+/// MPI job carries the env, and these would override it).
+pub(crate) fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool, plan: &Plan) {
+    let present = |c: &Yaml, name: &str| matches!(c.get("env"), Some(Yaml::Seq(items)) if items.iter().any(|i| i.get("name").and_then(Yaml::as_str) == Some(name)));
+    if fix_only && !env.iter().any(|(n, _)| present(c, n)) {
+        return;
+    }
+    let Some(Yaml::Seq(items)) = ensure_seq(c, "env") else {
+        return;
+    };
+    for (name, value) in env {
+        let same_name = |i: &Yaml| i.get("name").and_then(Yaml::as_str) == Some(name.as_str());
+        match items.iter().position(same_name) {
+            Some(at) => {
+                let item = &items[at];
+                let have = item
+                    .get("value")
+                    .and_then(Yaml::as_str)
+                    .filter(|_| item.get("valueFrom").is_none());
+                let right = have == Some(value.as_str())
+                    || have.is_some_and(|h| plan.acceptable(name, &unescape_dependent(h)));
+                if !right {
+                    // A search path keeps the manifest's entries (the MPI's, the image's) and gains the plan's.
+                    let merged = match have {
+                        Some(h) if roce_model::fabric::devices::path_like(name) => {
+                            merge_paths(&unescape_dependent(h), value)
+                        }
+                        _ => value.clone(),
+                    };
+                    items[at] = env_item(name, &merged);
+                }
+                let mut seen = 0;
+                items.retain(|i| {
+                    if same_name(i) {
+                        seen += 1;
+                        seen == 1
+                    } else {
+                        true
+                    }
+                });
+            }
+            None if fix_only => {}
+            None => items.push(env_item(name, value)),
+        }
+    }
+}
+
+/// `have` with each entry of `want` it lacks appended (`:`-separated search paths).
+fn merge_paths(have: &str, want: &str) -> String {
+    let mut out = have.to_string();
+    for w in want.split(':').filter(|w| !w.is_empty()) {
+        if !have.split(':').any(|h| h == w) {
+            if !out.is_empty() {
+                out.push(':');
+            }
+            out.push_str(w);
+        }
+    }
+    out
+}
+
+/// A manifest's env value as the program reads it (`$$` is Kubernetes' escape for `$`).
+pub(crate) fn unescape_dependent(v: &str) -> String {
+    v.replace("$$", "$")
+}
+
+/// An `env` entry whose value the container sees verbatim (Kubernetes' `$(VAR)` expansion escaped).
+pub(crate) fn env_item(name: &str, value: &str) -> Yaml {
+    Yaml::map().with("name", name).with(
+        "value",
+        Yaml::Quoted(crate::pod::escape_dependent_vars(value)),
+    )
+}
+
+fn name_of(y: &Yaml) -> Option<&str> {
+    y.get("name").and_then(Yaml::as_str)
+}
+
+/// Merge the plan's pod claims into `have` by name; returns what changed.
+fn merge_pod_claims(have: &mut Vec<Yaml>, want: &[Yaml]) -> Vec<String> {
+    let mut changed = Vec::new();
+    let mut added = Vec::new();
+    for w in want {
+        let Some(name) = name_of(w).map(str::to_string) else {
+            continue;
+        };
+        let same_name = |i: &Yaml| name_of(i) == Some(name.as_str());
+        match have.iter().position(same_name) {
+            Some(at) => {
+                if !equivalent(&have[at], w) {
+                    let was = have[at]
+                        .get("resourceClaimTemplateName")
+                        .or_else(|| have[at].get("resourceClaimName"))
+                        .and_then(scalar_text)
+                        .map_or_else(String::new, |t| format!(" (it named `{t}`)"));
+                    let template = w
+                        .get("resourceClaimTemplateName")
+                        .and_then(Yaml::as_str)
+                        .unwrap_or("?");
+                    changed.push(format!(
+                        "the pod claim {name} now claims from template `{template}`{was}"
+                    ));
+                    have[at] = w.clone();
+                }
+                let mut seen = 0;
+                let before = have.len();
+                have.retain(|i| {
+                    if same_name(i) {
+                        seen += 1;
+                        seen == 1
+                    } else {
+                        true
+                    }
+                });
+                if have.len() < before {
+                    changed.push(format!("a second pod claim named {name} dropped"));
+                }
+            }
+            None => {
+                have.push(w.clone());
+                added.push(name);
+            }
+        }
+    }
+    if !added.is_empty() {
+        changed.insert(0, format!("`resourceClaims` {}", added.join(", ")));
+    }
+    changed
+}
+
+/// Two pod-affinity terms that place pods alike: the same `topologyKey`, selectors that select the same
+/// (key, operator, values) requirements (`matchLabels: {k: v}` is `k In [v]`; order does not matter), and
+/// no other field (namespaces, `matchLabelKeys`…) in either.
+fn same_term(have: &Yaml, want: &Yaml) -> bool {
+    let Yaml::Map(entries) = have else {
+        return false;
+    };
+    if entries
+        .iter()
+        .any(|(k, _)| k != "topologyKey" && k != "labelSelector")
+    {
+        return false;
+    }
+    let key = |t: &Yaml| t.get("topologyKey").and_then(scalar_text);
+    key(have) == key(want)
+        && selector_requirements(have.get("labelSelector"))
+            == selector_requirements(want.get("labelSelector"))
+}
+
+/// A label selector as sorted (key, operator, sorted values); `None` when it holds anything else.
+fn selector_requirements(selector: Option<&Yaml>) -> Option<Vec<(String, String, Vec<String>)>> {
+    let selector = selector?;
+    let Yaml::Map(entries) = selector else {
+        return None;
+    };
+    let mut out = Vec::new();
+    for (k, v) in entries {
+        match (k.as_str(), v) {
+            ("matchLabels", Yaml::Map(labels)) => {
+                for (key, value) in labels {
+                    out.push((key.clone(), "In".to_string(), vec![scalar_text(value)?]));
+                }
+            }
+            ("matchExpressions", Yaml::Seq(exprs)) => {
+                for e in exprs {
+                    let key = e.get("key").and_then(scalar_text)?;
+                    let op = e.get("operator").and_then(scalar_text)?;
+                    let mut values = match e.get("values") {
+                        Some(Yaml::Seq(vs)) => {
+                            vs.iter().map(scalar_text).collect::<Option<Vec<_>>>()?
+                        }
+                        None => Vec::new(),
+                        Some(_) => return None,
+                    };
+                    values.sort();
+                    values.dedup();
+                    out.push((key, op, values));
+                }
+            }
+            (_, Yaml::Null) => {}
+            _ => return None,
+        }
+    }
+    out.sort();
+    out.dedup();
+    Some(out)
+}
+
+/// Do two values mean the same: mappings with the same keys in any order, lists item by item, scalars by
+/// their text?
+pub(crate) fn equivalent(a: &Yaml, b: &Yaml) -> bool {
+    match (a, b) {
+        (Yaml::Map(x), Yaml::Map(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| b.get(k).is_some_and(|w| equivalent(v, w)))
+        }
+        (Yaml::Seq(x), Yaml::Seq(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| equivalent(v, w))
+        }
+        (Yaml::Map(_) | Yaml::Seq(_), _) | (_, Yaml::Map(_) | Yaml::Seq(_)) => false,
+        _ => scalar_text(a).is_some() && scalar_text(a) == scalar_text(b),
+    }
+}
