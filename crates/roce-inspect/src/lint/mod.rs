@@ -40,6 +40,7 @@ use roce_model::ucx_list::{self, TlsList};
 use roce_model::{Code, Problem, Severity};
 use roce_render::Plan;
 use roce_render::apply::{self, manifest};
+use roce_render::edits::Need;
 use roce_render::exec::starts_behind_roce_exec;
 use roce_render::plan::MULTUS_ANNOTATION;
 use roce_render::plumbing::pod::escape_dependent_vars;
@@ -93,6 +94,8 @@ struct Expect {
     plan_hca: BTreeSet<(String, u32)>,
     ucx_mode: UcxMode,
     plan_tls: Option<TlsList>,
+    /// What the profile needs of every worker pod, in the order the checks run.
+    needs: Vec<Need>,
     nvlink_domain: NvlinkDomain,
     /// The network provider, and the variables it needs with the value to find (the profile's).
     provider: Provider,
@@ -245,6 +248,10 @@ impl Expect {
                 .env_value(env::UCX_TLS.name)
                 .map(|t| ucx_list::parse_tls(t).0),
             env,
+            needs: roce_render::edits::requirements(&plan, None)
+                .into_iter()
+                .map(|r| r.need)
+                .collect(),
             plan,
             nvlink_domain: profile.nvlink_domain.value.clone(),
         };
@@ -492,62 +499,53 @@ impl<'a> Cx<'a> {
             p.severity = Severity::Info;
             self.push(p);
         }
-        if self.linter.plan.wiring.is_some() {
-            self.multus(t, v, w, pod_namespace);
-            self.resources(c, &owner, "resources", Some(w));
-            let has_ipc = w.ipc_lock.is_some();
-            let wants_ipc = self
-                .linter
-                .plan
-                .wiring
-                .as_ref()
-                .is_some_and(|w| w.capabilities.iter().any(|c| c == IPC_LOCK));
-            if wants_ipc && !has_ipc && privileged.is_none() {
-                // Where the platform runs containers with an unlimited memlock limit (EKS with EFA), the
-                // capability only differs from the profile.
-                let platform = match w.rdma_access() {
-                    Some(RdmaAccess::Resource(r)) => {
-                        roce_model::fabric::devices::memlock_unlimited_with(&r)
-                    }
-                    Some(RdmaAccess::CloudNetworks) => true,
-                    _ => false,
-                };
-                let mut p = Problem::new(
-                    Code::LintIpcLock,
-                    if platform {
-                        format!("{owner} lacks the IPC_LOCK capability the profile grants; the platform's GPU nodes (EKS with EFA, GKE's RDMA networks) run containers with an unlimited memlock limit, so registration works without it")
-                    } else {
-                        format!("{owner} lacks the IPC_LOCK capability: RDMA memory registration (`ibv_reg_mr`) fails past the memlock limit and NCCL falls back to sockets")
-                    },
-                )
-                .at(self.container_at(c, &["securityContext", "capabilities", "add"]), "IPC_LOCK missing")
-                .help(format!("add `IPC_LOCK` to `securityContext.capabilities.add`, or run `{}`", self.hint));
-                if platform {
-                    p.severity = Severity::Info;
+        // What the profile needs of the pod, need by need: the requirements the Pod target and `apply`
+        // write (`roce_render::edits`), each asked of what the pod gets in any form.
+        for need in self.linter.needs.clone() {
+            match need {
+                // The annotation is roce's own record; the GPU count is the workload's.
+                Need::Provenance | Need::Gpus => {}
+                Need::RailNics => self.multus(t, v, w, pod_namespace),
+                Need::RdmaDevices => {
+                    self.resources(c, &owner, "resources", Some(w));
+                    self.nic_claim(t, v, c, w);
                 }
-                self.push(p);
+                Need::Memlock => self.memlock(c, &owner, w, privileged.is_some()),
+                Need::NodePool => {
+                    // A request for the profile's RDMA resource already keeps the pod off nodes without
+                    // the fabric; GKE schedules a pod that names multi-network interfaces only onto nodes
+                    // with those networks.
+                    let gated = self.requests_profile_resource(c) || w.cloud_interfaces.is_some();
+                    self.node_selector(t, v, gated);
+                }
+                Need::NvlinkDomain => self.channel_claim(t, v, c, w),
+                // A job that spreads over racks or zones spans NVLink domains on purpose.
+                Need::Placement => {
+                    if !w.spreads_over(v.spec, CLIQUE_LABEL) {
+                        self.clique_affinity(t, v);
+                    }
+                }
+                Need::SharedMemory => self.shm(c, &owner),
+                Need::HostDirectories => self.host_mounts(v, c, &owner),
+                Need::TopologyFile => self.topology_file(v, c, &owner, w),
+                Need::Environment => {
+                    self.provider_env(c, &owner, forwarded, true);
+                    let mut skip: BTreeSet<&str> =
+                        forwarded.iter().map(|f| f.name.as_str()).collect();
+                    // Behind `roce exec` the pod-dependent variables are computed at start-up, not
+                    // written in env.
+                    if starts_behind_roce_exec(&roce_render::plumbing::wiring::argv(c)) {
+                        skip.extend(env::POD_DEPENDENT.iter().copied());
+                    }
+                    self.env_seen(c, &owner, &skip, w);
+                }
             }
         }
-        if self.linter.plan.shm {
-            let mounted = entry(c, "volumeMounts").is_some_and(|m| match &m.node.value {
-                Value::Seq(items) => items
-                    .iter()
-                    .any(|i| text(i, "mountPath") == Some("/dev/shm")),
-                _ => false,
-            });
-            if !mounted {
-                self.push(
-                    Problem::new(
-                        Code::LintShm,
-                        format!("{owner} mounts nothing at /dev/shm: the container runtime's 64 MiB default is too small for NCCL's and UCX's shared-memory transports"),
-                    )
-                    .at(self.container_at(c, &["volumeMounts"]), "no /dev/shm")
-                    .help(format!("mount an `emptyDir: {{medium: Memory}}` volume at /dev/shm, or run `{}`", self.hint)),
-                );
-            }
-        }
-        // A request for the profile's RDMA resource already keeps the pod off nodes without the fabric.
-        let gated = self.linter.plan.wiring.as_ref().is_some_and(|w| {
+    }
+
+    /// Does the container request or limit one of the profile's fabric resources?
+    fn requests_profile_resource(&self, c: &Node) -> bool {
+        self.linter.plan.wiring.as_ref().is_some_and(|w| {
             w.resources.iter().any(|(name, _)| {
                 ["limits", "requests"].iter().any(|side| {
                     entry(c, "resources")
@@ -556,24 +554,62 @@ impl<'a> Cx<'a> {
                         .is_some()
                 })
             })
+        })
+    }
+
+    /// Memlock: `IPC_LOCK` (or a privileged container). Where the platform runs containers with an
+    /// unlimited memlock limit (EKS with EFA, GKE's RDMA networks), the capability only differs.
+    fn memlock(&mut self, c: &Node, owner: &str, w: &Wiring<'a>, privileged: bool) {
+        let wants_ipc = self
+            .linter
+            .plan
+            .wiring
+            .as_ref()
+            .is_some_and(|w| w.capabilities.iter().any(|c| c == IPC_LOCK));
+        if !wants_ipc || w.ipc_lock.is_some() || privileged {
+            return;
+        }
+        let platform = match w.rdma_access() {
+            Some(RdmaAccess::Resource(r)) => {
+                roce_model::fabric::devices::memlock_unlimited_with(&r)
+            }
+            Some(RdmaAccess::CloudNetworks) => true,
+            _ => false,
+        };
+        let mut p = Problem::new(
+            Code::LintIpcLock,
+            if platform {
+                format!("{owner} lacks the IPC_LOCK capability the profile grants; the platform's GPU nodes (EKS with EFA, GKE's RDMA networks) run containers with an unlimited memlock limit, so registration works without it")
+            } else {
+                format!("{owner} lacks the IPC_LOCK capability: RDMA memory registration (`ibv_reg_mr`) fails past the memlock limit and NCCL falls back to sockets")
+            },
+        )
+        .at(self.container_at(c, &["securityContext", "capabilities", "add"]), "IPC_LOCK missing")
+        .help(format!("add `IPC_LOCK` to `securityContext.capabilities.add`, or run `{}`", self.hint));
+        if platform {
+            p.severity = Severity::Info;
+        }
+        self.push(p);
+    }
+
+    /// A memory-backed `/dev/shm`: anything mounted there.
+    fn shm(&mut self, c: &Node, owner: &str) {
+        let mounted = entry(c, "volumeMounts").is_some_and(|m| match &m.node.value {
+            Value::Seq(items) => items
+                .iter()
+                .any(|i| text(i, "mountPath") == Some("/dev/shm")),
+            _ => false,
         });
-        // GKE schedules a pod that names multi-network interfaces only onto nodes with those networks.
-        let gated = gated || w.cloud_interfaces.is_some();
-        self.node_selector(t, v, gated);
-        self.channel_claim(t, v, c, w);
-        // A job that spreads over racks or zones spans NVLink domains on purpose.
-        if !w.spreads_over(v.spec, CLIQUE_LABEL) {
-            self.clique_affinity(t, v);
+        if !mounted {
+            self.push(
+                Problem::new(
+                    Code::LintShm,
+                    format!("{owner} mounts nothing at /dev/shm: the container runtime's 64 MiB default is too small for NCCL's and UCX's shared-memory transports"),
+                )
+                .at(self.container_at(c, &["volumeMounts"]), "no /dev/shm")
+                .help(format!("mount an `emptyDir: {{medium: Memory}}` volume at /dev/shm, or run `{}`", self.hint)),
+            );
         }
-        self.host_mounts(v, c, &owner);
-        self.topology_file(v, c, &owner, w);
-        self.provider_env(c, &owner, forwarded, true);
-        let mut skip: BTreeSet<&str> = forwarded.iter().map(|f| f.name.as_str()).collect();
-        // Behind `roce exec` the pod-dependent variables are computed at start-up, not written in env.
-        if starts_behind_roce_exec(&roce_render::plumbing::wiring::argv(c)) {
-            skip.extend(env::POD_DEPENDENT.iter().copied());
-        }
-        self.env_seen(c, &owner, &skip, w);
     }
 
     /// [`Cx::env`] for a worker, with the env it gets besides its own `env`: `envFrom` ConfigMaps of the
@@ -1233,7 +1269,8 @@ impl<'a> Cx<'a> {
     /// The DRA claims: the NICs' (when they are DRA devices) and the ComputeDomain's IMEX channel: the pod
     /// claims each from its template and the container lists the claim (fabric core: `fabric::dra::rules::channel_claim_concern`). Without it NCCL cannot use
     /// multi-node NVLink: `Cuda failure 800` or a silent fall back to the network.
-    fn channel_claim(&mut self, t: &Template, v: &PodView<'a>, c: &Node, w: &Wiring<'a>) {
+    /// The pod's claims, the names the container lists, and where to point.
+    fn claims(v: &PodView<'a>, c: &'a Node) -> Claims<'a> {
         let pod_claims: Vec<(String, Option<String>)> = v
             .spec
             .and_then(|s| entry(s, "resourceClaims"))
@@ -1250,13 +1287,6 @@ impl<'a> Cx<'a> {
                 _ => Vec::new(),
             })
             .unwrap_or_default();
-        let found: Vec<FoundPodClaim<'_>> = pod_claims
-            .iter()
-            .map(|(name, template)| FoundPodClaim {
-                name,
-                template: template.as_deref(),
-            })
-            .collect();
         let used: Vec<&str> = entry(c, "resources")
             .and_then(|r| entry(&r.node, "claims"))
             .map(|e| match &e.node.value {
@@ -1269,6 +1299,28 @@ impl<'a> Cx<'a> {
             .and_then(|s| entry(s, "resourceClaims"))
             .map(|e| e.key.origin)
             .or(v.spec.map(|s| s.origin));
+        Claims {
+            pod: pod_claims,
+            used,
+            at: claims_at,
+        }
+    }
+
+    /// The profile's DRA NICs: claimed by the pod and listed by the container, unless the pod gets its
+    /// RDMA devices another way.
+    fn nic_claim(&mut self, t: &Template, v: &PodView<'a>, c: &'a Node, w: &Wiring<'a>) {
+        let Claims {
+            pod: pod_claims,
+            used,
+            at: claims_at,
+        } = Self::claims(v, c);
+        let found: Vec<FoundPodClaim<'_>> = pod_claims
+            .iter()
+            .map(|(name, template)| FoundPodClaim {
+                name,
+                template: template.as_deref(),
+            })
+            .collect();
         // NICs from a device plugin (or a privileged container) are the NICs in another form.
         let nics_otherwise = matches!(
             w.rdma_access(),
@@ -1304,6 +1356,21 @@ impl<'a> Cx<'a> {
                 );
             }
         }
+    }
+
+    fn channel_claim(&mut self, t: &Template, v: &PodView<'a>, c: &'a Node, w: &Wiring<'a>) {
+        let Claims {
+            pod: pod_claims,
+            used,
+            at: claims_at,
+        } = Self::claims(v, c);
+        let found: Vec<FoundPodClaim<'_>> = pod_claims
+            .iter()
+            .map(|(name, template)| FoundPodClaim {
+                name,
+                template: template.as_deref(),
+            })
+            .collect();
         // The channel of a ComputeDomain of the input, under another name than the profile's, is the channel.
         if w.imex_channel().is_some() {
             return;
@@ -1704,6 +1771,13 @@ impl<'a> Cx<'a> {
 
 /// How lint ranks a consequence: the job fails or loses RDMA (error), runs slower (warning), only differs
 /// (a note).
+/// A pod's `resourceClaims` (name, template), the claim names its container lists, and where to point.
+struct Claims<'a> {
+    pod: Vec<(String, Option<String>)>,
+    used: Vec<&'a str>,
+    at: Option<Origin>,
+}
+
 fn severity(c: env::Consequence) -> Severity {
     match c {
         env::Consequence::Fails | env::Consequence::SilentTcp => Severity::Error,
