@@ -200,6 +200,9 @@ codes! {
     LintProviderResource = "roce::lint::provider_resource", Error;
     /// A host directory the provider needs (the gIB plugin) not mounted into the container.
     LintHostMount = "roce::lint::host_mount", Error;
+    /// The pod lacks the cloud's multi-network interfaces (GKE `networking.gke.io/interfaces`) the
+    /// profile's NICs come through, and gets its NICs in no other form.
+    LintCloudInterfaces = "roce::lint::cloud_interfaces", Error;
     /// The profile's topology file (`nccl-net topology-file`) is not mounted from its ConfigMap.
     LintTopologyFile = "roce::lint::topology_file", Warning;
     // Invariants that hold for every fabric: checked with or without a profile.

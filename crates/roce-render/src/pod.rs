@@ -9,8 +9,15 @@ use roce_model::fabric::provider::{HostMount, TOPOLOGY_VOLUME, TopologyFile};
 
 /// Render the plan as a Pod.
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
+    let reqs = edits::requirements(plan, opts.exec.as_ref());
+    let all: Vec<&Edit> = edits::all(&reqs).collect();
+    Ok(render_edits(plan, opts, &all))
+}
+
+/// A Pod with just `chosen` written onto it, and the objects their claims name before it.
+pub(crate) fn render_edits(plan: &Plan, opts: &RenderOptions, chosen: &[&Edit]) -> String {
     let name = opts.name.clone().unwrap_or_else(|| plan.short_name());
-    let template = wired(
+    let template = wired_with(
         plan,
         opts,
         Head {
@@ -18,6 +25,7 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
             spec: vec![("restartPolicy".into(), Yaml::from("Never"))],
             ..Head::default()
         },
+        chosen,
     );
     let Yaml::Map(parts) = template else {
         unreachable!("a template is a mapping")
@@ -27,13 +35,9 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         pod.insert(&k, v);
     }
     // The objects the claims name go first, so `kubectl apply -f` creates them before the pod.
-    let mut docs = documents(plan);
+    let mut docs = documents_of(chosen);
     docs.push(pod);
-    Ok(format!(
-        "{}{}",
-        crate::header("#", plan),
-        yaml::to_multi_doc(&docs)
-    ))
+    format!("{}{}", crate::header("#", plan), yaml::to_multi_doc(&docs))
 }
 
 /// What a pod template holds before the plan's edits are written onto it: its own first keys and, where
@@ -55,6 +59,13 @@ pub(crate) struct Head<'a> {
 /// A pod template (`metadata`, `spec`) with every edit of the plan written onto an empty one whose
 /// container is [`container_skeleton`].
 pub(crate) fn wired(plan: &Plan, opts: &RenderOptions, head: Head<'_>) -> Yaml {
+    let reqs = edits::requirements(plan, opts.exec.as_ref());
+    let all: Vec<&Edit> = edits::all(&reqs).collect();
+    wired_with(plan, opts, head, &all)
+}
+
+/// [`wired`] with just `chosen`.
+fn wired_with(plan: &Plan, opts: &RenderOptions, head: Head<'_>, chosen: &[&Edit]) -> Yaml {
     let mut metadata = Yaml::map();
     for (k, v) in head.metadata {
         metadata.insert(&k, v);
@@ -77,8 +88,9 @@ pub(crate) fn wired(plan: &Plan, opts: &RenderOptions, head: Head<'_>) -> Yaml {
     spec.insert("resourceClaims", Yaml::Null);
     spec.insert("volumes", Yaml::Null);
     let mut template = Yaml::map().with("metadata", metadata).with("spec", spec);
-    let reqs = edits::requirements(plan, opts.exec.as_ref());
-    let chosen: Vec<&Edit> = edits::all(&reqs)
+    let chosen: Vec<&Edit> = chosen
+        .iter()
+        .copied()
         .filter(|e| !(own_affinity && matches!(e, Edit::Affinity(_))))
         .collect();
     edits::write(
@@ -112,7 +124,12 @@ pub(crate) fn wired(plan: &Plan, opts: &RenderOptions, head: Head<'_>) -> Yaml {
 /// The objects the plan's edits add beside the workload (ComputeDomain, the NICs' ResourceClaimTemplate).
 pub(crate) fn documents(plan: &Plan) -> Vec<Yaml> {
     let reqs = edits::requirements(plan, None);
-    let mut docs: Vec<_> = edits::all(&reqs)
+    documents_of(&edits::all(&reqs).collect::<Vec<_>>())
+}
+
+fn documents_of(chosen: &[&Edit]) -> Vec<Yaml> {
+    let mut docs: Vec<_> = chosen
+        .iter()
         .filter_map(|e| match e {
             Edit::Document(d) => Some(d),
             _ => None,

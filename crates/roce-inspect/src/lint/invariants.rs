@@ -23,12 +23,15 @@ pub(super) struct Checked {
 }
 
 /// Check one document. `alone`: no profile is checked beside these, so the views' shape problems and the
-/// checks a profile makes more precisely (memlock, RDMA access, /dev/shm) are this pass's.
+/// checks a profile makes more precisely (memlock, RDMA access, /dev/shm) are this pass's. `domain`: the
+/// profile checks the NVLink domain's IMEX channel itself (its requirement), so the invariant would be the
+/// same cause twice.
 pub(super) fn document<'a>(
     doc: &'a Node,
     input: &Input<'a>,
     container: Option<&str>,
     alone: bool,
+    domain: bool,
     problems: &mut Vec<Problem>,
 ) -> Checked {
     let shapes = alone;
@@ -85,7 +88,7 @@ pub(super) fn document<'a>(
         let at = container_at(t, v, doc);
         if alone {
             rdma(&owner, at, &w, problems);
-        } else {
+        } else if !domain {
             imex(&owner, at, &w, problems);
         }
         vfs(&owner, at, &w, input, pod_namespace, problems);

@@ -166,6 +166,9 @@ impl Linter {
                         &input,
                         self.opts.container.as_deref(),
                         self.expect.is_none(),
+                        self.expect
+                            .as_ref()
+                            .is_some_and(|x| x.needs.contains(&Need::NvlinkDomain)),
                         &mut problems,
                     )
                     .templates;
@@ -505,7 +508,10 @@ impl<'a> Cx<'a> {
             match need {
                 // The annotation is roce's own record; the GPU count is the workload's.
                 Need::Provenance | Need::Gpus => {}
-                Need::RailNics => self.multus(t, v, w, pod_namespace),
+                Need::RailNics => {
+                    self.multus(t, v, w, pod_namespace);
+                    self.cloud_interfaces(t, v, w);
+                }
                 Need::RdmaDevices => {
                     self.resources(c, &owner, "resources", Some(w));
                     self.nic_claim(t, v, c, w);
@@ -541,6 +547,40 @@ impl<'a> Cx<'a> {
                 }
             }
         }
+    }
+
+    /// The provider's pod annotations that attach the NICs (GKE multi-networking): without them GKE gives the
+    /// pod only its default network, and NCCL's gIB finds no RDMA NIC. A pod that gets its NICs in another
+    /// form (DRA NIC claims, managed DRANET) needs none.
+    fn cloud_interfaces(&mut self, t: &Template, v: &PodView<'a>, w: &Wiring<'a>) {
+        let wanted = &self.linter.plan.pod_annotations;
+        if wanted.is_empty()
+            || v.form == Form::Spec
+            || w.cloud_interfaces.is_some()
+            || w.nic_claims().next().is_some()
+        {
+            return;
+        }
+        let keys: Vec<&str> = wanted.iter().map(|(k, _)| k.as_str()).collect();
+        let Some(at) = v.annotations.map(|a| a.origin).or(v.spec.map(|s| s.origin)) else {
+            return;
+        };
+        self.push(
+            Problem::new(
+                Code::LintCloudInterfaces,
+                format!(
+                    "the {} names none of the cloud's network interfaces ({}): it gets only the default network, and NCCL finds no RDMA NIC",
+                    t.label,
+                    keys.join(", ")
+                ),
+            )
+            .at(at, "no multi-network interfaces")
+            .help(format!(
+                "add the profile's annotations ({}) to the pod template, or run `{}`",
+                keys.join(", "),
+                self.hint
+            )),
+        );
     }
 
     /// Does the container request or limit one of the profile's fabric resources?

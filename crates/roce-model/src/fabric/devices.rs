@@ -108,7 +108,7 @@ pub fn device_resource(name: &str) -> bool {
 /// `IPC_LOCK`.
 pub fn memlock_unlimited_with(resource_or_class: &str) -> bool {
     resource_or_class == super::provider::EFA_RESOURCE
-        || resource_or_class.contains("efa")
+        || words(resource_or_class).any(|w| w.starts_with("efa"))
         || resource_or_class.ends_with(".google.com")
 }
 
@@ -128,10 +128,22 @@ pub const IMEX_CHANNEL_CLASS: &str = "compute-domain-default-channel.nvidia.com"
 pub fn nic_class(class: &str) -> bool {
     let c = class.to_ascii_lowercase();
     c.contains(super::dra::DRANET_DRIVER)
-        || c.starts_with("dranet")
-        || ["rdma", "nic", "sriov", "net", "mlx", "mellanox", "efa"]
-            .iter()
-            .any(|w| c.contains(w))
+        || words(&c).any(|w| {
+            ["rdma", "sriov", "mlx", "mellanox"]
+                .iter()
+                .any(|x| w.contains(x))
+                || ["nic", "net", "efa"]
+                    .iter()
+                    .any(|x| w.starts_with(x) || w.ends_with(x))
+        })
+}
+
+/// The words of a resource or class name, split where DNS names and resource names split (`.`, `/`, `-`,
+/// `_`), lower-case: a name is matched by its words, so `default` is not EFA and `channel` is not a NIC.
+fn words(name: &str) -> impl Iterator<Item = String> + '_ {
+    name.split(['.', '/', '-', '_'])
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
 }
 
 /// The cloud a node label belongs to, by its prefix's domain: EKS and Karpenter (`amazonaws.com`), GKE
@@ -218,6 +230,19 @@ mod tests {
         assert!(nic_class("dranet"));
         assert!(nic_class("sriovnetwork.openshift.io"));
         assert!(!nic_class("gpu.nvidia.com"));
+        // Words, not substrings: the IMEX channel's class has "efa" in "default".
+        assert!(!nic_class(IMEX_CHANNEL_CLASS));
+        assert!(!memlock_unlimited_with(IMEX_CHANNEL_CLASS));
+        for nic in [
+            "mrdma.google.com",
+            "efa.networking.k8s.aws",
+            "dra.net",
+            "dranet-rdma",
+            "vpc.amazonaws.com/efa",
+        ] {
+            assert!(nic_class(nic), "{nic}");
+        }
+        assert!(memlock_unlimited_with("vpc.amazonaws.com/efa"));
         assert!(path_like("LD_LIBRARY_PATH") && !path_like("NCCL_IB_HCA"));
         let cw = ["backend.coreweave.cloud/flavor"];
         assert!(!foreign_node_label("node.coreweave.cloud/class", &cw));

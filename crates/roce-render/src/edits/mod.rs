@@ -87,6 +87,9 @@ pub struct Requirement {
     pub consequence: Consequence,
     /// The edits that meet it on a pod that has none of it.
     pub edits: Vec<Edit>,
+    /// Other requirements whose edits meet this one too, so that a pod with them needs none of these
+    /// edits (lint is silent; apply still writes them, as the profile states them).
+    pub also_met_by: Vec<Need>,
 }
 
 /// How an edit meets what a template already has under its key.
@@ -266,6 +269,40 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
     }));
     placement.extend(plan.dra.affinity.clone().map(Edit::Affinity));
 
+    // Where the platform runs containers with an unlimited memlock limit (EKS with EFA, GKE's RDMA NICs),
+    // IPC_LOCK only differs.
+    let memlock = if wiring.is_some_and(|w| {
+        w.resources
+            .iter()
+            .any(|(r, _)| roce_model::fabric::devices::memlock_unlimited_with(r.as_str()))
+    }) || !plan.pod_annotations.is_empty()
+    {
+        Differs
+    } else {
+        SilentTcp
+    };
+    // The environment's is its most serious variable's: what leaving each unset does, and for the network
+    // provider's own variables (libfabric's FI_PROVIDER), what the provider does without them.
+    let provider_needs = plan
+        .provider
+        .env_needs()
+        .iter()
+        .any(|n| n.required && plan.env_value(n.name).is_some());
+    let environment = crate::exec::static_env(plan, exec)
+        .map(|e| plan.consequence_if_missing(&e.name, |_| false))
+        .chain(provider_needs.then_some(SilentTcp))
+        .max()
+        .unwrap_or(Differs);
+    // Only nodes with the fabric take the pod anyway: the scheduler places a pod that requests an extended
+    // resource only on nodes that advertise it (kube-scheduler's NodeResourcesFit), and GKE places a pod
+    // that names multi-network interfaces only on nodes with those networks.
+    let mut node_gates = Vec::new();
+    if rdma.iter().any(|e| matches!(e, Edit::Resource { .. })) {
+        node_gates.push(Need::RdmaDevices);
+    }
+    if !plan.pod_annotations.is_empty() {
+        node_gates.push(Need::RailNics);
+    }
     let mut out = vec![
         Requirement {
             need: Need::Provenance,
@@ -275,6 +312,7 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
                 value: plan.profile.clone(),
                 merge: Merge::Set,
             }],
+            also_met_by: Vec::new(),
         },
         Requirement {
             need: Need::Gpus,
@@ -287,20 +325,23 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
                 })
                 .into_iter()
                 .collect(),
+            also_met_by: Vec::new(),
         },
         Requirement {
             need: Need::RailNics,
             consequence: SilentTcp,
             edits: rail_nics,
+            also_met_by: Vec::new(),
         },
         Requirement {
             need: Need::RdmaDevices,
             consequence: SilentTcp,
             edits: rdma,
+            also_met_by: Vec::new(),
         },
         Requirement {
             need: Need::Memlock,
-            consequence: SilentTcp,
+            consequence: memlock,
             edits: wiring
                 .map(|w| {
                     w.capabilities
@@ -310,20 +351,23 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
                         .collect()
                 })
                 .unwrap_or_default(),
+            also_met_by: Vec::new(),
         },
         Requirement {
             need: Need::NvlinkDomain,
             consequence: Fails,
             edits: nvlink,
+            also_met_by: Vec::new(),
         },
         Requirement {
             need: Need::Placement,
             consequence: Slower,
             edits: placement,
+            also_met_by: Vec::new(),
         },
         Requirement {
             need: Need::NodePool,
-            consequence: SilentTcp,
+            consequence: Slower,
             edits: plan
                 .node_selector
                 .iter()
@@ -332,15 +376,17 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
                     value: v.clone(),
                 })
                 .collect(),
+            also_met_by: node_gates,
         },
         Requirement {
             need: Need::SharedMemory,
-            consequence: Fails,
+            consequence: Slower,
             edits: if plan.shm {
                 vec![Edit::Volume(Volume::SharedMemory)]
             } else {
                 Vec::new()
             },
+            also_met_by: Vec::new(),
         },
         Requirement {
             need: Need::HostDirectories,
@@ -350,6 +396,7 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
                 .iter()
                 .map(|m| Edit::Volume(Volume::Host(m.clone())))
                 .collect(),
+            also_met_by: Vec::new(),
         },
         Requirement {
             need: Need::TopologyFile,
@@ -359,18 +406,40 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
                 .iter()
                 .map(|t| Edit::Volume(Volume::Topology(t.clone())))
                 .collect(),
+            also_met_by: Vec::new(),
         },
         Requirement {
             need: Need::Environment,
-            consequence: Fails,
+            consequence: environment,
             edits: crate::exec::static_env(plan, exec)
                 .cloned()
                 .map(Edit::Env)
                 .collect(),
+            also_met_by: Vec::new(),
         },
     ];
     out.retain(|r| !r.edits.is_empty());
     out
+}
+
+/// The Pod target written from `edits` alone (some of [`requirements`]'s edits): the pod that gets just
+/// these, with the objects their claims name before it. `render --target pod` is this with every edit.
+///
+/// ```
+/// use roce_model::{builtin, load, BuiltinsOnly};
+/// use roce_render::edits::{self, Need};
+/// use roce_render::{plan, render, RenderOptions, Target};
+/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+/// let plan = plan::lower(&profile);
+/// let opts = RenderOptions::default();
+/// let reqs = edits::requirements(&plan, None);
+/// let every: Vec<_> = edits::all(&reqs).collect();
+/// assert_eq!(edits::pod(&plan, &opts, &every), render(&plan, Target::Pod, &opts).unwrap()[0].contents);
+/// let no_memlock: Vec<_> = reqs.iter().filter(|r| r.need != Need::Memlock).flat_map(|r| &r.edits).collect();
+/// assert!(!edits::pod(&plan, &opts, &no_memlock).contains("IPC_LOCK"));
+/// ```
+pub fn pod(plan: &Plan, opts: &crate::RenderOptions, edits: &[&Edit]) -> String {
+    crate::pod::render_edits(plan, opts, edits)
 }
 
 /// Every edit of `reqs`, in requirement order.

@@ -1,0 +1,188 @@
+//! The requirements of `roce_render::edits` are the one vocabulary of what a pod needs: for every built-in,
+//! the Pod target is every requirement's edits written onto an empty pod, and for each requirement left out,
+//! `roce lint` reports it (by a code of that need, at the severity its consequence gives, and nothing
+//! else), and `roce apply` writes back exactly what was left out.
+//!
+//! This replaces, for the pod wiring, the per-class mutations the consistency test wrote by hand into
+//! rendered manifests: the mutations are now the requirements themselves, every one of them, on every
+//! built-in.
+
+use roce_inspect::lint::{LintOptions, Linter};
+use roce_model::fabric::env::Consequence;
+use roce_model::{BuiltinsOnly, Code, Severity, Source, builtin, load};
+use roce_render::apply::{ApplyOptions, apply};
+use roce_render::edits::{self, Need};
+use roce_render::{RenderOptions, Target, lower, render};
+use serde_json::Value;
+
+/// The lint codes that say a need is unmet. A need with none is not lint's to report: the profile
+/// annotation is roce's own record, and the GPU count is the workload's.
+fn codes(need: Need) -> &'static [Code] {
+    match need {
+        Need::Provenance | Need::Gpus => &[],
+        Need::RailNics => &[Code::LintMissingNad, Code::LintCloudInterfaces],
+        Need::RdmaDevices => &[
+            Code::LintRdmaResource,
+            Code::LintProviderResource,
+            Code::LintDraNicClaim,
+        ],
+        Need::Memlock => &[Code::LintIpcLock],
+        Need::NodePool => &[Code::LintNodeSelector],
+        Need::NvlinkDomain => &[Code::LintDraChannelClaim],
+        Need::Placement => &[Code::LintDraCliqueAffinity],
+        Need::SharedMemory => &[Code::LintShm],
+        Need::HostDirectories => &[Code::LintHostMount],
+        Need::TopologyFile => &[Code::LintTopologyFile],
+        Need::Environment => &[Code::LintEnvMissing, Code::LintProviderEnv],
+    }
+}
+
+/// Lint's severity for a consequence (docs/rules.md, "Severity by consequence").
+fn severity(c: Consequence) -> Severity {
+    match c {
+        Consequence::Fails | Consequence::SilentTcp => Severity::Error,
+        Consequence::Slower => Severity::Warning,
+        Consequence::Differs => Severity::Info,
+    }
+}
+
+/// The documents of `text`, with the lists Kubernetes merges by key in key order: `volumes` and
+/// `resourceClaims` and a container's `resources.claims` by name, `volumeMounts` by mount path (the merge keys
+/// of PodSpec and Container),
+/// so a volume apply appends after the pod's own ones is the same pod. `env` keeps its order (a later
+/// variable may expand an earlier one).
+fn documents(text: &str) -> Vec<Value> {
+    fn keyed(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for (k, child) in m.iter_mut() {
+                    let key = match k.as_str() {
+                        "volumes" | "resourceClaims" | "claims" => Some("name"),
+                        "volumeMounts" => Some("mountPath"),
+                        _ => None,
+                    };
+                    if let (Some(key), Value::Array(items)) = (key, &mut *child) {
+                        items.sort_by_key(|i| {
+                            i.get(key).and_then(Value::as_str).map(str::to_string)
+                        });
+                    }
+                    keyed(child);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(keyed),
+            _ => {}
+        }
+    }
+    let docs: Vec<Value> = serde_saphyr::from_multiple(text).unwrap();
+    let mut docs: Vec<Value> = docs.into_iter().filter(|d| !d.is_null()).collect();
+    docs.iter_mut().for_each(keyed);
+    docs
+}
+
+fn sorted(mut docs: Vec<Value>) -> Vec<Value> {
+    docs.sort_by_key(|d| format!("{}/{}", d["kind"], d["metadata"]["name"]));
+    docs
+}
+
+#[test]
+fn each_requirement_left_out_is_reported_by_lint_and_written_back_by_apply() {
+    let opts = RenderOptions::default();
+    let mut checked = 0;
+    let mut wrong: Vec<String> = Vec::new();
+    for name in builtin::names() {
+        let profile = load(builtin::source(name).unwrap(), &BuiltinsOnly)
+            .profile
+            .unwrap();
+        let plan = lower(&profile);
+        let reqs = edits::requirements(&plan, None);
+        let every: Vec<_> = edits::all(&reqs).collect();
+        let full = edits::pod(&plan, &opts, &every);
+        assert_eq!(
+            full,
+            render(&plan, Target::Pod, &opts).unwrap()[0].contents,
+            "{name}: the Pod target is every edit on an empty pod"
+        );
+        let lint = |text: &str| {
+            Linter::new(&profile, LintOptions::default())
+                .lint(Source::new("pod.yaml", text.to_string()))
+                .problems
+        };
+        let counted = |ps: &[roce_model::Problem]| -> Vec<(Code, Severity, String)> {
+            ps.iter()
+                .filter(|p| p.severity != Severity::Info)
+                .map(|p| (p.code, p.severity, p.message.clone()))
+                .collect()
+        };
+        assert_eq!(counted(&lint(&full)), [], "{name}: the Pod lints clean");
+        for r in &reqs {
+            let rest: Vec<_> = reqs
+                .iter()
+                .filter(|o| o.need != r.need)
+                .flat_map(|o| &o.edits)
+                .collect();
+            let without = edits::pod(&plan, &opts, &rest);
+            let found = lint(&without);
+            let want = codes(r.need);
+            // What lint says about the pod without this requirement: only codes of this need.
+            let stray: Vec<_> = found
+                .iter()
+                .filter(|p| p.severity != Severity::Info && !want.contains(&p.code))
+                .map(|p| format!("{} {}", p.code, p.message))
+                .collect();
+            if !stray.is_empty() {
+                wrong.push(format!(
+                    "{name}, {:?} left out: lint reports other causes: {stray:#?}",
+                    r.need
+                ));
+            }
+            // Met by what the pod still has (the RDMA resource keeps it on fabric nodes): lint is right to
+            // be silent, and says nothing else either (checked above).
+            let met_otherwise = r
+                .also_met_by
+                .iter()
+                .any(|n| reqs.iter().any(|o| o.need == *n));
+            if !want.is_empty() && !met_otherwise {
+                let of_need: Vec<_> = found.iter().filter(|p| want.contains(&p.code)).collect();
+                match of_need.iter().map(|p| p.severity).max() {
+                    None => wrong.push(format!("{name}, {:?} left out: lint is silent", r.need)),
+                    Some(strongest) if strongest != severity(r.consequence) => wrong.push(format!(
+                        "{name}, {:?} left out: lint's severity {strongest:?} is not the requirement's consequence ({:?}): {:#?}",
+                        r.need,
+                        r.consequence,
+                        of_need.iter().map(|p| &p.message).collect::<Vec<_>>()
+                    )),
+                    Some(_) => {}
+                }
+            }
+            // apply writes back what was left out (GPUs are the workload's: apply never adds them).
+            if r.need == Need::Gpus {
+                continue;
+            }
+            let applied = apply(
+                &Source::new("pod.yaml", without.clone()),
+                &plan,
+                &ApplyOptions::default(),
+            )
+            .unwrap_or_else(|p| panic!("{name}, {:?} left out: apply: {p:#?}", r.need));
+            // The objects the claims name come before the pod (`kubectl apply -f` creates them first); among
+            // themselves their order does not matter.
+            let docs = documents(&applied.text);
+            let pod_at = docs.iter().position(|d| d["kind"] == "Pod");
+            if pod_at != Some(docs.len() - 1) {
+                wrong.push(format!(
+                    "{name}, {:?} left out: apply puts an object after the pod:\n{}",
+                    r.need, applied.text
+                ));
+            }
+            if sorted(docs) != sorted(documents(&full)) {
+                wrong.push(format!(
+                    "{name}, {:?} left out: apply does not write back the Pod:\n{}\nbut the Pod is:\n{full}",
+                    r.need, applied.text
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+    assert!(checked >= 100, "only {checked} requirements checked");
+}
