@@ -2,13 +2,16 @@
 //! wiring of real public samples, each with hand-written expectations. Lint is measured by precision and
 //! recall over its error and warning findings; apply must change nothing that already works (Multus entries,
 //! ComputeDomains, launcher commands, search paths, exact device lists, affinity and spread), its output must
-//! pass `kubernetes-validate --strict` where it is a core kind (MPIJobs and ComputeDomains: their CRD schemas,
-//! strict) and must not gain findings, and applying twice must equal applying once.
+//! pass `kubernetes-validate --strict` where it is a core kind and must not gain findings, and applying twice
+//! must equal applying once. Every custom kind (MPIJob, ComputeDomain, JobSet, LeaderWorkerSet, the inference
+//! CRs, the SR-IOV and Network Operator objects: `CRD_SCHEMAS`) is checked against its CRD's schema with
+//! strict fields, in apply's output (the violations apply adds are damage) and in the inputs (what the schemas
+//! reject there is listed with its cause in `INPUT_SCHEMA_ERRORS`).
 
 #[path = "../../roce-render/tests/support/consumers.rs"]
 mod consumers;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -460,6 +463,232 @@ fn damage(f: &Fixture, before: &str, after: &str, stress: bool) -> Vec<String> {
     out
 }
 
+/// The CRD schema of each custom kind in the corpus, by (apiVersion, kind): files in
+/// `crates/roce-render/tests/fixtures/crds/`, whose README.md gives each one's repository, commit, path and
+/// version. Checked with strict fields (`consumers::crd_schema_errors`).
+const CRD_SCHEMAS: &[(&str, &str, &str)] = &[
+    (
+        "kubeflow.org/v2beta1",
+        "MPIJob",
+        "mpi-operator-v2beta1.json",
+    ),
+    (
+        "resource.nvidia.com/v1beta1",
+        "ComputeDomain",
+        "compute-domain-v1beta1.json",
+    ),
+    ("jobset.x-k8s.io/v1alpha2", "JobSet", "jobset-v1alpha2.json"),
+    (
+        "leaderworkerset.x-k8s.io/v1",
+        "LeaderWorkerSet",
+        "leaderworkerset-v1.json",
+    ),
+    (
+        "disaggregatedset.x-k8s.io/v1",
+        "DisaggregatedSet",
+        "disaggregatedset-v1.json",
+    ),
+    ("kubeflow.org/v1", "PyTorchJob", "pytorchjob-v1.json"),
+    (
+        "batch.volcano.sh/v1alpha1",
+        "Job",
+        "volcano-job-v1alpha1.json",
+    ),
+    (
+        "workloads.x-k8s.io/v1alpha1",
+        "RoleBasedGroup",
+        "rolebasedgroup-v1alpha1.json",
+    ),
+    (
+        "workloads.x-k8s.io/v1alpha2",
+        "RoleBasedGroup",
+        "rolebasedgroup-v1alpha2.json",
+    ),
+    (
+        "orchestration.aibrix.ai/v1alpha1",
+        "StormService",
+        "stormservice-v1alpha1.json",
+    ),
+    (
+        "orchestration.aibrix.ai/v1alpha1",
+        "RayClusterFleet",
+        "rayclusterfleet-v1alpha1.json",
+    ),
+    (
+        "nvidia.com/v1alpha1",
+        "DynamoGraphDeployment",
+        "dynamographdeployment-v1alpha1.json",
+    ),
+    (
+        "serving.kserve.io/v1alpha2",
+        "LLMInferenceService",
+        "llminferenceservice-v1alpha2.json",
+    ),
+    (
+        "ome.io/v1beta1",
+        "ClusterServingRuntime",
+        "ome-clusterservingruntime-v1beta1.json",
+    ),
+    (
+        "sriovnetwork.openshift.io/v1",
+        "SriovNetwork",
+        "sriovnetwork-v1.json",
+    ),
+    (
+        "sriovnetwork.openshift.io/v1",
+        "SriovIBNetwork",
+        "sriovibnetwork-v1.json",
+    ),
+    (
+        "sriovnetwork.openshift.io/v1",
+        "SriovNetworkNodePolicy",
+        "sriovnetworknodepolicy-v1.json",
+    ),
+    (
+        "sriovnetwork.openshift.io/v1",
+        "SriovNetworkPoolConfig",
+        "sriovnetworkpoolconfig-v1.json",
+    ),
+    (
+        "mellanox.com/v1alpha1",
+        "NicClusterPolicy",
+        "nicclusterpolicy-v1alpha1.json",
+    ),
+    (
+        "mellanox.com/v1alpha1",
+        "MacvlanNetwork",
+        "macvlannetwork-v1alpha1.json",
+    ),
+    (
+        "mellanox.com/v1alpha1",
+        "HostDeviceNetwork",
+        "hostdevicenetwork-v1alpha1.json",
+    ),
+];
+
+/// Built-ins whose apply output of every fixture is checked against the CRD schemas (beside the three the
+/// wrong-profile pass applies): the DRA ones, which add `resourceClaims` to pod specs.
+const DRA_SCHEMA_PROFILES: &[&str] = &["coreweave/gb300-roce-dra", "oci/gb200-roce-dranet"];
+
+/// The API groups kubernetes-validate knows (core kinds): everything else needs a CRD schema above.
+fn is_core(api_version: &str) -> bool {
+    matches!(
+        api_version,
+        "v1" | "apps/v1" | "batch/v1" | "resource.k8s.io/v1"
+    )
+}
+
+fn api_kind(doc: &Value) -> (&str, &str) {
+    let field = |k: &str| doc.get(k).and_then(Value::as_str).unwrap_or("");
+    (field("apiVersion"), field("kind"))
+}
+
+/// The CRD schema file for a document of a custom kind, if the corpus has one.
+fn crd_schema(doc: &Value) -> Option<&'static str> {
+    let (api, kind) = api_kind(doc);
+    CRD_SCHEMAS
+        .iter()
+        .find(|(a, k, _)| *a == api && *k == kind)
+        .map(|(_, _, file)| *file)
+}
+
+/// Which object a document is: apiVersion, kind, namespace and name (apply's output is matched with
+/// its input by it).
+fn object_key(doc: &Value) -> (String, String, String, String) {
+    let (api, kind) = api_kind(doc);
+    let meta = |k: &str| {
+        doc.pointer(&format!("/metadata/{k}"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    (
+        api.to_string(),
+        kind.to_string(),
+        meta("namespace"),
+        meta("name"),
+    )
+}
+
+/// One document of apply's output to check against its CRD schema: what apply added is the schema's
+/// complaints about the output that it does not also make about the same object in the input.
+struct SchemaCheck {
+    who: String,
+    schema: &'static str,
+    after: Value,
+    before: Option<Value>,
+}
+
+/// The custom-kind documents of apply's output, each with its input object.
+fn schema_checks(who: &str, before: &str, after: &str) -> Vec<SchemaCheck> {
+    let inputs = documents(before);
+    documents(after)
+        .into_iter()
+        .filter_map(|doc| {
+            let schema = crd_schema(&doc)?;
+            let before = inputs
+                .iter()
+                .find(|d| object_key(d) == object_key(&doc))
+                .cloned();
+            Some(SchemaCheck {
+                who: who.to_string(),
+                schema,
+                after: doc,
+                before,
+            })
+        })
+        .collect()
+}
+
+/// Runs the checks in one batch: the damage (violations apply added) and, per kind, the documents checked
+/// and how many of them apply changed (`None` when the validator is missing and the check is skipped).
+type KindCounts = BTreeMap<String, (usize, usize)>;
+fn run_schema_checks(checks: &[SchemaCheck]) -> (Vec<String>, Option<KindCounts>) {
+    let mut items: Vec<(&Value, &str)> = Vec::new();
+    for c in checks {
+        items.push((&c.after, c.schema));
+        if let Some(b) = &c.before {
+            items.push((b, c.schema));
+        }
+    }
+    let errors = match consumers::crd_schema_errors(&items) {
+        Ok(Some(e)) => e,
+        Ok(None) => return (Vec::new(), None),
+        Err(e) => return (vec![e], None),
+    };
+    let mut errors = errors.into_iter();
+    let (mut damage, mut counts) = (Vec::new(), BTreeMap::new());
+    for c in checks {
+        let after = errors.next().unwrap();
+        let before = if c.before.is_some() {
+            errors.next().unwrap()
+        } else {
+            Vec::new()
+        };
+        let added: Vec<&String> = after.iter().filter(|e| !before.contains(e)).collect();
+        let (api, kind) = api_kind(&c.after);
+        let entry = counts.entry(format!("{kind} ({api})")).or_insert((0, 0));
+        entry.0 += 1;
+        if c.before.as_ref() != Some(&c.after) {
+            entry.1 += 1;
+        }
+        if !added.is_empty() {
+            damage.push(format!(
+                "{}: the {} schema rejects apply's output of {kind} {:?} (the input passed these):\n      {}",
+                c.who,
+                c.schema,
+                object_key(&c.after).3,
+                added
+                    .iter()
+                    .map(|e| e.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n      ")
+            ));
+        }
+    }
+    (damage, Some(counts))
+}
+
 /// The documents of core kinds (`v1`, `apps/v1`, `batch/v1`), for kubernetes-validate.
 fn core_documents(text: &str) -> String {
     text.split("\n---\n")
@@ -482,7 +711,7 @@ fn the_corpus_is_linted_and_applied_as_its_expectations_say() {
     let (mut tp, mut fp, mut fn_) = (0, 0, 0);
     let mut damaged = Vec::new();
     let mut sources = BTreeSet::new();
-    let mut crd_checked = 0;
+    let mut schema_checks_all: Vec<SchemaCheck> = Vec::new();
     let mut absent_hits: Vec<String> = Vec::new();
     for (toml, yaml) in &all {
         let f = read(toml);
@@ -577,28 +806,8 @@ fn the_corpus_is_linted_and_applied_as_its_expectations_say() {
                     ));
                 }
             }
-            // The MPI Operator's and the DRA driver's CRD schemas, with strict fields, for what apply wrote
-            // into MPIJobs and ComputeDomains.
-            for doc in documents(&once) {
-                let schema = match (
-                    doc.get("apiVersion").and_then(Value::as_str),
-                    doc.get("kind").and_then(Value::as_str),
-                ) {
-                    (Some("kubeflow.org/v2beta1"), Some("MPIJob")) => "mpi-operator-v2beta1.json",
-                    (Some("resource.nvidia.com/v1beta1"), Some("ComputeDomain")) => {
-                        "compute-domain-v1beta1.json"
-                    }
-                    _ => continue,
-                };
-                match consumers::crd_schema_strict(&doc, schema) {
-                    Ok(true) => crd_checked += 1,
-                    Ok(false) => {}
-                    Err(e) => damaged.push(format!(
-                        "{}: the {schema} schema rejects apply's output:\n{e}",
-                        f.name
-                    )),
-                }
-            }
+            // Every custom kind against its CRD schema, with strict fields (checked in one batch below).
+            schema_checks_all.extend(schema_checks(&f.name, &text, &once));
             let core = core_documents(&once);
             if !core.trim().is_empty()
                 && let Err(e) = consumers::kubernetes_validate_strict(
@@ -619,7 +828,11 @@ fn the_corpus_is_linted_and_applied_as_its_expectations_say() {
     for (toml, yaml) in &all {
         let f = read(toml);
         let text = std::fs::read_to_string(yaml).unwrap();
-        if !text.contains("containers:") && !text.contains("mainContainer:") {
+        // A pod template: `containers`, or the single container of Dynamo (`mainContainer`) and OME (`runner`).
+        if !["containers:", "mainContainer:", "runner:"]
+            .iter()
+            .any(|k| text.contains(k))
+        {
             continue;
         }
         for name in ["coreweave/gb300-roce", "aws/p5-efa", "gcp/a3-ultra"] {
@@ -655,13 +868,55 @@ fn the_corpus_is_linted_and_applied_as_its_expectations_say() {
             for d in damage(&generic, &text, &once.text, true) {
                 damaged.push(format!("{} with {name}: {d}", f.name));
             }
+            schema_checks_all.extend(schema_checks(
+                &format!("{} with {name}", f.name),
+                &text,
+                &once.text,
+            ));
+        }
+        // The DRA built-ins write resource claims (and clique affinity) into every pod template, fields a
+        // CRD's copy of PodSpec must know (one generated from Kubernetes types older than 1.31 has the
+        // claims' earlier `source` form): their output against the CRD schemas only.
+        for name in DRA_SCHEMA_PROFILES {
+            let plan = roce_render::plan::lower(
+                &load(builtin::source(name).unwrap(), &BuiltinsOnly)
+                    .profile
+                    .unwrap(),
+            );
+            let opts = ApplyOptions {
+                container: f.container.clone(),
+                ..ApplyOptions::default()
+            };
+            if let Ok(once) = apply(&Source::new("in.yaml", text.clone()), &plan, &opts) {
+                schema_checks_all.extend(schema_checks(
+                    &format!("{} with {name}", f.name),
+                    &text,
+                    &once.text,
+                ));
+            }
         }
     }
+    let (schema_damage, schema_counts) = run_schema_checks(&schema_checks_all);
+    damaged.extend(schema_damage);
+    let schemas = match &schema_counts {
+        Some(counts) => format!(
+            "{} custom-kind documents of apply's output checked against their CRD schemas, {} of them \
+             written or changed by apply: {}",
+            counts.values().map(|c| c.0).sum::<usize>(),
+            counts.values().map(|c| c.1).sum::<usize>(),
+            counts
+                .iter()
+                .map(|(k, (n, changed))| format!("{k} {n} ({changed} changed)"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => "CRD schema checks SKIPPED (no jsonschema)".to_string(),
+    };
     let precision = tp as f64 / (tp + fp).max(1) as f64;
     let recall = tp as f64 / (tp + fn_).max(1) as f64;
     println!("{report}");
     println!(
-        "corpus: {} fixtures from {} sources; precision {precision:.3} ({tp} of {}), recall {recall:.3} ({tp} of {}); apply damage: {} (over {stress} wrong-profile applies too; {crd_checked} MPIJob/ComputeDomain documents checked against their CRD schemas)",
+        "corpus: {} fixtures from {} sources; precision {precision:.3} ({tp} of {}), recall {recall:.3} ({tp} of {}); apply damage: {} (over {stress} wrong-profile applies too; {schemas})",
         all.len(),
         sources.len(),
         tp + fp,
@@ -682,5 +937,242 @@ fn the_corpus_is_linted_and_applied_as_its_expectations_say() {
         absent_hits.is_empty(),
         "reported although a fixture says it works:\n{}",
         absent_hits.join("\n")
+    );
+}
+
+/// Documents of the corpus that their CRD schema rejects as they stand, each error with its cause. The
+/// fixtures reproduce public manifests, their bugs included; these are what the schema says about them.
+/// Apply's output is only blamed for what it adds (`run_schema_checks`).
+const INPUT_SCHEMA_ERRORS: &[(&str, &str, &str)] = &[
+    (
+        "llm-d/pd-mooncake-cks",
+        "/spec/roles/0/spec: Additional properties are not allowed ('groupIdentity' was unexpected)",
+        "llm-d's guide sets groupIdentity: Hash, a field of kubernetes-sigs/lws PR #987 (KEP-898, unmerged at \
+         lws main 060ab4da): a released LWS drops it, or rejects it under strict field validation",
+    ),
+    (
+        "llm-d/pd-mooncake-cks",
+        "/spec/roles/1/spec: Additional properties are not allowed ('groupIdentity' was unexpected)",
+        "the same, decode role",
+    ),
+    (
+        "llm-d/pd-nixl-base-gb300",
+        "/spec/roles/0/spec: Additional properties are not allowed ('groupIdentity' was unexpected)",
+        "the same guide family (llm-d 55541149): groupIdentity from the unmerged lws PR #987",
+    ),
+    (
+        "llm-d/pd-nixl-base-gb300",
+        "/spec/roles/1/spec: Additional properties are not allowed ('groupIdentity' was unexpected)",
+        "the same, decode role",
+    ),
+    (
+        "network-operator/sriov-ib-network",
+        "/spec: 'nodeSelector' is a required property",
+        "the vendor's sriov-network-node-policy.yaml comments its nodeSelector out; the SriovNetworkNodePolicy \
+         CRD requires it (the API server refuses the object)",
+    ),
+    (
+        "nvidia-dra/nvbandwidth-cd-mpijob",
+        "/spec: Additional properties are not allowed ('launcherCreationPolicy' was unexpected)",
+        "NVIDIA's sample targets an MPI Operator newer than the v0.4 CRD the schema is pinned to \
+         (crds/README.md: launcherCreationPolicy came later)",
+    ),
+    (
+        "sriov-operator/rdma-exclusive",
+        "/spec: Additional properties are not allowed ('metaPluginsConfig' was unexpected)",
+        "the operator's doc/rdma-configuration.md writes metaPluginsConfig, but the SriovNetwork field is \
+         `metaPlugins` (api/v1/sriovnetwork_types.go: MetaPluginsConfig string `json:\"metaPlugins\"`): the \
+         rdma meta plugin is dropped from the generated NAD",
+    ),
+];
+
+/// Every custom-kind document of every fixture, with the fixture's name.
+fn custom_inputs() -> Vec<(String, Value)> {
+    fixtures()
+        .iter()
+        .flat_map(|(toml, yaml)| {
+            let name = read(toml).name;
+            documents(&std::fs::read_to_string(yaml).unwrap())
+                .into_iter()
+                .filter(|d| !is_core(api_kind(d).0))
+                .map(move |d| (name.clone(), d))
+        })
+        .collect()
+}
+
+#[test]
+fn every_custom_kind_in_the_corpus_has_its_crd_schema() {
+    let inputs = custom_inputs();
+    assert!(!inputs.is_empty());
+    let missing: BTreeSet<String> = inputs
+        .iter()
+        .filter(|(_, d)| crd_schema(d).is_none())
+        .map(|(f, d)| format!("{f}: {:?}", api_kind(d)))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "custom kinds without a CRD schema in CRD_SCHEMAS (add it to crates/roce-render/tests/fixtures/crds/ \
+         with its provenance in README.md):\n{}",
+        missing.into_iter().collect::<Vec<_>>().join("\n")
+    );
+    let dir = consumers::repo_root().join("crates/roce-render/tests/fixtures/crds");
+    for (api, kind, file) in CRD_SCHEMAS {
+        let text = std::fs::read_to_string(dir.join(file))
+            .unwrap_or_else(|e| panic!("{file} ({api} {kind}): {e}"));
+        let schema: Value = serde_json::from_str(&text).unwrap();
+        let comment = schema["$comment"].as_str().unwrap_or("");
+        assert!(
+            comment.starts_with(&format!("{kind} {api}:")),
+            "{file} names its source for {kind} {api} in $comment: {comment:?}"
+        );
+        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        assert!(
+            readme.contains(&format!("`{file}`")),
+            "{file}: no provenance in README.md"
+        );
+    }
+}
+
+#[test]
+fn the_corpus_inputs_are_what_their_crd_schemas_say() {
+    let inputs = custom_inputs();
+    let items: Vec<(&Value, &str)> = inputs
+        .iter()
+        .map(|(_, d)| (d, crd_schema(d).expect("every_custom_kind_… covers this")))
+        .collect();
+    let Some(errors) = consumers::crd_schema_errors(&items).unwrap_or_else(|e| panic!("{e}"))
+    else {
+        return;
+    };
+    let mut found = BTreeSet::new();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for ((fixture, doc), errs) in inputs.iter().zip(errors) {
+        let (api, kind) = api_kind(doc);
+        *counts.entry(format!("{kind} ({api})")).or_insert(0) += 1;
+        for e in errs {
+            found.insert((fixture.clone(), e));
+        }
+    }
+    let known: BTreeSet<(String, String)> = INPUT_SCHEMA_ERRORS
+        .iter()
+        .map(|(f, e, _)| (f.to_string(), e.to_string()))
+        .collect();
+    println!(
+        "{} custom-kind input documents checked against their CRD schemas: {}",
+        counts.values().sum::<usize>(),
+        counts
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let new: Vec<String> = found
+        .difference(&known)
+        .map(|(f, e)| format!("{f}: {e}"))
+        .collect();
+    let gone: Vec<String> = known
+        .difference(&found)
+        .map(|(f, e)| format!("{f}: {e}"))
+        .collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "the CRD schemas' verdict on the corpus inputs differs from INPUT_SCHEMA_ERRORS\n\
+         rejected, not listed (a fixture's transcription error, or a vendor bug to list with its cause):\n  {}\n\
+         listed, no longer rejected:\n  {}",
+        new.join("\n  "),
+        gone.join("\n  ")
+    );
+}
+
+/// The check can fail: a field no CRD knows, put where a user's typo would be, is reported at its path,
+/// in the pod template (the CRD's copy of PodSpec) and in the custom resource's own spec.
+#[test]
+fn a_broken_custom_resource_fails_its_crd_schema() {
+    let text =
+        std::fs::read_to_string(corpus_dir().join("gke/a3u-jobset-gib-privileged.yaml")).unwrap();
+    let plan = roce_render::plan::lower(
+        &load(builtin::source("gcp/a3-ultra").unwrap(), &BuiltinsOnly)
+            .profile
+            .unwrap(),
+    );
+    let once = apply(
+        &Source::new("in.yaml", text.clone()),
+        &plan,
+        &ApplyOptions::default(),
+    )
+    .unwrap()
+    .text;
+    let jobset = documents(&once)
+        .into_iter()
+        .find(|d| api_kind(d) == ("jobset.x-k8s.io/v1alpha2", "JobSet"))
+        .unwrap();
+    let container = "/spec/replicatedJobs/0/template/spec/template/spec/containers/0";
+    let mut typo_in_pod = jobset.clone();
+    typo_in_pod
+        .pointer_mut(container)
+        .unwrap()
+        .as_object_mut()
+        .unwrap()
+        .insert("securityContex".into(), serde_json::json!({}));
+    let mut typo_in_spec = jobset.clone();
+    let spec = typo_in_spec
+        .pointer_mut("/spec")
+        .unwrap()
+        .as_object_mut()
+        .unwrap();
+    let jobs = spec.remove("replicatedJobs").unwrap();
+    spec.insert("replicatedJob".into(), jobs);
+    let mut wrong_type = jobset.clone();
+    wrong_type
+        .pointer_mut("/spec/replicatedJobs/0")
+        .unwrap()
+        .as_object_mut()
+        .unwrap()
+        .insert("replicas".into(), serde_json::json!("2"));
+    let schema = crd_schema(&jobset).unwrap();
+    let Some(errors) = consumers::crd_schema_errors(&[
+        (&jobset, schema),
+        (&typo_in_pod, schema),
+        (&typo_in_spec, schema),
+        (&wrong_type, schema),
+    ])
+    .unwrap_or_else(|e| panic!("{e}")) else {
+        return;
+    };
+    assert_eq!(errors[0], Vec::<String>::new(), "apply's JobSet is valid");
+    assert_eq!(
+        errors[1],
+        [format!(
+            "{container}: Additional properties are not allowed ('securityContex' was unexpected)"
+        )]
+    );
+    assert!(
+        errors[2].contains(
+            &"/spec: Additional properties are not allowed ('replicatedJob' was unexpected)"
+                .to_string()
+        ),
+        "{:?}",
+        errors[2]
+    );
+    assert_eq!(
+        errors[3],
+        ["/spec/replicatedJobs/0/replicas: '2' is not of type 'integer'"]
+    );
+    // And the corpus check blames apply only for what it adds: the typo in the output, not in the input.
+    let checks = |before: &Value, after: &Value| SchemaCheck {
+        who: "test".into(),
+        schema,
+        after: after.clone(),
+        before: Some(before.clone()),
+    };
+    let (damage, counts) = run_schema_checks(&[
+        checks(&jobset, &typo_in_pod),
+        checks(&typo_in_pod, &typo_in_pod),
+    ]);
+    assert_eq!(damage.len(), 1, "{damage:?}");
+    assert!(damage[0].contains("securityContex"), "{damage:?}");
+    assert_eq!(
+        counts.unwrap().get("JobSet (jobset.x-k8s.io/v1alpha2)"),
+        Some(&(2, 1))
     );
 }

@@ -509,16 +509,15 @@ fn finish(
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// CRD schemas (mpi-operator MPIJob, NVIDIA ComputeDomain), checked with Python jsonschema.
+// CRD schemas (`tests/fixtures/crds/`, README.md there), checked with Python jsonschema.
 
 /// Strict field validation: `additionalProperties: false` on every object schema listing `properties`
-/// (see `tests/fixtures/crds/README.md`).
+/// (see `tests/fixtures/crds/README.md`). `SCHEMA DOC`: one document, exit 1 with one line per error;
+/// `--batch ITEMS OUT`: a batch, `ITEMS` a JSON list of `{"schema": path, "doc": value}`, `OUT` gets a JSON list
+/// with each document's error lines (each schema is read and made strict once).
 const JSONSCHEMA_CHECK: &str = r#"
 import json, sys
 import jsonschema
-
-schema = json.load(open(sys.argv[1]))
-doc = json.load(open(sys.argv[2]))
 
 def strict(node):
     if isinstance(node, dict):
@@ -532,12 +531,25 @@ def strict(node):
         for value in node:
             strict(value)
 
-strict(schema)
-validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
-errors = sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
-for e in errors:
-    print("/" + "/".join(map(str, e.absolute_path)) + ": " + e.message)
-sys.exit(1 if errors else 0)
+validators = {}
+def errors(schema_path, doc):
+    if schema_path not in validators:
+        schema = json.load(open(schema_path))
+        strict(schema)
+        validators[schema_path] = jsonschema.Draft7Validator(
+            schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    found = sorted(validators[schema_path].iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    return ["/" + "/".join(map(str, e.absolute_path)) + ": " + e.message for e in found]
+
+if sys.argv[1] == "--batch":
+    items = json.load(open(sys.argv[2]))
+    result = [errors(item["schema"], item["doc"]) for item in items]
+    json.dump(result, open(sys.argv[3], "w"))
+    sys.exit(0)
+lines = errors(sys.argv[1], json.load(open(sys.argv[2])))
+for line in lines:
+    print(line)
+sys.exit(1 if lines else 0)
 "#;
 
 fn python_with_jsonschema() -> Option<PathBuf> {
@@ -593,5 +605,55 @@ pub fn crd_schema_strict(doc: &serde_json::Value, fixture: &str) -> Result<bool,
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         ))
+    }
+}
+
+/// Checks each `(document, schema fixture)` pair like [`crd_schema_strict`], all in one Python process.
+/// `Ok(None)`: skipped (no validator, not under CI); `Ok(Some(errors))`: for each document, in order, the
+/// schema's complaints (`/json/path: message`; empty: valid); `Err(report)`: the validator could not run.
+pub fn crd_schema_errors(
+    items: &[(&serde_json::Value, &str)],
+) -> Result<Option<Vec<Vec<String>>>, String> {
+    let Some(py) = python_with_jsonschema() else {
+        return Ok(None);
+    };
+    if items.is_empty() {
+        return Ok(Some(Vec::new()));
+    }
+    let dir = temp_dir("crd-schema-batch");
+    let crds = repo_root().join("crates/roce-render/tests/fixtures/crds");
+    let batch: Vec<serde_json::Value> = items
+        .iter()
+        .map(|(doc, fixture)| {
+            let schema = crds.join(fixture);
+            assert!(schema.is_file(), "no CRD schema {}", schema.display());
+            serde_json::json!({ "schema": schema, "doc": doc })
+        })
+        .collect();
+    let (input, output) = (dir.join("items.json"), dir.join("errors.json"));
+    std::fs::write(&input, serde_json::to_string(&batch).unwrap()).unwrap();
+    let out = Command::new(&py)
+        .arg("-c")
+        .arg(JSONSCHEMA_CHECK)
+        .arg("--batch")
+        .arg(&input)
+        .arg(&output)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", py.display()));
+    let read = std::fs::read_to_string(&output)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Vec<Vec<String>>>(&t).ok());
+    match read {
+        Some(errors) if out.status.success() && errors.len() == items.len() => {
+            let _ = std::fs::remove_dir_all(&dir);
+            Ok(Some(errors))
+        }
+        _ => Err(format!(
+            "jsonschema could not check {} ({}):\n{}{}",
+            input.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )),
     }
 }
