@@ -4,6 +4,9 @@ use crate::dra;
 use crate::plan::{MULTUS_ANNOTATION, Plan};
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
+use roce_model::fabric::attach::{
+    HOST_NETWORK, HOST_NETWORK_DNS_POLICY, RDMA_DEVICE_DIR, RDMA_DEVICE_VOLUME,
+};
 use roce_model::fabric::provider::{HostMount, TOPOLOGY_VOLUME, TopologyFile};
 
 /// Render the plan as a Pod.
@@ -28,6 +31,7 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
     metadata.insert("annotations", annotations);
 
     let mut spec = Yaml::map().with("restartPolicy", "Never");
+    host_network(plan, &mut spec);
     if let Some(sel) = node_selector(plan) {
         spec.insert("nodeSelector", sel);
     }
@@ -88,11 +92,41 @@ pub fn container(plan: &Plan, opts: &RenderOptions) -> Yaml {
     c
 }
 
-/// The pod's volumes: the memory-backed `/dev/shm`, then the network provider's host directories.
+/// `hostNetwork: true` and `dnsPolicy: ClusterFirstWithHostNet` in a pod spec, for a host-network plan.
+pub fn host_network(plan: &Plan, spec: &mut Yaml) {
+    if plan.host_network {
+        spec.insert(HOST_NETWORK, true);
+        spec.insert("dnsPolicy", HOST_NETWORK_DNS_POLICY);
+    }
+}
+
+/// The host's `/dev/infiniband` as a `hostPath` volume (type `Directory`: the pod does not start on a node
+/// without RDMA devices).
+pub fn rdma_device_volume() -> Yaml {
+    Yaml::map().with("name", RDMA_DEVICE_VOLUME).with(
+        "hostPath",
+        Yaml::map()
+            .with("path", RDMA_DEVICE_DIR)
+            .with("type", "Directory"),
+    )
+}
+
+/// The container's mount of [`rdma_device_volume`] at `/dev/infiniband`.
+pub fn rdma_device_mount() -> Yaml {
+    Yaml::map()
+        .with("name", RDMA_DEVICE_VOLUME)
+        .with("mountPath", RDMA_DEVICE_DIR)
+}
+
+/// The pod's volumes: the memory-backed `/dev/shm`, the host's `/dev/infiniband` (host-network plans),
+/// then the network provider's host directories.
 pub fn volumes(plan: &Plan) -> Vec<Yaml> {
     let mut out = Vec::new();
     if plan.shm {
         out.push(shm_volume());
+    }
+    if plan.host_network {
+        out.push(rdma_device_volume());
     }
     out.extend(plan.host_mounts.iter().map(host_volume));
     out.extend(plan.topology.iter().map(topology_volume));
@@ -104,6 +138,9 @@ pub fn volume_mounts(plan: &Plan) -> Vec<Yaml> {
     let mut out = Vec::new();
     if plan.shm {
         out.push(shm_mount());
+    }
+    if plan.host_network {
+        out.push(rdma_device_mount());
     }
     out.extend(plan.host_mounts.iter().map(host_mount));
     out.extend(plan.topology.iter().map(topology_mount));
@@ -230,14 +267,19 @@ pub fn quantities(plan: &Plan) -> Yaml {
     r
 }
 
-/// `securityContext:` adding the plan's capabilities, if any.
+/// `securityContext:` adding the plan's capabilities, if any, and `privileged: true` for a host-network
+/// plan (the container opens the host's RDMA device nodes).
 pub fn capabilities(plan: &Plan) -> Option<Yaml> {
     let caps = &plan.wiring.as_ref()?.capabilities;
-    if caps.is_empty() {
-        return None;
+    let mut sc = Yaml::map();
+    if plan.host_network {
+        sc.insert("privileged", true);
     }
-    let add: Vec<Yaml> = caps.iter().map(|c| Yaml::from(c.as_str())).collect();
-    Some(Yaml::map().with("capabilities", Yaml::map().with("add", add)))
+    if !caps.is_empty() {
+        let add: Vec<Yaml> = caps.iter().map(|c| Yaml::from(c.as_str())).collect();
+        sc.insert("capabilities", Yaml::map().with("add", add));
+    }
+    (!matches!(&sc, Yaml::Map(m) if m.is_empty())).then_some(sc)
 }
 
 /// Kubernetes expands `$(NAME)` in env values and reduces `$$` to `$`; double a `$` that precedes `(` or

@@ -283,7 +283,12 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
     if !mounts.is_empty() {
         container.insert("volumeMounts", mounts);
     }
+    // A scalar merges into the workload's securityContext (the capabilities list goes by replacements).
+    if plan.host_network {
+        container.insert("securityContext", Yaml::map().with("privileged", true));
+    }
     let mut spec = Yaml::map();
+    pod::host_network(plan, &mut spec);
     if let Some(sel) = pod::node_selector(plan) {
         spec.insert("nodeSelector", sel);
     }

@@ -4,7 +4,9 @@
 //! `pod` target would; the launcher runs `mpirun`, which hands every variable of the job's env to each rank
 //! with `-x NAME` (MPI ranks start under the workers' sshd and do not see the worker container's env).
 
-use roce_model::fabric::env::MPI_LAUNCHER_ENV;
+use roce_model::fabric::env::{
+    HOST_NETWORK_SSH_PORT, MPI_HOST_NETWORK_LAUNCHER_ENV, MPI_LAUNCHER_ENV,
+};
 
 use super::{comment, image, nccl_test_command, nodes, object_name, with_command};
 use crate::dra;
@@ -74,8 +76,15 @@ pub(crate) fn build(
     }
     mpirun.extend(nccl_test_command(opts)?);
 
+    // Host-network workers run sshd off the node's port 22: the launcher's mpirun is told the port.
+    let host_network_env = if plan.host_network {
+        MPI_HOST_NETWORK_LAUNCHER_ENV
+    } else {
+        &[]
+    };
     let mut launcher_env: Vec<Yaml> = MPI_LAUNCHER_ENV
         .iter()
+        .chain(host_network_env)
         .map(|v| {
             Yaml::map()
                 .with("name", v.name)
@@ -153,6 +162,7 @@ pub(crate) fn build(
     }
     worker_metadata.insert("annotations", worker_annotations);
     let mut worker_spec = Yaml::map();
+    pod::host_network(plan, &mut worker_spec);
     if !plan.node_selector.is_empty() {
         let mut sel = Yaml::map();
         for (k, v) in &plan.node_selector {
@@ -172,7 +182,13 @@ pub(crate) fn build(
             }
         }
     }
-    worker_spec.insert("containers", vec![pod::container(plan, &worker_opts)]);
+    let worker = pod::container(plan, &worker_opts);
+    let worker = if plan.host_network {
+        host_network_worker(worker)
+    } else {
+        worker
+    };
+    worker_spec.insert("containers", vec![worker]);
     if let Some(claims) = dra::pod_claims(plan) {
         worker_spec.insert("resourceClaims", claims);
     }
@@ -227,6 +243,16 @@ pub(crate) fn build(
             .to_string(),
     ];
     notes.extend(plan.notes_about(&[Topic::Workload]).map(|n| n.text.clone()));
+    if plan.host_network {
+        notes.push(format!(
+            "The workers run in the node's network namespace, where the node's sshd has port 22: theirs              listens on {HOST_NETWORK_SSH_PORT} (the image needs /usr/sbin/sshd), and the launcher's mpirun              is told so ({}).",
+            MPI_HOST_NETWORK_LAUNCHER_ENV
+                .iter()
+                .map(|v| v.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     if plan.wiring.is_none() {
         notes.push("This profile's nodes attach the fabric themselves (SUNK NodeSet): the workers carry env only.".into());
     }
@@ -249,6 +275,39 @@ pub(crate) fn build(
         job,
         notes,
     })
+}
+
+/// A host-network worker: its sshd on [`HOST_NETWORK_SSH_PORT`], not the node's port 22 (the command and
+/// port of OCI's host-network MPIJob).
+fn host_network_worker(container: Yaml) -> Yaml {
+    let port = HOST_NETWORK_SSH_PORT.to_string();
+    let worker = with_command(
+        container,
+        &["/bin/bash", "-c"],
+        vec![Yaml::from(format!(
+            "mkdir -p /var/run/sshd; exec /usr/sbin/sshd -D -p {port}"
+        ))],
+    );
+    let Yaml::Map(entries) = worker else {
+        return worker;
+    };
+    let mut out = Yaml::map();
+    for (k, v) in entries {
+        let after_args = k == "args";
+        out.insert(&k, v);
+        if after_args {
+            out.insert(
+                "ports",
+                vec![
+                    Yaml::map()
+                        .with("name", "ssh")
+                        .with("containerPort", i64::from(HOST_NETWORK_SSH_PORT))
+                        .with("protocol", "TCP"),
+                ],
+            );
+        }
+    }
+    out
 }
 
 fn job_metadata(plan: &Plan, name: &str, pin: Option<&Pin<'_>>) -> Yaml {

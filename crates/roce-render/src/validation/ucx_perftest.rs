@@ -183,6 +183,7 @@ fn test_pod(plan: &Plan, name: &str, role: &str, init: Vec<Yaml>, main: Yaml) ->
     let mut spec = Yaml::map()
         .with("restartPolicy", "Never")
         .with("activeDeadlineSeconds", DEADLINE_SECONDS);
+    pod::host_network(plan, &mut spec);
     if role == "server" {
         // hostname + subdomain = the headless Service's name: DNS `server.NAME`.
         spec.insert("hostname", "server");
