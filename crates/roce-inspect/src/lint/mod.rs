@@ -460,8 +460,10 @@ impl<'a> Cx<'a> {
     ) {
         let Some((_, c)) = v.container else { return };
         let owner = owner(t, c);
+        // A host-network profile's pods are meant to be there: the rails are the node's own NICs.
         if let Some(e) = v.spec.and_then(|s| entry(s, "hostNetwork"))
             && matches!(e.node.value, Value::Scalar(Scalar::Bool(true)))
+            && !self.linter.plan.host_network
         {
             let why = if self.linter.nads.is_empty() {
                 "the pod's `eth0` becomes the node's interface, where NCCL's bootstrap (`NCCL_SOCKET_IFNAME`) may find nothing, and every port the job opens is on the host"
@@ -477,7 +479,7 @@ impl<'a> Cx<'a> {
         let privileged = entry(c, "securityContext")
             .and_then(|sc| entry(&sc.node, "privileged"))
             .filter(|e| matches!(e.node.value, Value::Scalar(Scalar::Bool(true))));
-        if let Some(e) = privileged {
+        if let Some(e) = privileged.filter(|_| !self.linter.plan.host_network) {
             // It works: a privileged container has every device and capability RDMA needs. Said, as a
             // difference from the profile, not counted.
             let mut p = Problem::new(

@@ -688,7 +688,10 @@ fn apply_document(
                     .iter()
                     .filter(|(n, _)| !have.env_elsewhere.contains(n))
                     .filter(|(n, _)| {
-                        !(have.host_network && roce_model::fabric::env::selects_devices(n))
+                        // On a host-network profile the node's names are the profile's.
+                        !(have.host_network
+                            && !plan.host_network
+                            && roce_model::fabric::env::selects_devices(n))
                     })
                     .filter(|(n, _)| {
                         // Pinning a NIXL server's UCX to TCP would move its KV cache over sockets.
@@ -1013,6 +1016,7 @@ fn wire_pod(
     } else {
         None
     };
+    let rdma_devices = plan.host_network && host_network(spec, index);
     // The provider's host directories: a volume by name unless the manifest has one.
     if !plan.host_mounts.is_empty()
         && let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes")
@@ -1056,6 +1060,14 @@ fn wire_pod(
             }
         }
     }
+    if plan.host_network
+        && let Some(sc) = ensure_map(c, "securityContext", false)
+    {
+        set_bool(sc, "privileged");
+    }
+    if rdma_devices && let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts") {
+        mounts.push(crate::pod::rdma_device_mount());
+    }
     if let Some(name) = shm_name
         && let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
     {
@@ -1093,6 +1105,47 @@ fn wire_pod(
 fn set_str(map: &mut Yaml, key: &str, value: &str) {
     if map.get(key).and_then(scalar_text).as_deref() != Some(value) {
         map.insert(key, Yaml::Str(value.to_string()));
+    }
+}
+
+/// A host-network plan's pod spec: `hostNetwork: true`, `dnsPolicy: ClusterFirstWithHostNet` (unless the pod
+/// chose a policy other than the default `ClusterFirst`, which a host-network pod would not get), and the
+/// host's `/dev/infiniband` as a volume unless the container mounts something there. Returns whether the
+/// container is to mount that volume.
+fn host_network(spec: &mut Yaml, index: usize) -> bool {
+    use roce_model::fabric::attach::{HOST_NETWORK, HOST_NETWORK_DNS_POLICY, RDMA_DEVICE_DIR};
+    set_bool(spec, HOST_NETWORK);
+    if spec
+        .get("dnsPolicy")
+        .and_then(scalar_text)
+        .is_none_or(|p| p == "ClusterFirst")
+    {
+        set_str(spec, "dnsPolicy", HOST_NETWORK_DNS_POLICY);
+    }
+    let mounted = matches!(
+        spec.get("containers"),
+        Some(Yaml::Seq(cs)) if cs.get(index).and_then(|c| c.get("volumeMounts")).is_some_and(|m| matches!(m, Yaml::Seq(ms) if ms.iter().any(|m| m.get("mountPath").and_then(Yaml::as_str).map(|p| p.trim_end_matches('/')) == Some(RDMA_DEVICE_DIR))))
+    );
+    if mounted {
+        return false;
+    }
+    if let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes")
+        && !volumes.iter().any(|v| {
+            v.get("name").and_then(Yaml::as_str)
+                == Some(roce_model::fabric::attach::RDMA_DEVICE_VOLUME)
+        })
+    {
+        volumes.push(crate::pod::rdma_device_volume());
+    }
+    true
+}
+
+/// Set a boolean entry to `true` unless it already is.
+fn set_bool(map: &mut Yaml, key: &str) {
+    if map.get(key) != Some(&Yaml::Bool(true))
+        && map.get(key).and_then(scalar_text).as_deref() != Some("true")
+    {
+        map.insert(key, Yaml::Bool(true));
     }
 }
 
