@@ -556,3 +556,39 @@ fn no_lint_snapshot_is_orphaned() {
         "snapshots/lint must hold one snapshot per broken fixture"
     );
 }
+
+/// OCI's host-network MPIJob (corpus `oci/h100-hostnet-mpijob`): its `hostNetwork` and privileged workers are
+/// the host-network profile's own mode, but the wrong mode for a profile that wires the pod's own namespace.
+#[test]
+fn host_network_is_the_mode_of_the_host_network_profile_only() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/corpus/oci/h100-hostnet-mpijob.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let codes = |name: &str| -> Vec<(Code, roce_model::Severity)> {
+        linter(name, None)
+            .lint(Source::new("hostnet.yaml", text.clone()))
+            .problems
+            .iter()
+            .map(|p| (p.code, p.severity))
+            .collect()
+    };
+    let hostnet = codes("oci/h100-hostnet");
+    for code in [
+        Code::LintHostNetwork,
+        Code::LintPrivileged,
+        Code::LintRdmaResource,
+        Code::LintMissingNad,
+    ] {
+        assert!(
+            !hostnet.iter().any(|(c, _)| *c == code),
+            "{code:?} under oci/h100-hostnet: {hostnet:?}"
+        );
+    }
+    let vf = codes("oci/h100-roce");
+    assert!(
+        vf.iter()
+            .any(|(c, s)| *c == Code::LintHostNetwork && *s == roce_model::Severity::Error),
+        "{vf:?}"
+    );
+    assert!(vf.iter().any(|(c, _)| *c == Code::LintPrivileged), "{vf:?}");
+}

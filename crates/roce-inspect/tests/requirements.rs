@@ -31,6 +31,7 @@ fn codes(need: Need) -> &'static [Code] {
         Need::NvlinkDomain => &[Code::LintDraChannelClaim],
         Need::Placement => &[Code::LintDraCliqueAffinity],
         Need::SharedMemory => &[Code::LintShm],
+        Need::HostNetwork => &[Code::LintHostNetwork],
         Need::HostDirectories => &[Code::LintHostMount],
         Need::TopologyFile => &[Code::LintTopologyFile],
         Need::Environment => &[Code::LintEnvMissing, Code::LintProviderEnv],

@@ -190,6 +190,9 @@ fn dra_summary(d: &ProfileDiff, a: &Profile, b: &Profile) -> Vec<String> {
                 "Multus NADs and a device-plugin resource".to_string()
             }
             NicAttachment::ResourceOnly => "a device-plugin resource".to_string(),
+            NicAttachment::HostNetwork => {
+                "the host's network namespace (the node's own NICs and devices)".to_string()
+            }
             NicAttachment::Dra(n) => format!(
                 "a DRA claim on {} × `{}` (template `{}`){}",
                 n.count(),
@@ -321,7 +324,7 @@ pub fn fields(p: &Profile) -> Vec<Field> {
     f.show("rails.nics", Some(&r.nics));
     f.show("rails.ports", Some(&r.ports));
     f.str("rails.host-port", r.host_port.as_ref());
-    f.str("rails.pod-device", Some(&r.pod_device));
+    f.show("rails.pod-device", Some(&r.pod_device));
     f.str("rails.pod-netdev", r.pod_netdev.as_ref());
     f.show("rails.port-num", Some(&r.port_num));
     f.show("rails.link-rate", r.link_rate.as_ref());
@@ -460,6 +463,7 @@ fn dra_fields(f: &mut Fields, p: &Profile) {
     match &p.nics.value {
         NicAttachment::MultusAndResource => put(f, "nics.mode", "multus-and-resource".into(), at),
         NicAttachment::ResourceOnly => put(f, "nics.mode", "resource-only".into(), at),
+        NicAttachment::HostNetwork => put(f, "nics.mode", "host-network".into(), at),
         NicAttachment::Dra(n) => {
             put(f, "nics.mode", "dra".into(), at);
             put(f, "nics.class", n.class().to_string(), at);

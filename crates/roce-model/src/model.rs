@@ -140,8 +140,8 @@ pub struct Rails {
     pub ports: Spanned<u32>,
     /// Host netdev pattern (`ibs{nic}p{port}`), used to name per-port NADs.
     pub host_port: Option<Spanned<String>>,
-    /// RDMA device name in the pod (`ibp{nic}p{port}`).
-    pub pod_device: Spanned<String>,
+    /// RDMA device names in the pod: a pattern (`ibp{nic}p{port}`) or one name per rail.
+    pub pod_device: Spanned<DeviceNames>,
     /// Netdev name in the pod (`net{index}` as Multus names them).
     pub pod_netdev: Option<Spanned<String>>,
     /// Verbs port number of each device (1 on Mellanox).
@@ -185,7 +185,10 @@ impl Rails {
                     index,
                     nic,
                     port,
-                    pod_device: expand(&self.pod_device, nic, port, index, host_port.as_deref()),
+                    pod_device: self
+                        .pod_device
+                        .value
+                        .name(nic, port, index, host_port.as_deref()),
                     pod_netdev: self.pod_netdev.as_ref().and_then(|p| {
                         IfName::try_from(expand(p, nic, port, index, host_port.as_deref())).ok()
                     }),
@@ -193,6 +196,49 @@ impl Rails {
                 }
             })
             .collect()
+    }
+}
+
+/// How the rails' RDMA devices are named in the pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceNames {
+    /// A name pattern, expanded per rail (`ibp{nic}p{port}`, `mlx5_{nic}`).
+    Pattern(String),
+    /// One name per rail, in rail order: a node's own devices where others break the numbering (OCI's
+    /// BM.GPU.H100.8 has its two front-end NICs at `mlx5_2` and `mlx5_11`, between the RoCE ports).
+    List(Vec<String>),
+}
+
+impl DeviceNames {
+    /// The device of the rail at `index` (a list shorter than the rails, which `check` reports, gives an
+    /// empty name).
+    pub fn name(&self, nic: u32, port: u32, index: u32, host_port: Option<&str>) -> String {
+        match self {
+            DeviceNames::Pattern(p) => expand(p, nic, port, index, host_port),
+            DeviceNames::List(names) => usize::try_from(index)
+                .ok()
+                .and_then(|i| names.get(i))
+                .cloned()
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The pattern, when the names are one.
+    pub fn pattern(&self) -> Option<&str> {
+        match self {
+            DeviceNames::Pattern(p) => Some(p),
+            DeviceNames::List(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceNames {
+    /// The pattern, or the names separated by commas.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceNames::Pattern(p) => f.write_str(p),
+            DeviceNames::List(names) => f.write_str(&names.join(",")),
+        }
     }
 }
 

@@ -625,12 +625,49 @@ impl Walker<'_> {
         Some(s)
     }
 
+    /// `pod-device`: one name pattern, or a list of names, one per rail (each a literal name: no
+    /// placeholders, no duplicates).
+    fn device_names(&mut self, node: &Node) -> Option<Spanned<DeviceNames>> {
+        if !matches!(node.value, Value::Seq(_)) {
+            return self.pattern(node).map(|p| p.map(DeviceNames::Pattern));
+        }
+        let items = self.string_list(node);
+        let mut names: Vec<String> = Vec::with_capacity(items.len());
+        for item in &items {
+            if item.value.is_empty()
+                || item.value.contains(['{', '}', ',', ':'])
+                || item.value.contains(char::is_whitespace)
+            {
+                self.invalid(
+                    item.origin,
+                    format!("`{}` is not an RDMA device name", item.value),
+                    "a list names each device as the pod sees it (`mlx5_0`); placeholders belong in the one-pattern form".into(),
+                );
+                return None;
+            }
+            if names.contains(&item.value) {
+                self.invalid(
+                    item.origin,
+                    format!("`{}` is named twice", item.value),
+                    "each rail is its own device: name each once".into(),
+                );
+                return None;
+            }
+            names.push(item.value.clone());
+        }
+        if names.is_empty() {
+            self.mismatch(node, "a name pattern or a list of device names");
+            return None;
+        }
+        Some(Spanned::new(DeviceNames::List(names), node.origin))
+    }
+
     fn rails(&mut self, node: &Node) -> Option<Rails> {
         let mut m = self.map(node, "rails", None)?;
         let nics = m.req(self, "nics").and_then(|n| self.uint(n, 1, 32));
         let ports = m.req(self, "ports").and_then(|n| self.uint(n, 1, 8));
         let host_port = m.get("host-port").and_then(|n| self.pattern(n));
-        let pod_device = m.req(self, "pod-device").and_then(|n| self.pattern(n));
+        let pod_device = m.req(self, "pod-device").and_then(|n| self.device_names(n));
         let pod_netdev = m.get("pod-netdev").and_then(|n| self.pattern(n));
         let port_num = m
             .get("port-num")
@@ -639,6 +676,23 @@ impl Walker<'_> {
         // Gb/s per rail: 1 (SDR 1x would be 2.5, nothing RDMA-capable today is under 10) to XDR 4x and beyond
         let link_rate = m.get("link-rate").and_then(|n| self.uint(n, 1, 3200));
         m.finish(self);
+        if let (Some(n), Some(p), Some(d)) = (&nics, &ports, &pod_device)
+            && let DeviceNames::List(names) = &d.value
+            && names.len() as u64 != u64::from(n.value) * u64::from(p.value)
+        {
+            self.invalid(
+                d.origin,
+                format!(
+                    "{} device names for {} rails ({} NICs x {} ports)",
+                    names.len(),
+                    n.value * p.value,
+                    n.value,
+                    p.value
+                ),
+                "name one device per rail, in rail order (NIC-major), or give one pattern".into(),
+            );
+            return None;
+        }
         Some(Rails {
             nics: nics?,
             ports: ports?,
@@ -981,7 +1035,7 @@ impl Walker<'_> {
         Some(Image { rdma_core })
     }
 
-    /// `nics multus-and-resource | resource-only | dra class=… count=… template=… [claim=…]
+    /// `nics multus-and-resource | resource-only | host-network | dra class=… count=… template=… [claim=…]
     /// [selectors "CEL" …] [gpus class=… count=… align=pcie-root|numa-node]`.
     fn nics(&mut self, node: &Node) -> Option<Spanned<NicAttachment>> {
         #[derive(Clone, Copy)]
@@ -989,6 +1043,7 @@ impl Walker<'_> {
             Multus,
             Resource,
             Dra,
+            HostNetwork,
         }
         let mut m = self.map(node, "nics", Some("mode"))?;
         let mode = m.req(self, "mode").and_then(|n| {
@@ -998,12 +1053,14 @@ impl Walker<'_> {
                     ("multus-and-resource", Mode::Multus),
                     ("resource-only", Mode::Resource),
                     ("dra", Mode::Dra),
+                    ("host-network", Mode::HostNetwork),
                 ],
             )
         })?;
         let out = match mode.value {
             Mode::Multus => Some(NicAttachment::MultusAndResource),
             Mode::Resource => Some(NicAttachment::ResourceOnly),
+            Mode::HostNetwork => Some(NicAttachment::HostNetwork),
             Mode::Dra => {
                 let class = m
                     .req(self, "class")

@@ -100,6 +100,10 @@ pub struct Plan {
     pub rail_ports: Vec<(String, u32)>,
     /// The NCCL network provider (IB verbs, aws-ofi-nccl, gIB, a plugin).
     pub provider: fabric::provider::Provider,
+    /// The pods run in the node's network namespace with the node's RDMA devices (`nics host-network`):
+    /// pod targets write `hostNetwork: true` and `dnsPolicy: ClusterFirstWithHostNet`, a privileged
+    /// workload container and the host's `/dev/infiniband` mounted ([`fabric::attach::HOST_NETWORK`]).
+    pub host_network: bool,
 }
 
 /// Lower a profile to a plan.
@@ -178,6 +182,7 @@ pub fn lower(p: &Profile) -> Plan {
             .map(|r| (r.pod_device, p.rails.port_num.value))
             .collect(),
         provider: p.nccl_net.provider.value.clone(),
+        host_network: fabric::attach::host_network(p),
     };
     plan.notes = note::notes(&plan);
     plan

@@ -78,6 +78,8 @@ fn wired_with(plan: &Plan, opts: &RenderOptions, head: Head<'_>, chosen: &[&Edit
     for (k, v) in head.spec {
         spec.insert(&k, v);
     }
+    spec.insert(roce_model::fabric::attach::HOST_NETWORK, Yaml::Null);
+    spec.insert("dnsPolicy", Yaml::Null);
     spec.insert("nodeSelector", Yaml::Null);
     let own_affinity = head.affinity.is_some();
     spec.insert("affinity", head.affinity.unwrap_or(Yaml::Null));
@@ -224,6 +226,26 @@ pub fn host_mount(m: &HostMount) -> Yaml {
         .with("name", m.name.as_str())
         .with("mountPath", m.mount_path.as_str())
         .with("readOnly", true)
+}
+
+/// The host's `/dev/infiniband` as a `hostPath` volume (type `Directory`: the pod does not start on a node
+/// without RDMA devices).
+pub(crate) fn rdma_device_volume() -> Yaml {
+    use roce_model::fabric::attach::{RDMA_DEVICE_DIR, RDMA_DEVICE_VOLUME};
+    Yaml::map().with("name", RDMA_DEVICE_VOLUME).with(
+        "hostPath",
+        Yaml::map()
+            .with("path", RDMA_DEVICE_DIR)
+            .with("type", "Directory"),
+    )
+}
+
+/// The container's mount of [`rdma_device_volume`] at `/dev/infiniband`.
+pub(crate) fn rdma_device_mount() -> Yaml {
+    use roce_model::fabric::attach::{RDMA_DEVICE_DIR, RDMA_DEVICE_VOLUME};
+    Yaml::map()
+        .with("name", RDMA_DEVICE_VOLUME)
+        .with("mountPath", RDMA_DEVICE_DIR)
 }
 
 /// A memory-backed `emptyDir` volume for `/dev/shm`.

@@ -383,10 +383,42 @@ fn check_wired(plan: &Plan, built: &Value, base: &Value, template: &[&str], inde
         let mount = json!({"name": "nccl-topology", "mountPath": t.path, "subPath": t.key, "readOnly": true});
         assert!(mounts.contains(&mount), "{what}: topology mount");
     }
+    // a host-network plan: the node's network namespace, a privileged container, the host's /dev/infiniband
+    if plan.host_network {
+        assert_eq!(
+            got["spec"]["hostNetwork"],
+            json!(true),
+            "{what}: hostNetwork"
+        );
+        assert_eq!(
+            got["spec"]["dnsPolicy"],
+            json!("ClusterFirstWithHostNet"),
+            "{what}: dnsPolicy"
+        );
+        assert_eq!(
+            c["securityContext"]["privileged"],
+            json!(true),
+            "{what}: privileged"
+        );
+        let vol = json!({"name": "dev-infiniband", "hostPath": {"path": "/dev/infiniband", "type": "Directory"}});
+        assert!(volumes.contains(&vol), "{what}: /dev/infiniband volume");
+        let mount = json!({"name": "dev-infiniband", "mountPath": "/dev/infiniband"});
+        assert!(mounts.contains(&mount), "{what}: /dev/infiniband mount");
+    } else {
+        assert!(
+            got["spec"].get("hostNetwork").is_none(),
+            "{what}: hostNetwork"
+        );
+        assert!(
+            c["securityContext"].get("privileged").is_none(),
+            "{what}: privileged"
+        );
+    }
     assert_eq!(
         volumes.len(),
         want["spec"]["volumes"].as_array().map_or(0, Vec::len)
             + 1
+            + usize::from(plan.host_network)
             + plan.host_mounts.len()
             + usize::from(plan.topology.is_some()),
         "{what}: volumes"

@@ -486,6 +486,13 @@ fn no_target_grants_more_than_the_fabric_needs() {
         let plan = plan::lower(&profile(name));
         for &target in Target::ALL {
             let text = render_all(&plan, target);
+            // A host-network profile (`nics host-network`, the vendor's mode) asks for exactly these two:
+            // the node's network namespace and a privileged container for the node's RDMA devices.
+            let needed: &[&str] = if plan.host_network {
+                &["privileged", "hostNetwork"]
+            } else {
+                &[]
+            };
             for risky in [
                 "privileged",
                 "hostNetwork",
@@ -494,12 +501,21 @@ fn no_target_grants_more_than_the_fabric_needs() {
                 "SYS_ADMIN",
                 "allowPrivilegeEscalation: true",
             ] {
+                if needed.contains(&risky) {
+                    continue;
+                }
                 assert!(
                     !text.contains(risky),
                     "{name} {target}: `{risky}` in output"
                 );
             }
         }
+        // Only a profile that says `nics host-network` gets them.
+        assert_eq!(
+            plan.host_network,
+            profile(name).nics.value.host_network(),
+            "{name}"
+        );
     }
 }
 

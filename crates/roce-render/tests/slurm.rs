@@ -233,6 +233,7 @@ profile_tests! {
     env_reaches_the_step_gcp_a4x => "gcp/a4x",
     env_reaches_the_step_azure_ndv5_ib => "azure/ndv5-ib",
     env_reaches_the_step_oci_h100_roce => "oci/h100-roce",
+    env_reaches_the_step_oci_h100_hostnet => "oci/h100-hostnet",
     env_reaches_the_step_nebius_h100_ib => "nebius/h100-ib",
 }
 

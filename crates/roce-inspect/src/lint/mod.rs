@@ -470,8 +470,10 @@ impl<'a> Cx<'a> {
     ) {
         let Some((_, c)) = v.container else { return };
         let owner = owner(t, c);
+        // A host-network profile's pods are meant to be there: the rails are the node's own NICs.
         if let Some(e) = v.spec.and_then(|s| entry(s, "hostNetwork"))
             && matches!(e.node.value, Value::Scalar(Scalar::Bool(true)))
+            && !self.linter.plan.host_network
         {
             let why = if self.linter.nads.is_empty() {
                 "the pod's `eth0` becomes the node's interface, where NCCL's bootstrap (`NCCL_SOCKET_IFNAME`) may find nothing, and every port the job opens is on the host"
@@ -487,7 +489,7 @@ impl<'a> Cx<'a> {
         let privileged = entry(c, "securityContext")
             .and_then(|sc| entry(&sc.node, "privileged"))
             .filter(|e| matches!(e.node.value, Value::Scalar(Scalar::Bool(true))));
-        if let Some(e) = privileged {
+        if let Some(e) = privileged.filter(|_| !self.linter.plan.host_network) {
             // It works: a privileged container has every device and capability RDMA needs. Said, as a
             // difference from the profile, not counted.
             let mut p = Problem::new(
@@ -532,6 +534,7 @@ impl<'a> Cx<'a> {
                     }
                 }
                 Need::SharedMemory => self.shm(c, &owner),
+                Need::HostNetwork => self.host_network_mode(t, v, c, w, privileged.is_some()),
                 Need::HostDirectories => self.host_mounts(v, c, &owner),
                 Need::TopologyFile => self.topology_file(v, c, &owner, w),
                 Need::Environment => {
@@ -630,6 +633,52 @@ impl<'a> Cx<'a> {
             p.severity = Severity::Info;
         }
         self.push(p);
+    }
+
+    /// A host-network profile's mode: the node's network namespace (its NICs under the node's names), a
+    /// privileged container and the host's `/dev/infiniband` (without them the verbs devices cannot be
+    /// opened and NCCL falls back to sockets).
+    fn host_network_mode(
+        &mut self,
+        t: &Template,
+        v: &PodView<'a>,
+        c: &Node,
+        w: &Wiring<'a>,
+        privileged: bool,
+    ) {
+        let mut lacks = Vec::new();
+        if w.host_network.is_none() {
+            lacks.push("`hostNetwork: true`");
+        }
+        if !privileged {
+            lacks.push("a privileged container");
+        }
+        if w.dev_infiniband.is_none() && !privileged {
+            lacks.push("the host's /dev/infiniband");
+        }
+        if lacks.is_empty() {
+            return;
+        }
+        let at = match w.host_network {
+            None => v.spec.map(|s| s.origin),
+            Some(_) => Some(self.container_at(c, &["securityContext"])),
+        };
+        let Some(at) = at else { return };
+        self.push(
+            Problem::new(
+                Code::LintHostNetwork,
+                format!(
+                    "{} lacks {} that the profile's host-network mode gives its pods: the RDMA NICs are the node's, and without them NCCL falls back to sockets",
+                    owner(t, c),
+                    lacks.join(", ")
+                ),
+            )
+            .at(at, "not the profile's host-network mode")
+            .help(format!(
+                "set `hostNetwork: true` and `dnsPolicy: ClusterFirstWithHostNet`, run the container privileged with the host's /dev/infiniband mounted, or run `{}`",
+                self.hint
+            )),
+        );
     }
 
     /// A memory-backed `/dev/shm`: anything mounted there.

@@ -46,6 +46,7 @@ builtins!(
     "gcp/a4x",
     "azure/ndv5-ib",
     "oci/h100-roce",
+    "oci/h100-hostnet",
     "nebius/h100-ib",
 );
 

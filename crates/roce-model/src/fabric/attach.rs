@@ -24,6 +24,25 @@ pub const RDMA_DEVICE_DIR: &str = "/dev/infiniband";
 /// The capability RDMA memory registration needs past the default locked-memory limit.
 pub const IPC_LOCK: &str = "IPC_LOCK";
 
+/// What a pod of a host-network profile ([`NicAttachment::HostNetwork`]) gets, as OCI's host-network mode
+/// wires it (oracle-quickstart/oci-hpc-oke `manifests/nccl-tests/host-network/mpi-operator/BM.GPU.H100.8.yaml`
+/// and `docs/running-pytorch-jobs-on-oke-using-hostnetwork-with-rdma.md`: "we use the host network to attach
+/// the RDMA interfaces on the node to the pod"):
+/// - `hostNetwork: true`: the pod shares the node's network namespace, so the node's RoCE netdevs (and the
+///   GIDs on them) are the pod's; the runtime sets up no pod network, so no CNI (Multus) runs for it;
+/// - `dnsPolicy: ClusterFirstWithHostNet` ([`HOST_NETWORK_DNS_POLICY`]);
+/// - a privileged container with the host's `/dev/infiniband` mounted ([`RDMA_DEVICE_DIR`]): no device
+///   plugin hands out the `uverbsN` nodes, and an unprivileged container's device cgroup would refuse to
+///   open them (a privileged one is allowed every device of the node).
+pub const HOST_NETWORK: &str = "hostNetwork";
+/// The DNS policy of a host-network pod: under the default `ClusterFirst` a pod with `hostNetwork` falls back
+/// to the node's resolver (Kubernetes, "DNS for Services and Pods", Pod's DNS policy), and MPI's and
+/// PyTorch's workers find each other by cluster names (the MPI Operator sets it on host-network pods,
+/// kubeflow/mpi-operator#428).
+pub const HOST_NETWORK_DNS_POLICY: &str = "ClusterFirstWithHostNet";
+/// The name of the hostPath volume of the host's `/dev/infiniband` in host-network pods.
+pub const RDMA_DEVICE_VOLUME: &str = "dev-infiniband";
+
 /// The GPU resource as a validated name.
 pub fn gpu_resource() -> ResourceName {
     GPU_RESOURCE
@@ -69,17 +88,20 @@ impl PodWiring {
 /// unless the profile gives a count (EFA's device plugin hands out one resource per interface).
 ///
 /// How the NICs arrive decides the rest ([`NicAttachment`]): Multus NADs plus the resource; the resource
-/// only (no NADs, whatever `multus` says); or a DRA claim, which brings the devices itself (neither NADs
-/// nor the device-plugin resource; the claims are [`super::dra::emit::dra_wiring`]'s).
+/// only (no NADs, whatever `multus` says); a DRA claim, which brings the devices itself (neither NADs
+/// nor the device-plugin resource; the claims are [`super::dra::emit::dra_wiring`]'s); or the host's own
+/// NICs (neither: [`host_network`] says what the pod needs instead).
 pub fn pod_wiring(p: &Profile) -> Option<PodWiring> {
     let nics = &p.nics.value;
     p.direct_pods().then(|| PodWiring {
         networks: match nics {
             NicAttachment::MultusAndResource => p.multus.nads(&p.rail_list()),
-            NicAttachment::ResourceOnly | NicAttachment::Dra(_) => Vec::new(),
+            NicAttachment::ResourceOnly | NicAttachment::Dra(_) | NicAttachment::HostNetwork => {
+                Vec::new()
+            }
         },
         resources: match nics {
-            NicAttachment::Dra(_) => Vec::new(),
+            NicAttachment::Dra(_) | NicAttachment::HostNetwork => Vec::new(),
             _ => p
                 .node_pool
                 .rdma_resource
@@ -92,6 +114,12 @@ pub fn pod_wiring(p: &Profile) -> Option<PodWiring> {
         },
         capabilities: p.capabilities.iter().map(|c| c.value.clone()).collect(),
     })
+}
+
+/// Do the profile's pods run in the node's network namespace with its RDMA devices ([`HOST_NETWORK`])? Not
+/// on a SUNK NodeSet, whose pods the NodeSet wires.
+pub fn host_network(p: &Profile) -> bool {
+    p.direct_pods() && p.nics.value.host_network()
 }
 
 /// Whether the pods request GPUs as the `nvidia.com/gpu` resource: not when a DRA claim already allocates

@@ -119,6 +119,12 @@ pub enum NicAttachment {
     ResourceOnly,
     /// A DRA claim on NIC devices (dranet, a cloud's managed DRANET).
     Dra(DraNics),
+    /// The node's own NICs: the pod runs in the host's network namespace (`hostNetwork: true`), so its
+    /// netdevs and RDMA devices are the node's, under the node's names; a privileged container reaches the
+    /// devices' character nodes, mounted from the host's `/dev/infiniband` (OCI's host-network mode,
+    /// [`super::attach::HOST_NETWORK`]). No NADs (Multus attaches nothing to a host-network pod) and no
+    /// device-plugin resource.
+    HostNetwork,
 }
 
 impl NicAttachment {
@@ -128,6 +134,11 @@ impl NicAttachment {
             NicAttachment::Dra(nics) => Some(nics),
             _ => None,
         }
+    }
+
+    /// Are the NICs the node's own, reached from the host's network namespace?
+    pub fn host_network(&self) -> bool {
+        matches!(self, NicAttachment::HostNetwork)
     }
 }
 

@@ -333,6 +333,32 @@ pub const UCX_PERFTEST_ENV: &[JobVar] = &[UCX_LOG_LEVEL_INFO];
 /// The MPI launcher container's own environment (for `mpirun` itself; not forwarded to the ranks).
 pub const MPI_LAUNCHER_ENV: &[JobVar] = &[OMPI_ALLOW_RUN_AS_ROOT, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM];
 
+/// The port host-network MPI workers run their sshd on: the node's own sshd has 22 (the MPI Operator's
+/// base image moved to 2222 for this, kubeflow/mpi-operator#428; OCI's host-network MPIJob starts
+/// `sshd -D -p 2222`, oracle-quickstart/oci-hpc-oke `manifests/nccl-tests/host-network/mpi-operator/`).
+pub const HOST_NETWORK_SSH_PORT: u16 = 2222;
+
+/// `OMPI_MCA_plm_rsh_args=-p 2222`: Open MPI 4's `mpirun` reaches the workers' sshd on
+/// [`HOST_NETWORK_SSH_PORT`] (the environment form of `-mca plm_rsh_args`).
+pub const OMPI_PLM_RSH_ARGS: JobVar = JobVar {
+    name: "OMPI_MCA_plm_rsh_args",
+    value: "-p 2222",
+    consumer: Consumer::Other,
+    replaces: true,
+};
+
+/// `PRTE_MCA_plm_ssh_args=-p 2222`: the same for Open MPI 5, whose PRRTE reads the ssh arguments only from
+/// this variable (OCI's host-network MPIJob: "PRRTE ignores -mca plm_rsh_args").
+pub const PRTE_PLM_SSH_ARGS: JobVar = JobVar {
+    name: "PRTE_MCA_plm_ssh_args",
+    value: "-p 2222",
+    consumer: Consumer::Other,
+    replaces: true,
+};
+
+/// What a host-network MPI launcher adds to [`MPI_LAUNCHER_ENV`].
+pub const MPI_HOST_NETWORK_LAUNCHER_ENV: &[JobVar] = &[OMPI_PLM_RSH_ARGS, PRTE_PLM_SSH_ARGS];
+
 /// The consequence of leaving a profile variable unset: its reader's default applies. `set` says which other
 /// variables the job does set (a fixed GID index makes the address family and range unused).
 /// * the RoCE GID selection (`NCCL_IB_ADDR_FAMILY`, `NCCL_IB_ADDR_RANGE`, unless `NCCL_IB_GID_INDEX` is set, and
@@ -443,6 +469,7 @@ mod tests {
             .iter()
             .chain(UCX_PERFTEST_ENV)
             .chain(MPI_LAUNCHER_ENV)
+            .chain(MPI_HOST_NETWORK_LAUNCHER_ENV)
         {
             assert_eq!(consumer_of(v.name), v.consumer, "{}", v.name);
         }

@@ -41,17 +41,28 @@ pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
         _ => {}
     }
     if p.rails.host_port.is_none() {
-        for pattern in [Some(&p.rails.pod_device), p.rails.pod_netdev.as_ref()]
+        let device = p
+            .rails
+            .pod_device
+            .value
+            .pattern()
+            .map(|v| (v, p.rails.pod_device.origin));
+        let netdev = p
+            .rails
+            .pod_netdev
+            .as_ref()
+            .map(|n| (n.value.as_str(), n.origin));
+        for (_, origin) in [device, netdev]
             .into_iter()
             .flatten()
-            .filter(|pat| pat.value.contains("{host-port}"))
+            .filter(|(pat, _)| pat.contains("{host-port}"))
         {
             out.push(
                 Problem::new(
                     Code::InvalidValue,
                     "this name pattern uses `{host-port}` but the rails name no host port",
                 )
-                .at(pattern.origin, "uses {host-port}")
+                .at(origin, "uses {host-port}")
                 .help("add `host-port=\"…\"` to `rails` (e.g. `ibs{nic}p{port}`), or spell the name with `{nic}` and `{port}`"),
             );
         }

@@ -10,9 +10,11 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         return;
     }
     // DRA NICs arrive through their claim, not a device-plugin resource.
-    // Nor do NICs a cloud attaches through pod annotations (GKE multi-networking).
+    // Nor do NICs a cloud attaches through pod annotations (GKE multi-networking), nor the host's own
+    // (a host-network pod gets the node's devices through a privileged container).
     if p.node_pool.rdma_resource.is_none()
         && p.nics.value.dra().is_none()
+        && !p.nics.value.host_network()
         && !p.nccl_net.attaches_nics()
     {
         out.push(

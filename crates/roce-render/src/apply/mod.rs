@@ -392,7 +392,10 @@ impl Have {
     /// TCP would move its KV cache over sockets)?
     fn sets_otherwise(&self, name: &str, plan: &Plan) -> bool {
         self.env_elsewhere.iter().any(|x| x == name)
-            || (self.host_network && roce_model::fabric::env::selects_devices(name))
+            // On a host-network profile the node's device names are the profile's.
+            || (self.host_network
+                && !plan.host_network
+                && roce_model::fabric::env::selects_devices(name))
             || (self.kv_nixl
                 && plan.ucx_mode == roce_model::model::UcxMode::Tcp
                 && name.starts_with(roce_model::fabric::env::UCX_PREFIX))

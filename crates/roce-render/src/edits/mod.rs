@@ -50,6 +50,9 @@ pub enum Need {
     Placement,
     /// A memory-backed `/dev/shm` (NCCL's and UCX's shared-memory transports outgrow the 64 MiB default).
     SharedMemory,
+    /// The node's own NICs (a host-network profile): the pod in the node's network namespace, a privileged
+    /// container, the host's `/dev/infiniband`.
+    HostNetwork,
     /// The network provider's host directories (gIB's plugin), mounted read-only.
     HostDirectories,
     /// The topology file NCCL_TOPO_FILE names, mounted from its ConfigMap.
@@ -71,6 +74,7 @@ impl Need {
             Need::NvlinkDomain => "an IMEX channel of the NVLink domain",
             Need::Placement => "placement inside one NVLink domain",
             Need::SharedMemory => "a memory-backed /dev/shm",
+            Need::HostNetwork => "the node's network namespace and RDMA devices",
             Need::HostDirectories => "the network provider's host directories",
             Need::TopologyFile => "the NCCL topology file",
             Need::Environment => "the fabric's environment",
@@ -113,6 +117,9 @@ pub enum Volume {
     Host(HostMount),
     /// The topology file's key of its ConfigMap at the file's path (merge keys: the volume name, the path).
     Topology(TopologyFile),
+    /// The host's `/dev/infiniband` as a `hostPath` of type `Directory` (merge keys: the volume name, the
+    /// mount path).
+    RdmaDevices,
 }
 
 /// One typed change to a worker pod template, with the key it merges on.
@@ -155,6 +162,11 @@ pub enum Edit {
     },
     /// `securityContext.capabilities.add` holds it (merge key: the capability).
     Capability(Capability),
+    /// `spec.hostNetwork: true`, and `dnsPolicy: ClusterFirstWithHostNet` unless the pod chose a policy
+    /// other than the default `ClusterFirst` (which a host-network pod would not get).
+    HostNetwork,
+    /// The container's `securityContext.privileged: true`.
+    Privileged,
     /// The container's `env` (merge key: the name; a value that does the same is kept, a search path
     /// gains the plan's entries).
     Env(EnvVar),
@@ -351,7 +363,12 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
                         .collect()
                 })
                 .unwrap_or_default(),
-            also_met_by: Vec::new(),
+            // A privileged container (the host-network mode's) has every capability.
+            also_met_by: if plan.host_network {
+                vec![Need::HostNetwork]
+            } else {
+                Vec::new()
+            },
         },
         Requirement {
             need: Need::NvlinkDomain,
@@ -383,6 +400,20 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
             consequence: Slower,
             edits: if plan.shm {
                 vec![Edit::Volume(Volume::SharedMemory)]
+            } else {
+                Vec::new()
+            },
+            also_met_by: Vec::new(),
+        },
+        Requirement {
+            need: Need::HostNetwork,
+            consequence: SilentTcp,
+            edits: if plan.host_network {
+                vec![
+                    Edit::HostNetwork,
+                    Edit::Privileged,
+                    Edit::Volume(Volume::RdmaDevices),
+                ]
             } else {
                 Vec::new()
             },

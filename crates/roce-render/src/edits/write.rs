@@ -70,6 +70,17 @@ pub(crate) fn write(
     let Some(spec) = ensure_map(template, "spec", false) else {
         return changed;
     };
+    if of(|e| matches!(e, Edit::HostNetwork)).next().is_some() {
+        use roce_model::fabric::attach::{HOST_NETWORK, HOST_NETWORK_DNS_POLICY};
+        set_true(spec, HOST_NETWORK);
+        if spec
+            .get("dnsPolicy")
+            .and_then(scalar_text)
+            .is_none_or(|p| p == "ClusterFirst")
+        {
+            set_str(spec, "dnsPolicy", HOST_NETWORK_DNS_POLICY);
+        }
+    }
     if of(|e| matches!(e, Edit::NodeLabel { .. })).next().is_some()
         && let Some(sel) = ensure_map(spec, "nodeSelector", false)
     {
@@ -87,9 +98,17 @@ pub(crate) fn write(
         })
         .collect();
     let mut shm_name = None;
+    let mut rdma_devices = false;
     for v in &volumes {
         match v {
             Volume::SharedMemory => shm_name = shm_volume(spec, index),
+            Volume::RdmaDevices => {
+                use roce_model::fabric::attach::{RDMA_DEVICE_DIR, RDMA_DEVICE_VOLUME};
+                rdma_devices = !mounts_at(spec, index, RDMA_DEVICE_DIR);
+                if rdma_devices {
+                    add_volume(spec, RDMA_DEVICE_VOLUME, crate::pod::rdma_device_volume);
+                }
+            }
             Volume::Host(m) => add_volume(spec, m.name.as_str(), || crate::pod::host_volume(m)),
             Volume::Topology(t) => {
                 add_volume(spec, roce_model::fabric::provider::TOPOLOGY_VOLUME, || {
@@ -107,6 +126,11 @@ pub(crate) fn write(
             })
             .collect();
         merge_resources(c, "resources", &resources);
+        if of(|e| matches!(e, Edit::Privileged)).next().is_some()
+            && let Some(sc) = ensure_map(c, "securityContext", false)
+        {
+            set_true(sc, "privileged");
+        }
         let caps: Vec<&str> = edits
             .iter()
             .filter_map(|e| match e {
@@ -138,6 +162,11 @@ pub(crate) fn write(
                 },
                 Volume::Host(m) => (m.mount_path.as_str(), crate::pod::host_mount(m)),
                 Volume::Topology(t) => (t.path.as_str(), crate::pod::topology_mount(t)),
+                Volume::RdmaDevices if rdma_devices => (
+                    roce_model::fabric::attach::RDMA_DEVICE_DIR,
+                    crate::pod::rdma_device_mount(),
+                ),
+                Volume::RdmaDevices => continue,
             };
             if let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
                 && (matches!(v, Volume::SharedMemory)
@@ -186,6 +215,11 @@ fn container(spec: &mut Yaml, index: usize) -> Option<&mut Yaml> {
         Some(Yaml::Seq(containers)) => containers.get_mut(index),
         _ => None,
     }
+}
+
+/// Does the container `index` mount something at `path` (a trailing `/` aside)?
+fn mounts_at(spec: &Yaml, index: usize, path: &str) -> bool {
+    matches!(spec.get("containers"), Some(Yaml::Seq(cs)) if cs.get(index).and_then(|c| c.get("volumeMounts")).is_some_and(|m| matches!(m, Yaml::Seq(ms) if ms.iter().any(|m| m.get("mountPath").and_then(Yaml::as_str).map(|p| p.trim_end_matches('/')) == Some(path)))))
 }
 
 /// A volume by name, unless the pod has one of that name.
@@ -384,6 +418,15 @@ pub(crate) fn scalar_text(y: &Yaml) -> Option<String> {
         Yaml::Raw(s) => Some(s.clone()),
         Yaml::Int(n) => Some(n.to_string()),
         other => other.as_str().map(str::to_string),
+    }
+}
+
+/// Set a boolean entry to `true` unless it already reads as true.
+fn set_true(map: &mut Yaml, key: &str) {
+    if map.get(key) != Some(&Yaml::Bool(true))
+        && map.get(key).and_then(scalar_text).as_deref() != Some("true")
+    {
+        map.insert(key, Yaml::Bool(true));
     }
 }
 

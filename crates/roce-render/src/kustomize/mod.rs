@@ -276,7 +276,8 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
         .with("name", ctx.container.as_str())
         .with("env", Yaml::seq())
         .with("resources", Yaml::Null)
-        .with("volumeMounts", Yaml::Null);
+        .with("volumeMounts", Yaml::Null)
+        .with("securityContext", Yaml::Null);
     let mut template = Yaml::map()
         .with(
             "metadata",
@@ -287,13 +288,16 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
         .with(
             "spec",
             Yaml::map()
+                .with(roce_model::fabric::attach::HOST_NETWORK, Yaml::Null)
+                .with("dnsPolicy", Yaml::Null)
                 .with("nodeSelector", Yaml::Null)
                 .with("containers", vec![container])
                 .with("volumes", Yaml::Null),
         );
     let reqs = edits::requirements(plan, ctx.exec);
-    // What a strategic-merge patch can carry. The rest are lists a patch would replace or a string it
-    // cannot append to: the steps merge them (the Multus annotation, capabilities, claims, affinity).
+    // What a strategic-merge patch can carry (a scalar such as `privileged` merges into the workload's
+    // securityContext). The rest are lists a patch would replace or a string it cannot append to: the steps
+    // merge them (the Multus annotation, capabilities, claims, affinity).
     let carried: Vec<&Edit> = edits::all(&reqs)
         .filter(|e| {
             matches!(
@@ -304,6 +308,8 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
                     | Edit::Volume(_)
                     | Edit::Resource { .. }
                     | Edit::Env(_)
+                    | Edit::HostNetwork
+                    | Edit::Privileged
             )
         })
         .collect();

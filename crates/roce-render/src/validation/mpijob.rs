@@ -4,7 +4,9 @@
 //! `pod` target would; the launcher runs `mpirun`, which hands every variable of the job's env to each rank
 //! with `-x NAME` (MPI ranks start under the workers' sshd and do not see the worker container's env).
 
-use roce_model::fabric::env::MPI_LAUNCHER_ENV;
+use roce_model::fabric::env::{
+    HOST_NETWORK_SSH_PORT, MPI_HOST_NETWORK_LAUNCHER_ENV, MPI_LAUNCHER_ENV,
+};
 
 use super::{comment, image, nccl_test_command, nodes, object_name, with_command};
 use crate::plan::{Plan, Topic};
@@ -73,8 +75,15 @@ pub(crate) fn build(
     }
     mpirun.extend(nccl_test_command(opts)?);
 
+    // Host-network workers run sshd off the node's port 22: the launcher's mpirun is told the port.
+    let host_network_env = if plan.host_network {
+        MPI_HOST_NETWORK_LAUNCHER_ENV
+    } else {
+        &[]
+    };
     let mut launcher_env: Vec<Yaml> = MPI_LAUNCHER_ENV
         .iter()
+        .chain(host_network_env)
         .map(|v| {
             Yaml::map()
                 .with("name", v.name)
@@ -141,6 +150,9 @@ pub(crate) fn build(
         &worker_opts,
         pod::Head {
             affinity: pin.map(|p| pinned_affinity(&name, p.nodes)),
+            finish_container: plan
+                .host_network
+                .then(|| Box::new(host_network_worker) as Box<dyn FnOnce(Yaml) -> Yaml>),
             ..pod::Head::default()
         },
     );
@@ -198,6 +210,18 @@ pub(crate) fn build(
             .to_string(),
     ];
     notes.extend(plan.notes_about(&[Topic::Workload]).map(|n| n.text.clone()));
+    if plan.host_network {
+        notes.push(format!(
+            "The workers run in the node's network namespace, where the node's sshd has port 22: theirs \
+             listens on {HOST_NETWORK_SSH_PORT} (the image needs /usr/sbin/sshd), and the launcher's mpirun \
+             is told so ({}).",
+            MPI_HOST_NETWORK_LAUNCHER_ENV
+                .iter()
+                .map(|v| v.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     if plan.wiring.is_none() {
         notes.push("This profile's nodes attach the fabric themselves (SUNK NodeSet): the workers carry env only.".into());
     }
@@ -220,6 +244,39 @@ pub(crate) fn build(
         job,
         notes,
     })
+}
+
+/// A host-network worker: its sshd on [`HOST_NETWORK_SSH_PORT`], not the node's port 22 (the command and
+/// port of OCI's host-network MPIJob).
+fn host_network_worker(container: Yaml) -> Yaml {
+    let port = HOST_NETWORK_SSH_PORT.to_string();
+    let worker = with_command(
+        container,
+        &["/bin/bash", "-c"],
+        vec![Yaml::from(format!(
+            "mkdir -p /var/run/sshd; exec /usr/sbin/sshd -D -p {port}"
+        ))],
+    );
+    let Yaml::Map(entries) = worker else {
+        return worker;
+    };
+    let mut out = Yaml::map();
+    for (k, v) in entries {
+        let after_args = k == "args";
+        out.insert(&k, v);
+        if after_args {
+            out.insert(
+                "ports",
+                vec![
+                    Yaml::map()
+                        .with("name", "ssh")
+                        .with("containerPort", i64::from(HOST_NETWORK_SSH_PORT))
+                        .with("protocol", "TCP"),
+                ],
+            );
+        }
+    }
+    out
 }
 
 fn job_metadata(plan: &Plan, name: &str, pin: Option<&Pin<'_>>) -> Yaml {
