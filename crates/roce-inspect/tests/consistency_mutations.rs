@@ -6,7 +6,10 @@
 //!
 //! The tables below are the documentation: [`FAMILIES`] maps every consumer's codes to a family, [`sight`] says
 //! for every (consumer, class) pair whether the consumer sees the class, is blind to it (the mutated input is
-//! asserted silent), or has no place where the mutation could be written. [`DISAGREEMENTS`] lists the pairs
+//! asserted silent), or has no place where the mutation could be written. The pod's wiring in lint (a rail's
+//! network, `IPC_LOCK`, the RDMA resource) is no longer mutated here: it is a requirement of
+//! `roce_render::edits`, which the Pod target, `apply` and lint's checks all read, and `tests/requirements.rs`
+//! leaves out each requirement of every built-in's Pod in turn. [`DISAGREEMENTS`] lists the pairs
 //! where the code disagrees with the table; each has an `#[ignore]`d test below that fails until it is fixed.
 //!
 //! Disagreements found (each a test at the end of this file, `#[ignore]`d while it was open; all are fixed):
@@ -36,7 +39,7 @@ use roce_inspect::lint::{LintOptions, Linter};
 use roce_model::model::{AddrFamily, FabricKind, Multus, UcxMode};
 use roce_model::{BuiltinsOnly, Code, Domain, Problem, Profile, Resolve, Source, builtin, load};
 use roce_render::apply::{ApplyOptions, apply};
-use roce_render::plan::{Consumer as EnvConsumer, MULTUS_ANNOTATION};
+use roce_render::plan::Consumer as EnvConsumer;
 use roce_render::{Plan, RenderOptions, Target, lower, render};
 use serde_json::{Map, Value};
 use std::net::Ipv6Addr;
@@ -201,6 +204,9 @@ enum Sight {
     Blind(&'static str),
     /// The consumer's input has no place for the mutation (asserted: the mutation changes nothing there).
     NoPlace(&'static str),
+    /// What the pod is wired with: one requirement of `roce_render::edits`, which `tests/requirements.rs`
+    /// leaves out of every built-in's Pod in turn and asserts lint reports (and apply writes back).
+    Requirement,
 }
 
 /// What each generated profile is, for the table.
@@ -219,16 +225,10 @@ fn sight(consumer: Consumer, class: Class, s: &Shape) -> Sight {
     use Consumer::*;
     use Sight::*;
     match (class, consumer) {
+        (Class::DropRail | Class::DropIpcLock | Class::DropRdmaResource, Lint) => Requirement,
         (Class::DropRail, Check) if s.per_port => Sees,
         (Class::DropRail, Check) => NoPlace(
             "the profile names no NAD: an InfiniBand pod's rails are the node's HCAs, which a profile cannot leave out",
-        ),
-        (Class::DropRail, Lint) if s.per_port && s.direct => Sees,
-        (Class::DropRail, Lint) if !s.direct => {
-            NoPlace("SUNK jobs carry no Multus annotation: the NodeSet attaches the networks")
-        }
-        (Class::DropRail, Lint) => NoPlace(
-            "no manifest field names an InfiniBand rail: `rdma/ib` brings every HCA of the node",
         ),
         (Class::DropRail, Doctor | Explain) => Sees,
 
@@ -236,10 +236,6 @@ fn sight(consumer: Consumer, class: Class, s: &Shape) -> Sight {
         (Class::DropIpcLock, Check) => Blind(
             "a SUNK NodeSet grants the capability itself; check asks nothing of a NodeSet profile",
         ),
-        (Class::DropIpcLock, Lint) if s.direct => Sees,
-        (Class::DropIpcLock, Lint) => {
-            NoPlace("SUNK jobs carry no securityContext: the NodeSet grants capabilities")
-        }
         (Class::DropIpcLock, Doctor) => Sees,
         (Class::DropIpcLock, Explain) => NoPlace(
             "NCCL's log never shows capabilities; only a failed registration later (roce::explain::memlock) shows the effect",
@@ -264,10 +260,6 @@ fn sight(consumer: Consumer, class: Class, s: &Shape) -> Sight {
         (Class::DropRdmaResource, Check) => Blind(
             "a SUNK NodeSet requests the resource itself; check asks nothing of a NodeSet profile",
         ),
-        (Class::DropRdmaResource, Lint) if s.direct => Sees,
-        (Class::DropRdmaResource, Lint) => {
-            NoPlace("SUNK jobs request no resources: the NodeSet does")
-        }
         (Class::DropRdmaResource, Doctor | Explain) => Sees,
 
         (Class::WrongHca, _) => Sees,
@@ -705,17 +697,6 @@ fn containers(
     changed
 }
 
-fn remove_empty(m: &mut Map<String, Value>, key: &str) {
-    let empty = match m.get(key) {
-        Some(Value::Object(o)) => o.is_empty(),
-        Some(Value::Array(a)) => a.is_empty(),
-        _ => false,
-    };
-    if empty {
-        m.remove(key);
-    }
-}
-
 fn set_env(c: &mut Map<String, Value>, name: &str, value: &str) -> bool {
     let mut changed = false;
     if let Some(env) = c.get_mut("env").and_then(Value::as_array_mut) {
@@ -730,92 +711,17 @@ fn set_env(c: &mut Map<String, Value>, name: &str, value: &str) -> bool {
 }
 
 /// The class written into one manifest; `false` when the manifest has no place for it.
-fn lint_mutation(case: &Case, class: Class, rail: usize, docs: &mut [Value]) -> bool {
-    let nads = case
-        .plan
-        .wiring
-        .as_ref()
-        .map(|w| w.networks.clone())
-        .unwrap_or_default();
+fn lint_mutation(case: &Case, class: Class, docs: &mut [Value]) -> bool {
     let mut changed = false;
     for doc in docs.iter_mut() {
         changed |= pods(doc, &mut |pod| match class {
-            Class::DropRail => {
-                if nads.is_empty() {
-                    return false;
-                }
-                let nad = &nads[rail % nads.len()];
-                let Some(ann) = pod
-                    .get_mut("metadata")
-                    .and_then(|m| m.get_mut("annotations"))
-                    .and_then(|a| a.get_mut(MULTUS_ANNOTATION))
-                else {
-                    return false;
-                };
-                let text = ann.as_str().unwrap().trim().to_string();
-                let new = if text.starts_with('[') {
-                    let mut list: Vec<Value> = serde_json::from_str(&text).unwrap();
-                    list.retain(|n| {
-                        !(n["name"] == nad.name().as_str()
-                            && n.get("namespace")
-                                .is_none_or(|ns| ns == nad.namespace().as_str()))
-                    });
-                    serde_json::to_string(&list).unwrap()
-                } else {
-                    text.split(',')
-                        .map(str::trim)
-                        .filter(|n| {
-                            let n = n.split('@').next().unwrap();
-                            n != nad.to_string() && n != nad.name().as_str()
-                        })
-                        .collect::<Vec<_>>()
-                        .join(",")
-                };
-                let changed = new != text;
-                *ann = Value::String(new);
-                changed
-            }
-            Class::DropIpcLock => containers(pod, &mut |c| {
-                let Some(sc) = c.get_mut("securityContext").and_then(Value::as_object_mut) else {
-                    return false;
-                };
-                let Some(caps) = sc.get_mut("capabilities").and_then(Value::as_object_mut) else {
-                    return false;
-                };
-                let Some(add) = caps.get_mut("add").and_then(Value::as_array_mut) else {
-                    return false;
-                };
-                let before = add.len();
-                add.retain(|v| v != "IPC_LOCK");
-                let changed = add.len() != before;
-                remove_empty(caps, "add");
-                remove_empty(sc, "capabilities");
-                remove_empty(c, "securityContext");
-                changed
-            }),
+            // The pod's wiring is mutated per requirement by tests/requirements.rs.
+            Class::DropRail | Class::DropIpcLock | Class::DropRdmaResource => false,
             Class::GidIndex => containers(pod, &mut |c| {
                 set_env(c, "NCCL_IB_GID_INDEX", WRONG_GID_INDEX)
                     | set_env(c, "UCX_IB_GID_INDEX", WRONG_GID_INDEX)
             }),
             Class::UcxTransport => containers(pod, &mut |c| set_env(c, "UCX_TLS", other_tls(case))),
-            Class::DropRdmaResource => {
-                let Some(resource) = case.profile.node_pool.rdma_resource.as_ref() else {
-                    return false;
-                };
-                let resource = resource.value.to_string();
-                containers(pod, &mut |c| {
-                    let Some(res) = c.get_mut("resources").and_then(Value::as_object_mut) else {
-                        return false;
-                    };
-                    let mut changed = false;
-                    for side in ["requests", "limits"] {
-                        if let Some(s) = res.get_mut(side).and_then(Value::as_object_mut) {
-                            changed |= s.remove(&resource).is_some();
-                        }
-                    }
-                    changed
-                })
-            }
             Class::WrongHca => containers(pod, &mut |c| set_env(c, "NCCL_IB_HCA", WRONG_HCA)),
         });
     }
@@ -1288,7 +1194,7 @@ fn judge(
             findings.is_empty(),
             "{consumer:?} is listed as blind to {class:?} but reports, in {what}: {findings:#?}"
         ),
-        Sight::NoPlace(_) => unreachable!("no input to judge"),
+        Sight::NoPlace(_) | Sight::Requirement => unreachable!("no input to judge"),
     }
     Ok(())
 }
@@ -1379,11 +1285,12 @@ fn run_case(g: &Gen, rail: usize) -> Result<Vec<(Consumer, Class, Sight)>, TestC
                         )?,
                     }
                 }
+                Consumer::Lint if s == Sight::Requirement => {}
                 Consumer::Lint => {
                     let mut any = false;
                     for (file, text, container) in &manifests {
                         let mut docs = documents(text);
-                        if !lint_mutation(&case, class, rail, &mut docs) {
+                        if !lint_mutation(&case, class, &mut docs) {
                             continue;
                         }
                         any = true;
@@ -1495,6 +1402,10 @@ fn consumers_agree_on_every_builtin() {
                 (consumer, class),
                 (Consumer::Check, Class::GidIndex)
                     | (Consumer::Explain, Class::DropIpcLock | Class::UcxTransport)
+                    | (
+                        Consumer::Lint,
+                        Class::DropRail | Class::DropIpcLock | Class::DropRdmaResource
+                    )
             );
             assert_eq!(
                 seen.contains(&Sight::Sees),
