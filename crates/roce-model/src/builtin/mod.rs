@@ -43,6 +43,7 @@ builtins!(
     "aws/p5-efa",
     "aws/p6e-gb200",
     "gcp/a3-ultra",
+    "gcp/a3-ultra-dranet",
     "gcp/a4x",
     "azure/ndv5-ib",
     "oci/h100-roce",
