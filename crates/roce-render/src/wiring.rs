@@ -558,7 +558,9 @@ impl<'a> Wiring<'a> {
             .or_else(|| entry(c, "args"))
             .map(|e| e.key.origin);
         w.env = container_env(c, input, &mut w.env_unknown);
-        if sources_script(&w.argv) {
+        // A script that sources another, or an mpirun that forwards a list the shell computes (`-x
+        // $ENV_VARS` of `${!NCCL*}`: the image's ENV), gives the ranks variables the manifest does not list.
+        if sources_script(&w.argv) || mpirun::find(&w.argv).is_some_and(|i| i.expands) {
             w.env_unknown = true;
         }
         if let Some(l) = launcher {
@@ -582,6 +584,9 @@ impl<'a> Wiring<'a> {
         let Some(inv) = mpirun::find(&argv) else {
             return;
         };
+        if inv.expands {
+            self.env_unknown = true;
+        }
         let at = c.origin;
         for f in &inv.forwards {
             let value = match &f.value {

@@ -743,7 +743,7 @@ impl<'a> Cx<'a> {
             for p in &mut self.problems[before..] {
                 if p.code == Code::LintEnvMissing {
                     p.severity = Severity::Info;
-                    p.message.push_str(" (or none: a script the command sources, or an `envFrom` source outside this input, may set them)");
+                    p.message.push_str(" (or none: a script the command sources, an `envFrom` source outside this input, or the image's env an `mpirun -x $LIST` forwards, may set them)");
                 }
             }
         }
@@ -1410,11 +1410,14 @@ impl<'a> Cx<'a> {
                 template: template.as_deref(),
             })
             .collect();
-        // NICs from a device plugin (or a privileged container) are the NICs in another form.
+        // NICs from a device plugin (or a privileged container) are the NICs in another form; so is a claim
+        // of a NIC device class under names of the pod's own: a pod claim's name and its template's are
+        // only the pod's references, the scheduler allocates by the template's device class (Kubernetes
+        // DRA, `resourceClaims`).
         let nics_otherwise = matches!(
             w.rdma_access(),
             Some(RdmaAccess::Resource(_) | RdmaAccess::Privileged)
-        );
+        ) || w.nic_claims().next().is_some();
         if let Some(concern) = nic_claim_concern(&self.linter.plan.dra_spec.nics, &found, &used)
             .filter(|_| !nics_otherwise)
         {

@@ -45,6 +45,7 @@ builtins!(
     "gcp/a3-ultra",
     "gcp/a3-ultra-dranet",
     "gcp/a4x",
+    "gcp/a4x-max",
     "azure/ndv5-ib",
     "oci/h100-roce",
     "oci/h100-hostnet",

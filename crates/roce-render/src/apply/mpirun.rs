@@ -45,6 +45,9 @@ pub struct Invocation {
     pub script_after: Option<usize>,
     /// Every `-x` found.
     pub forwards: Vec<Forward>,
+    /// A `-x` of a shell expansion (`-x $ENV_VARS`, a list of names the script computes, e.g. from
+    /// `${!NCCL*}`): the ranks get variables nobody can list from the manifest.
+    pub expands: bool,
 }
 
 impl Invocation {
@@ -71,14 +74,20 @@ fn is_mpirun(word: &str) -> bool {
 /// assert_eq!(inv.forward("NCCL_DEBUG").unwrap().value.as_deref(), Some("INFO"));
 /// let script = ["/bin/bash", "-c", "set -e\nmpirun -x NCCL_IB_HCA \\\n  ./run"];
 /// assert!(find(&script).unwrap().forward("NCCL_IB_HCA").is_some());
+/// assert!(!find(&script).unwrap().expands);
+/// // A list of names the script computes: which variables reach the ranks is the shell's to say.
+/// let listed = ["bash", "-c", "V=$(echo ${!NCCL*} | sed 's/ / -x /g')\nmpirun -x PATH -x $V ./run"];
+/// assert!(find(&listed).unwrap().expands);
 /// ```
 pub fn find<S: AsRef<str>>(argv: &[S]) -> Option<Invocation> {
     if let Some(i) = argv.iter().position(|a| is_mpirun(a.as_ref())) {
         let mut forwards = Vec::new();
+        let mut expands = false;
         let mut j = i + 1;
         while j < argv.len() {
             let arg = argv[j].as_ref();
             if matches!(arg, "-x" | "--x") && j + 1 < argv.len() {
+                expands |= argv[j + 1].as_ref().starts_with('$');
                 forwards.extend(forward(argv[j + 1].as_ref(), Place::Arg(j + 1)));
                 j += 2;
                 continue;
@@ -89,6 +98,7 @@ pub fn find<S: AsRef<str>>(argv: &[S]) -> Option<Invocation> {
             item: i,
             script_after: None,
             forwards,
+            expands,
         });
     }
     // Script form: a shell with `-c` (or `-lc`, `-ec`…) and a script.
@@ -125,10 +135,12 @@ fn find_in_script(script: &str, item: usize) -> Option<Invocation> {
     let mut best: Option<Invocation> = None;
     for start in (0..words.len()).filter(|&i| is_mpirun(&words[i].text)) {
         let mut forwards = Vec::new();
+        let mut expands = false;
         let mut j = start + 1;
         while j < words.len() && !words[j].ends_command {
             if matches!(words[j].text.as_str(), "-x" | "--x") && j + 1 < words.len() {
                 let w = &words[j + 1];
+                expands |= script[w.range.clone()].starts_with('$');
                 forwards.extend(forward(
                     &w.text,
                     Place::Script {
@@ -149,6 +161,7 @@ fn find_in_script(script: &str, item: usize) -> Option<Invocation> {
                 item,
                 script_after: Some(words[start].range.end),
                 forwards,
+                expands,
             });
         }
     }
