@@ -65,22 +65,23 @@ impl PodWiring {
     /// The Multus annotation value: a JSON list, one object per NAD in rail order, one NAD per line (the
     /// layout of the vendor's examples, so a review diff shows which NAD changed).
     pub fn multus_annotation(&self) -> Option<String> {
-        if self.networks.is_empty() {
-            return None;
-        }
-        let items: Vec<String> = self
-            .networks
-            .iter()
-            .map(|n| {
-                let entry = MultusEntry {
-                    name: n.name(),
-                    namespace: n.namespace(),
-                };
-                serde_json::to_string(&entry).expect("two strings always serialize")
-            })
-            .collect();
-        Some(format!("[{}]", items.join(",\n ")))
+        (!self.networks.is_empty()).then(|| multus_list(&self.networks))
     }
+}
+
+/// The Multus annotation value for `networks`: a JSON list, one object per NAD, one NAD per line.
+pub fn multus_list(networks: &[NadRef]) -> String {
+    let items: Vec<String> = networks
+        .iter()
+        .map(|n| {
+            let entry = MultusEntry {
+                name: n.name(),
+                namespace: n.namespace(),
+            };
+            serde_json::to_string(&entry).expect("two strings always serialize")
+        })
+        .collect();
+    format!("[{}]", items.join(",\n "))
 }
 
 /// The wiring a profile's pods need, or `None` when a SUNK NodeSet attaches the fabric itself (jobs on it

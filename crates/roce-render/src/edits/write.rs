@@ -47,8 +47,7 @@ pub(crate) fn write(
         for e in edits {
             match e {
                 Edit::Annotation { key, value, merge } => {
-                    let have = annotations.get(key).and_then(scalar_text);
-                    if have.as_deref() == Some(value.as_str())
+                    if reads_as(annotations.get(key), value)
                         || (*merge == Merge::IfAbsent && annotations.get(key).is_some())
                     {
                         continue;
@@ -177,10 +176,10 @@ pub(crate) fn write(
                 mounts.push(mount);
             }
         }
-        let env: Vec<(String, String)> = edits
+        let env: Vec<(&str, &str)> = edits
             .iter()
             .filter_map(|e| match e {
-                Edit::Env(v) => Some((v.name.clone(), v.value.clone())),
+                Edit::Env(v) => Some((v.name.as_str(), v.value.as_str())),
                 _ => None,
             })
             .collect();
@@ -188,10 +187,10 @@ pub(crate) fn write(
             merge_env(c, &env, cx.env_fix_only, plan);
             // What the container runtime reads goes in the workers' env, wherever the rest goes.
             if cx.env_fix_only {
-                let runtime: Vec<(String, String)> = env
+                let runtime: Vec<(&str, &str)> = env
                     .iter()
                     .filter(|(n, _)| roce_model::fabric::env::read_at_container_creation(n))
-                    .cloned()
+                    .copied()
                     .collect();
                 if !runtime.is_empty() {
                     merge_env(c, &runtime, false, plan);
@@ -205,8 +204,14 @@ pub(crate) fn write(
 
 /// The Multus annotation with the plan's networks merged in ([`multus::merge`]).
 fn networks(annotations: &mut Yaml, nads: &[NadRef], cx: Context<'_>) {
-    let merged = multus::merge(cx.networks.unwrap_or(&[]), nads, cx.pod_namespace);
-    annotations.insert(MULTUS_ANNOTATION, Yaml::Block(multus::render(&merged)));
+    let value = match cx.networks {
+        Some(have) if !have.is_empty() => {
+            multus::render(&multus::merge(have, nads, cx.pod_namespace))
+        }
+        // Nothing to merge with: the list as the fabric core writes it (the same text).
+        _ => roce_model::fabric::attach::multus_list(nads),
+    };
+    annotations.insert(MULTUS_ANNOTATION, Yaml::Block(value));
 }
 
 /// The pod's container `index`.
@@ -333,17 +338,24 @@ fn placement(template: &mut Yaml, index: usize, edits: &[&Edit]) -> Vec<String> 
 pub(crate) struct Skeleton;
 
 impl Skeleton {
-    /// Replace every `null` placeholder left in `y` (a mapping's value) by removing its key.
-    pub(crate) fn finish(y: &mut Yaml) {
-        match y {
-            Yaml::Map(entries) => {
+    /// Drop every `null` placeholder left in a template: in its `metadata`, its `spec` and the spec's
+    /// containers (where the skeletons put them; edits never write a null).
+    pub(crate) fn finish(template: &mut Yaml) {
+        fn drop_nulls(y: &mut Yaml) {
+            if let Yaml::Map(entries) = y {
                 entries.retain(|(_, v)| *v != Yaml::Null);
-                for (_, v) in entries {
-                    Skeleton::finish(v);
+            }
+        }
+        if let Yaml::Map(parts) = template {
+            for (k, part) in parts.iter_mut() {
+                if k != "metadata" && k != "spec" {
+                    continue;
+                }
+                drop_nulls(part);
+                if let Some(Yaml::Seq(cs)) = part.get_mut_key("containers") {
+                    cs.iter_mut().for_each(drop_nulls);
                 }
             }
-            Yaml::Seq(items) => items.iter_mut().for_each(Skeleton::finish),
-            _ => {}
         }
     }
 }
@@ -430,9 +442,19 @@ fn set_true(map: &mut Yaml, key: &str) {
     }
 }
 
+/// Does a scalar read as `value` ([`scalar_text`], without making its text)?
+fn reads_as(y: Option<&Yaml>, value: &str) -> bool {
+    match y {
+        Some(Yaml::Raw(s)) => s == value,
+        Some(Yaml::Int(n)) => n.to_string() == value,
+        Some(other) => other.as_str() == Some(value),
+        None => false,
+    }
+}
+
 /// Set a string entry unless it already reads as `value`.
 pub(crate) fn set_str(map: &mut Yaml, key: &str, value: &str) {
-    if map.get(key).and_then(scalar_text).as_deref() != Some(value) {
+    if !reads_as(map.get(key), value) {
         map.insert(key, Yaml::Str(value.to_string()));
     }
 }
@@ -495,16 +517,22 @@ pub(crate) fn merge_resources(c: &mut Yaml, key: &str, quantities: &[(&str, &str
 
 /// Merge env by name. With `fix_only`, only entries that already exist are corrected (the other side of an
 /// MPI job carries the env, and these would override it).
-pub(crate) fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool, plan: &Plan) {
+pub(crate) fn merge_env<N: AsRef<str>, V: AsRef<str>>(
+    c: &mut Yaml,
+    env: &[(N, V)],
+    fix_only: bool,
+    plan: &Plan,
+) {
     let present = |c: &Yaml, name: &str| matches!(c.get("env"), Some(Yaml::Seq(items)) if items.iter().any(|i| i.get("name").and_then(Yaml::as_str) == Some(name)));
-    if fix_only && !env.iter().any(|(n, _)| present(c, n)) {
+    if fix_only && !env.iter().any(|(n, _)| present(c, n.as_ref())) {
         return;
     }
     let Some(Yaml::Seq(items)) = ensure_seq(c, "env") else {
         return;
     };
     for (name, value) in env {
-        let same_name = |i: &Yaml| i.get("name").and_then(Yaml::as_str) == Some(name.as_str());
+        let (name, value) = (name.as_ref(), value.as_ref());
+        let same_name = |i: &Yaml| i.get("name").and_then(Yaml::as_str) == Some(name);
         match items.iter().position(same_name) {
             Some(at) => {
                 let item = &items[at];
@@ -512,7 +540,7 @@ pub(crate) fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool, 
                     .get("value")
                     .and_then(Yaml::as_str)
                     .filter(|_| item.get("valueFrom").is_none());
-                let right = have == Some(value.as_str())
+                let right = have == Some(value)
                     || have.is_some_and(|h| plan.acceptable(name, &unescape_dependent(h)));
                 if !right {
                     // A search path keeps the manifest's entries (the MPI's, the image's) and gains the plan's.
@@ -520,7 +548,7 @@ pub(crate) fn merge_env(c: &mut Yaml, env: &[(String, String)], fix_only: bool, 
                         Some(h) if roce_model::fabric::devices::path_like(name) => {
                             merge_paths(&unescape_dependent(h), value)
                         }
-                        _ => value.clone(),
+                        _ => value.to_string(),
                     };
                     items[at] = env_item(name, &merged);
                 }
