@@ -366,6 +366,7 @@ pub fn fields(p: &Profile) -> Vec<Field> {
     }
 
     let n = &p.nccl;
+    f.show("nccl.version", n.version.as_ref());
     f.str(
         "nccl.socket-ifname",
         n.socket_ifname.as_ref().map(NcclList::text),

@@ -3,7 +3,7 @@
 //! changed). Without `version` nothing here runs.
 
 use crate::fabric::env::profile_env;
-use crate::fabric::nccl_versions::{self as versions, COVERED, DEFAULTS_COVERED, Unread};
+use crate::fabric::nccl_versions::{self as versions, COVERED, Unread};
 use crate::model::Profile;
 use crate::problem::{Code, Problem};
 
@@ -100,21 +100,25 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         if !whole || default.parse::<i64>() != Ok(value) {
             continue;
         }
-        let change = versions::DEFAULTS
-            .iter()
-            .find(|d| d.name == var.name)
-            .map(|d| {
-                format!(
-                    "{} from {} on, {} before ({})",
-                    d.after, d.since, d.before, d.before_source
-                )
-            })
-            .unwrap_or_default();
+        let Some(d) = versions::DEFAULTS.iter().find(|d| d.name == var.name) else {
+            continue;
+        };
+        let change = if version >= d.since {
+            format!(
+                "NCCL changed it in {} (it was {}: {})",
+                d.since, d.before, d.before_source
+            )
+        } else {
+            format!(
+                "NCCL changes it to {} in {} ({})",
+                d.after, d.since, d.source
+            )
+        };
         let mut problem = Problem::new(
             Code::NcclVersionDefault,
             format!(
-                "{}={} is NCCL {}'s default ({source}); the default changed between {} and {}: {change}",
-                var.name, var.value, release.value, DEFAULTS_COVERED.0, DEFAULTS_COVERED.1
+                "{}={} is NCCL {}'s own default ({source}); {change}",
+                var.name, var.value, release.value
             ),
         );
         if let Some(at) = var.origin {

@@ -103,7 +103,9 @@ impl std::str::FromStr for NcclRelease {
             }),
             _ => {
                 let hint = NcclVersion::parse(text.trim_start_matches('v'))
-                    .map(|v| format!(" (`{v}`, as NCCL prints it without the build or CUDA suffix)"))
+                    .map(|v| {
+                        format!(" (`{v}`, as NCCL prints it without the build or CUDA suffix)")
+                    })
                     .unwrap_or_default();
                 Err(NameError {
                     message: format!("`{text}` is not an NCCL release"),
@@ -262,7 +264,10 @@ pub const DEFAULTS: &[DefaultChange] = &[
 /// assert_eq!(default_of("NCCL_IB_TIMEOUT", v(32)), None); // 2.32's default is not in its string table
 /// ```
 pub fn default_of(name: &str, version: NcclVersion) -> Option<(&'static str, &'static str)> {
-    if version < DEFAULTS_COVERED.0 || version > DEFAULTS_COVERED.1 || reads(name, version) != Some(true) {
+    if version < DEFAULTS_COVERED.0
+        || version > DEFAULTS_COVERED.1
+        || reads(name, version) != Some(true)
+    {
         return None;
     }
     let d = DEFAULTS.iter().find(|d| d.name == name)?;
