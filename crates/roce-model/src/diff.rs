@@ -692,7 +692,7 @@ pub struct DefaultShift {
 ///     );
 ///     load(Source::new("p.kdl", text), &BuiltinsOnly).profile.unwrap()
 /// };
-/// let up = diff::nccl_upgrade(&at("2.25"), &at("2.28")).unwrap();
+/// let up = diff::nccl_upgrade(&at("2.19"), &at("2.28")).unwrap();
 /// assert_eq!(up.meaning[0].name, "NCCL_NET_GDR_C2C");
 /// assert!(!up.meaning[0].read_by_old && up.meaning[0].read_by_new);
 /// assert!(up.defaults.iter().any(|d| d.name == "NCCL_IB_TIMEOUT" && d.old == "18" && d.new == "20"));
