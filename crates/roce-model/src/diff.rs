@@ -167,6 +167,25 @@ impl ProfileDiff {
                 b.nccl_net.provider.value.describe()
             ));
         }
+        if let Some(up) = nccl_upgrade(a, b) {
+            let way = if a.nccl.version.map(|v| v.value.minor())
+                < b.nccl.version.map(|v| v.value.minor())
+            {
+                "upgrades"
+            } else {
+                "downgrades"
+            };
+            let mut phrase = format!("{way} NCCL from {} to {}", up.from, up.to);
+            match up.meaning.as_slice() {
+                [] => {}
+                [one] => phrase.push_str(&format!(", which changes what {} does", one.name)),
+                many => phrase.push_str(&format!(
+                    ", which changes what {} of its variables do",
+                    many.len()
+                )),
+            }
+            out.push(phrase);
+        }
         out.extend(dra_summary(self, a, b));
         if self.get("production").is_some() {
             out.push(if b.production.value {
@@ -366,6 +385,7 @@ pub fn fields(p: &Profile) -> Vec<Field> {
     }
 
     let n = &p.nccl;
+    f.show("nccl.version", n.version.as_ref());
     f.str(
         "nccl.socket-ifname",
         n.socket_ifname.as_ref().map(NcclList::text),
@@ -611,6 +631,146 @@ pub fn diff(a: &Profile, b: &Profile) -> ProfileDiff {
         })
         .collect();
     ProfileDiff { changes }
+}
+
+/// What moving from one NCCL release to another changes for a profile (`roce diff` when the two sides name
+/// different NCCL releases in `nccl version`), from [`crate::fabric::nccl_versions`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct NcclUpgrade {
+    /// A's release.
+    pub from: String,
+    /// B's release.
+    pub to: String,
+    /// B's `NCCL_*` variables that one release reads and the other does not, in B's emit order.
+    pub meaning: Vec<VarMeaning>,
+    /// Defaults that change between the two releases, of variables B leaves to NCCL.
+    pub defaults: Vec<DefaultShift>,
+    /// What roce cannot judge of this pair (a release outside its table), if anything.
+    pub unjudged: Vec<String>,
+}
+
+/// A variable one of the two releases reads and the other does not.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct VarMeaning {
+    /// The variable.
+    pub name: String,
+    /// Its value in B.
+    pub value: String,
+    /// Whether A's release reads it.
+    pub read_by_old: bool,
+    /// Whether B's release reads it.
+    pub read_by_new: bool,
+    /// Why one does not (`NCCL reads it from 2.26 on`).
+    pub why: String,
+    /// The table's source for the variable.
+    pub source: String,
+}
+
+/// A default that differs between the two releases.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DefaultShift {
+    /// The variable.
+    pub name: String,
+    /// A's release's default.
+    pub old: String,
+    /// B's release's default.
+    pub new: String,
+    /// The first release with the newer default.
+    pub since: String,
+    /// Where the newer default is written.
+    pub source: String,
+}
+
+/// What the NCCL release change from `a` to `b` does to `b`'s variables; `None` unless both name a release
+/// and their minors differ (a patch change reads the same variables, decisions "(nccl-versions)").
+///
+/// ```
+/// use roce_model::{diff, load, BuiltinsOnly, Source};
+/// let at = |v: &str| {
+///     let text = format!(
+///         r#"profile "t/p" extends="coreweave/h100-ib" {{ nccl version="{v}" {{ knobs {{ NCCL_NET_GDR_C2C "1" }} }} }}"#
+///     );
+///     load(Source::new("p.kdl", text), &BuiltinsOnly).profile.unwrap()
+/// };
+/// let up = diff::nccl_upgrade(&at("2.19"), &at("2.28")).unwrap();
+/// assert_eq!(up.meaning[0].name, "NCCL_NET_GDR_C2C");
+/// assert!(!up.meaning[0].read_by_old && up.meaning[0].read_by_new);
+/// assert!(up.defaults.iter().any(|d| d.name == "NCCL_IB_TIMEOUT" && d.old == "18" && d.new == "20"));
+/// assert_eq!(diff::nccl_upgrade(&at("2.28.3"), &at("2.28.9")), None);
+/// ```
+pub fn nccl_upgrade(a: &Profile, b: &Profile) -> Option<NcclUpgrade> {
+    use crate::fabric::nccl_versions::{self as versions, COVERED, DEFAULTS_COVERED};
+    let (ra, rb) = (
+        a.nccl.version.as_ref()?.value,
+        b.nccl.version.as_ref()?.value,
+    );
+    let (va, vb) = (ra.minor(), rb.minor());
+    if va == vb {
+        return None;
+    }
+    let mut up = NcclUpgrade {
+        from: ra.to_string(),
+        to: rb.to_string(),
+        meaning: Vec::new(),
+        defaults: Vec::new(),
+        unjudged: Vec::new(),
+    };
+    for r in [ra, rb].into_iter().filter(|r| !r.covered()) {
+        up.unjudged.push(format!(
+            "NCCL {r} is outside the releases roce has read ({} to {}): which variables it reads is not judged",
+            COVERED.0, COVERED.1
+        ));
+    }
+    let env = crate::fabric::env::profile_env(b);
+    for var in env.iter().filter(|v| v.name.starts_with("NCCL_")) {
+        let (Some(old), Some(new)) = (
+            versions::reads(&var.name, va),
+            versions::reads(&var.name, vb),
+        ) else {
+            continue;
+        };
+        if old == new {
+            continue;
+        }
+        let unread = if old { vb } else { va };
+        let Some((why, h)) = versions::unread(&var.name, unread) else {
+            continue;
+        };
+        up.meaning.push(VarMeaning {
+            name: var.name.clone(),
+            value: var.value.clone(),
+            read_by_old: old,
+            read_by_new: new,
+            why: why.to_string(),
+            source: h.source.to_string(),
+        });
+    }
+    match versions::defaults_between(va, vb) {
+        Some(changes) => {
+            for d in changes {
+                if env.iter().any(|v| v.name == d.name) {
+                    continue;
+                }
+                let (old, new) = if va < vb {
+                    (d.before, d.after)
+                } else {
+                    (d.after, d.before)
+                };
+                up.defaults.push(DefaultShift {
+                    name: d.name.to_string(),
+                    old: old.to_string(),
+                    new: new.to_string(),
+                    since: d.since.to_string(),
+                    source: d.source.to_string(),
+                });
+            }
+        }
+        None => up.unjudged.push(format!(
+            "defaults are known for NCCL {} to {} only (2.31 and 2.32 are binaries): changed defaults are not judged",
+            DEFAULTS_COVERED.0, DEFAULTS_COVERED.1
+        )),
+    }
+    Some(up)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 use indexmap::IndexMap;
 
 use crate::fabric::dra::{NicAttachment, NvlinkDomain, Placement};
+pub use crate::fabric::nccl_versions::NcclRelease;
 pub use crate::fabric::provider::NcclNet;
 pub use crate::names::NadRef;
 use crate::names::{Capability, DnsLabel, EnvKey, IfName, K8sName, ResourceName};
@@ -368,6 +369,9 @@ impl Multus {
 /// NCCL settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Nccl {
+    /// The NCCL release the job runs (`nccl version="2.28"`): what `check` and `diff` judge the variables
+    /// by ([`crate::fabric::nccl_versions`]); it changes no rendered artifact.
+    pub version: Option<Spanned<NcclRelease>>,
     /// `NCCL_SOCKET_IFNAME`: bootstrap / out-of-band interface.
     pub socket_ifname: Option<NcclList>,
     /// `NCCL_IB_HCA`: which RDMA devices NCCL uses.

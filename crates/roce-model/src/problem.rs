@@ -112,6 +112,14 @@ codes! {
     KnobShadowsField = "roce::nccl::knob_shadows_field", Error;
     /// A knob in `nccl knobs` that is not an `NCCL_*` variable.
     KnobName = "roce::nccl::knob_name", Error;
+    /// A variable the profile sets that the NCCL release it names (`nccl version`) does not read: first
+    /// read by a later release, removed, or read by none (`fabric::nccl_versions`).
+    NcclVersionUnread = "roce::nccl::version_unread", Warning;
+    /// An `nccl version` outside the releases roce's NCCL table covers (2.18 to 2.32): not judged by release.
+    NcclVersionUncovered = "roce::nccl::version_uncovered", Info;
+    /// A variable set to the named NCCL release's own default, where NCCL changed that default between
+    /// 2.18 and 2.30 (`fabric::nccl_versions::DEFAULTS`).
+    NcclVersionDefault = "roce::nccl::version_default", Info;
     /// `rc_verbs`/`ud_verbs` on a fabric that needs the mlx5 transports.
     VerbsTransport = "roce::ucx::verbs_transport", Error;
     /// UCX in RDMA mode on RoCE without a GID index.

@@ -128,6 +128,7 @@ pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
 impl Nccl {
     fn default_empty() -> Self {
         Nccl {
+            version: None,
             socket_ifname: None,
             ib_hca: None,
             net_plugin: None,
@@ -803,8 +804,28 @@ impl Walker<'_> {
         Some(list)
     }
 
+    /// `version="2.28"`: a string, so that `2.30` stays `2.30` (a YAML or KDL number `2.30` is the float
+    /// 2.3).
+    fn nccl_release(&mut self, node: &Node) -> Option<Spanned<NcclRelease>> {
+        if let Value::Scalar(Scalar::Float(f)) = &node.value {
+            self.problems.push(
+                Problem::new(
+                    Code::TypeMismatch,
+                    format!("expected a string, found the number {f}"),
+                )
+                .at(node.origin, "a number")
+                .help(
+                    "quote the release as NCCL numbers it, e.g. `\"2.30\"`: as a number, `2.30` is 2.3, another release",
+                ),
+            );
+            return None;
+        }
+        self.parsed(node)
+    }
+
     fn nccl(&mut self, node: &Node) -> Option<Nccl> {
         let mut m = self.map(node, "nccl", None)?;
+        let version = m.get("version").and_then(|n| self.nccl_release(n));
         let socket_ifname = m
             .get("socket-ifname")
             .and_then(|n| self.nccl_list(n, env::NCCL_SOCKET_IFNAME.name));
@@ -820,6 +841,7 @@ impl Walker<'_> {
             .unwrap_or_default();
         m.finish(self);
         Some(Nccl {
+            version,
             socket_ifname,
             ib_hca,
             net_plugin,

@@ -99,3 +99,105 @@ fn known_changes() {
     assert_eq!(reads("NCCL_SHM_USE_CUDA_MEMCPY", v(31)), Some(false));
     assert_eq!(reads("NCCL_TUNER_CONFIG_PATH", v(28)), None);
 }
+
+fn loaded(name: &str, text: &str) -> roce_model::Loaded {
+    load(roce_model::Source::new(name, text), &BuiltinsOnly)
+}
+
+/// `nccl version` is read in both syntaxes to the same value, and refused as a number or a malformed
+/// release with a fix.
+#[test]
+fn the_version_field_in_kdl_and_yaml() {
+    let kdl = loaded(
+        "p.kdl",
+        r#"profile "t/p" extends="coreweave/h100-ib" { nccl version="2.28.9" }"#,
+    );
+    let yaml = loaded(
+        "p.yaml",
+        "name: t/p\nextends: coreweave/h100-ib\nnccl:\n  version: \"2.28.9\"\n",
+    );
+    let (k, y) = (kdl.profile.unwrap(), yaml.profile.unwrap());
+    assert_eq!(k, y);
+    let release = k.nccl.version.unwrap().value;
+    assert_eq!(
+        (release.minor(), release.to_string()),
+        (v(28), "2.28.9".into())
+    );
+    // the built-in without a version is unchanged: no version
+    let base = load(builtin::source("coreweave/h100-ib").unwrap(), &BuiltinsOnly);
+    assert!(base.profile.unwrap().nccl.version.is_none());
+
+    for (name, text, code, help) in [
+        (
+            "float.yaml",
+            "name: t/p\nextends: coreweave/h100-ib\nnccl:\n  version: 2.30\n",
+            "roce::type_mismatch",
+            "2.3",
+        ),
+        (
+            "float.kdl",
+            r#"profile "t/p" extends="coreweave/h100-ib" { nccl version=2.30 }"#,
+            "roce::type_mismatch",
+            "2.3",
+        ),
+        (
+            "tag.kdl",
+            r#"profile "t/p" extends="coreweave/h100-ib" { nccl version="v2.28.9-1" }"#,
+            "roce::invalid_value",
+            "`2.28`",
+        ),
+        (
+            "suffix.kdl",
+            r#"profile "t/p" extends="coreweave/h100-ib" { nccl version="2.32.3+cuda13.4" }"#,
+            "roce::invalid_value",
+            "MAJOR.MINOR",
+        ),
+    ] {
+        let l = loaded(name, text);
+        assert!(l.profile.is_none(), "{name} loaded");
+        let p = l
+            .problems
+            .iter()
+            .find(|p| p.code.as_str() == code)
+            .unwrap_or_else(|| panic!("{name}: {:?}", l.problems));
+        assert!(
+            p.help.as_deref().unwrap_or_default().contains(help),
+            "{name}: {:?}",
+            p.help
+        );
+    }
+}
+
+/// A version on a built-in changes none of its `check` findings unless the release ignores a variable:
+/// every built-in, named NCCL 2.32, gains only `version_unread` (for `NCCL_IB_NET_LATENCY`, the one
+/// variable no release reads): 2.32 has no defaults in the table, and no built-in sets a variable 2.32 ignores.
+#[test]
+fn a_version_on_a_builtin_adds_only_version_findings() {
+    for name in builtin::names() {
+        let text = format!(r#"profile "t/v" extends="{name}" {{ nccl version="2.32" }}"#);
+        let with = loaded("v.kdl", &text);
+        let without = load(builtin::source(name).unwrap(), &BuiltinsOnly);
+        let codes = |l: &roce_model::Loaded| -> Vec<String> {
+            l.problems
+                .iter()
+                .map(|p| p.code.as_str().to_string())
+                .collect()
+        };
+        let extra: Vec<String> = codes(&with)
+            .into_iter()
+            .filter(|c| !codes(&without).contains(c))
+            .collect();
+        for c in &extra {
+            assert!(c == "roce::nccl::version_unread", "{name}: {c}");
+        }
+        let unread: Vec<&str> = with
+            .problems
+            .iter()
+            .filter(|p| p.code.as_str() == "roce::nccl::version_unread")
+            .map(|p| p.message.as_str())
+            .collect();
+        for m in unread {
+            assert!(m.starts_with("NCCL_IB_NET_LATENCY="), "{name}: {m}");
+        }
+    }
+}

@@ -311,6 +311,35 @@ const WHY: &[(&str, &str)] = &[
          same in manifests (`roce::lint::ib_knob_ignored`).",
     ),
     (
+        "roce::nccl::version_unread",
+        "NCCL reads only the variables its release knows and ignores every other `NCCL_*` without a \
+         word (`ncclGetEnv` and `NCCL_PARAM` look names up; nothing lists the rest), so a variable set \
+         for a release that does not read it only looks like tuning. Which release reads which variable \
+         is roce's NCCL table (`fabric::nccl_versions`, decisions \"(nccl-versions)\"), each entry citing \
+         its line in NVIDIA/nccl at the first release that reads it, or the string table of the \
+         release's `libnccl.so.2` for 2.31 and 2.32: `NCCL_NET_GDR_C2C` first at 2.26.2-1 \
+         `src/graph/paths.cc:381`, `NCCL_SHM_USE_CUDA_MEMCPY` absent from 2.31.2's binary. \
+         `roce explain --profile` says the same of a log's release (`roce::explain::profile_env_unread`).",
+    ),
+    (
+        "roce::nccl::version_uncovered",
+        "roce has read NCCL 2.18 to 2.32 (the public release commits to 2.30, the PyPI \
+         `nvidia-nccl-cu13` binaries of 2.31 and 2.32). Of a release outside that range it claims \
+         nothing: an older one lacks variables later ones read, a newer one may add or drop some. The \
+         rest of the profile is checked as usual; this says what the version cannot be used for.",
+    ),
+    (
+        "roce::nccl::version_default",
+        "A value equal to the release's own default changes nothing in that release, but it pins the \
+         value across upgrades, which matters where NCCL has changed the default: `NCCL_IB_TIMEOUT` went \
+         from 18 (2.18.1-1 `src/transport/net_ib.cc:76`) to 20 in 2.23 (2.23.4-1 \
+         `src/transport/net_ib.cc:89`), `NCCL_IB_SPLIT_DATA_ON_QPS` from 1 to 0 in 2.20 (2.20.3-1 \
+         `src/transport/net_ib.cc:1301`), `NCCL_NET_GDR_C2C` from 0 to 1 in 2.27 (2.27.3-1 \
+         `src/graph/paths.cc:386`). Only these plain-value changes of 2.18 to 2.30 are in roce's table \
+         (`fabric::nccl_versions::DEFAULTS`); a change to one of NCCL's \"not set\" sentinels, and the \
+         defaults of 2.31 and 2.32 (binaries only), are not claimed.",
+    ),
+    (
         "roce::env::shadows_generated",
         "A variable in `env` that roce also generates from a typed field would override it and \
          escape the checks on that field: NCCL_SOCKET_IFNAME in `env` is not checked against the \

@@ -28,7 +28,7 @@
 //! assert_eq!(json["plan"]["networks"]["removed"][0]["namespace"], "cw-multus");
 //! ```
 
-use roce_model::diff::FieldChange;
+use roce_model::diff::{FieldChange, NcclUpgrade};
 use roce_model::problem::ProblemRecord;
 use roce_model::source::Sources;
 use roce_model::{Loaded, Problem, Profile};
@@ -69,6 +69,10 @@ pub struct Review {
     pub fields: Vec<ChangedField>,
     /// The effect on the plan.
     pub plan: PlanChanges,
+    /// The NCCL release change, when both sides name a release (`nccl version`) and they differ: which of
+    /// B's variables one release reads and the other does not, and the defaults that change
+    /// ([`roce_model::diff::nccl_upgrade`]).
+    pub nccl: Option<NcclUpgrade>,
     /// The effect on each target, in [`Target::ALL`] order, with default render options.
     pub targets: Vec<TargetEffect>,
     /// Diagnostics the change introduces and resolves.
@@ -325,6 +329,7 @@ pub fn review(a: Input<'_>, b: Input<'_>, show: &[Target]) -> Result<Review, Loa
         summary,
         fields,
         plan: plan_changes(&pd, sa, sb),
+        nccl: roce_model::diff::nccl_upgrade(pa, pb),
         targets,
         diagnostics: Diagnostics {
             unchanged: b.loaded.problems.len() - new.len(),

@@ -7,6 +7,7 @@
 //! Exit status: 0 equal, 1 different (like `diff`), 2 on errors (including a profile that fails to load).
 
 use clap::{Args, ValueEnum};
+use roce_model::diff::{NcclUpgrade, VarMeaning};
 use roce_model::problem::ProblemRecord;
 use roce_render::Target;
 use roce_render::plan_diff::Change;
@@ -233,6 +234,10 @@ fn human_changes(r: &Review, o: &mut String) {
         ));
     }
 
+    if let Some(up) = &r.nccl {
+        human_nccl(up, o);
+    }
+
     o.push_str("\nEffect on the plan\n");
     let p = &r.plan;
     if p.is_empty() {
@@ -312,6 +317,72 @@ fn dash(v: &Option<String>) -> String {
 
 // ---- markdown ----
 
+/// What reads which variable: `NCCL 2.25 ignores it, 2.28 reads it`.
+fn nccl_reading(up: &NcclUpgrade, m: &VarMeaning) -> String {
+    let says = |reads: bool| if reads { "reads it" } else { "ignores it" };
+    format!(
+        "NCCL {} {}, {} {} ({}; {})",
+        up.from,
+        says(m.read_by_old),
+        up.to,
+        says(m.read_by_new),
+        m.why,
+        m.source
+    )
+}
+
+fn human_nccl(up: &NcclUpgrade, o: &mut String) {
+    o.push_str(&format!("\nNCCL {} → {}\n", up.from, up.to));
+    if up.meaning.is_empty() && up.defaults.is_empty() && up.unjudged.is_empty() {
+        o.push_str("  the profile's variables are read by both releases alike\n");
+    }
+    for m in &up.meaning {
+        o.push_str(&format!("  {}={}\n", m.name, m.value));
+        o.push_str(&wrap(&nccl_reading(up, m), 6, 100));
+    }
+    for d in &up.defaults {
+        o.push_str(&format!(
+            "  {} (left to NCCL): default {} → {}\n",
+            d.name, d.old, d.new
+        ));
+        o.push_str(&wrap(
+            &format!("changed in {}: {}", d.since, d.source),
+            6,
+            100,
+        ));
+    }
+    for u in &up.unjudged {
+        o.push_str(&wrap(u, 2, 100));
+    }
+}
+
+fn markdown_nccl(up: &NcclUpgrade, o: &mut String) {
+    o.push_str(&format!("\n#### NCCL {} → {}\n\n", up.from, up.to));
+    if up.meaning.is_empty() && up.defaults.is_empty() && up.unjudged.is_empty() {
+        o.push_str("The profile's variables are read by both releases alike.\n");
+    }
+    for m in &up.meaning {
+        o.push_str(&format!(
+            "- {}: {}\n",
+            code(&format!("{}={}", m.name, m.value)),
+            md_cell(&nccl_reading(up, m))
+        ));
+    }
+    for d in &up.defaults {
+        o.push_str(&format!(
+            "- {} (left to NCCL): default {} → {}, changed in {} ({})\n",
+            code(&d.name),
+            code(&d.old),
+            code(&d.new),
+            d.since,
+            md_cell(&d.source)
+        ));
+    }
+    for u in &up.unjudged {
+        o.push_str(&format!("- {}\n", md_cell(u)));
+    }
+}
+
 fn markdown(r: &Review) -> String {
     let [a_name, b_name] = r.names();
     let mut o = format!("### roce diff: {} → {}\n\n", code(a_name), code(b_name));
@@ -362,6 +433,10 @@ fn markdown_changes(r: &Review, o: &mut String) {
         let (old_at, new_at) = (at(&f.old_at, f.old_default), at(&f.new_at, f.new_default));
         let row = [code(path), md_opt(old), md_opt(new), old_at, new_at];
         o.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+
+    if let Some(up) = &r.nccl {
+        markdown_nccl(up, o);
     }
 
     o.push_str("\n#### Effect on the plan\n\n");

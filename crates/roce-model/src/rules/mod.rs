@@ -9,6 +9,7 @@ pub(crate) mod env;
 pub(crate) mod fabric;
 pub(crate) mod multus;
 pub(crate) mod nccl;
+pub(crate) mod nccl_version;
 pub(crate) mod pool;
 pub(crate) mod ucx;
 
@@ -26,6 +27,7 @@ pub fn check(profile: &Profile) -> Vec<Problem> {
     pool::check(profile, &mut out);
     multus::check(profile, &rails, &mut out);
     nccl::check(profile, &rails, &mut out);
+    nccl_version::check(profile, &mut out);
     ucx::check(profile, &rails, &mut out);
     env::check(profile, &mut out);
     dra::check(profile, &rails, &mut out);

@@ -11,6 +11,8 @@ mod history;
 
 pub use history::HISTORY;
 
+use crate::names::NameError;
+
 /// An NCCL release, to the minor: what changes which variables NCCL reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NcclVersion {
@@ -44,6 +46,84 @@ impl NcclVersion {
 impl std::fmt::Display for NcclVersion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// The NCCL release a profile names (`nccl version="2.28"`): `MAJOR.MINOR` or `MAJOR.MINOR.PATCH`, as NCCL
+/// numbers its releases. Built only by parsing; what the version table is asked with is its
+/// [`minor`](NcclRelease::minor) (a variable's reading does not change within a patch series, decisions
+/// "(nccl-versions)"), and the patch is kept so that `roce diff` sees `2.28.3` → `2.28.9`.
+///
+/// ```
+/// use roce_model::fabric::nccl_versions::{NcclRelease, v};
+/// let r: NcclRelease = "2.28.9".parse().unwrap();
+/// assert_eq!((r.minor(), r.to_string()), (v(28), "2.28.9".to_string()));
+/// assert!("2.28.9-1".parse::<NcclRelease>().is_err());
+/// assert!("v2.28".parse::<NcclRelease>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NcclRelease {
+    version: NcclVersion,
+    patch: Option<u32>,
+}
+
+impl NcclRelease {
+    /// The release's major and minor, what [`reads`] is asked with.
+    pub fn minor(self) -> NcclVersion {
+        self.version
+    }
+
+    /// Whether [`HISTORY`] covers this release.
+    pub fn covered(self) -> bool {
+        (COVERED.0..=COVERED.1).contains(&self.version)
+    }
+}
+
+impl std::str::FromStr for NcclRelease {
+    type Err = NameError;
+
+    /// Decimal numbers without signs or leading zeros, two or three of them, separated by dots.
+    fn from_str(text: &str) -> Result<Self, NameError> {
+        let number = |part: &str| {
+            let clean = !part.is_empty()
+                && part.bytes().all(|b| b.is_ascii_digit())
+                && (part == "0" || !part.starts_with('0'));
+            clean.then(|| part.parse::<u32>().ok()).flatten()
+        };
+        let parts: Vec<&str> = text.split('.').collect();
+        let numbers: Option<Vec<u32>> = parts.iter().map(|p| number(p)).collect();
+        match numbers.as_deref() {
+            Some(&[major, minor]) => Ok(NcclRelease {
+                version: NcclVersion { major, minor },
+                patch: None,
+            }),
+            Some(&[major, minor, patch]) => Ok(NcclRelease {
+                version: NcclVersion { major, minor },
+                patch: Some(patch),
+            }),
+            _ => {
+                let hint = NcclVersion::parse(text.trim_start_matches('v'))
+                    .map(|v| {
+                        format!(" (`{v}`, as NCCL prints it without the build or CUDA suffix)")
+                    })
+                    .unwrap_or_default();
+                Err(NameError {
+                    message: format!("`{text}` is not an NCCL release"),
+                    help: format!(
+                        "write the release as NCCL numbers it, `MAJOR.MINOR` or `MAJOR.MINOR.PATCH`, e.g. `2.28` or `2.28.9`{hint}"
+                    ),
+                })
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for NcclRelease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.patch {
+            Some(p) => write!(f, "{}.{p}", self.version),
+            None => write!(f, "{}", self.version),
+        }
     }
 }
 
@@ -84,4 +164,131 @@ pub fn reads(name: &str, version: NcclVersion) -> Option<bool> {
     let h = history(name)?;
     let since = h.since?;
     Some(version >= since && h.removed.is_none_or(|r| version < r))
+}
+
+/// Why NCCL `version` does not read `name`, when [`reads`] says it does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// It is first read by this later release.
+    Before(NcclVersion),
+    /// It was removed in this release (or an earlier one).
+    Removed(NcclVersion),
+    /// No release from 2.18 to 2.32 reads it, and no plugin roce knows of does either.
+    Never,
+}
+
+impl std::fmt::Display for Unread {
+    /// `NCCL reads it from 2.26 on`, `NCCL stopped reading it in 2.31`, `no NCCL release from 2.18 to 2.32
+    /// reads it`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unread::Before(since) => write!(f, "NCCL reads it from {since} on"),
+            Unread::Removed(r) => write!(f, "NCCL stopped reading it in {r}"),
+            Unread::Never => write!(
+                f,
+                "no NCCL release from {} to {} reads it",
+                COVERED.0, COVERED.1
+            ),
+        }
+    }
+}
+
+/// Why NCCL `version` does not read `name`, with the history that says so; `None` when it reads it, when
+/// roce does not know the variable or knows it as a plugin's, or outside [`COVERED`].
+///
+/// ```
+/// use roce_model::fabric::nccl_versions::{unread, v, Unread};
+/// assert_eq!(unread("NCCL_NET_GDR_C2C", v(25)).map(|u| u.0), Some(Unread::Before(v(26))));
+/// assert_eq!(unread("NCCL_SHM_USE_CUDA_MEMCPY", v(32)).map(|u| u.0), Some(Unread::Removed(v(31))));
+/// assert_eq!(unread("NCCL_IB_HCA", v(28)), None);
+/// assert_eq!(unread("NCCL_TUNER_CONFIG_PATH", v(28)), None); // Google's tuner plugin reads it
+/// ```
+pub fn unread(name: &str, version: NcclVersion) -> Option<(Unread, &'static VarHistory)> {
+    if version < COVERED.0 || version > COVERED.1 {
+        return None;
+    }
+    let h = history(name)?;
+    let why = match (h.since, h.removed) {
+        (None, _) if h.source.starts_with("in no release") => Unread::Never,
+        (None, _) => return None,
+        (Some(since), _) if version < since => Unread::Before(since),
+        (_, Some(removed)) if version >= removed => Unread::Removed(removed),
+        _ => return None,
+    };
+    Some((why, h))
+}
+
+/// The releases whose defaults [`DEFAULTS`] was read from: the public source tree, 2.18 to 2.30 (2.31 and
+/// 2.32 are binaries only, whose string tables hold names, not defaults).
+pub const DEFAULTS_COVERED: (NcclVersion, NcclVersion) = (v(18), v(30));
+
+/// A variable whose default NCCL changed between two releases of [`DEFAULTS_COVERED`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DefaultChange {
+    /// The variable.
+    pub name: &'static str,
+    /// The default before `since`.
+    pub before: &'static str,
+    /// Where the old default is written (its first release in the table).
+    pub before_source: &'static str,
+    /// The default from `since` on.
+    pub after: &'static str,
+    /// The first minor with the new default.
+    pub since: NcclVersion,
+    /// Where the new default is written.
+    pub source: &'static str,
+}
+
+/// The defaults that changed between 2.18 and 2.30, read from `NCCL_PARAM(Name, "SHORT", default)` at the
+/// first release of each minor (`git grep` in a clone of NVIDIA/nccl). Only changes from one plain value
+/// to another are here: where the new default is one of NCCL's "not set" sentinels (`-1`, `-2`,
+/// `NCCL_CONFIG_UNDEF_INT`: `NCCL_IB_GID_INDEX` in 2.21, `NCCL_IB_TC` and `NCCL_IB_SL` in 2.26,
+/// `NCCL_IB_FIFO_TC` in 2.24, `NCCL_CUMEM_ENABLE` in 2.19, `NCCL_NVLS_NCHANNELS` in 2.25 and 2.27) what
+/// NCCL does instead is decided in code, not by the literal, and is not claimed here. No variable roce
+/// knows was renamed in these releases.
+#[rustfmt::skip]
+pub const DEFAULTS: &[DefaultChange] = &[
+    DefaultChange { name: "NCCL_IB_SPLIT_DATA_ON_QPS", before: "1", before_source: "NVIDIA/nccl 2.18.1-1 (d97a32fa) src/transport/net_ib.cc:966", after: "0", since: v(20), source: "NVIDIA/nccl 2.20.3-1 (b6475625) src/transport/net_ib.cc:1301" },
+    DefaultChange { name: "NCCL_IB_TIMEOUT", before: "18", before_source: "NVIDIA/nccl 2.18.1-1 (d97a32fa) src/transport/net_ib.cc:76", after: "20", since: v(23), source: "NVIDIA/nccl 2.23.4-1 (e261ecea) src/transport/net_ib.cc:89" },
+    DefaultChange { name: "NCCL_NET_GDR_C2C", before: "0", before_source: "NVIDIA/nccl 2.26.2-1 (f44ac759) src/graph/paths.cc:381", after: "1", since: v(27), source: "NVIDIA/nccl 2.27.3-1 (72d24320) src/graph/paths.cc:386" },
+];
+
+/// NCCL `version`'s default of `name`, with its source, when `name` is in [`DEFAULTS`], NCCL `version`
+/// reads it and [`DEFAULTS_COVERED`] holds `version`.
+///
+/// ```
+/// use roce_model::fabric::nccl_versions::{default_of, v};
+/// assert_eq!(default_of("NCCL_IB_TIMEOUT", v(22)).map(|d| d.0), Some("18"));
+/// assert_eq!(default_of("NCCL_IB_TIMEOUT", v(28)).map(|d| d.0), Some("20"));
+/// assert_eq!(default_of("NCCL_NET_GDR_C2C", v(25)), None); // not read before 2.26
+/// assert_eq!(default_of("NCCL_IB_TIMEOUT", v(32)), None); // 2.32's default is not in its string table
+/// ```
+pub fn default_of(name: &str, version: NcclVersion) -> Option<(&'static str, &'static str)> {
+    if version < DEFAULTS_COVERED.0
+        || version > DEFAULTS_COVERED.1
+        || reads(name, version) != Some(true)
+    {
+        return None;
+    }
+    let d = DEFAULTS.iter().find(|d| d.name == name)?;
+    Some(if version >= d.since {
+        (d.after, d.source)
+    } else {
+        (d.before, d.before_source)
+    })
+}
+
+/// The default changes from [`DEFAULTS`] that lie between releases `a` and `b` (either order): each changed
+/// after the older and by the newer, both within [`DEFAULTS_COVERED`]; `None` when either is outside it.
+pub fn defaults_between(a: NcclVersion, b: NcclVersion) -> Option<Vec<&'static DefaultChange>> {
+    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+    if lo < DEFAULTS_COVERED.0 || hi > DEFAULTS_COVERED.1 {
+        return None;
+    }
+    Some(
+        DEFAULTS
+            .iter()
+            .filter(|d| lo < d.since && d.since <= hi && reads(d.name, lo) == Some(true))
+            .collect(),
+    )
 }

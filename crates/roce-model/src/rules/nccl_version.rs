@@ -1,0 +1,136 @@
+//! The NCCL release a profile names (`nccl version="2.28"`): the variables it sets, judged by that release
+//! through [`crate::fabric::nccl_versions`] (which release reads each variable, and the defaults that
+//! changed). Without `version` nothing here runs.
+
+use crate::fabric::env::profile_env;
+use crate::fabric::nccl_versions::{self as versions, COVERED, Unread};
+use crate::model::Profile;
+use crate::problem::{Code, Problem};
+
+use super::nccl::strtoll;
+
+/// Check the profile's variables against its NCCL release.
+pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+    let Some(release) = &p.nccl.version else {
+        return;
+    };
+    let version = release.value.minor();
+    if !release.value.covered() {
+        let (side, judged) = if version < COVERED.0 {
+            (
+                "older than",
+                format!(
+                    "which of the profile's variables NCCL {} reads (releases before {} lack some that later ones read)",
+                    release.value, COVERED.0
+                ),
+            )
+        } else {
+            (
+                "newer than",
+                format!(
+                    "whether NCCL {} still reads each of the profile's variables, or reads ones {} did not",
+                    release.value, COVERED.1
+                ),
+            )
+        };
+        out.push(
+            Problem::new(
+                Code::NcclVersionUncovered,
+                format!(
+                    "NCCL {} is {side} the releases roce has read ({} to {}): check cannot say {judged}",
+                    release.value, COVERED.0, COVERED.1
+                ),
+            )
+            .at(release.origin, "not in roce's NCCL table")
+            .help(format!(
+                "the rest of the profile is checked as usual; for a judgement by release, name the release from {} to {} closest to the one the image ships",
+                COVERED.0, COVERED.1
+            )),
+        );
+        return;
+    }
+    for var in profile_env(p) {
+        if !var.name.starts_with("NCCL_") {
+            continue;
+        }
+        if let Some((why, h)) = versions::unread(&var.name, version) {
+            let (message, help) = match why {
+                Unread::Before(since) => (
+                    format!(
+                        "{}={} has no effect on NCCL {}, the release this profile names: NCCL reads it from {since} on ({})",
+                        var.name, var.value, release.value, h.source
+                    ),
+                    format!(
+                        "leave it out for NCCL {version}, or run NCCL {since} or later and name it in `nccl version`"
+                    ),
+                ),
+                Unread::Removed(removed) => (
+                    format!(
+                        "{}={} has no effect on NCCL {}, the release this profile names: {why} (first read: {})",
+                        var.name, var.value, release.value, h.source
+                    ),
+                    format!(
+                        "remove it: NCCL {removed} and later ignore it without a word, as they ignore every `NCCL_*` they do not know"
+                    ),
+                ),
+                Unread::Never => (
+                    format!(
+                        "{}={} has no effect on NCCL {}: {why} ({})",
+                        var.name, var.value, release.value, h.source
+                    ),
+                    "remove it unless a plugin the job loads reads it: NCCL ignores every `NCCL_*` it does not know, without a word"
+                        .to_string(),
+                ),
+            };
+            let mut problem = Problem::new(Code::NcclVersionUnread, message);
+            if let Some(at) = var.origin {
+                problem = problem.at(at, format!("NCCL {version} ignores it"));
+            }
+            out.push(
+                problem
+                    .at(release.origin, "the release the job runs")
+                    .help(help),
+            );
+            continue;
+        }
+        let Some((default, source)) = versions::default_of(&var.name, version) else {
+            continue;
+        };
+        let (value, whole) = strtoll(&var.value);
+        if !whole || default.parse::<i64>() != Ok(value) {
+            continue;
+        }
+        let Some(d) = versions::DEFAULTS.iter().find(|d| d.name == var.name) else {
+            continue;
+        };
+        let change = if version >= d.since {
+            format!(
+                "NCCL changed it in {} (it was {}: {})",
+                d.since, d.before, d.before_source
+            )
+        } else {
+            format!(
+                "NCCL changes it to {} in {} ({})",
+                d.after, d.since, d.source
+            )
+        };
+        let mut problem = Problem::new(
+            Code::NcclVersionDefault,
+            format!(
+                "{}={} is NCCL {}'s own default ({source}); {change}",
+                var.name, var.value, release.value
+            ),
+        );
+        if let Some(at) = var.origin {
+            problem = problem.at(at, format!("NCCL {version}'s default"));
+        }
+        out.push(
+            problem
+                .at(release.origin, "the release the job runs")
+                .help(format!(
+                    "keep it to pin {} across NCCL upgrades, or remove it to follow each release's default",
+                    var.value
+                )),
+        );
+    }
+}
