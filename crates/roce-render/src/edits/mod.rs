@@ -2,9 +2,9 @@
 //! when it is unmet) and the typed **edits** that meet each one, with the key every edit merges on.
 //!
 //! Every consumer interprets the same list ([`requirements`]):
-//! * the Pod target writes every edit onto an empty pod ([`write`] on a skeleton);
+//! * the Pod target writes every edit onto an empty pod (`write` on a skeleton);
 //! * `roce apply` writes the edits of the requirements a template does not meet yet, merged into what the
-//!   user wrote ([`unmet`], then [`write`]); the webhook's JSONPatch is apply's result, diffed;
+//!   user wrote (`unmet`, then `write`); the webhook's JSONPatch is apply's result, diffed;
 //! * the Kustomize Component carries the edits a strategic-merge patch can (the rest are its replacement
 //!   steps: the Multus append, capabilities, claims, affinity);
 //! * `roce lint` reports, per [`Need`], what a template does not meet (`roce_inspect::lint`).
