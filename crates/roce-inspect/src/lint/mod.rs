@@ -1398,18 +1398,8 @@ impl<'a> Cx<'a> {
     /// The profile's DRA NICs: claimed by the pod and listed by the container, unless the pod gets its
     /// RDMA devices another way.
     fn nic_claim(&mut self, t: &Template, v: &PodView<'a>, c: &'a Node, w: &Wiring<'a>) {
-        let Claims {
-            pod: pod_claims,
-            used,
-            at: claims_at,
-        } = Self::claims(v, c);
-        let found: Vec<FoundPodClaim<'_>> = pod_claims
-            .iter()
-            .map(|(name, template)| FoundPodClaim {
-                name,
-                template: template.as_deref(),
-            })
-            .collect();
+        let claims = Self::claims(v, c);
+        let (found, used, claims_at) = (claims.found(), claims.used.as_slice(), claims.at);
         // NICs from a device plugin (or a privileged container) are the NICs in another form; so is a claim
         // of a NIC device class under names of the pod's own: a pod claim's name and its template's are
         // only the pod's references, the scheduler allocates by the template's device class (Kubernetes
@@ -1418,7 +1408,7 @@ impl<'a> Cx<'a> {
             w.rdma_access(),
             Some(RdmaAccess::Resource(_) | RdmaAccess::Privileged)
         ) || w.nic_claims().next().is_some();
-        if let Some(concern) = nic_claim_concern(&self.linter.plan.dra_spec.nics, &found, &used)
+        if let Some(concern) = nic_claim_concern(&self.linter.plan.dra_spec.nics, &found, used)
             .filter(|_| !nics_otherwise)
         {
             let (message, at) = match &concern {
@@ -1451,23 +1441,13 @@ impl<'a> Cx<'a> {
     }
 
     fn channel_claim(&mut self, t: &Template, v: &PodView<'a>, c: &'a Node, w: &Wiring<'a>) {
-        let Claims {
-            pod: pod_claims,
-            used,
-            at: claims_at,
-        } = Self::claims(v, c);
-        let found: Vec<FoundPodClaim<'_>> = pod_claims
-            .iter()
-            .map(|(name, template)| FoundPodClaim {
-                name,
-                template: template.as_deref(),
-            })
-            .collect();
+        let claims = Self::claims(v, c);
+        let (found, used, claims_at) = (claims.found(), claims.used.as_slice(), claims.at);
         // The channel of a ComputeDomain of the input, under another name than the profile's, is the channel.
         if w.imex_channel().is_some() {
             return;
         }
-        let Some(concern) = channel_claim_concern(&self.linter.nvlink_domain, &found, &used) else {
+        let Some(concern) = channel_claim_concern(&self.linter.nvlink_domain, &found, used) else {
             return;
         };
         let (message, at) = match &concern {
@@ -1868,6 +1848,19 @@ struct Claims<'a> {
     pod: Vec<(String, Option<String>)>,
     used: Vec<&'a str>,
     at: Option<Origin>,
+}
+
+impl Claims<'_> {
+    /// The pod claims as the fabric core's DRA rules read them.
+    fn found(&self) -> Vec<FoundPodClaim<'_>> {
+        self.pod
+            .iter()
+            .map(|(name, template)| FoundPodClaim {
+                name,
+                template: template.as_deref(),
+            })
+            .collect()
+    }
 }
 
 fn severity(c: env::Consequence) -> Severity {
