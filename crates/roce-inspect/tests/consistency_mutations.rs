@@ -36,14 +36,13 @@ use proptest::prelude::*;
 use roce_inspect::doctor::{self, Env};
 use roce_inspect::explain::explain_str;
 use roce_inspect::lint::{LintOptions, Linter};
-use roce_model::model::{AddrFamily, FabricKind, Multus, UcxMode};
+use roce_model::model::{FabricKind, Multus, UcxMode};
 use roce_model::{BuiltinsOnly, Code, Domain, Problem, Profile, Resolve, Source, builtin, load};
 use roce_render::apply::{ApplyOptions, apply};
 use roce_render::plan::Consumer as EnvConsumer;
 use roce_render::{Plan, RenderOptions, Target, lower, render};
 use serde_json::{Map, Value};
-use std::net::Ipv6Addr;
-use support::tree::{Gid, Tree, V1, V2, g};
+use support::tree::{self, CAP_DOCKER_DEFAULT, CAP_IPC_LOCK, Tree};
 
 // ---------------------------------------------------------------------------------------------------
 // The tables
@@ -493,15 +492,6 @@ impl Case {
             shape,
         }
     }
-
-    /// The index the healthy job uses for its RoCE v2 global GID: the profile's, else 7 (NCCL and UCX then
-    /// choose by family and range).
-    fn gid_index(&self) -> u32 {
-        self.plan
-            .env_value("NCCL_IB_GID_INDEX")
-            .or(self.plan.env_value("UCX_IB_GID_INDEX"))
-            .map_or(7, |v| v.parse().unwrap())
-    }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -731,149 +721,6 @@ fn lint_mutation(case: &Case, class: Class, docs: &mut [Value]) -> bool {
 // ---------------------------------------------------------------------------------------------------
 // doctor: a fixture tree built from the profile
 
-const CAP_DOCKER_DEFAULT: u64 = 0x00000000a80425fb; // no IPC_LOCK
-const CAP_IPC_LOCK: u64 = 1 << 14;
-
-/// A port's GID table, sparse as small sysfs trees must be here (file creation is slow in some sandboxes):
-/// 0/1 link-local on the host netdev (not in this namespace), 3 the pod netdev's link-local RoCE v2 GID,
-/// 5 the other family's address on the pod netdev, and at `index - 1`/`index` the RoCE v1/v2 GID of the
-/// profile's family and range on the pod netdev; the other entries are empty.
-fn gid_table(
-    case: &Case,
-    nic: u32,
-    port: u32,
-    k: u16,
-    pod: &str,
-    host: &str,
-    index: u32,
-) -> Vec<Gid> {
-    assert!(
-        index >= 7,
-        "the wanted GID must sit above the fixed entries"
-    );
-    let host_ll = Ipv6Addr::new(0xfe80, 0, 0, 0, 0x5e00, 0x00ff, 0xfe10, k);
-    let pod_ll = Ipv6Addr::new(0xfe80, 0, 0, 0, 0x7a1c, 0x2aff, 0xfe20, k);
-    let v4 = Ipv6Addr::new(
-        0,
-        0,
-        0,
-        0,
-        0,
-        0xffff,
-        0x0a64 | nic as u16,
-        (port << 8 | 7) as u16,
-    );
-    let v6 = Ipv6Addr::new(0xfd02, port as u16, 0x0100 | nic as u16, 0x0101, 0, 0, 0, 7);
-    let family = case.profile.fabric.addr_family.as_ref().map(|f| f.value);
-    if let Some(range) = &case.profile.fabric.addr_range {
-        assert_eq!(
-            range.value, "fd02::/16",
-            "the table's global GIDs are in fd02::/16"
-        );
-    }
-    let (wanted, other) = match family {
-        Some(AddrFamily::Ipv4) => (v4, v6),
-        _ => (v6, v4),
-    };
-    vec![
-        g(0, host_ll, V1, host),
-        g(1, host_ll, V2, host),
-        g(3, pod_ll, V2, pod),
-        g(5, other, V2, pod),
-        g(index - 1, wanted, V1, pod),
-        g(index, wanted, V2, pod),
-    ]
-}
-
-/// The environment of a pod rendered from the profile: the plan's env beside what Kubernetes sets.
-fn pod_env(plan: &Plan) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = [
-        (
-            "PATH",
-            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        ),
-        ("HOSTNAME", "job-0"),
-        ("KUBERNETES_SERVICE_HOST", "10.96.0.1"),
-        ("KUBERNETES_SERVICE_PORT", "443"),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    env.extend(plan.env.iter().map(|v| (v.name.clone(), v.value.clone())));
-    env
-}
-
-fn pod_tree(case: &Case) -> Tree {
-    let p = &case.profile;
-    let t = Tree::new();
-    t.status(CAP_DOCKER_DEFAULT | CAP_IPC_LOCK)
-        .memlock("unlimited")
-        .rdma_core("54.0")
-        .modules(&[
-            "mlx5_core",
-            "mlx5_ib",
-            "ib_core",
-            "ib_uverbs",
-            "rdma_ucm",
-            "nvidia",
-            "nvidia_peermem",
-        ])
-        .gpus(p.node_pool.gpus_per_node.value)
-        .file(
-            "/var/run/secrets/kubernetes.io/serviceaccount/namespace",
-            "default",
-        );
-    let roce = p.fabric.kind.value == FabricKind::Roce;
-    let rails = p.rail_list();
-    let mut nets = vec!["lo".to_string(), "eth0".to_string()];
-    if roce {
-        nets.extend(rails.iter().map(|r| {
-            r.pod_netdev
-                .clone()
-                .map(String::from)
-                .expect("RoCE rails name their pod netdev")
-        }));
-    }
-    t.netdevs(&nets);
-    let port = p.rails.port_num.value;
-    let index = case.gid_index();
-    for r in &rails {
-        let dev = &r.pod_device;
-        if roce {
-            let pod = r.pod_netdev.clone().map(String::from).unwrap();
-            let host = r
-                .host_port
-                .clone()
-                .map_or_else(|| format!("host{}", r.index), String::from);
-            let gids = gid_table(case, r.nic, r.port, r.index as u16, &pod, &host, index);
-            t.port(dev, port, "4: ACTIVE", "Ethernet", index + 1, &gids);
-        } else {
-            let gid = Ipv6Addr::new(
-                0xfe80,
-                0,
-                0,
-                0,
-                0xa088,
-                0xc203,
-                0x00b1,
-                0x1000 + r.index as u16,
-            );
-            let gids = [Gid {
-                index: 0,
-                gid,
-                kind: V1,
-                ndev: None,
-            }];
-            t.port(dev, port, "4: ACTIVE", "InfiniBand", 2, &gids);
-        }
-        t.file(&format!("/sys/class/infiniband/{dev}/node_type"), "1: CA\n")
-            .file(&format!("/dev/infiniband/uverbs{}", r.index), "");
-    }
-    // what the RDMA device plugin mounts with `rdma/ib`
-    t.file("/dev/infiniband/rdma_cm", "");
-    t
-}
-
 fn doctor(case: &Case, t: &Tree, env: Vec<(String, String)>) -> Vec<Problem> {
     doctor::probe(&t.root(), Some(Env::from_pairs(env)), Some(&case.profile)).findings
 }
@@ -891,8 +738,8 @@ fn with_env(mut env: Vec<(String, String)>, name: &str, value: &str) -> Vec<(Str
 /// (the destructive mutations last), since file creation is slow in some sandboxes. A class may have several
 /// worlds (a missing `rdma/ib`: device nodes gone, or every device); each is judged.
 fn doctor_all(case: &Case, rail: usize) -> (Findings, Vec<(Class, Findings)>) {
-    let t = pod_tree(case);
-    let env = pod_env(&case.plan);
+    let t = tree::pod_of(&case.profile, &case.plan);
+    let env = tree::pod_env(&case.plan);
     let healthy = coded(&doctor(case, &t, env.clone()));
     let mut out = Vec::new();
     let applicable = |c: Class| applies(c, &case.profile, &case.plan);
@@ -1558,9 +1405,9 @@ fn doctor_sees_rails_without_device_nodes() {
             .any(|(c, _)| *c == Code::ExplainIbDeviceOpen),
         "{explained:#?}"
     );
-    let t = pod_tree(&case);
+    let t = tree::pod_of(&case.profile, &case.plan);
     t.remove("/dev/infiniband");
-    let doctored = coded(&doctor(&case, &t, pod_env(&case.plan)));
+    let doctored = coded(&doctor(&case, &t, tree::pod_env(&case.plan)));
     judge(
         Consumer::Doctor,
         Class::DropRdmaResource,
@@ -1584,11 +1431,11 @@ fn doctor_judges_the_ucx_transport_class() {
             ucx: UcxExt::Keep,
         };
         let case = Case::new(&g);
-        let t = pod_tree(&case);
+        let t = tree::pod_of(&case.profile, &case.plan);
         let found = doctor(
             &case,
             &t,
-            with_env(pod_env(&case.plan), "UCX_TLS", other_tls(&case)),
+            with_env(tree::pod_env(&case.plan), "UCX_TLS", other_tls(&case)),
         );
         assert!(
             found

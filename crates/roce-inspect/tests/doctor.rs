@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use roce_inspect::doctor::{self, Env, Report};
 use roce_model::{BuiltinsOnly, Profile, builtin, load};
-use support::tree::{Gid, Tree, V1, V2, g};
+use support::tree::{CAP_DOCKER_DEFAULT, CAP_IPC_LOCK, Gid, Tree, V1, V2, g};
 
 // ---------------------------------------------------------------------------------------------------
 // Fixtures
@@ -140,30 +140,10 @@ fn without(mut env: Vec<(String, String)>, name: &str) -> Vec<(String, String)> 
     env
 }
 
-const CAP_DOCKER_DEFAULT: u64 = 0x00000000a80425fb; // no IPC_LOCK
-const CAP_IPC_LOCK: u64 = 1 << 14;
-
 /// What every healthy pod has besides the fabric: rdma-core 54, IPC_LOCK, unlimited memlock, 4 GPUs,
 /// nvidia_peermem.
 fn pod_basics(t: &Tree, env: &[(String, String)]) {
-    t.environ(env)
-        .status(CAP_DOCKER_DEFAULT | CAP_IPC_LOCK)
-        .memlock("unlimited")
-        .rdma_core("54.0")
-        .modules(&[
-            "mlx5_core",
-            "mlx5_ib",
-            "ib_core",
-            "ib_uverbs",
-            "rdma_ucm",
-            "nvidia",
-            "nvidia_peermem",
-        ])
-        .gpus(4)
-        .file(
-            "/var/run/secrets/kubernetes.io/serviceaccount/namespace",
-            "default",
-        );
+    t.environ(env).pod_basics(4);
 }
 
 /// A GB300 RoCE pod with all 16 Multus networks: RDMA devices ibp0p0..ibp3p3 (port 1) with their verbs
@@ -1634,4 +1614,103 @@ fn has_prefix(text: &str, prefix: &str) {
 /// Assert that the report has no finding with `code`.
 fn lacks(r: &Report, code: &str) {
     assert!(!codes(r).contains(&code), "{code} in {:#?}", r.findings);
+}
+
+#[test]
+fn shm_of_the_runtime_default_is_unmet_shared_memory() {
+    use roce_inspect::doctor::Seen;
+    let profile = "coreweave/gb300-roce";
+    let t = healthy(Some(profile));
+    t.file(
+        "/proc/self/mounts",
+        "overlay / overlay rw 0 0\nshm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n",
+    );
+    let r = run(&t, Some(profile));
+    let p = finding(&r, "roce::doctor::shm");
+    assert!(!p.is_error());
+    has(
+        &p.message,
+        "/dev/shm is a 64 MiB tmpfs, the container runtime's default",
+    );
+    has(help_of(p), "emptyDir: {medium: Memory}");
+    let shm = r
+        .requirements
+        .iter()
+        .find(|q| q.need == roce_render::edits::Need::SharedMemory)
+        .unwrap();
+    assert_eq!(shm.seen, Seen::Unmet);
+    assert_eq!(shm.findings, vec![roce_model::Code::DoctorShm]);
+    // Without a profile, a GPU pod is judged the same way.
+    let r = run(&t, None);
+    finding(&r, "roce::doctor::shm");
+    // An emptyDir of medium Memory mounted over it (a tmpfs sized by the pod's memory) is what it needs.
+    t.file(
+        "/proc/self/mounts",
+        "shm /dev/shm tmpfs rw,size=65536k 0 0\ntmpfs /dev/shm tmpfs rw,relatime,size=263485952k 0 0\n",
+    );
+    let r = run(&t, Some(profile));
+    lacks(&r, "roce::doctor::shm");
+    let shm = r
+        .requirements
+        .iter()
+        .find(|q| q.need == roce_render::edits::Need::SharedMemory)
+        .unwrap();
+    assert_eq!(shm.seen, Seen::Met);
+}
+
+#[test]
+fn shm_unreadable_is_not_called_met() {
+    use roce_inspect::doctor::Seen;
+    let r = run(
+        &healthy(Some("coreweave/gb300-roce")),
+        Some("coreweave/gb300-roce"),
+    );
+    let shm = r
+        .requirements
+        .iter()
+        .find(|q| q.need == roce_render::edits::Need::SharedMemory)
+        .unwrap();
+    assert_eq!(
+        shm.seen,
+        Seen::Unknown("/proc/self/mounts is unreadable".into())
+    );
+    lacks(&r, "roce::doctor::shm");
+}
+
+#[test]
+fn topology_file_missing_where_nccl_topo_file_points() {
+    use roce_inspect::doctor::Seen;
+    let name = "azure/ndv5-ib";
+    let p = profile(name);
+    let path = p.nccl_net.topology.as_ref().unwrap().value.path();
+    let t = healthy(Some(name));
+    let r = run(&t, Some(name));
+    let f = finding(&r, "roce::doctor::topology_file");
+    assert!(!f.is_error());
+    has(&f.message, &format!("`NCCL_TOPO_FILE={path}`"));
+    has(&f.message, "Could not open XML topology file");
+    has(help_of(f), "ConfigMap");
+    let topo = r
+        .requirements
+        .iter()
+        .find(|q| q.need == roce_render::edits::Need::TopologyFile)
+        .unwrap();
+    assert_eq!(topo.seen, Seen::Unmet);
+    // The file where the ConfigMap is mounted: nothing to say.
+    t.file(&path, "<system version=\"1\"/>\n");
+    let r = run(&t, Some(name));
+    lacks(&r, "roce::doctor::topology_file");
+    // A profile without a topology file asks nothing of the environment's: it is NCCL's, and there.
+    let t = healthy(Some("coreweave/gb300-roce"));
+    t.file("/etc/topo.xml", "<system version=\"1\"/>\n");
+    let env = with(
+        pod_env(Some("coreweave/gb300-roce")),
+        "NCCL_TOPO_FILE",
+        "/etc/topo.xml",
+    );
+    let r = run_env(&t, env.clone(), Some("coreweave/gb300-roce"));
+    lacks(&r, "roce::doctor::topology_file");
+    t.remove("/etc/topo.xml");
+    let r = run_env(&t, env, Some("coreweave/gb300-roce"));
+    finding(&r, "roce::doctor::topology_file");
 }

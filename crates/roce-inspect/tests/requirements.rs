@@ -7,6 +7,8 @@
 //! rendered manifests: the mutations are now the requirements themselves, every one of them, on every
 //! built-in.
 
+mod support;
+
 use roce_inspect::lint::{LintOptions, Linter};
 use roce_model::fabric::env::Consequence;
 use roce_model::{BuiltinsOnly, Code, Severity, Source, builtin, load};
@@ -186,4 +188,134 @@ fn each_requirement_left_out_is_reported_by_lint_and_written_back_by_apply() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
     assert!(checked >= 100, "only {checked} requirements checked");
+}
+
+/// `doctor` asks the same requirements of a host. In a healthy pod of each built-in (what the Pod target
+/// gets on a node of its pool: the rails' devices and verbs nodes, IPC_LOCK, a memory-backed /dev/shm,
+/// the IMEX channel, the topology file, the provider's plugin) every requirement a host can show is met,
+/// and the rest say why a host cannot show them; each fact taken away leaves its requirement unmet, with
+/// the finding that says so.
+#[test]
+fn doctor_asks_the_same_requirements_of_a_host() {
+    use roce_inspect::doctor::{self, Env, Seen};
+    use support::tree::{self, CAP_DOCKER_DEFAULT, Tree};
+
+    // What a host cannot show; every other need has a check that sees it.
+    let unseen = [Need::Provenance, Need::NodePool, Need::Placement];
+    let healthy = |profile: &roce_model::Profile, plan: &roce_render::Plan| -> Tree {
+        let t = tree::pod_of(profile, plan);
+        t.file(
+            "/proc/self/mounts",
+            "overlay / overlay rw 0 0\ntmpfs /dev/shm tmpfs rw,relatime,size=1073741824k 0 0\n",
+        );
+        if plan.dra_spec.nvlink_domain.compute_domain().is_some() {
+            t.file("/dev/nvidia-caps-imex-channels/channel0", "");
+        }
+        if let Some(topo) = &plan.topology {
+            t.file(&topo.path, "<system version=\"1\"/>\n");
+        }
+        for dir in profile.nccl_net.library_dirs() {
+            t.file(&format!("{dir}/libnccl-net.so"), "");
+        }
+        t
+    };
+    type Take = fn(&Tree, &roce_render::Plan);
+    let takes: [(Need, &str, Take); 7] = [
+        (Need::RdmaDevices, "no /dev/infiniband", |t, _| {
+            t.remove("/dev/infiniband");
+        }),
+        (Need::Memlock, "no IPC_LOCK, 64 KiB memlock", |t, _| {
+            t.status(CAP_DOCKER_DEFAULT).memlock("65536");
+        }),
+        (Need::SharedMemory, "the runtime's /dev/shm", |t, _| {
+            t.file(
+                "/proc/self/mounts",
+                "shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n",
+            );
+        }),
+        (Need::NvlinkDomain, "no IMEX channel", |t, _| {
+            t.remove("/dev/nvidia-caps-imex-channels/channel0");
+        }),
+        (Need::TopologyFile, "no topology file", |t, plan| {
+            if let Some(topo) = &plan.topology {
+                t.remove(&topo.path);
+            }
+        }),
+        (Need::Gpus, "one GPU too few", |t, plan| {
+            t.remove(&format!("/dev/nvidia{}", plan.gpus_per_node - 1));
+        }),
+        (Need::Environment, "NCCL_SOCKET_IFNAME wrong", |_, _| {}),
+    ];
+    let mut judged = 0;
+    for name in builtin::names() {
+        let profile = load(builtin::source(name).unwrap(), &BuiltinsOnly)
+            .profile
+            .unwrap();
+        let plan = lower(&profile);
+        let reqs = edits::requirements(&plan, None);
+        let env = tree::pod_env(&plan);
+        let t = healthy(&profile, &plan);
+        let report = doctor::probe(
+            &t.root(),
+            Some(Env::from_pairs(env.clone())),
+            Some(&profile),
+        );
+        assert_eq!(
+            report
+                .requirements
+                .iter()
+                .map(|r| r.need)
+                .collect::<Vec<_>>(),
+            reqs.iter().map(|r| r.need).collect::<Vec<_>>(),
+            "{name}: doctor judges the plan's requirements, in order"
+        );
+        for r in &report.requirements {
+            let want_unseen = unseen.contains(&r.need);
+            assert!(
+                match &r.seen {
+                    Seen::Met => !want_unseen,
+                    Seen::Unknown(_) => want_unseen,
+                    Seen::Unmet => false,
+                },
+                "{name}: healthy pod, {:?} is {:?} ({:?}); findings: {:#?}",
+                r.need,
+                r.seen,
+                r.findings,
+                report.findings
+            );
+        }
+        for (need, what, take) in takes {
+            if !reqs.iter().any(|r| r.need == need) {
+                continue;
+            }
+            let t = healthy(&profile, &plan);
+            take(&t, &plan);
+            let mut env = env.clone();
+            if need == Need::Environment {
+                env.retain(|(k, _)| k != "NCCL_SOCKET_IFNAME");
+                env.push(("NCCL_SOCKET_IFNAME".into(), "=nosuch0".into()));
+            }
+            let report = doctor::probe(&t.root(), Some(Env::from_pairs(env)), Some(&profile));
+            let unmet: Vec<Need> = report
+                .requirements
+                .iter()
+                .filter(|r| r.seen == Seen::Unmet)
+                .map(|r| r.need)
+                .collect();
+            assert!(
+                unmet.contains(&need),
+                "{name}, {what}: {need:?} should be unmet, unmet: {unmet:?}; findings: {:#?}",
+                report.findings
+            );
+            // The host-network mode's devices are its namespace's: both needs see a missing device node.
+            let related =
+                |n: &Need| *n == need || (need == Need::RdmaDevices && *n == Need::HostNetwork);
+            assert!(
+                unmet.iter().all(related),
+                "{name}, {what}: only {need:?} is unmet, got {unmet:?}"
+            );
+            judged += 1;
+        }
+    }
+    assert!(judged >= 60, "{judged} host mutations judged");
 }

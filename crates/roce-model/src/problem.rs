@@ -399,6 +399,10 @@ codes! {
     /// The profile's ComputeDomain gives the pod an IMEX channel, but `/dev/nvidia-caps-imex-channels` has
     /// none: NCCL cannot use multi-node NVLink.
     DoctorImexChannels = "roce::doctor::imex_channels", Error;
+    /// `/dev/shm` is the container runtime's 64 MiB default: the pod has no memory-backed `/dev/shm`.
+    DoctorShm = "roce::doctor::shm", Warning;
+    /// The topology file `NCCL_TOPO_FILE` names is not there: NCCL detects the topology itself.
+    DoctorTopologyFile = "roce::doctor::topology_file", Warning;
     // Network providers (`nccl-net`): their devices and their plugin library.
     /// The profile's provider drives one kind of device (aws-ofi-nccl: EFA) and none of the RDMA devices here
     /// has its driver.

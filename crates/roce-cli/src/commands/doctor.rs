@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use roce_inspect::doctor::{self, Env, Report, Root, facts::Limit};
+use roce_inspect::doctor::{self, Env, Report, Root, Seen, facts::Limit};
 use roce_model::fabric::dra::IMEX_CHANNELS_DIR;
 use roce_model::{Problem, load};
 
@@ -227,6 +227,20 @@ fn human(r: &Report) -> String {
         "environment",
         format!("{}, {} variables{env}", f.env.source.as_str(), f.env.len()),
     );
+    if !r.requirements.is_empty() {
+        s.push_str("requirements:\n");
+        for q in &r.requirements {
+            let (mark, detail) = match &q.seen {
+                Seen::Met => ("ok", String::new()),
+                Seen::Unmet => {
+                    let codes: Vec<&str> = q.findings.iter().map(|c| c.as_str()).collect();
+                    ("UNMET", format!(": {}", codes.join(", ")))
+                }
+                Seen::Unknown(why) => ("unseen", format!(" ({why})")),
+            };
+            s.push_str(&format!("  {mark:<7}{}{detail}\n", q.need.describe()));
+        }
+    }
     s.pop();
     s
 }

@@ -6,9 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv6Addr;
 use std::path::{Path, PathBuf};
 
-use roce_model::fabric::attach::RDMA_DEVICE_DIR;
+use roce_model::fabric::attach::{RDMA_DEVICE_DIR, SHM_DIR};
 use roce_model::fabric::dra::IMEX_CHANNELS_DIR;
 use roce_model::fabric::nccl::NET_PLUGIN_PREFIX;
+use roce_model::fabric::provider::NCCL_TOPO_FILE;
 
 use super::dra_metadata::{self, ClaimKind, MetadataFile};
 use super::env::Env;
@@ -86,6 +87,22 @@ pub struct HostFacts {
     /// The DRA device metadata files under [`dra_metadata::CONTAINER_DIR`] (KEP-5304), in path order;
     /// `None` when the directory is absent (no driver mounts metadata into this container).
     pub dra_metadata: Option<Vec<MetadataFile>>,
+    /// What is mounted at [`SHM_DIR`], from `/proc/self/mounts`; `None` when that is unreadable.
+    pub shm: Option<ShmMount>,
+    /// Files a profile or the environment names that NCCL opens (`NCCL_TOPO_FILE`), and whether each is
+    /// there.
+    pub named_files: BTreeMap<String, bool>,
+}
+
+/// The filesystem at [`SHM_DIR`] (the last mount there: later mounts hide earlier ones).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShmMount {
+    /// No mount at `/dev/shm`: it is a directory of the container's root filesystem, if it exists.
+    None,
+    /// A `tmpfs`, with its `size=` in bytes (`None`: no size option, or a percentage of RAM).
+    Tmpfs(Option<u64>),
+    /// Another filesystem type (the node's `/dev/shm` bind-mounted, say).
+    Other(String),
 }
 
 /// One RDMA device.
@@ -236,12 +253,18 @@ pub struct SharedObject {
 /// assert_eq!(f.cap_eff, None);
 /// ```
 pub fn collect(root: &Root, env: Option<Env>) -> HostFacts {
-    collect_with(root, env, &[])
+    collect_with(root, env, &[], &[])
 }
 
 /// [`collect`], also listing the net-plugin libraries of `extra_lib_dirs` (a profile's `LD_LIBRARY_PATH`,
-/// which the environment may not carry yet).
-pub fn collect_with(root: &Root, env: Option<Env>, extra_lib_dirs: &[&str]) -> HostFacts {
+/// which the environment may not carry yet) and looking for `extra_files` (the topology file a profile
+/// names).
+pub fn collect_with(
+    root: &Root,
+    env: Option<Env>,
+    extra_lib_dirs: &[&str],
+    extra_files: &[&str],
+) -> HostFacts {
     let env = env.unwrap_or_else(|| Env::from_root(root));
     let netdevs = root
         .list("/sys/class/net")
@@ -309,6 +332,14 @@ pub fn collect_with(root: &Root, env: Option<Env>, extra_lib_dirs: &[&str]) -> H
         .collect();
     let status = root.read("/proc/self/status");
     let limits = root.read("/proc/self/limits");
+    let topo = env.get(NCCL_TOPO_FILE);
+    let named_files = extra_files
+        .iter()
+        .copied()
+        .chain(topo)
+        .filter(|f| f.starts_with('/'))
+        .map(|f| (f.to_string(), root.exists(f)))
+        .collect();
     let in_pod = env
         .get("KUBERNETES_SERVICE_HOST")
         .is_some_and(|v| !v.is_empty())
@@ -339,7 +370,41 @@ pub fn collect_with(root: &Root, env: Option<Env>, extra_lib_dirs: &[&str]) -> H
         system_lib_dirs,
         net_plugin_files,
         dra_metadata: dra_metadata_files(root),
+        shm: root.read("/proc/self/mounts").map(|m| parse_shm(&m)),
+        named_files,
     }
+}
+
+/// The last mount at [`SHM_DIR`] in a `/proc/self/mounts` table (`fs_spec fs_file fs_vfstype fs_mntops …`,
+/// fstab(5); spaces in a path are written `\040`, which `/dev/shm` has none of).
+pub fn parse_shm(mounts: &str) -> ShmMount {
+    let Some((kind, options)) = mounts.lines().rev().find_map(|l| {
+        let mut f = l.split_whitespace();
+        let (_, path, kind, options) = (f.next()?, f.next()?, f.next()?, f.next()?);
+        (path == SHM_DIR).then_some((kind, options))
+    }) else {
+        return ShmMount::None;
+    };
+    if kind != "tmpfs" {
+        return ShmMount::Other(kind.to_string());
+    }
+    ShmMount::Tmpfs(
+        options
+            .split(',')
+            .find_map(|o| o.strip_prefix("size="))
+            .and_then(tmpfs_size),
+    )
+}
+
+/// tmpfs(5) `size=`: bytes with an optional `k`, `m`, `g` suffix (binary multiples); `%` of RAM is `None`.
+fn tmpfs_size(v: &str) -> Option<u64> {
+    let (digits, shift) = match v.as_bytes().last()? {
+        b'k' | b'K' => (&v[..v.len() - 1], 10),
+        b'm' | b'M' => (&v[..v.len() - 1], 20),
+        b'g' | b'G' => (&v[..v.len() - 1], 30),
+        _ => (v, 0),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(1 << shift)
 }
 
 /// Every `<driver>-metadata.json` under [`dra_metadata::CONTAINER_DIR`]'s `resourceclaims/<claim>/<request>/`
@@ -711,6 +776,30 @@ mod tests {
         assert_eq!(major_of("50.0"), Some(50));
         assert_eq!(major_of("2410mlnx54.1"), Some(54));
         assert_eq!(major_of("x"), None);
+    }
+
+    #[test]
+    fn shm_mounts() {
+        // containerd's default, a Kubernetes `emptyDir: {medium: Memory}` (tmpfs without size), the last
+        // mount winning, a size in plain bytes, and the node's /dev/shm bind-mounted.
+        let runtime = "overlay / overlay rw 0 0\nshm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n";
+        assert_eq!(parse_shm(runtime), ShmMount::Tmpfs(Some(64 << 20)));
+        let memory = format!("{runtime}tmpfs /dev/shm tmpfs rw,relatime 0 0\n");
+        assert_eq!(parse_shm(&memory), ShmMount::Tmpfs(None));
+        assert_eq!(
+            parse_shm("tmpfs /dev/shm tmpfs rw,size=2147483648 0 0\n"),
+            ShmMount::Tmpfs(Some(2 << 30))
+        );
+        assert_eq!(
+            parse_shm("tmpfs /dev/shm tmpfs rw,size=50% 0 0\n"),
+            ShmMount::Tmpfs(None)
+        );
+        assert_eq!(
+            parse_shm("/dev/sda1 /dev/shm ext4 rw 0 0\n"),
+            ShmMount::Other("ext4".into())
+        );
+        assert_eq!(parse_shm("proc /proc proc rw 0 0\n"), ShmMount::None);
+        assert_eq!(parse_shm("garbage\n\n/dev/shm\n"), ShmMount::None);
     }
 
     #[test]

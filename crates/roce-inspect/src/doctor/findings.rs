@@ -6,7 +6,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use roce_model::fabric::attach::{COMMON_RDMA_RESOURCE, IPC_LOCK, RDMA_DEVICE_DIR};
+use roce_model::fabric::attach::{
+    COMMON_RDMA_RESOURCE, IPC_LOCK, RDMA_DEVICE_DIR, RUNTIME_SHM_BYTES, SHM_DIR,
+};
 use roce_model::fabric::dra::{IMEX_CHANNELS_DIR, NicAttachment};
 use roce_model::fabric::env::Consumer;
 use roce_model::fabric::provider::{self, Provider};
@@ -18,8 +20,9 @@ use roce_model::ucx_list;
 use roce_model::{Code, DEFAULT_MIN_RDMA_CORE, Problem};
 use roce_render::plan::{self, Plan};
 
-use super::facts::{HostFacts, Limit, LinkLayer, PeerMemory, Port, RdmaDevice};
+use super::facts::{HostFacts, Limit, LinkLayer, PeerMemory, Port, RdmaDevice, ShmMount};
 use super::gid::{self, Cidr, Family, Unfit, Want};
+use super::needs::{self, Check, HostRequirement};
 
 /// One RDMA port as the report shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +54,8 @@ pub struct Report {
     pub ports: Vec<PortReport>,
     /// Problems, root causes first. Labels point into the profile where a value came from it.
     pub findings: Vec<Problem>,
+    /// The profile's requirements of a pod, as this host shows each (empty without a profile).
+    pub requirements: Vec<HostRequirement>,
     /// Whether the environment carried any of the profile's variables (`None` without a profile).
     pub env_has_profile_vars: Option<bool>,
 }
@@ -96,7 +101,34 @@ struct Ctx<'a> {
     plan: Option<Plan>,
     want: Want,
     out: Vec<Problem>,
+    env_has_profile_vars: Option<bool>,
 }
+
+/// Doctor's checks in report order (root causes first).
+pub(super) const ORDER: &[Check] = &[
+    Check::NoRdmaDevices,
+    Check::LinkLayer,
+    Check::MissingRail,
+    Check::DeviceNodes,
+    Check::PortDown,
+    Check::NoUsableGid,
+    Check::NcclGidIndex,
+    Check::UcxGidIndex,
+    Check::Hca,
+    Check::SocketIfname,
+    Check::UcxNetDevices,
+    Check::UcxTransport,
+    Check::RdmaCore,
+    Check::Memlock,
+    Check::PeerMemory,
+    Check::Gpus,
+    Check::ImexChannels,
+    Check::SharedMemory,
+    Check::TopologyFile,
+    Check::ProviderDevices,
+    Check::NetPlugin,
+    Check::EnvDrift,
+];
 
 /// Compare the facts with a profile (optional) and produce the report.
 pub fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
@@ -107,6 +139,7 @@ pub fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
         plan,
         want: Want::default(),
         out: Vec::new(),
+        env_has_profile_vars: None,
     };
     ctx.want = Want {
         family: ctx
@@ -116,36 +149,29 @@ pub fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
             .setting(env::NCCL_IB_ADDR_RANGE.name)
             .and_then(|s| Cidr::parse(&s.value)),
     };
-    if facts.devices.is_empty() {
-        ctx.no_rdma_devices();
-    } else {
-        ctx.link_layer();
-        ctx.missing_rail();
-        ctx.device_nodes();
-        ctx.port_down();
-        ctx.no_usable_gid();
-        ctx.gid_index(env::NCCL_IB_GID_INDEX.name);
-        ctx.gid_index(env::UCX_IB_GID_INDEX.name);
-        ctx.hca();
+    let mut ran = Vec::with_capacity(ORDER.len());
+    for &check in ORDER {
+        let start = ctx.out.len();
+        ctx.run(check);
+        ran.push((check, start..ctx.out.len()));
     }
-    ctx.socket_ifname();
-    ctx.ucx_net_devices();
-    ctx.ucx_transport();
-    ctx.rdma_core();
-    ctx.ipc_lock_and_memlock();
-    ctx.peer_memory();
-    ctx.gpus();
-    ctx.imex_channels();
-    ctx.provider_devices();
-    ctx.net_plugin();
-    let env_has_profile_vars = ctx.env_drift();
     let ports = ctx.port_reports();
-    let Ctx { want, out, .. } = ctx;
+    let requirements = ctx.plan.as_ref().map_or_else(Vec::new, |plan| {
+        let codes: Vec<Code> = ctx.out.iter().map(|p| p.code).collect();
+        needs::judge(plan, &facts, &ran, &codes)
+    });
+    let Ctx {
+        want,
+        out,
+        env_has_profile_vars,
+        ..
+    } = ctx;
     Report {
         profile: profile.map(|p| p.name.value.clone()),
         want,
         ports,
         findings: out,
+        requirements,
         env_has_profile_vars,
         facts,
     }
@@ -164,6 +190,40 @@ fn port_label(d: &RdmaDevice, p: &Port) -> String {
 }
 
 impl Ctx<'_> {
+    /// Run one check. The per-device checks need devices; without any, `no_rdma_devices` says so.
+    fn run(&mut self, check: Check) {
+        use Check::*;
+        let devices = !self.facts.devices.is_empty();
+        match check {
+            NoRdmaDevices if !devices => self.no_rdma_devices(),
+            NoRdmaDevices => {}
+            LinkLayer | MissingRail | DeviceNodes | PortDown | NoUsableGid | NcclGidIndex
+            | UcxGidIndex | Hca
+                if !devices => {}
+            LinkLayer => self.link_layer(),
+            MissingRail => self.missing_rail(),
+            DeviceNodes => self.device_nodes(),
+            PortDown => self.port_down(),
+            NoUsableGid => self.no_usable_gid(),
+            NcclGidIndex => self.gid_index(env::NCCL_IB_GID_INDEX.name),
+            UcxGidIndex => self.gid_index(env::UCX_IB_GID_INDEX.name),
+            Hca => self.hca(),
+            SocketIfname => self.socket_ifname(),
+            UcxNetDevices => self.ucx_net_devices(),
+            UcxTransport => self.ucx_transport(),
+            RdmaCore => self.rdma_core(),
+            Memlock => self.ipc_lock_and_memlock(),
+            PeerMemory => self.peer_memory(),
+            Gpus => self.gpus(),
+            ImexChannels => self.imex_channels(),
+            SharedMemory => self.shared_memory(),
+            TopologyFile => self.topology_file(),
+            ProviderDevices => self.provider_devices(),
+            NetPlugin => self.net_plugin(),
+            EnvDrift => self.env_has_profile_vars = self.env_drift(),
+        }
+    }
+
     /// The workload's `UCX_TLS` judged against the profile's UCX mode by the fabric core, as `check` and
     /// `lint` judge it ([`ucx::tls_concerns`]).
     fn ucx_transport(&mut self) {
@@ -528,6 +588,59 @@ impl Ctx<'_> {
             ))
             .at(p.nvlink_domain.origin, "the ComputeDomain"),
         );
+    }
+
+    /// The container runtime gives `/dev/shm` 64 MiB unless something memory-backed is mounted there;
+    /// NCCL's shared-memory transport and proxy buffers need more on a multi-GPU node. Judged for a
+    /// profile that asks for a memory-backed `/dev/shm`, and without a profile in a pod with GPUs.
+    fn shared_memory(&mut self) {
+        let wanted = match &self.plan {
+            Some(plan) => plan.shm,
+            None => self.facts.in_pod && self.facts.gpus.unwrap_or(0) > 0,
+        };
+        let Some(ShmMount::Tmpfs(Some(size))) = self.facts.shm else {
+            return;
+        };
+        if !wanted || size > RUNTIME_SHM_BYTES {
+            return;
+        }
+        let what = if size == RUNTIME_SHM_BYTES {
+            "the container runtime's default"
+        } else {
+            "smaller than the container runtime's default"
+        };
+        self.push(
+            Problem::new(
+                Code::DoctorShm,
+                format!(
+                    "{SHM_DIR} is a {} tmpfs, {what}: nothing memory-backed is mounted there, and NCCL's shared-memory transport and proxy buffers outgrow it (NCCL fails with `unable to allocate shared memory` or `failed to extend /dev/shm`)",
+                    bytes(size)
+                ),
+            )
+            .help(format!("mount an `emptyDir: {{medium: Memory}}` volume at {SHM_DIR} (`roce render` and `roce apply` add it); Docker: `--shm-size=1g`")),
+        );
+    }
+
+    /// `NCCL_TOPO_FILE` names a file that is not there: NCCL cannot open it (`src/graph/xml.cc`,
+    /// `ncclTopoGetXmlFromFile`: `Could not open XML topology file`, then success) and detects the topology
+    /// itself, which inside a VM (Azure ND) is not the machine's.
+    fn topology_file(&mut self) {
+        let Some(s) = self.setting(provider::NCCL_TOPO_FILE) else {
+            return;
+        };
+        if self.facts.named_files.get(s.value.as_str()) != Some(&false) {
+            return;
+        }
+        let p = Problem::new(
+            Code::DoctorTopologyFile,
+            format!(
+                "{} names a file that is not here: NCCL logs `Could not open XML topology file` and detects the topology itself, which inside a VM is not the machine's (slower rings and rail mapping)",
+                s.show()
+            ),
+        )
+        .help("mount the topology file's ConfigMap at that path (`roce render` and `roce apply` add the volume), or fix NCCL_TOPO_FILE");
+        let p = s.attach(p);
+        self.push(p);
     }
 
     fn port_down(&mut self) {

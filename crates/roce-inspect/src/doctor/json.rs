@@ -6,6 +6,9 @@ use serde_json::Value;
 
 use super::facts::{Limit, SharedObject};
 use super::findings::{PortReport, Report};
+use super::needs::Seen;
+use roce_model::fabric::env::Consequence;
+use roce_render::edits::Need;
 
 #[derive(Serialize)]
 struct Json<'a> {
@@ -26,7 +29,20 @@ struct Json<'a> {
     gid_family: Option<&'static str>,
     gid_range: Option<String>,
     env_source: &'static str,
+    /// Only with a profile.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    requirements: Vec<Requirement<'a>>,
     findings: Vec<ProblemRecord>,
+}
+
+/// `{"need", "consequence", "seen": "met" | "unmet" | "unknown", "why" (unknown), "findings": [code]}`.
+#[derive(Serialize)]
+struct Requirement<'a> {
+    need: Need,
+    consequence: Consequence,
+    #[serde(flatten)]
+    seen: &'a Seen,
+    findings: Vec<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -62,8 +78,8 @@ impl<'a> From<&'a PortReport> for Device<'a> {
 
 impl Report {
     /// `{"devices":[{name, port, state, link_layer, netdev, suggested_gid_index}], "rdma_core_version",
-    /// "rdma_device_nodes", "imex_channels", "ipc_lock", "memlock", "findings":[{code, severity, message,
-    /// help}], …}`. `memlock` is `"unlimited"` or a number of bytes; `rdma_device_nodes` and `imex_channels`
+    /// "rdma_device_nodes", "imex_channels", "ipc_lock", "memlock", "requirements":[{need, consequence,
+    /// seen, why, findings}], "findings":[{code, severity, message, help}], …}`. `memlock` is `"unlimited"` or a number of bytes; `rdma_device_nodes` and `imex_channels`
     /// list `/dev/infiniband` and `/dev/nvidia-caps-imex-channels` (`[]` when absent); unknown facts are
     /// `null`. Findings carry `file`/`line`/`column` once resolved against the profile's sources.
     pub fn to_json(&self) -> Value {
@@ -89,6 +105,16 @@ impl Report {
             gid_family: self.want.family.map(|x| x.as_str()),
             gid_range: self.want.range.map(|r| r.to_string()),
             env_source: f.env.source.as_str(),
+            requirements: self
+                .requirements
+                .iter()
+                .map(|r| Requirement {
+                    need: r.need,
+                    consequence: r.consequence,
+                    seen: &r.seen,
+                    findings: r.findings.iter().map(|c| c.as_str()).collect(),
+                })
+                .collect(),
             findings: self.findings.iter().map(ProblemRecord::from).collect(),
         };
         // Derived structs with string keys always serialise.

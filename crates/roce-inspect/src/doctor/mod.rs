@@ -26,11 +26,13 @@ pub mod facts;
 pub mod findings;
 pub mod gid;
 mod json;
+mod needs;
 pub mod root;
 
 pub use env::Env;
 pub use facts::HostFacts;
 pub use findings::{PortReport, Report};
+pub use needs::{HostRequirement, Seen};
 pub use root::Root;
 
 use roce_model::Profile;
@@ -48,5 +50,8 @@ pub fn probe(root: &Root, env: Option<Env>, profile: Option<&Profile>) -> Report
                 .filter_map(|name| name.rsplit_once('/').map(|(dir, _)| dir)),
         );
     }
-    findings::diagnose(facts::collect_with(root, env, &extra), profile)
+    // The topology file it names, which NCCL opens.
+    let topology = profile.and_then(|p| p.nccl_net.topology.as_ref().map(|t| t.value.path()));
+    let files: Vec<&str> = topology.as_deref().into_iter().collect();
+    findings::diagnose(facts::collect_with(root, env, &extra, &files), profile)
 }

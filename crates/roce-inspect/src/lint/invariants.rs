@@ -107,7 +107,7 @@ pub(super) fn document<'a>(
             problems.push(
                 Problem::new(
                     Code::LintShm,
-                    format!("{owner} asks for NVIDIA GPUs and mounts nothing at /dev/shm: the container runtime's 64 MiB default is too small for NCCL's shared-memory transport and proxy buffers (NCCL fails with `unable to allocate shared memory`)"),
+                    format!("{owner} asks for NVIDIA GPUs and mounts nothing at /dev/shm: the container runtime's {} MiB default is too small for NCCL's shared-memory transport and proxy buffers (NCCL fails with `unable to allocate shared memory`)", roce_model::fabric::attach::RUNTIME_SHM_BYTES >> 20),
                 )
                 .at(at, "no /dev/shm")
                 .help("mount an `emptyDir: {medium: Memory}` volume at /dev/shm"),

@@ -693,7 +693,7 @@ impl<'a> Cx<'a> {
             self.push(
                 Problem::new(
                     Code::LintShm,
-                    format!("{owner} mounts nothing at /dev/shm: the container runtime's 64 MiB default is too small for NCCL's and UCX's shared-memory transports"),
+                    format!("{owner} mounts nothing at /dev/shm: the container runtime's {} MiB default is too small for NCCL's and UCX's shared-memory transports", roce_model::fabric::attach::RUNTIME_SHM_BYTES >> 20),
                 )
                 .at(self.container_at(c, &["volumeMounts"]), "no /dev/shm")
                 .help(format!("mount an `emptyDir: {{medium: Memory}}` volume at /dev/shm, or run `{}`", self.hint)),

@@ -23,6 +23,15 @@ pub const COMMON_RDMA_RESOURCE: &str = "rdma/ib";
 pub const RDMA_DEVICE_DIR: &str = "/dev/infiniband";
 /// The capability RDMA memory registration needs past the default locked-memory limit.
 pub const IPC_LOCK: &str = "IPC_LOCK";
+/// Where NCCL and UCX put their shared-memory segments (NCCL's SHM transport and proxy buffers, UCX's
+/// `posix` transport).
+pub const SHM_DIR: &str = "/dev/shm";
+/// The size of the `/dev/shm` tmpfs a container gets when nothing memory-backed is mounted there: 64 MiB
+/// (containerd's CRI plugin, `defaultShmSize = int64(1024 * 1024 * 64)`; Docker's `--shm-size` default
+/// `64m`). NCCL's shared-memory transport outgrows it on a multi-GPU node (NCCL's troubleshooting guide,
+/// "Docker": raise it with `--shm-size`); in Kubernetes an `emptyDir` of medium `Memory` at `/dev/shm`
+/// replaces it.
+pub const RUNTIME_SHM_BYTES: u64 = 64 * 1024 * 1024;
 
 /// What a pod of a host-network profile ([`NicAttachment::HostNetwork`]) gets, as OCI's host-network mode
 /// wires it (oracle-quickstart/oci-hpc-oke `manifests/nccl-tests/host-network/mpi-operator/BM.GPU.H100.8.yaml`

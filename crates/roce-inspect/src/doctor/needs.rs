@@ -1,0 +1,206 @@
+//! The plan's requirements asked of a host: for each [`Need`] of [`edits::requirements`], what `doctor` sees
+//! of it from inside the pod (or on the node), judged by the checks that can see it there.
+//!
+//! `lint` asks the same requirements of a manifest; a host shows some of them better (the RDMA devices the
+//! device plugin really mounted, the capabilities the runtime really granted) and some not at all (node
+//! labels, where the job's other pods run), which the report says instead of calling them met.
+
+use std::ops::Range;
+
+use roce_model::Code;
+use roce_model::fabric::env::Consequence;
+use roce_render::edits::{self, Need};
+use roce_render::plan::Plan;
+use serde::Serialize;
+
+use super::facts::HostFacts;
+
+/// One of doctor's checks, in report order (root causes first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Check {
+    NoRdmaDevices,
+    LinkLayer,
+    MissingRail,
+    DeviceNodes,
+    PortDown,
+    NoUsableGid,
+    NcclGidIndex,
+    UcxGidIndex,
+    Hca,
+    SocketIfname,
+    UcxNetDevices,
+    UcxTransport,
+    RdmaCore,
+    Memlock,
+    PeerMemory,
+    Gpus,
+    ImexChannels,
+    SharedMemory,
+    TopologyFile,
+    ProviderDevices,
+    NetPlugin,
+    EnvDrift,
+}
+
+/// The checks that judge `need` on a host, or why a host cannot show it. Exhaustive: a new need must say
+/// which.
+pub(super) fn on_host(need: Need) -> Result<&'static [Check], &'static str> {
+    use Check::*;
+    match need {
+        Need::Provenance => Err("the profile annotation is in the pod's spec, not on the host"),
+        Need::Gpus => Ok(&[Gpus]),
+        Need::RailNics => Ok(&[NoRdmaDevices, MissingRail, ProviderDevices]),
+        Need::RdmaDevices => Ok(&[NoRdmaDevices, DeviceNodes, ProviderDevices]),
+        Need::Memlock => Ok(&[Memlock]),
+        Need::NodePool => Err(
+            "node labels are on the Node object in the API server, not on the host (`kubectl get node --show-labels`)",
+        ),
+        Need::NvlinkDomain => Ok(&[ImexChannels]),
+        Need::Placement => Err("where the job's other pods run is not visible from one host"),
+        Need::SharedMemory => Ok(&[SharedMemory]),
+        // The node's namespace shows as the node's rail netdevs and devices here.
+        Need::HostNetwork => Ok(&[NoRdmaDevices, MissingRail, DeviceNodes]),
+        // What the provider's host directories carry is its net plugin.
+        Need::HostDirectories => Ok(&[NetPlugin]),
+        Need::TopologyFile => Ok(&[TopologyFile]),
+        Need::Environment => Ok(&[
+            NcclGidIndex,
+            UcxGidIndex,
+            Hca,
+            SocketIfname,
+            UcxNetDevices,
+            UcxTransport,
+            EnvDrift,
+        ]),
+    }
+}
+
+/// Why a check could not judge on these facts (what it reads was unreadable), if it could not.
+fn unreadable(check: Check, f: &HostFacts) -> Option<&'static str> {
+    use Check::*;
+    match check {
+        LinkLayer | MissingRail | DeviceNodes | PortDown | NoUsableGid | NcclGidIndex
+        | UcxGidIndex | Hca
+            if f.devices.is_empty() =>
+        {
+            Some("there are no RDMA devices to judge it by")
+        }
+        Check::DeviceNodes if f.device_nodes.is_none() && !f.devices.is_empty() => {
+            Some("/dev is unreadable")
+        }
+        Check::Memlock if f.cap_eff.is_none() && f.memlock.is_none() => {
+            Some("/proc/self/status and /proc/self/limits are unreadable")
+        }
+        Check::Gpus if f.gpus.is_none() => Some("no GPU device nodes or driver files are readable"),
+        Check::ImexChannels if f.imex_channels.is_none() => Some("/dev is unreadable"),
+        Check::SharedMemory if f.shm.is_none() => Some("/proc/self/mounts is unreadable"),
+        _ => None,
+    }
+}
+
+/// What the host shows of a requirement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "seen", content = "why")]
+pub enum Seen {
+    /// Every check that can see it found nothing wrong.
+    Met,
+    /// A check found it unmet: [`HostRequirement::findings`] say how.
+    Unmet,
+    /// Not visible here: from a host at all, or with what was readable.
+    Unknown(String),
+}
+
+/// One requirement of the profile's plan, as this host shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostRequirement {
+    /// What the pod must get.
+    pub need: Need,
+    /// What the job does without it.
+    pub consequence: Consequence,
+    /// What the host shows.
+    pub seen: Seen,
+    /// The findings that show it unmet, in report order.
+    pub findings: Vec<Code>,
+}
+
+/// The plan's requirements judged by the checks that ran (`ran`: each check and the range of `findings` it
+/// produced).
+pub(super) fn judge(
+    plan: &Plan,
+    facts: &HostFacts,
+    ran: &[(Check, Range<usize>)],
+    findings: &[Code],
+) -> Vec<HostRequirement> {
+    edits::requirements(plan, None)
+        .into_iter()
+        .map(|r| {
+            let (seen, codes) = match on_host(r.need) {
+                Err(why) => (Seen::Unknown(why.to_string()), Vec::new()),
+                Ok(checks) => {
+                    let mut codes = Vec::new();
+                    for (check, range) in ran {
+                        if checks.contains(check) {
+                            codes.extend(findings[range.clone()].iter().copied());
+                        }
+                    }
+                    let blind = checks.iter().find_map(|c| unreadable(*c, facts));
+                    let seen = match blind {
+                        _ if !codes.is_empty() => Seen::Unmet,
+                        Some(why) => Seen::Unknown(why.to_string()),
+                        None => Seen::Met,
+                    };
+                    (seen, codes)
+                }
+            };
+            HostRequirement {
+                need: r.need,
+                consequence: r.consequence,
+                seen,
+                findings: codes,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NEEDS: [Need; 13] = [
+        Need::Provenance,
+        Need::RailNics,
+        Need::RdmaDevices,
+        Need::Memlock,
+        Need::Gpus,
+        Need::NodePool,
+        Need::NvlinkDomain,
+        Need::Placement,
+        Need::SharedMemory,
+        Need::HostNetwork,
+        Need::HostDirectories,
+        Need::TopologyFile,
+        Need::Environment,
+    ];
+
+    #[test]
+    fn every_check_judges_a_need_or_the_host_itself() {
+        // The checks no need lists are the host's own health, whatever the profile asks.
+        let host_health = [
+            Check::LinkLayer,
+            Check::PortDown,
+            Check::NoUsableGid,
+            Check::RdmaCore,
+            Check::PeerMemory,
+        ];
+        for check in super::super::findings::ORDER {
+            let judged = NEEDS
+                .iter()
+                .any(|n| on_host(*n).is_ok_and(|c| c.contains(check)));
+            assert_ne!(
+                judged,
+                host_health.contains(check),
+                "{check:?}: judges a need xor is host health"
+            );
+        }
+    }
+}
