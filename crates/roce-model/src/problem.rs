@@ -150,6 +150,9 @@ codes! {
     ProviderEnv = "roce::provider::env", Error;
     /// An `NCCL_IB_*` variable in a profile whose provider replaces NCCL's IB transport (aws-ofi-nccl).
     ProviderIbKnob = "roce::provider::ib_knob", Warning;
+    /// An EFA profile variable that aws-ofi-nccl tunes per instance type, set to another value than the
+    /// plugin's (`fabric::ofi_platform`): the profile's wins.
+    OfiPlatformDefault = "roce::provider::ofi_platform_default", Warning;
     /// Extra env that overrides a variable the profile generates.
     EnvShadowsGenerated = "roce::env::shadows_generated", Error;
     /// An env value no target can carry safely (newline, NUL, control characters).
