@@ -120,6 +120,9 @@ codes! {
     /// A variable set to the named NCCL release's own default, where NCCL changed that default between
     /// 2.18 and 2.30 (`fabric::nccl_versions::DEFAULTS`).
     NcclVersionDefault = "roce::nccl::version_default", Info;
+    /// A value in a syntax the named NCCL release does not accept yet (`NCCL_IB_HCA`'s rail and plane fields
+    /// before 2.30.7, `fabric::nccl_versions::SYNTAX`): that release reads it another way.
+    NcclVersionSyntax = "roce::nccl::version_syntax", Warning;
     /// `rc_verbs`/`ud_verbs` on a fabric that needs the mlx5 transports.
     VerbsTransport = "roce::ucx::verbs_transport", Error;
     /// UCX in RDMA mode on RoCE without a GID index.

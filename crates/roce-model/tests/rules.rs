@@ -354,6 +354,18 @@ const WHY: &[(&str, &str)] = &[
          case-insensitive enums, numbers and bools; libfabric's as text).",
     ),
     (
+        "roce::nccl::version_syntax",
+        "NCCL reads some values in a syntax that changed between releases, and an older release reads a \
+         newer syntax another way without a word. `NCCL_IB_HCA` took `device[:port]` up to 2.30.4: \
+         `parseStringList` reads the port with `atoi` and skips the rest of the entry (NVIDIA/nccl 2.30.4-1 \
+         `src/misc/utils.cc:209-215`); from 2.30.7 it reads `device:port:rail:plane` and gives each NIC \
+         that rail and plane (2.30.7-1 `src/misc/utils.cc:203-209`, `src/transport/net_ib/init.cc:436-437`). \
+         On an older release the rail and plane are silently dropped. A release named without its patch \
+         (`2.30`) is judged as its first patch, since the image may be older than the change. The table is \
+         `fabric::nccl_versions::SYNTAX`; without `nccl version`, the same list is `roce::nccl::dropped_token`'s \
+         warning.",
+    ),
+    (
         "roce::env::shadows_generated",
         "A variable in `env` that roce also generates from a typed field would override it and \
          escape the checks on that field: NCCL_SOCKET_IFNAME in `env` is not checked against the \
