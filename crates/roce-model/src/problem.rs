@@ -309,6 +309,9 @@ codes! {
     /// The profile sets an NCCL variable that the log's NCCL release does not read (added later, or
     /// removed): it has no effect on this job (`fabric::nccl_versions`).
     ExplainProfileEnvUnread = "roce::explain::profile_env_unread", Warning;
+    /// The log's NCCL release is another minor than the profile's `nccl version`: a warning where roce's NCCL
+    /// table says what the profile sets reads differently in the two, else said (info).
+    ExplainProfileNcclRelease = "roce::explain::profile_nccl_release", Warning;
     /// An NCCL call failed (a PyTorch `NCCL error`, an nccl-tests failure, or an error chain that ended the
     /// async or proxy thread), with the first NCCL warning that explains it.
     ExplainNcclError = "roce::explain::nccl_error", Error;
