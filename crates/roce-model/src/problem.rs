@@ -209,6 +209,9 @@ codes! {
     LintProviderEnv = "roce::lint::provider_env", Error;
     /// `NCCL_IB_*` variables set for a provider that does not read them (aws-ofi-nccl).
     LintIbKnobIgnored = "roce::lint::ib_knob_ignored", Warning;
+    /// A worker's env sets a variable aws-ofi-nccl tunes per instance type to another value than the plugin's
+    /// (`fabric::ofi_platform`): the manifest's value wins.
+    LintOfiPlatformDefault = "roce::lint::ofi_platform_default", Warning;
     /// The provider's per-device resource (`vpc.amazonaws.com/efa`) missing, or another count than the
     /// profile's.
     LintProviderResource = "roce::lint::provider_resource", Error;
