@@ -179,3 +179,64 @@ fn ib_knobs_under_a_provider_get_one_answer() {
         }
     }
 }
+
+/// `check`'s `roce::provider::ofi_platform_default` and `lint`'s `roce::lint::ofi_platform_default` ask one
+/// table (`fabric::ofi_platform::defaults`): on `aws/p5-efa`, a variable aws-ofi-nccl tunes on p5.48xlarge
+/// set to another value warns in the profile and in a worker's env; the plugin's own value, written as its
+/// reader parses it, warns in neither; a Pod rendered from a profile that overrides it carries the profile's
+/// choice and is not reported a second time; a variable the plugin does not set is left to the other checks.
+#[test]
+fn aws_ofi_nccl_platform_defaults_get_one_answer() {
+    let base = load(builtin::source("aws/p5-efa").unwrap(), &BuiltinsOnly)
+        .profile
+        .unwrap();
+    let base_pod = render(&lower(&base), Target::Pod, &RenderOptions::default())
+        .unwrap()
+        .remove(0)
+        .contents;
+    let lint_codes = |p: &roce_model::Profile, pod: String| -> Vec<Code> {
+        Linter::new(p, LintOptions::default())
+            .lint(Source::new("pod.yaml", pod))
+            .problems
+            .iter()
+            .map(|x| x.code)
+            .filter(|c| *c == Code::LintOfiPlatformDefault)
+            .collect()
+    };
+    for (name, value, fires) in [
+        ("NCCL_NVLS_CHUNKSIZE", "131072", true),
+        ("NCCL_NET_FORCE_FLUSH", "1", true),
+        ("OFI_NCCL_PROTOCOL", "SENDRECV", true),
+        ("NCCL_NVLS_CHUNKSIZE", "0x80000", false),
+        ("OFI_NCCL_PROTOCOL", "rdma", false),
+        ("NCCL_NETDEVS_POLICY", "max:2", false), // p5en and p6-b200 only
+    ] {
+        let text = format!(
+            "profile \"t/p\" extends=\"aws/p5-efa\" {{\n    env {{\n        {name} \"{value}\"\n    }}\n}}\n"
+        );
+        let loaded = load(Source::new("p.kdl", text), &BuiltinsOnly);
+        let check = loaded
+            .problems
+            .iter()
+            .filter(|x| x.code == Code::OfiPlatformDefault)
+            .count();
+        assert_eq!(check, usize::from(fires), "check {name}={value}");
+        let edited = base_pod.replacen(
+            "    - name: FI_PROVIDER\n",
+            &format!("    - name: {name}\n      value: \"{value}\"\n    - name: FI_PROVIDER\n"),
+            1,
+        );
+        assert_ne!(edited, base_pod);
+        let lint = lint_codes(&base, edited);
+        assert_eq!(lint.len(), usize::from(fires), "lint {name}={value}");
+        let own = loaded.profile.unwrap();
+        let own_pod = render(&lower(&own), Target::Pod, &RenderOptions::default())
+            .unwrap()
+            .remove(0)
+            .contents;
+        assert!(
+            lint_codes(&own, own_pod).is_empty(),
+            "{name}={value}: the profile's own choice"
+        );
+    }
+}

@@ -1000,6 +1000,8 @@ fn every_explain_code_has_a_case() {
         "roce::explain::profile_net_plugin",
         // with a profile: profile_variables_the_logs_nccl_does_not_read
         "roce::explain::profile_env_unread",
+        // with a profile that names a release: the_log_release_against_the_profile_release (profile.rs)
+        "roce::explain::profile_nccl_release",
         // only with an expectation: compared in bandwidth_is_read_and_compared
         "roce::explain::bandwidth_low",
     ]);

@@ -120,6 +120,9 @@ codes! {
     /// A variable set to the named NCCL release's own default, where NCCL changed that default between
     /// 2.18 and 2.30 (`fabric::nccl_versions::DEFAULTS`).
     NcclVersionDefault = "roce::nccl::version_default", Info;
+    /// A value in a syntax the named NCCL release does not accept yet (`NCCL_IB_HCA`'s rail and plane fields
+    /// before 2.30.7, `fabric::nccl_versions::SYNTAX`): that release reads it another way.
+    NcclVersionSyntax = "roce::nccl::version_syntax", Warning;
     /// `rc_verbs`/`ud_verbs` on a fabric that needs the mlx5 transports.
     VerbsTransport = "roce::ucx::verbs_transport", Error;
     /// UCX in RDMA mode on RoCE without a GID index.
@@ -150,6 +153,9 @@ codes! {
     ProviderEnv = "roce::provider::env", Error;
     /// An `NCCL_IB_*` variable in a profile whose provider replaces NCCL's IB transport (aws-ofi-nccl).
     ProviderIbKnob = "roce::provider::ib_knob", Warning;
+    /// An EFA profile variable that aws-ofi-nccl tunes per instance type, set to another value than the
+    /// plugin's (`fabric::ofi_platform`): the profile's wins.
+    OfiPlatformDefault = "roce::provider::ofi_platform_default", Warning;
     /// Extra env that overrides a variable the profile generates.
     EnvShadowsGenerated = "roce::env::shadows_generated", Error;
     /// An env value no target can carry safely (newline, NUL, control characters).
@@ -203,6 +209,9 @@ codes! {
     LintProviderEnv = "roce::lint::provider_env", Error;
     /// `NCCL_IB_*` variables set for a provider that does not read them (aws-ofi-nccl).
     LintIbKnobIgnored = "roce::lint::ib_knob_ignored", Warning;
+    /// A worker's env sets a variable aws-ofi-nccl tunes per instance type to another value than the plugin's
+    /// (`fabric::ofi_platform`): the manifest's value wins.
+    LintOfiPlatformDefault = "roce::lint::ofi_platform_default", Warning;
     /// The provider's per-device resource (`vpc.amazonaws.com/efa`) missing, or another count than the
     /// profile's.
     LintProviderResource = "roce::lint::provider_resource", Error;
@@ -303,6 +312,9 @@ codes! {
     /// The profile sets an NCCL variable that the log's NCCL release does not read (added later, or
     /// removed): it has no effect on this job (`fabric::nccl_versions`).
     ExplainProfileEnvUnread = "roce::explain::profile_env_unread", Warning;
+    /// The log's NCCL release is another minor than the profile's `nccl version`: a warning where roce's NCCL
+    /// table says what the profile sets reads differently in the two, else said (info).
+    ExplainProfileNcclRelease = "roce::explain::profile_nccl_release", Warning;
     /// An NCCL call failed (a PyTorch `NCCL error`, an nccl-tests failure, or an error chain that ended the
     /// async or proxy thread), with the first NCCL warning that explains it.
     ExplainNcclError = "roce::explain::nccl_error", Error;

@@ -793,10 +793,13 @@ impl Walker<'_> {
         out
     }
 
-    fn nccl_list(&mut self, node: &Node, env: &str) -> Option<NcclList> {
+    fn nccl_list(&mut self, node: &Node, env: &str, by_release: bool) -> Option<NcclList> {
         let text = self.string(node)?;
         let (list, issues) = NcclList::parse(text, nccl_list_kind(env));
         for issue in issues {
+            if by_release && issue.kind == crate::nccl_list::TokenIssueKind::ExtraFields {
+                continue;
+            }
             let origin = node.token_origin(issue.range.clone());
             self.problems
                 .push(crate::rules::nccl::token_issue(env, &issue.kind, origin));
@@ -826,12 +829,15 @@ impl Walker<'_> {
     fn nccl(&mut self, node: &Node) -> Option<Nccl> {
         let mut m = self.map(node, "nccl", None)?;
         let version = m.get("version").and_then(|n| self.nccl_release(n));
+        // With a release named, whether it reads fields after the port is the version rules' to say
+        // (`roce::nccl::version_syntax`), not a warning for every release.
+        let by_release = version.is_some();
         let socket_ifname = m
             .get("socket-ifname")
-            .and_then(|n| self.nccl_list(n, env::NCCL_SOCKET_IFNAME.name));
+            .and_then(|n| self.nccl_list(n, env::NCCL_SOCKET_IFNAME.name, by_release));
         let ib_hca = m
             .get("ib-hca")
-            .and_then(|n| self.nccl_list(n, env::NCCL_IB_HCA.name));
+            .and_then(|n| self.nccl_list(n, env::NCCL_IB_HCA.name, by_release));
         let net_plugin = m.get("net-plugin").and_then(|n| self.nonempty(n));
         let debug = m.get("debug").and_then(|n| self.nonempty(n));
         let debug_subsys = m.get("debug-subsys").and_then(|n| self.nonempty(n));

@@ -201,3 +201,64 @@ fn a_version_on_a_builtin_adds_only_version_findings() {
         }
     }
 }
+
+/// Every syntax change cites NCCL's source at both releases, at the release it names, and is known to the
+/// history; `NCCL_IB_HCA`'s rail and plane fields are read from 2.30.7, not 2.30.4 (the untagged 2.30.5
+/// and 2.30.6 were never published), and `2.30` without a patch is judged as its first patch.
+#[test]
+fn every_syntax_change_cites_both_readings() {
+    use roce_model::fabric::nccl_versions::{NcclRelease, SYNTAX};
+    let cites = |s: &str| {
+        s.starts_with("NVIDIA/nccl 2.")
+            && s.contains(" src/")
+            && s.rsplit(':')
+                .next()
+                .is_some_and(|l| l.split('-').all(|n| n.parse::<u32>().is_ok()))
+    };
+    for s in SYNTAX {
+        assert!(history(s.name).is_some(), "{}", s.name);
+        assert!(cites(s.source) && cites(s.before_source), "{}", s.name);
+        assert!(
+            s.source.contains(&format!(" {}-", s.since_text())),
+            "{}: {}",
+            s.name,
+            s.source
+        );
+        assert!(
+            !s.before_source.contains(&format!(" {}-", s.since_text())),
+            "{}",
+            s.name
+        );
+    }
+    let hca = SYNTAX.iter().find(|s| s.name == "NCCL_IB_HCA").unwrap();
+    let r = |t: &str| t.parse::<NcclRelease>().unwrap();
+    assert!(!hca.accepted_by(r("2.30.4")) && !hca.accepted_by(r("2.30")));
+    assert!(!hca.accepted_by(r("2.18.1")));
+    assert!(hca.accepted_by(r("2.30.7")) && hca.accepted_by(r("2.31")));
+    assert!(hca.used_in("mlx5_0:1:0:1") && hca.used_in("=mlx5_0:1,mlx5_1:1:1"));
+    assert!(!hca.used_in("mlx5_0:1,mlx5_1") && !hca.used_in("^mlx5_2"));
+}
+
+/// With a release named, fields after the port are the version rule's: silent from 2.30.7, a
+/// `version_syntax` warning before; without one, `dropped_token`'s warning as before.
+#[test]
+fn hca_rail_fields_are_judged_by_the_named_release() {
+    let hca =
+        "ibp0:1:0:0,ibp1:1:1:0,ibp2:1:2:0,ibp3:1:3:0,ibp4:1:4:0,ibp5:1:5:0,ibp6:1:6:0,ibp7:1:7:0";
+    let codes = |version: &str| -> Vec<String> {
+        let text = format!(
+            r#"profile "t/h" extends="coreweave/h100-ib" {{ nccl {version} ib-hca="{hca}" }}"#
+        );
+        loaded("h.kdl", &text)
+            .problems
+            .iter()
+            .map(|p| p.code.as_str().to_string())
+            .collect()
+    };
+    assert_eq!(codes(r#"version="2.30.7""#), Vec::<String>::new());
+    assert_eq!(codes(r#"version="2.32""#), Vec::<String>::new());
+    // one for the value
+    assert_eq!(codes(r#"version="2.28""#), ["roce::nccl::version_syntax"]);
+    // one per entry
+    assert_eq!(codes(""), ["roce::nccl::dropped_token"; 8]);
+}

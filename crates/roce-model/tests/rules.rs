@@ -340,6 +340,32 @@ const WHY: &[(&str, &str)] = &[
          defaults of 2.31 and 2.32 (binaries only), are not claimed.",
     ),
     (
+        "roce::provider::ofi_platform_default",
+        "On EC2, aws-ofi-nccl puts its own values for NCCL's buffer and chunk sizes, `NCCL_NET_FORCE_FLUSH`, \
+         `NCCL_NETDEVS_POLICY` (p5en, p6-b200), `FI_EFA_FORK_SAFE` and its `OFI_NCCL_*` protocol, \
+         connections and latency into the process environment, per instance type (the first matching entry of \
+         `platform_data_map`, aws/aws-ofi-nccl v1.21.1 `src/platform-aws.cpp:81-282`), but only where the \
+         variable is unset: `insert_envvars` stores them with `overwrite=false` and `update_environment` keeps \
+         the process's own value (`include/nccl_ofi_environ.h:55-57`, `:104-111`); `OFI_NCCL_*` parameters \
+         are set only while still at their default (`src/platform-aws.cpp:766-790`). A profile that sets one \
+         to another value replaces the value AWS tuned for that instance, silently. A value equal to the \
+         plugin's is not reported: it changes nothing and pins the value for plugin releases whose table \
+         differs. Values compare as their reader parses them (NCCL's `strtoll`, aws-ofi-nccl's \
+         case-insensitive enums, numbers and bools; libfabric's as text).",
+    ),
+    (
+        "roce::nccl::version_syntax",
+        "NCCL reads some values in a syntax that changed between releases, and an older release reads a \
+         newer syntax another way without a word. `NCCL_IB_HCA` took `device[:port]` up to 2.30.4: \
+         `parseStringList` reads the port with `atoi` and skips the rest of the entry (NVIDIA/nccl 2.30.4-1 \
+         `src/misc/utils.cc:209-215`); from 2.30.7 it reads `device:port:rail:plane` and gives each NIC \
+         that rail and plane (2.30.7-1 `src/misc/utils.cc:203-209`, `src/transport/net_ib/init.cc:436-437`). \
+         On an older release the rail and plane are silently dropped. A release named without its patch \
+         (`2.30`) is judged as its first patch, since the image may be older than the change. The table is \
+         `fabric::nccl_versions::SYNTAX`; without `nccl version`, the same list is `roce::nccl::dropped_token`'s \
+         warning.",
+    ),
+    (
         "roce::env::shadows_generated",
         "A variable in `env` that roce also generates from a typed field would override it and \
          escape the checks on that field: NCCL_SOCKET_IFNAME in `env` is not checked against the \

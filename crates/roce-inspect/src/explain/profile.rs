@@ -156,6 +156,17 @@ pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec
         }
     }
 
+    // the log's NCCL release against the one the profile names (`nccl version`)
+    if let (Some(named), Some(seen)) = (
+        profile.nccl.version.as_ref(),
+        e.nccl_version
+            .as_deref()
+            .and_then(nccl_versions::NcclRelease::printed),
+    ) && named.value.minor() != seen.minor()
+    {
+        out.push(release_finding(&plan, &name, named.value, seen));
+    }
+
     // a net plugin the profile turned off
     let no_plugin = plan.env.iter().any(|v| {
         v.name == vars::NCCL_NET_PLUGIN.name && v.value.eq_ignore_ascii_case(nccl::NO_PLUGIN)
@@ -227,6 +238,79 @@ pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec
     }
     e.profile = Some(check);
     out
+}
+
+/// `roce::explain::profile_nccl_release`: the job ran another minor than the profile names. A warning when
+/// the version table says something the profile sets reads differently in the two (read by one only, a
+/// default changed, a value syntax accepted by one only), else said (info): the profile was judged for a
+/// release the job did not run, and nothing roce knows of differs.
+fn release_finding(
+    plan: &roce_render::plan::Plan,
+    name: &str,
+    named: nccl_versions::NcclRelease,
+    seen: nccl_versions::NcclRelease,
+) -> Finding {
+    let (a, b) = (named.minor(), seen.minor());
+    let changes = nccl_versions::defaults_between(a, b).unwrap_or_default();
+    let mut differ = Vec::new();
+    for var in plan.env.iter().filter(|v| v.consumer == Consumer::Nccl) {
+        let (ra, rb) = (
+            nccl_versions::reads(&var.name, a),
+            nccl_versions::reads(&var.name, b),
+        );
+        if let (Some(ra), Some(rb)) = (ra, rb)
+            && ra != rb
+        {
+            let (yes, no) = if ra { (a, b) } else { (b, a) };
+            differ.push(format!("{} (read by {yes}, not by {no})", var.name));
+            continue;
+        }
+        if let Some(d) = changes.iter().find(|d| d.name == var.name) {
+            differ.push(format!(
+                "{} (default {} before {}, {} from then: {})",
+                var.name, d.before, d.since, d.after, d.source
+            ));
+            continue;
+        }
+        for s in nccl_versions::SYNTAX.iter().filter(|s| s.name == var.name) {
+            if s.used_in(&var.value) && s.accepted_by(named) != s.accepted_by(seen) {
+                differ.push(format!(
+                    "{}={} ({} is read from {} on: {})",
+                    var.name,
+                    var.value,
+                    s.what,
+                    s.since_text(),
+                    s.source
+                ));
+            }
+        }
+    }
+    let mut f = if differ.is_empty() {
+        let mut f = Finding::new(
+            Code::ExplainProfileNcclRelease,
+            format!(
+                "this job ran NCCL {seen}, profile {name} names NCCL {named}: nothing the profile sets reads differently in the two, as far as roce's NCCL table knows"
+            ),
+            format!(
+                "set `nccl version=\"{seen}\"` in the profile so that `roce check` judges it for the release the job runs"
+            ),
+        );
+        f.severity = roce_model::Severity::Info;
+        f
+    } else {
+        Finding::new(
+            Code::ExplainProfileNcclRelease,
+            format!(
+                "this job ran NCCL {seen}, profile {name} names NCCL {named}, and they read what the profile sets differently: {}",
+                differ.join("; ")
+            ),
+            format!(
+                "run the release the profile names, or set `nccl version=\"{seen}\"` and run `roce check` to see what the profile means on it"
+            ),
+        )
+    };
+    f.count = 1;
+    f
 }
 
 fn summary(names: &[&str]) -> String {
@@ -320,6 +404,77 @@ mod tests {
         .unwrap();
         assert!(!codes(&log, "aws/p5-efa").contains(&Code::ExplainProfileTransport));
         assert!(codes(&log, "coreweave/h100-ib").contains(&Code::ExplainProfileTransport));
+    }
+
+    fn release_findings(log_version: &str, profile: &str) -> Vec<Finding> {
+        let log = format!("h:1:1 [0] NCCL INFO NCCL version {log_version}\n");
+        let p = roce_model::load(
+            roce_model::Source::with_format("p.kdl", profile, roce_model::Format::Kdl),
+            &roce_model::BuiltinsOnly,
+        )
+        .profile
+        .unwrap();
+        let mut e = super::super::explain_str("t", &log);
+        e.compare_profile(&p);
+        e.findings
+            .into_iter()
+            .filter(|f| f.code == Code::ExplainProfileNcclRelease)
+            .collect()
+    }
+
+    #[test]
+    fn the_log_release_against_the_profile_release() {
+        let named = |v: &str, knobs: &str| {
+            format!(
+                r#"profile "t/v" extends="coreweave/h100-ib" {{ nccl version="{v}" {{ knobs {{ {knobs} }} }} }}"#
+            )
+        };
+        // same minor, another patch: silent
+        assert!(release_findings("2.28.9+cuda12.9", &named("2.28.3", "")).is_empty());
+        // another minor, NCCL_IB_TIMEOUT's default changed between them (18 before 2.23, 20 from 2.23)
+        let f = release_findings("2.21.5+cuda12.4", &named("2.28", r#"NCCL_IB_TIMEOUT "22""#));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, roce_model::Severity::Warning);
+        assert!(
+            f[0].message
+                .contains("NCCL_IB_TIMEOUT (default 18 before 2.23"),
+            "{}",
+            f[0].message
+        );
+        // a variable the older release does not read (NCCL_NET_GDR_C2C from 2.26)
+        let f = release_findings("2.25.1", &named("2.28", r#"NCCL_NET_GDR_C2C "1""#));
+        assert_eq!(f[0].severity, roce_model::Severity::Warning);
+        assert!(
+            f[0].message.contains("read by 2.28, not by 2.25"),
+            "{}",
+            f[0].message
+        );
+        // another minor and nothing the profile sets differs between them: said, not counted
+        let f = release_findings("2.29.7", &named("2.28", r#"NCCL_IB_TIMEOUT "22""#));
+        assert_eq!(
+            f[0].severity,
+            roce_model::Severity::Info,
+            "{}",
+            f[0].message
+        );
+        // a profile without a release: nothing to compare
+        let plain = r#"profile "t/v" extends="coreweave/h100-ib" {}"#;
+        assert!(release_findings("2.21.5", plain).is_empty());
+    }
+
+    #[test]
+    fn hca_rail_fields_differ_between_releases() {
+        let hca = "ibp0:1:0:0,ibp1:1:1:0,ibp2:1:2:0,ibp3:1:3:0,ibp4:1:4:0,ibp5:1:5:0,ibp6:1:6:0,ibp7:1:7:0";
+        let p = format!(
+            r#"profile "t/v" extends="coreweave/h100-ib" {{ nccl version="2.31" ib-hca="{hca}" }}"#
+        );
+        let f = release_findings("2.29.7", &p);
+        assert_eq!(f[0].severity, roce_model::Severity::Warning);
+        assert!(
+            f[0].message.contains("is read from 2.30.7 on"),
+            "{}",
+            f[0].message
+        );
     }
 
     #[test]

@@ -32,7 +32,7 @@ use roce_model::fabric::dra::rules::{
 };
 use roce_model::fabric::dra::{CLIQUE_LABEL, KUEUE_REQUIRED_TOPOLOGY};
 use roce_model::fabric::provider::{self, EnvNeed, HostMount, Provider};
-use roce_model::fabric::{env, nccl};
+use roce_model::fabric::{env, nccl, ofi_platform};
 use roce_model::model::{NadRef, Profile, UcxMode};
 use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
 use roce_model::source::{Origin, Source, Sources};
@@ -100,6 +100,8 @@ struct Expect {
     /// The network provider, and the variables it needs with the value to find (the profile's).
     provider: Provider,
     provider_env: Vec<(EnvNeed, String)>,
+    /// What aws-ofi-nccl sets itself on the profile's instance type (`fabric::ofi_platform`), with the type.
+    ofi_defaults: Option<(String, Vec<ofi_platform::PluginDefault>)>,
 }
 
 impl Linter {
@@ -237,9 +239,14 @@ impl Expect {
                 (n.required || set.is_some()).then(|| (*n, set.unwrap_or(n.value).to_string()))
             })
             .collect();
+        let ofi_defaults = (provider == Provider::Ofi)
+            .then_some(instance)
+            .flatten()
+            .map(|t| (t.to_string(), ofi_platform::defaults(t)));
         let mut linter = Expect {
             provider,
             provider_env,
+            ofi_defaults,
             nads: plan
                 .wiring
                 .as_ref()
@@ -823,6 +830,9 @@ impl<'a> Cx<'a> {
                 .help(format!("set {}={want}, or run `{}`", need.name, self.hint)),
             );
         }
+        if require {
+            self.ofi_platform_defaults(c, owner);
+        }
         if !require || self.linter.provider.reads_nccl_ib() {
             return;
         }
@@ -850,6 +860,50 @@ impl<'a> Cx<'a> {
                 .help(format!(
                     "remove it; aws-ofi-nccl is tuned with its own `{}*` variables and libfabric's `FI_*`",
                     provider::OFI_PARAM_PREFIX
+                )),
+            );
+        }
+    }
+
+    /// Variables aws-ofi-nccl sets itself on the profile's instance type (`fabric::ofi_platform`) that the
+    /// worker's env sets to another value: the plugin leaves a set variable alone, so the manifest's value
+    /// replaces the tuned one. A value the profile sets is the profile's choice, reported by `check`
+    /// (`roce::provider::ofi_platform_default`), and not again here.
+    fn ofi_platform_defaults(&mut self, c: &'a Node, owner: &str) {
+        let Some((instance, defaults)) = self.linter.ofi_defaults.clone() else {
+            return;
+        };
+        for item in env_items(c) {
+            let (Some(name), Some(value), Some(e)) = (
+                text(item, "name"),
+                text(item, "value"),
+                entry(item, "value"),
+            ) else {
+                continue;
+            };
+            let Some(d) = defaults.iter().find(|d| d.name == name) else {
+                continue;
+            };
+            if ofi_platform::same_value(d, value) || self.linter.plan.env_value(name) == Some(value)
+            {
+                continue;
+            }
+            self.push(
+                Problem::new(
+                    Code::LintOfiPlatformDefault,
+                    format!(
+                        "{owner} sets {name}={value}, where aws-ofi-nccl would set {} on {instance} ({}): the plugin sets it only where it is unset, so this value replaces the tuned one",
+                        d.value,
+                        d.source()
+                    ),
+                )
+                .at(
+                    e.node.content.unwrap_or(e.node.origin),
+                    format!("aws-ofi-nccl would set {}", d.value),
+                )
+                .help(format!(
+                    "remove it to run with the value the plugin is tuned with on {instance}, or keep it where you measured better; read from {}",
+                    ofi_platform::RELEASE
                 )),
             );
         }

@@ -13,6 +13,8 @@
 //! - [`attach`]: what a pod needs attached (Multus networks, resources, capabilities).
 //! - [`provider`]: the NCCL network provider (IB verbs, aws-ofi-nccl/EFA, gIB, a plugin by name) and what
 //!   it needs in the pod: `NCCL_NET`, `LD_LIBRARY_PATH`, `FI_*`, host mounts, pod annotations.
+//! - [`ofi_platform`]: the variables aws-ofi-nccl sets itself per EC2 instance type (a value the user
+//!   set wins), cited from its `platform-aws.cpp`.
 //! - [`bandwidth`]: the bus bandwidth a node's rails allow each nccl-tests collective (the line rate).
 //! - [`devices`]: what a pod's resources and claims give it (RDMA devices, whose accelerators, the IMEX
 //!   channel) and which variables are search paths.
@@ -26,5 +28,6 @@ pub mod dra;
 pub mod env;
 pub mod nccl;
 pub mod nccl_versions;
+pub mod ofi_platform;
 pub mod provider;
 pub mod ucx;

@@ -10,6 +10,7 @@ pub(crate) mod fabric;
 pub(crate) mod multus;
 pub(crate) mod nccl;
 pub(crate) mod nccl_version;
+pub(crate) mod ofi;
 pub(crate) mod pool;
 pub(crate) mod ucx;
 
@@ -30,6 +31,7 @@ pub fn check(profile: &Profile) -> Vec<Problem> {
     nccl_version::check(profile, &mut out);
     ucx::check(profile, &rails, &mut out);
     env::check(profile, &mut out);
+    ofi::check(profile, &mut out);
     dra::check(profile, &rails, &mut out);
     out
 }

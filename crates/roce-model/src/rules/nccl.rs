@@ -44,8 +44,10 @@ pub fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem 
             "write `^=name` to exclude an exact name".to_string(),
         ),
         TokenIssueKind::ExtraFields => (
-            format!("{env}: text after the port is ignored by NCCL 2.18–2.28"),
-            "write `device:port` only".to_string(),
+            format!(
+                "{env}: text after the port is ignored by NCCL before 2.30.7, which reads it as rail and plane"
+            ),
+            "write `device:port` only, or name the release with `nccl version=\"2.30.7\"` (or later) if the image runs one".to_string(),
         ),
         TokenIssueKind::PortIgnored => (
             format!("{env}: a port on an interface name is parsed and then ignored"),

@@ -1,11 +1,13 @@
 //! The NCCL release a profile names (`nccl version="2.28"`): the variables it sets, judged by that release
 //! through [`crate::fabric::nccl_versions`] (which release reads each variable, and the defaults that
-//! changed). Without `version` nothing here runs.
+//! changed, and the value syntaxes it accepts). Without `version` nothing here runs.
 
 use crate::fabric::env::profile_env;
+use crate::fabric::nccl_versions::NcclRelease;
 use crate::fabric::nccl_versions::{self as versions, COVERED, Unread};
 use crate::model::Profile;
 use crate::problem::{Code, Problem};
+use crate::source::Spanned;
 
 use super::nccl::strtoll;
 
@@ -15,6 +17,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         return;
     };
     let version = release.value.minor();
+    syntax(p, release, out);
     if !release.value.covered() {
         let (side, judged) = if version < COVERED.0 {
             (
@@ -132,5 +135,49 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
                     var.value
                 )),
         );
+    }
+}
+
+/// Values in a syntax the release does not accept ([`versions::SYNTAX`]). Judged for every release, covered or
+/// not: the table says from which release on a syntax is read, so any older one reads it the old way.
+fn syntax(p: &Profile, release: &Spanned<NcclRelease>, out: &mut Vec<Problem>) {
+    for var in profile_env(p) {
+        for s in versions::SYNTAX.iter().filter(|s| s.name == var.name) {
+            if !s.used_in(&var.value) || s.accepted_by(release.value) {
+                continue;
+            }
+            let named = match release.value.patch() {
+                Some(_) => format!("NCCL {}", release.value),
+                None => format!(
+                    "NCCL {} (named without its patch, so possibly older than {})",
+                    release.value,
+                    s.since_text()
+                ),
+            };
+            let mut problem = Problem::new(
+                Code::NcclVersionSyntax,
+                format!(
+                    "{}={} uses {}, which NCCL reads from {} on ({}); {named} {} ({})",
+                    var.name,
+                    var.value,
+                    s.what,
+                    s.since_text(),
+                    s.source,
+                    s.before,
+                    s.before_source
+                ),
+            );
+            if let Some(at) = var.origin {
+                problem = problem.at(at, format!("not read this way before {}", s.since_text()));
+            }
+            out.push(
+                problem
+                    .at(release.origin, "the release the job runs")
+                    .help(format!(
+                        "name the release the image runs in `nccl version` if it is {} or later, or write the value in the syntax {named} reads",
+                        s.since_text()
+                    )),
+            );
+        }
     }
 }

@@ -73,6 +73,30 @@ impl NcclRelease {
         self.version
     }
 
+    /// The patch, when the release was named with one.
+    pub fn patch(self) -> Option<u32> {
+        self.patch
+    }
+
+    /// `2.28.9`, `2.32.3+cuda13.4`: the release NCCL prints (`NCCL version 2.28.9+cuda12.9`), with its
+    /// patch; `None` without a major and minor.
+    ///
+    /// ```
+    /// use roce_model::fabric::nccl_versions::NcclRelease;
+    /// assert_eq!(NcclRelease::printed("2.32.3+cuda13.4").map(|r| r.to_string()), Some("2.32.3".into()));
+    /// assert_eq!(NcclRelease::printed("2.30").map(|r| r.patch()), Some(None));
+    /// ```
+    pub fn printed(text: &str) -> Option<NcclRelease> {
+        let version = NcclVersion::parse(text)?;
+        let patch = text
+            .trim()
+            .split(['+', '-'])
+            .next()
+            .and_then(|t| t.split('.').nth(2))
+            .and_then(|p| p.parse().ok());
+        Some(NcclRelease { version, patch })
+    }
+
     /// Whether [`HISTORY`] covers this release.
     pub fn covered(self) -> bool {
         (COVERED.0..=COVERED.1).contains(&self.version)
@@ -292,3 +316,69 @@ pub fn defaults_between(a: NcclVersion, b: NcclVersion) -> Option<Vec<&'static D
             .collect(),
     )
 }
+
+/// A value syntax NCCL accepts only from a release on; older releases read the value another way, without
+/// a word.
+#[derive(Debug, Clone, Copy)]
+pub struct SyntaxChange {
+    /// The variable.
+    pub name: &'static str,
+    /// The syntax, in words.
+    pub what: &'static str,
+    /// The first release that accepts it, to the patch (NCCL changed `NCCL_IB_HCA` within 2.30).
+    pub since: (NcclVersion, u32),
+    /// What releases before `since` do with it.
+    pub before: &'static str,
+    /// Where the older reading is written.
+    pub before_source: &'static str,
+    /// Where the new one is.
+    pub source: &'static str,
+    /// Whether a value uses the syntax.
+    uses: fn(&str) -> bool,
+}
+
+impl SyntaxChange {
+    /// Whether `value` uses this syntax.
+    pub fn used_in(&self, value: &str) -> bool {
+        (self.uses)(value)
+    }
+
+    /// Whether `release` accepts it. A release named without its patch (`2.30`) is taken for the minor's
+    /// first patch: an image of that minor may be older than `since`.
+    pub fn accepted_by(&self, release: NcclRelease) -> bool {
+        let (minor, patch) = self.since;
+        release.minor() > minor || (release.minor() == minor && release.patch.unwrap_or(0) >= patch)
+    }
+
+    /// `2.30.7`.
+    pub fn since_text(&self) -> String {
+        format!("{}.{}", self.since.0, self.since.1)
+    }
+}
+
+/// `NCCL_IB_HCA` entries with a field after the port (`mlx5_0:1:2:0`).
+fn hca_rail_plane(value: &str) -> bool {
+    let (_, issues) = crate::nccl_list::parse(value, crate::nccl_list::ListKind::IbHca);
+    issues
+        .iter()
+        .any(|i| i.kind == crate::nccl_list::TokenIssueKind::ExtraFields)
+}
+
+/// The value syntaxes NCCL changed from 2.18 to 2.32, read in NVIDIA/nccl. Only `NCCL_IB_HCA` changed:
+/// `parseStringList` (`src/misc/utils.cc`), which reads it, took `name[:port]` and skipped the rest of each
+/// entry up to 2.30.4, and reads `name[:port[:rail[:plane]]]` from 2.30.7 (NVIDIA/nccl 7ec092af, "net: add
+/// rail/plane NIC identity"; the untagged 2.30.5 and 2.30.6 were never released: PyPI
+/// `nvidia-nccl-cu13` has 2.30.3, 2.30.4 and 2.30.7). NIC fusion is `NCCL_NET_FORCE_MERGE`'s own syntax, not
+/// `NCCL_IB_HCA`'s.
+#[rustfmt::skip]
+pub const SYNTAX: &[SyntaxChange] = &[
+    SyntaxChange {
+        name: "NCCL_IB_HCA",
+        what: "rail and plane fields after the port (`device:port:rail:plane`)",
+        since: (v(30), 7),
+        before: "reads the port with atoi and skips the rest of the entry, so the rail and plane are ignored",
+        before_source: "NVIDIA/nccl 2.30.4-1 (1933fdd6) src/misc/utils.cc:209-215",
+        source: "NVIDIA/nccl 2.30.7-1 (73cf1122) src/misc/utils.cc:203-209",
+        uses: hca_rail_plane,
+    },
+];
