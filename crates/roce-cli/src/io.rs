@@ -4,7 +4,26 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use miette::{Context, IntoDiagnostic};
-use roce_model::{Format, Problem, Resolve, Source, builtin};
+use roce_model::source::Sources;
+use roce_model::{Format, Problem, Profile, Resolve, Source, builtin};
+
+/// Read and load the profile `spec` names (a built-in, a file, `-`), printing its problems (warnings too):
+/// the profile and the sources its problems point into, or `None` when it could not be read or has errors.
+pub fn load_profile(
+    spec: &str,
+    out: &crate::report::Output,
+) -> miette::Result<Option<(Profile, Sources)>> {
+    let source = match read_profile(spec, false)? {
+        Ok(s) => s,
+        Err(problem) => {
+            out.problems(&[*problem]);
+            return Ok(None);
+        }
+    };
+    let loaded = roce_model::load(source, &FileResolver);
+    out.problems(&loaded.problems);
+    Ok(loaded.profile.map(|p| (p, loaded.sources)))
+}
 
 /// Read a profile named on the command line: a built-in name, a file path, or `-` for stdin.
 /// The inner `Err` is a profile that is not text: a coded problem, not a failure of the command.

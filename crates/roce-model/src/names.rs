@@ -123,15 +123,27 @@ macro_rules! name_type {
     };
 }
 
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most `max` characters (Kubernetes `IsDNS1123Label`).
-fn dns_label(s: &str, what: &str, max: usize) -> Result<(), NameError> {
-    let ok = !s.is_empty()
-        && s.len() <= max
+/// Is `s` a DNS-1123 label: `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63 characters (Kubernetes
+/// `IsDNS1123Label`: namespaces, container names, Multus network names)?
+pub fn is_dns_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
         && s.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !s.starts_with('-')
-        && !s.ends_with('-');
-    if ok {
+        && !s.ends_with('-')
+}
+
+/// Is `s` dot-separated DNS-1123 labels, at most 253 characters (Kubernetes `IsDNS1123Subdomain`: most
+/// object names, node names)?
+pub fn is_dns_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
+}
+
+/// [`is_dns_label`], with an error that says what the name is for.
+fn dns_label(s: &str, what: &str, max: usize) -> Result<(), NameError> {
+    debug_assert_eq!(max, 63, "a DNS-1123 label has at most 63 characters");
+    if is_dns_label(s) {
         Ok(())
     } else {
         Err(error(
@@ -153,8 +165,7 @@ fn check_label(s: &str) -> Result<(), NameError> {
 
 /// Dot-separated DNS-1123 labels, at most 253 characters (Kubernetes `IsDNS1123Subdomain`).
 fn check_subdomain(s: &str) -> Result<(), NameError> {
-    let ok = !s.is_empty() && s.len() <= 253 && s.split('.').all(|l| dns_label(l, "", 63).is_ok());
-    if ok {
+    if is_dns_subdomain(s) {
         Ok(())
     } else {
         Err(error(

@@ -654,6 +654,27 @@ impl NcclList {
     }
 }
 
+/// A prefix `NCCL_IB_HCA` can name `devices` by (NCCL matches an entry as a prefix of the device name,
+/// `matchIfList`): their longest common prefix, without trailing digits, so it never ends inside a number
+/// (`mlx5_10`, `mlx5_11` → `mlx5_`, not `mlx5_1`, which would take `mlx5_1` too). Empty when they share none.
+pub fn hca_prefix(devices: &[&str]) -> String {
+    let Some(first) = devices.first() else {
+        return String::new();
+    };
+    let len = devices.iter().fold(first.len(), |len, d| {
+        len.min(
+            first
+                .bytes()
+                .zip(d.bytes())
+                .take_while(|(a, b)| a == b)
+                .count(),
+        )
+    });
+    first[..len]
+        .trim_end_matches(|c: char| c.is_ascii_digit())
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1068,6 +1089,15 @@ mod tests {
     fn matching_is_case_sensitive() {
         let (list, _) = ib("MLX5_0");
         assert!(!list.matches("mlx5_0", None));
+    }
+
+    #[test]
+    fn hca_prefix_ends_at_a_name_boundary() {
+        assert_eq!(hca_prefix(&["ibp0p0", "ibp3p3"]), "ibp");
+        assert_eq!(hca_prefix(&["mlx5_0", "mlx5_7"]), "mlx5_");
+        assert_eq!(hca_prefix(&["mlx5_10", "mlx5_11"]), "mlx5_");
+        assert_eq!(hca_prefix(&["mlx5_0", "rocep1s0"]), "");
+        assert_eq!(hca_prefix(&[]), "");
     }
 
     #[test]

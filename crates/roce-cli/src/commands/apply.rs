@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use miette::{Context, IntoDiagnostic};
 use roce_model::source::Sources;
-use roce_model::{Problem, Source, load};
+use roce_model::{Problem, Source};
 use roce_render::apply::{ApplyOptions, RoleChoice, apply, apply_wrapped, manifest};
 use roce_render::exec::ExecWrap;
 
 use super::Exit;
-use crate::io::{FileResolver, read_profile};
+use crate::io::load_profile;
 use crate::report::{Output, errln, outp};
 
 // Arguments of `roce apply`.
@@ -47,16 +47,7 @@ pub fn run(args: ApplyArgs, out: &Output) -> miette::Result<Exit> {
         errln!("error: --in-place cannot rewrite stdin; drop `-` or print the result instead");
         return Ok(Exit::Usage);
     }
-    let source = match read_profile(&args.profile, false)? {
-        Ok(s) => s,
-        Err(problem) => {
-            out.problems(&[*problem]);
-            return Ok(Exit::Problems);
-        }
-    };
-    let loaded = load(source, &FileResolver);
-    out.problems(&loaded.problems);
-    let Some(profile) = loaded.profile else {
+    let Some((profile, _)) = load_profile(&args.profile, out)? else {
         return Ok(Exit::Problems);
     };
     let plan = roce_render::plan::lower(&profile);

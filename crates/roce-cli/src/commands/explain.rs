@@ -7,11 +7,10 @@ use clap::Args;
 use miette::{Context, IntoDiagnostic};
 use rayon::prelude::*;
 use roce_inspect::explain::{Explainer, Explanation, Rendered, Transport};
-use roce_model::load;
 
 use super::Exit;
 use crate::cli::Format;
-use crate::io::{FileResolver, read_profile};
+use crate::io::load_profile;
 use crate::report::{Output, outln};
 
 // Arguments of `roce explain`.
@@ -43,22 +42,10 @@ pub fn run(args: ExplainArgs, out: &Output) -> miette::Result<Exit> {
     let profile = match &args.profile {
         None => None,
         Some(spec) => {
-            let source = match read_profile(spec, false)? {
-                Ok(s) => s,
-                Err(problem) => {
-                    out.problems(&[*problem]);
-                    return Ok(Exit::Problems);
-                }
-            };
-            let loaded = load(source, &FileResolver);
-            if loaded.has_errors() || loaded.profile.is_none() {
-                out.problems(&loaded.problems);
-                crate::report::errln!(
-                    "error: profile {spec} has errors; fix them before comparing a log with it"
-                );
+            let Some((profile, _)) = load_profile(spec, out)? else {
                 return Ok(Exit::Problems);
-            }
-            loaded.profile
+            };
+            Some(profile)
         }
     };
 

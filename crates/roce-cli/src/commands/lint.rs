@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use clap::Args;
 use miette::{Context, IntoDiagnostic};
 use roce_inspect::lint::{FileReport, LintOptions, Linter, auto, walk};
-use roce_model::{Problem, Severity, load};
+use roce_model::{Problem, Severity};
 
 use super::Exit;
 use super::apply::read_manifest;
 use crate::cli::Format;
-use crate::io::{FileResolver, read_profile};
+use crate::io::load_profile;
 use crate::report::{Output, errln, json, outln};
 
 // Arguments of `roce lint`.
@@ -90,20 +90,7 @@ pub fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
     let linter = match &profile_name {
         None => Linter::without_profile(opts),
         Some(name) => {
-            let source = match read_profile(name, false)? {
-                Ok(s) => s,
-                Err(problem) => {
-                    out.problems(&[*problem]);
-                    return Ok(Exit::Problems);
-                }
-            };
-            let loaded = load(source, &FileResolver);
-            if loaded.has_errors() || loaded.profile.is_none() {
-                out.problems(&loaded.problems);
-                errln!("error: profile {name} has errors; fix them before linting against it");
-                return Ok(Exit::Problems);
-            }
-            let Some(profile) = loaded.profile else {
+            let Some((profile, _)) = load_profile(name, out)? else {
                 return Ok(Exit::Problems);
             };
             Linter::new(

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use roce_model::{Code, Problem, load};
+use roce_model::{Code, Problem};
 use roce_render::exec::ExecWrap;
 use roce_render::kustomize::Selector;
 use roce_render::validation::ValidationOptions;
@@ -10,20 +10,11 @@ use roce_render::{RenderError, RenderOptions, SlurmOptions, plan, render};
 
 use super::Exit;
 use crate::cli::RenderArgs;
-use crate::io::{FileResolver, read_profile, write_all};
+use crate::io::{load_profile, write_all};
 use crate::report::Output;
 
 pub fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
-    let source = match read_profile(&args.profile, false)? {
-        Ok(s) => s,
-        Err(problem) => {
-            out.problems(&[*problem]);
-            return Ok(Exit::Problems);
-        }
-    };
-    let loaded = load(source, &FileResolver);
-    out.problems(&loaded.problems);
-    let Some(profile) = loaded.profile else {
+    let Some((profile, sources)) = load_profile(&args.profile, out)? else {
         return Ok(Exit::Problems);
     };
     if args.target.multi_file() && args.output.is_none() {
@@ -51,7 +42,7 @@ pub fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
             )
             .at(origin, "set here")
             .help("change the value; docs/targets.md lists what each target can carry")
-            .resolve(&loaded.sources);
+            .resolve(&sources);
             out.problems(&[problem]);
             return Ok(Exit::Problems);
         }

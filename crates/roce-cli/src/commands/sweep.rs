@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand, ValueEnum};
 use miette::{Context, IntoDiagnostic};
 use roce_inspect::sweep::{self, Expectation};
-use roce_model::{Profile, load};
+use roce_model::Profile;
 use roce_render::sweep::{CAMPAIGN_FILE, Campaign, NodeList, RESULTS_DIR, Scheduler, SweepOptions};
 use roce_render::validation::{NCCL_TEST_ARGS, NCCL_TEST_BIN, ValidationOptions};
 use roce_render::{RenderOptions, SlurmOptions, plan};
 
 use super::Exit;
-use crate::io::{FileResolver, read_profile, write_all};
+use crate::io::{load_profile, write_all};
 use crate::report::{Output, errln, outp};
 
 // Arguments of `roce sweep`.
@@ -131,16 +131,7 @@ pub fn run(args: SweepArgs, out: &Output) -> miette::Result<Exit> {
 }
 
 fn profile(spec: &str, out: &Output) -> miette::Result<Option<Profile>> {
-    let source = match read_profile(spec, false)? {
-        Ok(s) => s,
-        Err(problem) => {
-            out.problems(&[*problem]);
-            return Ok(None);
-        }
-    };
-    let loaded = load(source, &FileResolver);
-    out.problems(&loaded.problems);
-    Ok(loaded.profile)
+    Ok(load_profile(spec, out)?.map(|(p, _)| p))
 }
 
 fn plan_cmd(args: PlanArgs, out: &Output) -> miette::Result<Exit> {

@@ -851,7 +851,7 @@ impl Ctx<'_> {
         }
         let names: Vec<String> = active.iter().map(|(d, p)| format!("{d}:{p}")).collect();
         let devices: Vec<&str> = active.iter().map(|(d, _)| *d).collect();
-        let prefix = common_prefix(&devices);
+        let prefix = nccl_list::hca_prefix(&devices);
         let fix = if prefix.is_empty() {
             format!("name the devices: `NCCL_IB_HCA=={}`", devices.join(","))
         } else {
@@ -1403,26 +1403,6 @@ fn short_reason(u: &Unfit) -> String {
     }
 }
 
-/// The longest common prefix of device names, without trailing digits (`ibp0p0…ibp3p3` → `ibp`).
-fn common_prefix(names: &[&str]) -> String {
-    let Some(first) = names.first() else {
-        return String::new();
-    };
-    let mut len = first.len();
-    for n in names {
-        len = len.min(
-            first
-                .bytes()
-                .zip(n.bytes())
-                .take_while(|(a, b)| a == b)
-                .count(),
-        );
-    }
-    first[..len]
-        .trim_end_matches(|c: char| c.is_ascii_digit())
-        .to_string()
-}
-
 fn bytes(n: u64) -> String {
     if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
         format!("{} GiB", n >> 30)
@@ -1440,10 +1420,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn prefixes_and_sizes() {
-        assert_eq!(common_prefix(&["ibp0p0", "ibp3p3"]), "ibp");
-        assert_eq!(common_prefix(&["mlx5_0", "mlx5_7"]), "mlx5_");
-        assert_eq!(common_prefix(&["mlx5_0", "rocep1s0"]), "");
+    fn lists_and_sizes() {
         assert_eq!(bytes(8 << 20), "8 MiB");
         assert_eq!(bytes(65536), "64 KiB");
         assert_eq!(bytes(1000), "1000 bytes");

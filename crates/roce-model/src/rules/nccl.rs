@@ -118,7 +118,7 @@ pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
                 .at(p.rails.pod_device.origin, "the pod's RDMA devices")
                 .help(format!(
                     "use a prefix of the rail devices, e.g. `ib-hca=\"{}\"`",
-                    common_prefix(&devices)
+                    crate::nccl_list::hca_prefix(&devices)
                 )),
             );
         } else if matched.len() < devices.len() {
@@ -321,23 +321,6 @@ fn with_unit(value: &str) -> Option<u64> {
         _ => return None,
     };
     digits.parse::<u64>().ok()?.checked_mul(1 << shift)
-}
-
-fn common_prefix(devices: &[&str]) -> String {
-    let Some(first) = devices.first() else {
-        return String::new();
-    };
-    let mut len = first.len();
-    for d in devices {
-        len = len.min(
-            first
-                .bytes()
-                .zip(d.bytes())
-                .take_while(|(a, b)| a == b)
-                .count(),
-        );
-    }
-    first[..len].to_string()
 }
 
 fn summarize(names: &[&str]) -> String {

@@ -5,6 +5,7 @@
 //! it starts with `[`, else as a comma list of `namespace/name@interface` items whose namespace and name
 //! are DNS-1123 labels. [`parse`] follows those rules and says where a malformed value goes wrong.
 
+use roce_model::names::is_dns_label;
 use std::ops::Range;
 
 use roce_model::model::NadRef;
@@ -195,14 +196,6 @@ fn parse_comma(value: &str) -> Result<Vec<Network>, Malformed> {
         });
     }
     Ok(out)
-}
-
-fn is_dns_label(s: &str) -> bool {
-    s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
 }
 
 /// The JSON object for a profile network (`{"name":…,"namespace":…}`, the layout of

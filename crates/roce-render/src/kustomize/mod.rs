@@ -76,14 +76,14 @@ struct Ctx<'a> {
 /// Render the Component: `kustomization.yaml` first, then the files it references.
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<Vec<Artifact>, RenderError> {
     let name = opts.name.clone().unwrap_or_else(|| plan.short_name());
-    if !select::is_dns_subdomain(&name) {
+    if !roce_model::names::is_dns_subdomain(&name) {
         return Err(bad_option(
             "name",
             &name,
             "names the Component's objects, so it must be a DNS subdomain (lowercase letters, digits, '-', '.')",
         ));
     }
-    if !select::is_dns_label(&opts.container) {
+    if !roce_model::names::is_dns_label(&opts.container) {
         return Err(bad_option(
             "container",
             &opts.container,
@@ -140,7 +140,7 @@ fn multus_value(plan: &Plan) -> Result<Option<String>, RenderError> {
     let mut items = Vec::new();
     for n in &w.networks {
         // The namespace is a DNS label by type; an object name may hold dots, which the comma form splits on.
-        if !select::is_dns_label(n.name()) {
+        if !roce_model::names::is_dns_label(n.name()) {
             return Err(RenderError::Unrepresentable {
                 name: MULTUS_ANNOTATION.to_string(),
                 value: n.to_string(),

@@ -2,6 +2,7 @@
 
 use super::{DEFAULT_KINDS, Selector};
 use crate::RenderError;
+use roce_model::names::is_dns_subdomain;
 
 /// The shape of a kind: where its pod template sits. Kinds of one shape share a patch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,21 +206,6 @@ pub(crate) fn resolve(select: &[Selector]) -> Result<Vec<Target>, RenderError> {
     Ok(out)
 }
 
-/// RFC 1123 label: what Kubernetes and Multus accept for container, namespace and NAD names.
-pub(crate) fn is_dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
-/// RFC 1123 subdomain: what Kubernetes accepts for most object names.
-pub(crate) fn is_dns_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(is_dns_label)
-}
-
 /// Escape RE2 metacharacters so `s` matches itself literally (patch target names are regexes).
 pub(crate) fn regex_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -240,17 +226,6 @@ mod tests {
     fn regex_escape_escapes_metacharacters() {
         assert_eq!(regex_escape("a.b/c-d"), "a\\.b/c-d");
         assert_eq!(regex_escape("(x)|[y]*"), "\\(x\\)\\|\\[y\\]\\*");
-    }
-
-    #[test]
-    fn dns_names() {
-        assert!(is_dns_label("main"));
-        assert!(is_dns_label("a-1"));
-        assert!(!is_dns_label("Main"));
-        assert!(!is_dns_label("-a"));
-        assert!(!is_dns_label(""));
-        assert!(is_dns_subdomain("a.b-c"));
-        assert!(!is_dns_subdomain("a..b"));
     }
 
     #[test]

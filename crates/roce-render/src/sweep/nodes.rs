@@ -31,15 +31,7 @@ impl From<NodeName> for String {
 impl NodeName {
     /// A checked name.
     pub fn new(name: &str) -> Result<NodeName, String> {
-        let ok_label = |l: &str| {
-            !l.is_empty()
-                && l.len() <= 63
-                && l.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-        };
-        if name.is_empty() || name.len() > 253 || !name.split('.').all(ok_label) {
+        if !roce_model::names::is_dns_subdomain(name) {
             return Err(format!(
                 "{name:?} is not a node name: Kubernetes and Slurm node names are lower-case letters, digits, \
                  '-' and '.', in labels of 1 to 63 characters"
