@@ -381,6 +381,8 @@ codes! {
     ExplainUcxGid = "roce::explain::ucx_gid", Error;
     /// NCCL's own diagnostics (`NCCL_RUN_DIAGNOSTICS=1`, 2.31+) flagged a check for review (`NCCL DIAG [INFO]`).
     ExplainNcclDiagnostic = "roce::explain::nccl_diagnostic", Warning;
+    /// NCCL's RAS report (`ncclras`, 2.24+) names job processes that stopped answering, died, or hit NCCL errors.
+    ExplainNcclRas = "roce::explain::nccl_ras", Error;
     /// An NCCL notice (`NCCL ATTN`, 2.32+) no rule explained: shown, but not an error by itself.
     ExplainNcclNotice = "roce::explain::nccl_notice", Warning;
 
