@@ -773,6 +773,16 @@ fn cases() -> Vec<(Code, &'static str, &'static str)> {
         // NCCL 2.31+ diagnostics (dev-nccl232-2h-run-diagnostics.log); a passing check and a notice NCCL prints on
         // healthy systems (src/diagnostics/ib_write_bw.cc) are not findings
         (
+            ExplainNcclRas,
+            "Errors\n======\n\nINCOMPLETE\n  Missing communicator data from 1 job process\n  Process 1629 on node 192.0.2.2 managing GPU 0\n",
+            "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n    0         1         1         2         2         2   RUNNING      OK\n\nErrors\n======\n",
+        ),
+        (
+            ExplainNcclRas,
+            "      \"missing_ranks_count\": 1,\n            \"considered_dead\": true\n",
+            "      \"missing_ranks_count\": 0,\n            \"considered_dead\": false\n",
+        ),
+        (
             ExplainNcclDiagnostic,
             "vm:1732 NCCL DIAG [INFO] net bw: required external tool missing in comm 0x948110eafb29b495\n",
             "node01:15 NCCL DIAG [OK]   p2p: verified P2P access in both directions between every GPU pair (56 peer accesses)\n\

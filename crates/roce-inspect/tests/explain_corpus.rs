@@ -139,6 +139,21 @@ fn every_excerpt_gets_its_verdict() {
         } else if e.bandwidth.as_ref().is_some_and(|b| b.rows > 0) {
             diffs.push("busbw_peak: the manifest states none, but roce read a table".to_string());
         }
+        // the Inspector plugin's records: the highest bus bandwidth over its collectives
+        let inspector = e
+            .inspector
+            .iter()
+            .map(|c| c.peak_busbw_gbs)
+            .reduce(f64::max);
+        match (float("inspector_peak"), inspector) {
+            (Some(want), got) if got.is_none_or(|g| (g - want).abs() > 0.00001) => {
+                diffs.push(format!("inspector_peak: want {want}, got {got:?}"));
+            }
+            (None, Some(got)) => diffs.push(format!(
+                "inspector_peak: the manifest states none, but roce read Inspector records ({got})"
+            )),
+            _ => {}
+        }
         // with a profile: the expectation `roce explain --profile` derives and whether the result is low
         if let Some(name) = case.get("profile").and_then(toml_edit::Item::as_str) {
             let source =

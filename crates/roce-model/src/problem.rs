@@ -137,6 +137,11 @@ codes! {
     DraCliqueAffinity = "roce::dra::clique_affinity", Warning;
     /// The NIC claim and the ComputeDomain channel claim share a name.
     DraClaimName = "roce::dra::claim_name", Error;
+    /// A profile placed by Kueue (a `kueue-topology`) whose DRA NIC claim has `matchAttribute` constraints
+    /// (aligned GPUs): Kueue admits on device counts and leaves the constraint to the kube-scheduler.
+    DraKueueConstraints = "roce::dra::kueue_constraints", Warning;
+    /// A profile with Kueue Topology Aware Scheduling and DRA claims: TAS does not count DRA devices.
+    DraKueueTopology = "roce::dra::kueue_topology", Warning;
     /// UCX RDMA mode with an image whose rdma-core is undeclared or older than required.
     RdmaCore = "roce::ucx::rdma_core", Error;
     /// `UCX_NET_DEVICES` names a device the pod does not have.
@@ -203,6 +208,16 @@ codes! {
     /// A ComputeDomain job's pod template without required pod affinity on `nvidia.com/gpu.clique` (or a
     /// required Kueue topology at that level): its pods may land in different NVLink domains.
     LintDraCliqueAffinity = "roce::lint::dra_clique_affinity", Warning;
+    /// A pod queued to Kueue that claims a ResourceClaim by name (`resourceClaimName`): Kueue leaves the
+    /// workload inadmissible.
+    LintKueueDraClaim = "roce::lint::kueue_dra_claim", Error;
+    /// A pod queued to Kueue whose claim template asks for what Kueue refuses (`firstAvailable`,
+    /// `allocationMode: All`, `adminAccess`): the workload stays inadmissible.
+    LintKueueDraRequest = "roce::lint::kueue_dra_request", Error;
+    /// A pod queued to Kueue whose claim template has `constraints`: admitted on counts alone.
+    LintKueueDraConstraints = "roce::lint::kueue_dra_constraints", Warning;
+    /// A pod set with a Kueue TAS annotation and DRA claims: TAS does not count DRA devices.
+    LintKueueDraTopology = "roce::lint::kueue_dra_topology", Warning;
     // Network providers (`nccl-net`): what the provider needs in the pod.
     /// A variable the network provider needs (`FI_PROVIDER=efa`, `FI_EFA_USE_DEVICE_RDMA=1`) missing from
     /// the worker or set to another value.
@@ -366,6 +381,8 @@ codes! {
     ExplainUcxGid = "roce::explain::ucx_gid", Error;
     /// NCCL's own diagnostics (`NCCL_RUN_DIAGNOSTICS=1`, 2.31+) flagged a check for review (`NCCL DIAG [INFO]`).
     ExplainNcclDiagnostic = "roce::explain::nccl_diagnostic", Warning;
+    /// NCCL's RAS report (`ncclras`, 2.24+) names job processes that stopped answering, died, or hit NCCL errors.
+    ExplainNcclRas = "roce::explain::nccl_ras", Error;
     /// An NCCL notice (`NCCL ATTN`, 2.32+) no rule explained: shown, but not an error by itself.
     ExplainNcclNotice = "roce::explain::nccl_notice", Warning;
 

@@ -254,6 +254,22 @@ const WHY: &[(&str, &str)] = &[
          claim and the ComputeDomain channel claim need different names (Kubernetes rejects duplicates).",
     ),
     (
+        "roce::dra::kueue_constraints",
+        "Kueue (v0.19.2) charges a DRA claim's quota on its requests' counts and passes `constraints` \
+         through: its own docs list device constraints as not supported (`site/content/en/docs/concepts/\
+         dynamic_resource_allocation.md:264`), and `pkg/dra/claims_test.go:494` shows a `matchAttribute` \
+         claim counted and admitted. Only the kube-scheduler then applies the alignment, so a job Kueue \
+         admitted can stay Pending with its quota held when no node can meet it.",
+    ),
+    (
+        "roce::dra::kueue_topology",
+        "Kueue (v0.19.2) lists \"No DRA + Topology Aware Scheduling\": DRA resources are not accounted for \
+         in TAS capacity, and using both \"may result in incorrect topology assignments for DRA devices\" \
+         (`site/content/en/docs/concepts/dynamic_resource_allocation.md:268`). A profile whose pods claim DRA \
+         NICs or a ComputeDomain channel and are placed by `kueue-topology` is that case; required pod \
+         affinity (`clique-affinity`) leaves placement to the kube-scheduler, which weighs the devices.",
+    ),
+    (
         "roce::ucx::rdma_core",
         "UCX GPUDirect RDMA on GB300 RoCE needs rdma-core 54 or newer, with UCX built against it. \
          With an older one UCX initialises, even detects GPU memory support, and then transfers \

@@ -13,6 +13,7 @@
 
 use roce_model::fabric::attach::{IPC_LOCK, RDMA_DEVICE_DIR};
 use roce_model::fabric::devices::{self, Accelerator};
+use roce_model::fabric::dra::kueue::{ClaimShape, Refused};
 use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
 use roce_model::source::Origin;
 
@@ -45,6 +46,10 @@ pub struct ClaimTemplate<'a> {
     pub name: &'a str,
     /// `spec.spec.devices.requests[].deviceClassName` (or `.exactly.deviceClassName`).
     pub classes: Vec<&'a str>,
+    /// What Kueue judges in it: requests it refuses and `constraints`.
+    pub shape: ClaimShape,
+    /// Its place.
+    pub at: Origin,
 }
 
 /// The objects of the whole input a pod refers to by name.
@@ -152,10 +157,11 @@ impl<'a> Input<'a> {
             }
             "ResourceClaimTemplate" => {
                 let mut classes = Vec::new();
-                let requests = spec
+                let mut shape = ClaimShape::default();
+                let devices = spec
                     .and_then(|s| entry(s, "spec"))
-                    .and_then(|s| entry(&s.node, "devices"))
-                    .and_then(|d| entry(&d.node, "requests"));
+                    .and_then(|s| entry(&s.node, "devices"));
+                let requests = devices.and_then(|d| entry(&d.node, "requests"));
                 if let Some(Value::Seq(items)) = requests.map(|r| &r.node.value) {
                     for item in items {
                         let exactly = entry(item, "exactly").map(|e| &e.node);
@@ -164,9 +170,32 @@ impl<'a> Input<'a> {
                         {
                             classes.push(c);
                         }
+                        // v1 nests the request under `exactly`; v1beta1 wrote the same fields on the request
+                        let fields = exactly.unwrap_or(item);
+                        if entry(item, "firstAvailable").is_some() {
+                            shape.refused.push(Refused::FirstAvailable);
+                        }
+                        if text(fields, "allocationMode") == Some("All") {
+                            shape.refused.push(Refused::AllocationModeAll);
+                        }
+                        if matches!(
+                            entry(fields, "adminAccess").map(|e| &e.node.value),
+                            Some(Value::Scalar(Scalar::Bool(true)))
+                        ) {
+                            shape.refused.push(Refused::AdminAccess);
+                        }
                     }
                 }
-                self.claim_templates.push(ClaimTemplate { name, classes });
+                shape.constraints = matches!(
+                    devices.and_then(|d| entry(&d.node, "constraints")).map(|e| &e.node.value),
+                    Some(Value::Seq(items)) if !items.is_empty()
+                );
+                self.claim_templates.push(ClaimTemplate {
+                    name,
+                    classes,
+                    shape,
+                    at: doc.origin,
+                });
             }
             _ => {}
         }

@@ -30,7 +30,16 @@ struct View<'a> {
     bandwidth: Option<BandwidthView<'a>>,
     ucx_perftest: Option<PerftestView<'a>>,
     diagnostics: Vec<DiagnosticView<'a>>,
+    inspector: Vec<InspectorView<'a>>,
     findings: Vec<FindingView<'a>>,
+}
+
+#[derive(Serialize)]
+struct InspectorView<'a> {
+    collective: &'a str,
+    records: u64,
+    peak_busbw_gbs: f64,
+    max_message_bytes: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -215,6 +224,16 @@ impl<'a> From<&'a Explanation> for View<'a> {
                     count: d.count,
                     file: &d.evidence.file,
                     line: d.evidence.line,
+                })
+                .collect(),
+            inspector: e
+                .inspector
+                .iter()
+                .map(|c| InspectorView {
+                    collective: &c.collective,
+                    records: c.records,
+                    peak_busbw_gbs: c.peak_busbw_gbs,
+                    max_message_bytes: c.max_message_bytes,
                 })
                 .collect(),
             findings: e.findings.iter().map(FindingView::from).collect(),

@@ -68,6 +68,8 @@ impl Explainer {
             ucx_retry_key: _,
             tables,
             diags,
+            inspector,
+            ras_report,
             scratch: _,
         } = other;
         self.files.extend(files);
@@ -121,6 +123,10 @@ impl Explainer {
             } else if self.diags.len() < DIAG_MAX {
                 self.diags.insert(k, d);
             }
+        }
+        self.ras_report |= ras_report;
+        for c in inspector {
+            self.merge_inspector(c);
         }
     }
 

@@ -32,6 +32,7 @@ mod merge;
 mod nccl;
 mod nccl_tests;
 mod profile;
+mod ras;
 mod sockets;
 mod torch;
 mod transport;
@@ -52,6 +53,7 @@ use roce_model::Code;
 pub use diag::Diagnostic;
 pub use finding::{EXCERPT_MAX, Evidence, Finding, HOSTS_MAX, Rendered};
 pub use nccl_tests::{Bandwidth, Expected};
+pub use ras::InspectorCollective;
 pub use ucx_perftest::UcxPerftest;
 
 /// Lines longer than this are cut (the rest is skipped) so a file without newlines cannot exhaust memory.
@@ -229,6 +231,8 @@ pub struct Explanation {
     /// The results of NCCL's own diagnostics (`NCCL DIAG` lines, `NCCL_RUN_DIAGNOSTICS=1`, 2.31+), in order of
     /// first appearance.
     pub diagnostics: Vec<Diagnostic>,
+    /// The Inspector profiler plugin's records, per collective, when the input holds its output.
+    pub inspector: Vec<InspectorCollective>,
 }
 
 /// What a profile comparison covered.
@@ -354,7 +358,7 @@ struct Finders {
 }
 
 /// The union of the needles [`Finders`] looks for on a line that is not the common NCCL INFO shape.
-const ANY_NEEDLE: [&str; 28] = [
+const ANY_NEEDLE: [&str; 38] = [
     "NCCL ",
     // aws-ofi-nccl's test programs (line::ofi_test)
     ": Function: ",
@@ -386,6 +390,17 @@ const ANY_NEEDLE: [&str; 28] = [
     "Collective test starting",
     "#  Rank ",
     "NCCL failure",
+    // NCCL's RAS report and the Inspector plugin (ras.rs, `ras::NEEDLES`)
+    "Job summary",
+    "\"communicators_count\"",
+    "Missing communicator data from",
+    "considered dead",
+    " error on ",
+    " errors on ",
+    "\"missing_ranks_count\"",
+    "\"considered_dead\"",
+    "\"coll_perf\"",
+    "nccl_bus_bandwidth_gbs{",
 ];
 
 impl Finders {
@@ -553,6 +568,10 @@ pub struct Explainer {
     tables: nccl_tests::Tables,
     /// Results of NCCL's diagnostics, by (tag, check, text).
     diags: IndexMap<diag::DiagKey, Diagnostic>,
+    /// Inspector records, by collective.
+    inspector: Vec<ras::InspectorCollective>,
+    /// The input holds an `ncclras` report.
+    ras_report: bool,
     /// A JSON record's decoded message ([`collector::peel`]).
     scratch: Vec<u8>,
 }
@@ -595,6 +614,8 @@ impl Explainer {
             ucx_retry_key: None,
             tables: nccl_tests::Tables::default(),
             diags: IndexMap::new(),
+            inspector: Vec::new(),
+            ras_report: false,
             scratch: Vec::new(),
         }
     }
@@ -746,7 +767,7 @@ impl Explainer {
             return;
         }
         self.ucx_retry_key = None;
-        let known = if self.tables.header(line) || self.other_line(line) {
+        let known = if self.tables.header(line) || self.other_line(line) || self.ras_line(line) {
             true
         } else if self.facts.torch_pending > 0 {
             self.torch_last_error(line);

@@ -43,7 +43,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         }
     }
     let total_nccl: u64 = x.files.iter().map(|f| f.nccl_lines).sum();
-    if total_nccl > 0 && x.facts.info_lines == 0 {
+    if total_nccl > 0 && x.facts.info_lines == 0 && !x.ras_report {
         findings.push(Finding::new(
             Code::ExplainNoInfoLines,
             "the log has NCCL warnings but no INFO lines, so the transport and GPUDirect RDMA cannot be told",
@@ -572,6 +572,7 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         net_plugin: x.facts.external_plugin.clone(),
         ucx_perftest: x.facts.perftest.result.clone(),
         diagnostics: x.diags.into_values().collect(),
+        inspector: x.inspector,
     };
     invariants::enforce(&mut e, &facts);
     e

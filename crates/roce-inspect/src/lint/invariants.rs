@@ -77,6 +77,7 @@ pub(super) fn document<'a>(
         unmounted(t, v, problems);
         literal_vars(t, v, problems);
         claims(t, v, input, problems);
+        super::kueue::check(doc, t, v, input, problems);
         // A TrainJob's trainer carries env and resources only; its pod is its TrainingRuntime's.
         if t.role != Role::Worker || t.form == Form::Trainer {
             continue;

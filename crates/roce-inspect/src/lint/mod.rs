@@ -20,6 +20,7 @@
 
 pub mod auto;
 mod invariants;
+mod kueue;
 pub mod walk;
 
 use std::collections::BTreeSet;

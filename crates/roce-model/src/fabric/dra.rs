@@ -32,6 +32,7 @@
 //!   root) and `examples/distributed_training` (NUMA node); `site/content/docs/user/aws-eks-efa.md`.
 
 pub mod emit;
+pub mod kueue;
 mod names;
 pub mod rules;
 

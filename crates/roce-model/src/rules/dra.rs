@@ -1,6 +1,7 @@
 //! DRA rules: the ComputeDomain against the job, DRA NIC claims against the rails, NVLink-domain placement.
 //! The judgements are the fabric core's ([`crate::fabric::dra::rules`]); this maps them to codes and places.
 
+use crate::fabric::dra::kueue::{self, KueueConcern};
 use crate::fabric::dra::rules::{
     AffinityConcern, ClaimNameConcern, NicCountConcern, NumNodesConcern, claim_name_concern,
     clique_affinity_concern, nic_count_concerns, num_nodes_concern,
@@ -83,5 +84,37 @@ pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
             .at(domain.origin, "channel claim")
             .help("give one of them another `claim=` name"),
         );
+    }
+    kueue_limits(p, out);
+}
+
+/// A profile placed by Kueue TAS whose claims Kueue does not weigh (`fabric::dra::kueue`). The profile says
+/// Kueue only through `kueue-topology`, so the claims are judged only then.
+fn kueue_limits(p: &Profile, out: &mut Vec<Problem>) {
+    let Some(topology) = &p.placement.value.kueue else {
+        return;
+    };
+    let claims = kueue::planned_claims(&p.nics.value, &p.nvlink_domain.value);
+    for concern in kueue::concerns(&claims, Some(topology.mode.annotation())) {
+        let problem = match concern {
+            KueueConcern::Constraints { template } => Problem::new(
+                Code::DraKueueConstraints,
+                format!("the NIC claim `{template}` keeps each GPU with its NICs through `matchAttribute` constraints, which Kueue {} does not weigh: it admits the job on device counts, and only the kube-scheduler applies the constraint, so an admitted job whose alignment no node can meet stays Pending while holding its quota", kueue::KUEUE_RELEASE),
+            )
+            .at(p.nics.origin, "aligned DRA NICs")
+            .at(p.placement.origin, "Kueue topology")
+            .help(format!("expect admission to mean quota only; Kueue's WaitForPodsReady evicts a job whose pods never start. {}", kueue::MAPPING_HELP)),
+            KueueConcern::Topology { annotation } => Problem::new(
+                Code::DraKueueTopology,
+                format!("Kueue {} does not count DRA devices in Topology Aware Scheduling (`{annotation}`): it picks the topology domain by the pods' other resources and may assign nodes whose claimed devices are taken or absent", kueue::KUEUE_RELEASE),
+            )
+            .at(p.placement.origin, "Kueue topology")
+            .at(if p.nics.value.dra().is_some() { p.nics.origin } else { p.nvlink_domain.origin }, "DRA claims")
+            .help(format!("keep the pods together with `clique-affinity` (the kube-scheduler weighs DRA devices) instead of `kueue-topology`, or accept that TAS may place pods that then wait for devices. {}", kueue::MAPPING_HELP)),
+            // A profile's claims are templates roce or the DRA driver writes, never claims by name or refused
+            // requests.
+            KueueConcern::PlainClaim { .. } | KueueConcern::Refused { .. } => continue,
+        };
+        out.push(problem);
     }
 }
