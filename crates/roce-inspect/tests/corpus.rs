@@ -489,6 +489,12 @@ const CRD_SCHEMAS: &[(&str, &str, &str)] = &[
         "disaggregatedset-v1.json",
     ),
     ("kubeflow.org/v1", "PyTorchJob", "pytorchjob-v1.json"),
+    ("kubeflow.org/v1", "MPIJob", "mpijob-v1.json"),
+    (
+        "kubeflow.org/v1alpha2",
+        "MPIJob",
+        "mpi-operator-v1alpha2.json",
+    ),
     (
         "batch.volcano.sh/v1alpha1",
         "Job",
