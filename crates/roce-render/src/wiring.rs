@@ -589,7 +589,10 @@ impl<'a> Wiring<'a> {
         w.env = container_env(c, input, &mut w.env_unknown);
         // A script that sources another, or an mpirun that forwards a list the shell computes (`-x
         // $ENV_VARS` of `${!NCCL*}`: the image's ENV), gives the ranks variables the manifest does not list.
-        if sources_script(&w.argv) || mpirun::find(&w.argv).is_some_and(|i| i.expands) {
+        if sources_script(&w.argv)
+            || mpirun::find(&w.argv).is_some_and(|i| i.expands)
+            || sources_bash_env(&w.argv, &w.env)
+        {
             w.env_unknown = true;
         }
         if let Some(l) = launcher {
@@ -979,6 +982,26 @@ fn container_env(c: &Node, input: &Input<'_>, unknown: &mut bool) -> Vec<Var> {
     out
 }
 
+/// Does bash source the file `BASH_ENV` names before the command? bash started non-interactively (`bash -c
+/// …`, `bash SCRIPT`) reads and executes it first (bash(1), INVOCATION); started as `sh`, or interactive
+/// (`-i`), it does not.
+fn sources_bash_env(argv: &[&str], env: &[Var]) -> bool {
+    let set = env
+        .iter()
+        .rev()
+        .find(|v| v.name == "BASH_ENV")
+        .is_some_and(|v| v.value.as_deref().is_none_or(|x| !x.is_empty()));
+    let bash = argv
+        .first()
+        .is_some_and(|a| a.rsplit('/').next() == Some("bash"));
+    set && bash
+        && !argv
+            .iter()
+            .skip(1)
+            .take_while(|a| a.starts_with('-'))
+            .any(|a| *a == "-i")
+}
+
 /// Does the command source a script (`source FILE`, `. FILE`), which may set any variable?
 fn sources_script(argv: &[&str]) -> bool {
     argv.iter().any(|a| {
@@ -1022,6 +1045,35 @@ pub fn mca_params(argv: &[&str]) -> Vec<(String, String)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn bash_env_is_sourced_by_non_interactive_bash() {
+        let id = Sources::default().add(Source::new("p.yaml", String::new()));
+        let var = |name: &str, value: Option<&str>| Var {
+            name: name.into(),
+            value: value.map(Into::into),
+            from: EnvFrom::Container,
+            at: Origin::new(id, 0..0),
+        };
+        let env = [var(
+            "BASH_ENV",
+            Some("/usr/local/gib/scripts/set_nccl_env.sh"),
+        )];
+        assert!(sources_bash_env(&["/bin/bash", "-c", "vllm serve"], &env));
+        assert!(sources_bash_env(&["bash", "/run.sh"], &env));
+        assert!(!sources_bash_env(&["/bin/sh", "-c", "vllm serve"], &env));
+        assert!(!sources_bash_env(&["bash", "-i"], &env));
+        assert!(!sources_bash_env(
+            &["/bin/bash", "-c", "x"],
+            &[var("BASH_ENV", Some(""))]
+        ));
+        assert!(!sources_bash_env(&["/bin/bash", "-c", "x"], &[]));
+        // From a Secret or the downward API: a file may still be named.
+        assert!(sources_bash_env(
+            &["bash", "-c", "x"],
+            &[var("BASH_ENV", None)]
+        ));
+    }
+
     use super::*;
     use crate::apply::{manifest, templates, view};
     use roce_model::source::{Source, Sources};

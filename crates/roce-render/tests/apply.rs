@@ -526,13 +526,22 @@ fn mpi_roles_put_the_env_where_asked() {
             .clone()
     };
 
-    // worker (default): env in the workers; the launcher's conflicting -x value is corrected.
-    let out = run(&job, &plan, &ApplyOptions::default()).text;
+    // worker (default): env in the workers; the launcher is the user's and stays as written, and the
+    // value it forwards over the workers' (every rank gets `-x NAME=VALUE`) is named in a note.
+    let applied = run(&job, &plan, &ApplyOptions::default());
+    let out = applied.text;
     assert_eq!(env_names(&worker(&out)).len(), plan.env.len());
     assert!(env_names(&launcher(&out)).is_empty());
     assert_eq!(
         launcher(&out)["args"],
-        serde_json::json!(["-np", "16", "-x", "NCCL_IB_HCA=ibp", "./all_reduce_perf"])
+        serde_json::json!(["-np", "16", "-x", "NCCL_IB_HCA=mlx5", "./all_reduce_perf"])
+    );
+    assert!(
+        applied.notes.iter().any(
+            |n| n.contains("forwards `NCCL_IB_HCA=mlx5` with `mpirun -x`") && n.contains("`ibp`")
+        ),
+        "{:?}",
+        applied.notes
     );
     assert!(
         launcher(&out).get("resources").is_none(),
@@ -962,7 +971,6 @@ fn a_commented_manifest_keeps_every_line_but_the_wired_ones() {
             "        k8s.v1.cni.cncf.io/networks: 'storage/nfs@stor0'",
             "                value: mlx5   # wrong for this fabric; roce corrects it",
             "                      add: [SYS_NICE]   # a flow list that grows",
-            "            - NCCL_IB_HCA=mlx5 # corrected to the profile's value",
             "              limits: {nvidia.com/gpu: 4, memory: 900Gi}   # a flow map that grows",
         ],
         "{out}"
@@ -980,14 +988,13 @@ fn a_commented_manifest_keeps_every_line_but_the_wired_ones() {
                 .count()
         })
         .collect();
-    // Header, ConfigMap, Deployment (1 template), Job (1), MPIJob (2).
-    assert_eq!(per_doc, [0, 0, 1, 2, 2]);
+    // Header, ConfigMap, Deployment (1 template), Job (1), MPIJob (the worker; its launcher stays).
+    assert_eq!(per_doc, [0, 0, 1, 2, 1]);
     assert!(added > 100, "{added} lines of wiring");
     // The changed lines keep their comments and the style of the value.
     for line in [
         "                value: \"ibp\"   # wrong for this fabric; roce corrects it\n",
         "                      add: [SYS_NICE, IPC_LOCK]   # a flow list that grows\n",
-        "            - NCCL_IB_HCA=ibp # corrected to the profile's value\n",
         "              limits: {nvidia.com/gpu: 4, memory: 900Gi, rdma/ib: \"1\"}   # a flow map that grows\n",
         "        k8s.v1.cni.cncf.io/networks: |-\n          [{\"name\":\"nfs\",\"namespace\":\"storage\",\"interface\":\"stor0\"},\n",
     ] {

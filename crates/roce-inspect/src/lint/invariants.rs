@@ -480,8 +480,10 @@ fn rdma(owner: &str, at: Origin, w: &Wiring<'_>, problems: &mut Vec<Problem>) {
                 Code::LintRdmaEnvWithoutDevice,
                 format!("{owner} asks for RDMA ({var}) but gets no RDMA device (no RDMA device-plugin resource, no DRA NIC claim, not privileged): {consequence}"),
             )
-            .at(var_at.unwrap_or(at), "RDMA asked for here")
+            // The container that lacks the device is the finding's place; the variable may be the
+            // launcher's (`mpirun -x`).
             .at(at, "no RDMA device for this container")
+            .at(var_at.unwrap_or(at), "RDMA asked for here")
             .help("request the cluster's RDMA resource (`rdma/…`, an SR-IOV VF resource, `vpc.amazonaws.com/efa`) or claim the NICs with DRA; or configure the job for TCP if that is what it is meant to use"),
         );
     }

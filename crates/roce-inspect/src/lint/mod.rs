@@ -543,7 +543,7 @@ impl<'a> Cx<'a> {
                 }
                 Need::SharedMemory => self.shm(c, &owner),
                 Need::HostNetwork => self.host_network_mode(t, v, c, w, privileged.is_some()),
-                Need::HostDirectories => self.host_mounts(v, c, &owner),
+                Need::HostDirectories => self.host_mounts(v, c, &owner, w),
                 Need::TopologyFile => self.topology_file(v, c, &owner, w),
                 Need::Environment => {
                     self.provider_env(c, &owner, forwarded, true);
@@ -913,8 +913,15 @@ impl<'a> Cx<'a> {
     /// The provider's host directories (the gIB plugin the node installs): a `hostPath` volume of the
     /// directory mounted at the profile's path. Without it the plugin is not in the container and, with
     /// `NCCL_NET` forcing the provider, NCCL's init fails.
-    fn host_mounts(&mut self, v: &PodView<'a>, c: &'a Node, owner: &str) {
-        let mounts: Vec<HostMount> = self.linter.plan.host_mounts.clone();
+    fn host_mounts(&mut self, v: &PodView<'a>, c: &'a Node, owner: &str, w: &Wiring<'a>) {
+        let mut mounts: Vec<HostMount> = self.linter.plan.host_mounts.clone();
+        // GKE's GPU device plugin mounts the driver directory itself for a container with GPUs.
+        let gpus = w.resources.iter().any(|r| {
+            r.name == roce_model::fabric::attach::GPU_RESOURCE && r.count().is_some_and(|n| n > 0)
+        });
+        mounts.retain(|m| {
+            !(gpus && roce_model::fabric::provider::mounted_with_gpus(&m.host_path, &m.mount_path))
+        });
         if mounts.is_empty() {
             return;
         }

@@ -106,6 +106,15 @@ pub const POD_DEPENDENT: &[&str] = &[
     UCX_IB_GID_INDEX.name,
 ];
 
+/// Is `value` an explicit list of devices for `name` (`NCCL_IB_HCA`, `UCX_NET_DEVICES`): NCCL's exact-match
+/// `=` form or several entries? It names the devices its author chose — leaving out a storage or management
+/// NIC, one port of a dual-port card — which the profile's pattern cannot know: `roce apply` keeps it, and
+/// `roce lint` says when it selects none of the profile's rails.
+pub fn explicit_device_list(name: &str, value: &str) -> bool {
+    (name == NCCL_IB_HCA.name || name == UCX_NET_DEVICES.name)
+        && (value.trim_start().starts_with('=') || value.contains(','))
+}
+
 /// Whether `roce exec` computes `name` from the pod ([`POD_DEPENDENT`]).
 pub fn is_pod_dependent(name: &str) -> bool {
     POD_DEPENDENT.contains(&name)

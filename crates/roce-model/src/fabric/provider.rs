@@ -270,6 +270,18 @@ pub struct HostMount {
     pub mount_path: String,
 }
 
+/// What GKE's NVIDIA GPU device plugin mounts into every container it gives `nvidia.com/gpu`: the node's
+/// driver installation `/home/kubernetes/bin/nvidia` (its `-host-path`) at `/usr/local/nvidia` (its
+/// `-container-path`; GoogleCloudPlatform/container-engine-accelerators `cmd/nvidia_gpu/nvidia_gpu.go`).
+pub const GKE_GPU_PLUGIN_MOUNT: (&str, &str) = ("/home/kubernetes/bin/nvidia", "/usr/local/nvidia");
+
+/// Does a container that requests `nvidia.com/gpu` get this host directory at this path from the GPU device
+/// plugin, with no volume of its own ([`GKE_GPU_PLUGIN_MOUNT`])?
+pub fn mounted_with_gpus(host_path: &str, mount_path: &str) -> bool {
+    let (host, container) = GKE_GPU_PLUGIN_MOUNT;
+    host_path.trim_end_matches('/') == host && mount_path.trim_end_matches('/') == container
+}
+
 /// `NCCL_TOPO_FILE`: an XML topology NCCL reads instead of probing (Azure ND v5: the VM's PCI topology is not
 /// what NCCL detects inside a VM; Azure/azhpc-images ships `topology/ndv5-topo.xml`).
 pub const NCCL_TOPO_FILE: &str = "NCCL_TOPO_FILE";

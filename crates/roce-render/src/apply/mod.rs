@@ -415,10 +415,18 @@ impl Have {
         };
         let profile_labels: Vec<&str> =
             plan.node_selector.iter().map(|(k, _)| k.as_str()).collect();
+        let nics = w.nics_otherwise(want, pod_namespace);
+        let access = w.rdma_access();
         Have {
             met: edits::Met {
-                nics: w.nics_otherwise(want, pod_namespace),
-                rdma: match w.rdma_access() {
+                nics,
+                own_devices: nics
+                    || match &access {
+                        Some(RdmaAccess::Resource(r)) => !profile_resource(r),
+                        Some(RdmaAccess::Claim(_)) => true,
+                        _ => false,
+                    },
+                rdma: match access {
                     Some(RdmaAccess::Resource(r)) => !profile_resource(&r),
                     Some(
                         RdmaAccess::Claim(_) | RdmaAccess::Privileged | RdmaAccess::HostDevices,
@@ -783,6 +791,16 @@ fn apply_document(
                  left unchanged: wire it where its controller builds the pod, or by hand (`roce lint` says what is missing)",
                 t.label
             )),
+            // The env goes into the workers' pods: the launcher is the user's and stays as written, but a
+            // value it forwards with `mpirun -x NAME=VALUE` reaches every rank instead of the pod's.
+            (Role::Launcher, _) if opts.role == RoleChoice::Worker => {
+                for (name, old, value) in overriding_forwards(doc, t, *container, &env, plan) {
+                    notes.push(format!(
+                        "{file}: the {} forwards `{name}={old}` with `mpirun -x`, which every rank gets instead of its pod's `{name}`: left as written (apply does not edit a launcher's command unless `--role launcher` or `all` asks it to); the profile's value is `{value}`",
+                        t.label
+                    ));
+                }
+            }
             (Role::Launcher, _) => {
                 if let Some(c) = container_mut(doc, t, *container) {
                     merge_env(c, &raw, !env_on_launcher, plan);
@@ -892,6 +910,36 @@ fn wrap_command(c: &mut Yaml, w: &ExecWrap) {
     }
 }
 
+/// Does a value forwarded with `-x NAME=VALUE` work against the plan's? A value that does what the
+/// profile's does (an exact HCA list of the same rails, a search path holding the profile's entries), or
+/// another that only differs (another net plugin), is the author's and stays; `-x NAME=${NAME}` is the
+/// launcher shell's value, which roce cannot read.
+fn overrides(name: &str, old: &str, value: &str, plan: &Plan) -> bool {
+    old != value && !old.contains('$') && !plan.acceptable(name, old)
+}
+
+/// The `-x NAME=VALUE` forwards of a launcher whose value is not the plan's: `(name, forwarded, plan's)`.
+fn overriding_forwards(
+    doc: &mut Yaml,
+    t: &Template,
+    index: usize,
+    env: &[(String, String)],
+    plan: &Plan,
+) -> Vec<(String, String, String)> {
+    let Some(argv) = container_argv(doc, t, index) else {
+        return Vec::new();
+    };
+    let Some(inv) = mpirun::find(&argv) else {
+        return Vec::new();
+    };
+    env.iter()
+        .filter_map(|(name, value)| {
+            let old = inv.forward(name)?.value.as_ref()?;
+            overrides(name, old, value, plan).then(|| (name.clone(), old.clone(), value.clone()))
+        })
+        .collect()
+}
+
 /// Forward the env from a launcher with `mpirun -x`: correct `-x NAME=VALUE` values that differ from the
 /// plan; with `add`, append `-x NAME` for every variable not forwarded yet.
 fn forward_env(
@@ -922,11 +970,7 @@ fn forward_env(
         match inv.forward(name) {
             Some(f) => {
                 let Some(old) = &f.value else { continue };
-                // A value that does what the profile's does (an exact HCA list of the same rails, a
-                // search path holding the profile's entries), or another that only differs (another net
-                // plugin), is the author's and stays.
-                // `-x NAME=${NAME}`: the launcher shell's value, which roce cannot read.
-                if old == value || old.contains('$') || plan.acceptable(name, old) {
+                if !overrides(name, old, value, plan) {
                     continue;
                 }
                 let word = format!("{name}={value}");

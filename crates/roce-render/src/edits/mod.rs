@@ -486,6 +486,9 @@ pub(crate) struct Met {
     pub nics: bool,
     /// RDMA devices through another resource, a DRA NIC claim, or a privileged container.
     pub rdma: bool,
+    /// Devices of its own choosing: its own NICs, or RDMA devices of another resource or claim (a
+    /// privileged container sees every device of the node, the profile's too).
+    pub own_devices: bool,
     /// An IMEX channel claim the container already uses (any ComputeDomain's).
     pub imex: bool,
     /// It keeps its replicas apart across NVLink domains: a required clique affinity would contradict it.
@@ -564,6 +567,19 @@ fn met_otherwise(r: &Requirement, met: &Met) -> Option<LeftAlone> {
                     roce_model::fabric::dra::CLIQUE_LABEL
                 )],
             })
+        }
+        // Which devices and GID a rank uses depends on the NICs the pod got (`fabric::env::POD_DEPENDENT`):
+        // with NICs of its own, the profile's device names would select none of them.
+        Need::Environment
+            if met.own_devices
+                && r.edits.iter().any(
+                    |e| matches!(e, Edit::Env(v) if roce_model::fabric::env::is_pod_dependent(&v.name)),
+                ) =>
+        {
+            left(
+                |e| matches!(e, Edit::Env(v) if roce_model::fabric::env::is_pod_dependent(&v.name)),
+                "gets its NICs or RDMA devices in another form: the variables that select its devices (NCCL_IB_HCA, UCX_NET_DEVICES, the GID indices) are its own and are not set",
+            )
         }
         // A pod that picks its nodes by another cloud's labels is someone else's node pool.
         Need::NodePool if met.foreign_nodes => left(

@@ -541,7 +541,10 @@ pub(crate) fn merge_env<N: AsRef<str>, V: AsRef<str>>(
                     .and_then(Yaml::as_str)
                     .filter(|_| item.get("valueFrom").is_none());
                 let right = have == Some(value)
-                    || have.is_some_and(|h| plan.acceptable(name, &unescape_dependent(h)));
+                    || have.is_some_and(|h| {
+                        plan.acceptable(name, &unescape_dependent(h))
+                            || roce_model::fabric::env::explicit_device_list(name, h)
+                    });
                 if !right {
                     // A search path keeps the manifest's entries (the MPI's, the image's) and gains the plan's.
                     let merged = match have {
