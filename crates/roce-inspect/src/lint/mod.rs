@@ -914,13 +914,10 @@ impl<'a> Cx<'a> {
     /// directory mounted at the profile's path. Without it the plugin is not in the container and, with
     /// `NCCL_NET` forcing the provider, NCCL's init fails.
     fn host_mounts(&mut self, v: &PodView<'a>, c: &'a Node, owner: &str, w: &Wiring<'a>) {
-        let mut mounts: Vec<HostMount> = self.linter.plan.host_mounts.clone();
+        let mounts: Vec<HostMount> = self.linter.plan.host_mounts.clone();
         // GKE's GPU device plugin mounts the driver directory itself for a container with GPUs.
         let gpus = w.resources.iter().any(|r| {
             r.name == roce_model::fabric::attach::GPU_RESOURCE && r.count().is_some_and(|n| n > 0)
-        });
-        mounts.retain(|m| {
-            !(gpus && roce_model::fabric::provider::mounted_with_gpus(&m.host_path, &m.mount_path))
         });
         if mounts.is_empty() {
             return;
@@ -949,6 +946,14 @@ impl<'a> Cx<'a> {
                     .and_then(|h| text(&h.node, "path"))
             };
             let (why, at) = match mounted {
+                None if gpus
+                    && roce_model::fabric::provider::mounted_with_gpus(
+                        &m.host_path,
+                        &m.mount_path,
+                    ) =>
+                {
+                    continue;
+                }
                 None => (
                     format!("mounts nothing at {}", m.mount_path),
                     self.container_at(c, &["volumeMounts"]),
@@ -1827,7 +1832,7 @@ impl<'a> Cx<'a> {
                         ),
                     )
                     .at(token_at(content, at), "matches nothing")
-                    .help(format!("use the profile's value {want:?}, or run `{}`", self.hint)),
+                    .help(format!("use the profile's value {want:?}, or run `{}` (it keeps an explicit device list and a launcher's `mpirun -x` as written; `--role launcher` corrects the launcher's)", self.hint)),
                 );
                 return;
             }

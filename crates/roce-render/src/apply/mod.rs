@@ -423,7 +423,10 @@ impl Have {
                 own_devices: nics
                     || match &access {
                         Some(RdmaAccess::Resource(r)) => !profile_resource(r),
-                        Some(RdmaAccess::Claim(_)) => true,
+                        // Another claim than the profile's own NIC claim.
+                        Some(RdmaAccess::Claim(c)) => {
+                            plan.dra_spec.nics.dra().map(|n| n.claim().as_str()) != Some(c.as_str())
+                        }
                         _ => false,
                     },
                 rdma: match access {

@@ -427,7 +427,15 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
                 .iter()
                 .map(|m| Edit::Volume(Volume::Host(m.clone())))
                 .collect(),
-            also_met_by: Vec::new(),
+            // GKE's GPU device plugin mounts the node's driver directory into a container with GPUs.
+            also_met_by: if plan.gpu_resource
+                && plan.host_mounts.iter().all(|m| {
+                    roce_model::fabric::provider::mounted_with_gpus(&m.host_path, &m.mount_path)
+                }) {
+                vec![Need::Gpus]
+            } else {
+                Vec::new()
+            },
         },
         Requirement {
             need: Need::TopologyFile,
