@@ -227,12 +227,7 @@ fn every_lint_code_is_exercised_by_a_broken_fixture() {
 }
 
 /// Apply `profile_name` to a kind fixture, as the fixture's header says.
-fn applied(path: &Path, profile_name: &str, role: RoleChoice) -> (Header, String) {
-    let (h, out) = applied_with_notes(path, profile_name, role);
-    (h, out.text)
-}
-
-fn applied_with_notes(
+fn applied(
     path: &Path,
     profile_name: &str,
     role: RoleChoice,
@@ -255,7 +250,7 @@ fn apply_then_lint_is_clean_for_every_kind_profile_and_role() {
     for path in files("kinds") {
         for name in builtin::names() {
             for role in [RoleChoice::Worker, RoleChoice::Launcher, RoleChoice::All] {
-                let (h, out) = applied_with_notes(&path, name, role);
+                let (h, out) = applied(&path, name, role);
                 let text = out.text;
                 let report = linter(name, h.apply_container.clone())
                     .lint(Source::new("applied.yaml", text.clone()));
