@@ -1192,12 +1192,21 @@ impl<'a> Cx<'a> {
             Value::Scalar(Scalar::Str(s)) => s.as_str(),
             _ => return,
         };
-        let nets = match multus::parse(value) {
-            Ok(nets) => nets,
-            Err(bad) => {
-                self.push(apply::malformed_problem(e, value, &bad));
-                return;
+        // The wiring parsed this annotation; only an empty or unreadable one is parsed again, for its error.
+        let parsed;
+        let nets: &[multus::Network] = if w.networks.is_empty() {
+            match multus::parse(value) {
+                Ok(nets) => {
+                    parsed = nets;
+                    &parsed
+                }
+                Err(bad) => {
+                    self.push(apply::malformed_problem(e, value, &bad));
+                    return;
+                }
             }
+        } else {
+            &w.networks
         };
         let src = self.text;
         let place = |n: &multus::Network| -> Origin {
@@ -1212,7 +1221,7 @@ impl<'a> Cx<'a> {
             .collect();
         let mut seen: Vec<&NadRef> = Vec::new();
         let mut unrelated = 0usize;
-        for n in &nets {
+        for n in nets {
             if let Some(nad) = nads.iter().find(|nad| n.is(nad, pod_namespace)) {
                 // A profile may attach one NAD per rail under one name (OCI's SR-IOV VFs): more than
                 // the plan lists is the mistake, not a repeat.

@@ -86,6 +86,19 @@ impl Reader<'_> {
                     Scalar::Str(value.into_owned())
                 };
                 let content = match &scalar {
+                    // What `content_origin` finds, without a substring search for a verbatim plain scalar.
+                    Scalar::Str(v)
+                        if !v.is_empty()
+                            && self
+                                .text
+                                .get(origin.range())
+                                .is_some_and(|literal| literal.starts_with(v.as_str())) =>
+                    {
+                        Some(Origin::new(
+                            self.source,
+                            origin.offset..origin.offset + v.len(),
+                        ))
+                    }
                     Scalar::Str(v) => tree::content_origin(self.text, origin, v),
                     _ => None,
                 };
