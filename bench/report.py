@@ -70,6 +70,9 @@ row("render-pod", "the same, `cargo build --release` binary (glibc linked dynami
 row("check-builtins", "check all built-ins vs process floor")
 row("kustomize", "roce's kustomize step vs kubectl kustomize")
 row("lint", "lint a tree vs a plain YAML parse", "tree.bytes")
+row("lint-ryml", "lint a tree on one worker vs rapidyaml's parse, one process (issue 33: goal ≤ 2×)", "tree.bytes")
+row("lint-ryml", "lint a tree, default workers, vs rapidyaml's parse, one process (issue 33: goal < 1×)", "tree.bytes",
+    first=1)
 row("lint-kinds", "lint the corpus's kinds (RBG, LLMInferenceService, DGD, StormService, MPIJob, … found by their shape) vs as many plain Pods (issue 34: same speed per file)", "mixed.bytes")
 row("explain", "explain a log vs grep -c NCCL (goal ≥ 1/3 of grep)", "log.bytes")
 row("explain-dir", "explain a directory of per-rank logs vs grep -rc NCCL (goal ≤ 1× grep's time)", "ranks.bytes")

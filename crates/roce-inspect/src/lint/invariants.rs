@@ -12,9 +12,11 @@ use roce_model::plumbing::tree::{Node, Scalar, Value};
 use roce_model::source::Origin;
 use roce_model::ucx_list;
 use roce_model::{Code, Problem, Severity};
-use roce_render::plumbing::templates::{self, FABRIC_KINDS, Form, Role, Template};
-use roce_render::plumbing::view::{self, PodView, entry, text};
+use roce_render::plumbing::templates::{self, FABRIC_KINDS, Template};
+use roce_render::plumbing::view::{PodView, entry, text};
 use roce_render::plumbing::wiring::{EnvFrom, Input, KvBackend, Wiring};
+
+use super::Pods;
 
 /// What the invariant checks of one document found.
 pub(super) struct Checked {
@@ -28,19 +30,20 @@ pub(super) struct Checked {
 /// same cause twice.
 pub(super) fn document<'a>(
     doc: &'a Node,
+    pods: Option<&Pods<'a>>,
     input: &Input<'a>,
-    container: Option<&str>,
     alone: bool,
     domain: bool,
     problems: &mut Vec<Problem>,
 ) -> Checked {
     let shapes = alone;
     fabric_object(doc, problems);
-    let Some((found, missing)) = templates::discover(doc) else {
+    let Some(pods) = pods else {
         return Checked { templates: 0 };
     };
+    let found = &pods.found;
     if shapes {
-        for m in &missing {
+        for m in &pods.missing {
             problems.push(roce_render::apply::missing_problem(doc, m));
         }
     }
@@ -60,41 +63,32 @@ pub(super) fn document<'a>(
         .at(at, "read generically")
         .help("nothing to fix; roles named router, gateway, frontend … are taken for pods that move no tensors"));
     }
-    let mut views: Vec<(&Template, PodView<'a>)> = Vec::new();
-    for t in &found {
-        match view::view(doc, t, container) {
-            Ok(v) => views.push((t, v)),
-            Err(p) if shapes => problems.extend(p),
-            Err(_) => {}
+    if shapes {
+        for p in pods.views.iter().filter_map(|v| v.as_ref().err()) {
+            problems.extend(p.iter().cloned());
         }
     }
-    let launcher = views
-        .iter()
-        .find(|(t, _)| t.role == Role::Launcher)
-        .map(|(_, v)| *v);
-    for (t, v) in &views {
+    for (t, v, w) in pods.viewed() {
         volumes(t, v, problems);
         unmounted(t, v, problems);
         literal_vars(t, v, problems);
         claims(t, v, input, problems);
         super::kueue::check(doc, t, v, input, problems);
         // A TrainJob's trainer carries env and resources only; its pod is its TrainingRuntime's.
-        if t.role != Role::Worker || t.form == Form::Trainer {
+        let Some(w) = w else {
             continue;
-        }
-        let mut w = Wiring::read(v, input, launcher.as_ref());
-        w.merged_with_preset = merges_preset(doc, t);
+        };
         let pod_namespace = entry(doc, "metadata").and_then(|m| text(&m.node, "namespace"));
         let owner = owner(t, v);
         let at = container_at(t, v, doc);
         if alone {
-            rdma(&owner, at, &w, problems);
+            rdma(&owner, at, w, problems);
         } else if !domain {
-            imex(&owner, at, &w, problems);
+            imex(&owner, at, w, problems);
         }
-        vfs(&owner, at, &w, input, pod_namespace, problems);
-        provided(&owner, &w, input, problems);
-        kv_transport(&owner, v, &w, problems);
+        vfs(&owner, at, w, input, pod_namespace, problems);
+        provided(&owner, w, input, problems);
+        kv_transport(&owner, v, w, problems);
         // NCCL's SHM transport links ranks of one pod (more than one GPU, or a job that says it runs NCCL);
         // Ray keeps its object store in /dev/shm and falls back to /tmp, slowly, when it is small (Ray docs,
         // "Memory Management: object store").
@@ -126,7 +120,7 @@ pub(super) fn document<'a>(
 /// template leaves out is the preset's to say.
 const PRESET_KINDS: &[&str] = &["LLMInferenceService"];
 
-fn merges_preset(doc: &Node, t: &Template) -> bool {
+pub(super) fn merges_preset(doc: &Node, t: &Template) -> bool {
     t.generic && text(doc, "kind").is_some_and(|k| PRESET_KINDS.contains(&k))
 }
 

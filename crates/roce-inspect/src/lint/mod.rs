@@ -163,11 +163,15 @@ impl Linter {
             Ok(docs) => {
                 report.documents = docs.len();
                 let input = Input::read(&docs);
-                for doc in &docs {
+                let pods: Vec<Option<Pods>> = docs
+                    .iter()
+                    .map(|doc| Pods::read(doc, &input, self.opts.container.as_deref()))
+                    .collect();
+                for (doc, pods) in docs.iter().zip(&pods) {
                     report.templates += invariants::document(
                         doc,
+                        pods.as_ref(),
                         &input,
-                        self.opts.container.as_deref(),
                         self.expect.is_none(),
                         self.expect
                             .as_ref()
@@ -179,15 +183,15 @@ impl Linter {
                 if let Some(x) = &self.expect {
                     let mut cx = Cx {
                         linter: x,
-                        opts: &self.opts,
-                        input: &input,
                         text: &src.text,
                         hint: self.apply_hint(&src.name),
                         problems: &mut problems,
                         doc_at: Origin::new(id, 0..0),
                     };
-                    for doc in &docs {
-                        cx.document(doc);
+                    for (doc, pods) in docs.iter().zip(&pods) {
+                        if let Some(pods) = pods {
+                            cx.document(doc, pods);
+                        }
                     }
                 }
                 if report.templates == 0 {
@@ -331,14 +335,63 @@ fn no_pod_template(docs: &[Node], id: roce_model::source::SourceId) -> Problem {
     p
 }
 
+/// A document's pod templates, read once for the invariants and the profile's checks.
+struct Pods<'a> {
+    found: Vec<Template>,
+    missing: Vec<templates::Missing>,
+    /// Each template's view, in `found`'s order, or the problems that keep it from having one.
+    views: Vec<Result<PodView<'a>, Vec<Problem>>>,
+    /// What each worker pod (not a TrainJob's trainer) gets, in `found`'s order.
+    wirings: Vec<Option<Wiring<'a>>>,
+}
+
+impl<'a> Pods<'a> {
+    fn read(doc: &'a Node, input: &Input<'a>, container: Option<&str>) -> Option<Self> {
+        let (found, missing) = templates::discover(doc)?;
+        let views: Vec<_> = found
+            .iter()
+            .map(|t| view::view(doc, t, container))
+            .collect();
+        let launcher = found
+            .iter()
+            .zip(&views)
+            .find_map(|(t, v)| v.as_ref().ok().filter(|_| t.role == Role::Launcher));
+        let wirings = found
+            .iter()
+            .zip(&views)
+            .map(|(t, v)| match (v, t.role, t.form) {
+                (Ok(v), Role::Worker, Form::Pod | Form::Spec) => {
+                    let mut w = Wiring::read(v, input, launcher);
+                    w.merged_with_preset = invariants::merges_preset(doc, t);
+                    Some(w)
+                }
+                _ => None,
+            })
+            .collect();
+        Some(Pods {
+            found,
+            missing,
+            views,
+            wirings,
+        })
+    }
+
+    /// The templates that have a view, with it and (for a worker pod) its wiring.
+    fn viewed(&self) -> impl Iterator<Item = (&Template, &PodView<'a>, Option<&Wiring<'a>>)> {
+        self.found
+            .iter()
+            .zip(&self.views)
+            .zip(&self.wirings)
+            .filter_map(|((t, v), w)| Some((t, v.as_ref().ok()?, w.as_ref())))
+    }
+}
+
 /// A manifest parser: [`manifest::parse`] or [`manifest::parse_here`].
 type ParseFn = fn(&str, roce_model::source::SourceId) -> Result<Vec<Node>, Box<Problem>>;
 
 /// One file's checking context against a profile.
 struct Cx<'a> {
     linter: &'a Expect,
-    opts: &'a LintOptions,
-    input: &'a Input<'a>,
     text: &'a str,
     hint: String,
     problems: &'a mut Vec<Problem>,
@@ -359,41 +412,28 @@ impl<'a> Cx<'a> {
         self.problems.push(p);
     }
 
-    /// Check one document; returns how many templates were checked.
-    fn document(&mut self, doc: &'a Node) -> usize {
-        let Some((found, missing)) = templates::discover(doc) else {
-            return 0;
-        };
+    /// Check one document's pod templates.
+    fn document(&mut self, doc: &'a Node, pods: &Pods<'a>) {
         self.doc_at = entry(doc, "kind").map_or(doc.origin, |e| e.node.origin);
-        for m in &missing {
+        for m in &pods.missing {
             self.push(apply::missing_problem(doc, m));
         }
-        let mut views = Vec::new();
-        for t in &found {
-            match view::view(doc, t, self.opts.container.as_deref()) {
-                Ok(v) => views.push((t, v)),
-                Err(p) => self.problems.extend(p),
-            }
+        for p in pods.views.iter().filter_map(|v| v.as_ref().err()) {
+            self.problems.extend(p.iter().cloned());
         }
-        let forwarded: Vec<Forwarded> = views
-            .iter()
-            .filter(|(t, _)| t.role == Role::Launcher)
-            .flat_map(|(_, v)| self.forwards(v))
+        let forwarded: Vec<Forwarded> = pods
+            .viewed()
+            .filter(|(t, _, _)| t.role == Role::Launcher)
+            .flat_map(|(_, v, _)| self.forwards(v))
             .collect();
         let pod_namespace = entry(doc, "metadata").and_then(|m| text(&m.node, "namespace"));
-        let launcher = views
-            .iter()
-            .find(|(t, _)| t.role == Role::Launcher)
-            .map(|(_, v)| *v);
-        for (t, v) in &views {
-            match (t.role, t.form) {
-                (Role::Router, _) => {}
-                (Role::Launcher, _) => self.launcher(t, v),
-                (Role::Worker, Form::Pod | Form::Spec) => {
-                    let w = Wiring::read(v, self.input, launcher.as_ref());
-                    self.worker(t, v, &w, &forwarded, pod_namespace)
-                }
-                (Role::Worker, Form::Trainer) => self.trainer(t, v),
+        for (t, v, w) in pods.viewed() {
+            match (t.role, t.form, w) {
+                (Role::Router, ..) => {}
+                (Role::Launcher, ..) => self.launcher(t, v),
+                (Role::Worker, Form::Trainer, _) => self.trainer(t, v),
+                (Role::Worker, _, Some(w)) => self.worker(t, v, w, &forwarded, pod_namespace),
+                (Role::Worker, _, None) => {}
             }
         }
         for f in &forwarded {
@@ -406,7 +446,6 @@ impl<'a> Cx<'a> {
                 );
             }
         }
-        views.len()
     }
 
     /// The `-x` forwards of a launcher's mpirun invocation, with their places.
@@ -1158,12 +1197,21 @@ impl<'a> Cx<'a> {
             Value::Scalar(Scalar::Str(s)) => s.as_str(),
             _ => return,
         };
-        let nets = match multus::parse(value) {
-            Ok(nets) => nets,
-            Err(bad) => {
-                self.push(apply::malformed_problem(e, value, &bad));
-                return;
+        // The wiring parsed this annotation; only an empty or unreadable one is parsed again, for its error.
+        let parsed;
+        let nets: &[multus::Network] = if w.networks.is_empty() {
+            match multus::parse(value) {
+                Ok(nets) => {
+                    parsed = nets;
+                    &parsed
+                }
+                Err(bad) => {
+                    self.push(apply::malformed_problem(e, value, &bad));
+                    return;
+                }
             }
+        } else {
+            &w.networks
         };
         let src = self.text;
         let place = |n: &multus::Network| -> Origin {
@@ -1178,7 +1226,7 @@ impl<'a> Cx<'a> {
             .collect();
         let mut seen: Vec<&NadRef> = Vec::new();
         let mut unrelated = 0usize;
-        for n in &nets {
+        for n in nets {
             if let Some(nad) = nads.iter().find(|nad| n.is(nad, pod_namespace)) {
                 // A profile may attach one NAD per rail under one name (OCI's SR-IOV VFs): more than
                 // the plan lists is the mistake, not a repeat.

@@ -20,6 +20,8 @@ use serde_saphyr::Spanned as YSpanned;
 
 use crate::yaml::Yaml;
 
+mod events;
+
 /// Deepest nesting a manifest may have. A JobSet container's `env[].valueFrom.fieldRef` sits about 16
 /// levels deep, but a CustomResourceDefinition's OpenAPI schema in the same directory goes past 40; 256
 /// leaves room for anything real while hostile input stops early.
@@ -79,6 +81,18 @@ pub fn parse_here(text: &str, source: SourceId) -> Result<Vec<Node>, Box<Problem
 }
 
 fn parse_with_depth(
+    text: &str,
+    source: SourceId,
+    max_depth: usize,
+) -> Result<Vec<Node>, Box<Problem>> {
+    if let Some(docs) = events::read(text, source, max_depth) {
+        return Ok(docs);
+    }
+    serde_saphyr_parse(text, source, max_depth)
+}
+
+/// The full reader, for what [`events::read`] leaves to serde-saphyr (and the tests comparing both).
+fn serde_saphyr_parse(
     text: &str,
     source: SourceId,
     max_depth: usize,

@@ -1,0 +1,379 @@
+//! The fast reader: granit-parser's events straight into [`Node`] trees, without serde.
+//!
+//! serde-saphyr builds the same trees through serde's visitor machinery, an alias recorder and a typed
+//! value per node; on a manifest tree that is most of `roce lint`'s time. This reader handles the YAML
+//! that manifests are written in — block and flow collections, plain, quoted and block scalars, several
+//! documents — and gives up (`None`) on everything whose meaning serde-saphyr decides itself: any parse
+//! error (so the error message is serde-saphyr's), anchors and aliases, tags, `%YAML` directives, merge
+//! keys, complex or duplicate keys, plain scalars that may be floats or non-decimal integers, and input
+//! near the nesting and size budgets. [`super::parse`] then reads the file with serde-saphyr, so both
+//! paths give the same trees (`tests::same_trees_as_serde_saphyr_on_every_yaml_file` compares them on every YAML file in the repository).
+
+use std::borrow::Cow;
+
+use granit_parser::{Event, Parser, ScalarStyle, Span};
+use roce_model::plumbing::tree::{self, Entry, Node, Scalar, Value};
+use roce_model::source::{Origin, SourceId, Spanned};
+
+/// Inputs above this size go to serde-saphyr, whose budgets (events, nodes, scalar bytes) they might
+/// reach; a manifest is kilobytes.
+const MAX_TEXT: usize = 8 << 20;
+
+/// The documents of `text`, as [`super::parse`] reads them, or `None` when serde-saphyr must decide.
+pub(super) fn read(text: &str, source: SourceId, max_depth: usize) -> Option<Vec<Node>> {
+    if text.len() > MAX_TEXT || text.starts_with('\u{feff}') {
+        return None;
+    }
+    let mut reader = Reader {
+        text,
+        source,
+        // serde-saphyr's depth budget counts one level more or less than the stack here; stay clear.
+        max_depth: max_depth.saturating_sub(2),
+        stack: Vec::new(),
+        docs: Vec::new(),
+    };
+    for item in Parser::new_from_str_with_options(text, options(max_depth)) {
+        let (event, span) = item.ok()?;
+        reader.event(event, span)?;
+    }
+    reader.stack.is_empty().then_some(reader.docs)
+}
+
+/// The parser settings serde-saphyr uses for [`super::parse`]'s options (its `Budget::parser_options`).
+fn options(max_depth: usize) -> granit_parser::Options {
+    let mut options = granit_parser::Options::default();
+    options.simple_key_max_lookahead = 1024;
+    options.flow_nesting_limit = 255;
+    options.block_nesting_limit = options.block_nesting_limit.max(max_depth + 1);
+    options.strict_indentation = false;
+    options.bom_inside_document_as_content = false;
+    options
+}
+
+enum Frame {
+    Map {
+        entries: Vec<Entry>,
+        origin: Origin,
+        key: Option<Spanned<String>>,
+    },
+    Seq {
+        items: Vec<Node>,
+        origin: Origin,
+    },
+}
+
+struct Reader<'t> {
+    text: &'t str,
+    source: SourceId,
+    max_depth: usize,
+    stack: Vec<Frame>,
+    docs: Vec<Node>,
+}
+
+impl Reader<'_> {
+    fn event(&mut self, event: Event<'_>, span: Span) -> Option<()> {
+        match event {
+            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => Some(()),
+            Event::DocumentStart(_, version) => version.is_none().then_some(()),
+            Event::Scalar(value, style, anchor, tag) => {
+                if anchor != 0 || tag.is_some() {
+                    return None;
+                }
+                let origin = self.origin(&span);
+                let scalar = if style == ScalarStyle::Plain {
+                    plain(value)?
+                } else {
+                    Scalar::Str(value.into_owned())
+                };
+                let content = match &scalar {
+                    // What `content_origin` finds, without a substring search for a verbatim plain scalar.
+                    Scalar::Str(v)
+                        if !v.is_empty()
+                            && self
+                                .text
+                                .get(origin.range())
+                                .is_some_and(|literal| literal.starts_with(v.as_str())) =>
+                    {
+                        Some(Origin::new(
+                            self.source,
+                            origin.offset..origin.offset + v.len(),
+                        ))
+                    }
+                    Scalar::Str(v) => tree::content_origin(self.text, origin, v),
+                    _ => None,
+                };
+                let plain_key = style == ScalarStyle::Plain;
+                self.add(
+                    Node {
+                        value: Value::Scalar(scalar),
+                        origin,
+                        content,
+                    },
+                    plain_key,
+                )
+            }
+            Event::MappingStart(_, anchor, tag) | Event::SequenceStart(_, anchor, tag)
+                if anchor != 0 || tag.is_some() || self.stack.len() >= self.max_depth =>
+            {
+                None
+            }
+            Event::MappingStart(..) => {
+                let origin = self.origin(&span);
+                self.stack.push(Frame::Map {
+                    entries: Vec::new(),
+                    origin,
+                    key: None,
+                });
+                Some(())
+            }
+            Event::SequenceStart(..) => {
+                let origin = self.origin(&span);
+                self.stack.push(Frame::Seq {
+                    items: Vec::new(),
+                    origin,
+                });
+                Some(())
+            }
+            Event::MappingEnd => match self.stack.pop()? {
+                Frame::Map {
+                    entries,
+                    origin,
+                    key: None,
+                } if unique_keys(&entries) => {
+                    let origin = entries.first().map_or(origin, |e| e.key.origin);
+                    self.add(Node::new(Value::Map(entries), origin), false)
+                }
+                _ => None,
+            },
+            Event::SequenceEnd => match self.stack.pop()? {
+                Frame::Seq { items, origin } => {
+                    self.add(Node::new(Value::Seq(items), origin), false)
+                }
+                Frame::Map { .. } => None,
+            },
+            // Aliases, and any event this reader does not know.
+            _ => None,
+        }
+    }
+
+    /// The byte range serde-saphyr gives a span (`location_from_span`, then `byte_range`).
+    fn origin(&self, span: &Span) -> Origin {
+        let range = match (span.start.byte_offset(), span.end.byte_offset()) {
+            (Some(start), Some(end)) => {
+                let start = start.min(self.text.len());
+                start..end.max(start).min(self.text.len())
+            }
+            _ => 0..0,
+        };
+        Origin::new(self.source, range)
+    }
+
+    /// Put a finished node where it belongs: a document root, a list item, a key, or a key's value.
+    fn add(&mut self, mut node: Node, plain: bool) -> Option<()> {
+        match self.stack.last_mut() {
+            None => {
+                // Empty and null-only documents are skipped, as serde-saphyr's `from_multiple` does.
+                if !matches!(node.value, Value::Scalar(Scalar::Null)) {
+                    self.docs.push(node);
+                }
+            }
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map {
+                key: key @ None, ..
+            }) => {
+                let Value::Scalar(scalar) = node.value else {
+                    return None;
+                };
+                let text = match scalar {
+                    // `<<` is a merge key to serde-saphyr.
+                    Scalar::Str(s) if plain && s == "<<" => return None,
+                    Scalar::Str(s) => s,
+                    Scalar::Int(i) => i.to_string(),
+                    Scalar::Bool(b) => b.to_string(),
+                    Scalar::Null => String::new(),
+                    Scalar::Float(_) => return None,
+                };
+                *key = Some(Spanned::new(text, node.origin));
+            }
+            Some(Frame::Map { entries, key, .. }) => {
+                let key = key.take()?;
+                if matches!(node.value, Value::Map(_))
+                    || matches!(node.value, Value::Seq(_)) && node.origin.len == 0
+                {
+                    node.origin = key.origin;
+                }
+                entries.push(Entry { key, node });
+            }
+        }
+        Some(())
+    }
+}
+
+/// A plain scalar typed as serde-saphyr types it for [`super::parse`] (YAML 1.1 booleans, the core
+/// schema's nulls, decimal integers), or `None` for spellings it alone should decide: anything that
+/// may be a float, a non-decimal or underscored integer, or a decimal with a leading zero.
+fn plain(value: Cow<'_, str>) -> Option<Scalar> {
+    if matches!(&*value, "" | "~" | "null" | "Null" | "NULL") {
+        return Some(Scalar::Null);
+    }
+    if let Some(b) = yaml11_bool(&value) {
+        return Some(Scalar::Bool(b));
+    }
+    let unsigned = value.strip_prefix('-').unwrap_or(&value);
+    let Some(&first) = unsigned.as_bytes().first() else {
+        return Some(Scalar::Str(value.into_owned()));
+    };
+    if first.is_ascii_digit() || matches!(first, b'.' | b'_' | b'+') {
+        let digits = unsigned.bytes().all(|b| b.is_ascii_digit());
+        if digits && (unsigned == "0" || first != b'0') && unsigned.len() <= 18 {
+            return value.parse::<i128>().ok().map(Scalar::Int);
+        }
+        // A number in another spelling (`1.5`, `0x1F`, `1_000`, `1e3`, `.inf`, `1:30`) for serde-saphyr;
+        // a resource quantity (`64Gi`, `500m`) has other letters.
+        // An address or a version with two dots (`10.0.0.1`, `1.2.3`) is neither.
+        let numeric = |b: u8| b.is_ascii_hexdigit() || b"xXoO_.+-:".contains(&b);
+        let dotted = unsigned.bytes().filter(|b| *b == b'.').count() > 1 && !unsigned.contains(':');
+        if !dotted && (first == b'.' || unsigned.bytes().all(numeric)) {
+            return None;
+        }
+    }
+    Some(Scalar::Str(value.into_owned()))
+}
+
+/// serde-saphyr's `parse_yaml11_bool` (the "Norway problem" spellings), on a plain scalar's value.
+fn yaml11_bool(s: &str) -> Option<bool> {
+    let is = |w: &str| s.eq_ignore_ascii_case(w);
+    if s.len() > 5 {
+        None
+    } else if is("true") || is("yes") || is("y") || is("on") {
+        Some(true)
+    } else if is("false") || is("no") || is("n") || is("off") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// No key given twice (serde-saphyr refuses a duplicate, with its own message).
+fn unique_keys(entries: &[Entry]) -> bool {
+    if entries.len() <= 16 {
+        return entries
+            .iter()
+            .enumerate()
+            .all(|(i, e)| entries[..i].iter().all(|f| f.key.value != e.key.value));
+    }
+    let mut keys: Vec<&str> = entries.iter().map(|e| e.key.value.as_str()).collect();
+    keys.sort_unstable();
+    keys.windows(2).all(|w| w[0] != w[1])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::{MAX_DEPTH, serde_saphyr_parse};
+    use super::*;
+
+    /// Both readers on `text`: the same trees (origins and contents included) wherever this one answers.
+    fn same(text: &str) -> bool {
+        let mut sources = roce_model::source::Sources::default();
+        let source = sources.add(roce_model::Source::new("t.yaml", ""));
+        let Some(fast) = read(text, source, MAX_DEPTH) else {
+            return false;
+        };
+        let full = serde_saphyr_parse(text, source, MAX_DEPTH).unwrap_or_else(|p| {
+            panic!("serde-saphyr refuses what the event reader read: {p:?}\n{text}")
+        });
+        assert_eq!(format!("{fast:#?}"), format!("{full:#?}"), "{text}");
+        true
+    }
+
+    fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let hidden = path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            if path.is_dir() && !hidden && !path.ends_with("target") {
+                yaml_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn same_trees_as_serde_saphyr_on_every_yaml_file() {
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut files = Vec::new();
+        yaml_files(&workspace, &mut files);
+        let mut read_here = 0;
+        for file in &files {
+            let Ok(text) = std::fs::read_to_string(file) else {
+                continue;
+            };
+            read_here += usize::from(same(&text));
+        }
+        // Most manifests take the fast path; the rest are serde-saphyr's.
+        assert!(files.len() > 150, "{} files", files.len());
+        assert!(
+            read_here * 10 > files.len() * 8,
+            "{read_here} of {}",
+            files.len()
+        );
+    }
+
+    #[test]
+    fn same_trees_or_left_to_serde_saphyr() {
+        // (text, read here rather than by serde-saphyr)
+        let cases = [
+            (
+                "a: 1\nb: -2\nc: 0\nd: 64Gi\ne: 500m\nf: -np\ng: a-b\nh: v1.2\n",
+                true,
+            ),
+            (
+                "a: 0.0.0.0\nb: 192.168.3.1\nc: 1.2.3\nd: 1.2.3-rc1\ne: .1.2\n",
+                true,
+            ),
+            (
+                "a: yes\nb: No\nc: on\nd: ~\ne:\nf: null\ng: \"yes\"\nh: 'on'\ni: y\n",
+                true,
+            ),
+            (
+                "k: |\n  line one\n  line two\nl: >-\n  folded\n  text\nm: \"esc\\n\\u00e9\"\nn: 'it''s'\n",
+                true,
+            ),
+            (
+                "a:\n- 1\n- x: 2\n  y: [3, {z: 4}]\n-\n- []\n- {}\nb: []\nc: {}\n",
+                true,
+            ),
+            ("1: one\ntrue: t\n~: n\n\"q\": quoted\n", true),
+            ("plain: a multi\n  line scalar\nnext: é ü ✓\n", true),
+            ("---\n---\nkind: Pod\n...\n---\n~\n---\nkind: Job\n", true),
+            ("just a string\n", true),
+            ("", true),
+            ("# only a comment\n", true),
+            ("- - - deep\n", true),
+            ("e: 1.5\n", false),
+            ("d: 007\n", false),
+            ("f: 0x1F\n", false),
+            ("g: 1_000\n", false),
+            ("h: +3\n", false),
+            ("i: .inf\n", false),
+            ("a: 2024-01-01\n", false),
+            ("e: 1:30\n", false),
+            ("x: &a 1\ny: *a\n", false),
+            ("x: !!str 1\n", false),
+            ("<<: {a: 1}\nb: 2\n", false),
+            ("a: 1\na: 2\n", false),
+            ("? [a]\n: 1\n", false),
+            ("%YAML 1.1\n---\na: 1\n", false),
+            ("a: [1, 2\n", false),
+            ("a: 1\n  b: 2\n", false),
+            ("\u{feff}a: 1\n", false),
+        ];
+        for (text, fast) in cases {
+            assert_eq!(same(text), fast, "{text}");
+        }
+    }
+}
