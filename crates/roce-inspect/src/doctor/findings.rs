@@ -197,9 +197,7 @@ impl Ctx<'_> {
         match check {
             NoRdmaDevices if !devices => self.no_rdma_devices(),
             NoRdmaDevices => {}
-            LinkLayer | MissingRail | DeviceNodes | PortDown | NoUsableGid | NcclGidIndex
-            | UcxGidIndex | Hca
-                if !devices => {}
+            _ if check.per_device() && !devices => {}
             LinkLayer => self.link_layer(),
             MissingRail => self.missing_rail(),
             DeviceNodes => self.device_nodes(),

@@ -42,6 +42,24 @@ pub(super) enum Check {
     EnvDrift,
 }
 
+impl Check {
+    /// Does it judge the RDMA devices' ports, GIDs or nodes (so without any device it cannot run)?
+    pub(super) fn per_device(self) -> bool {
+        use Check::*;
+        matches!(
+            self,
+            LinkLayer
+                | MissingRail
+                | DeviceNodes
+                | PortDown
+                | NoUsableGid
+                | NcclGidIndex
+                | UcxGidIndex
+                | Hca
+        )
+    }
+}
+
 /// The checks that judge `need` on a host, or why a host cannot show it. Exhaustive: a new need must say
 /// which.
 pub(super) fn on_host(need: Need) -> Result<&'static [Check], &'static str> {
@@ -77,12 +95,8 @@ pub(super) fn on_host(need: Need) -> Result<&'static [Check], &'static str> {
 
 /// Why a check could not judge on these facts (what it reads was unreadable), if it could not.
 fn unreadable(check: Check, f: &HostFacts) -> Option<&'static str> {
-    use Check::*;
     match check {
-        LinkLayer | MissingRail | DeviceNodes | PortDown | NoUsableGid | NcclGidIndex
-        | UcxGidIndex | Hca
-            if f.devices.is_empty() =>
-        {
+        _ if check.per_device() && f.devices.is_empty() => {
             Some("there are no RDMA devices to judge it by")
         }
         Check::DeviceNodes if f.device_nodes.is_none() && !f.devices.is_empty() => {
