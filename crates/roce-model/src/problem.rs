@@ -244,6 +244,8 @@ codes! {
     LintGenericKind = "roce::lint::generic_kind", Info;
     /// A pod-level `resourceClaims` entry that no container lists in `resources.claims`.
     LintClaimUnreferenced = "roce::lint::claim_unreferenced", Error;
+    /// A Multus network that no NAD of the input defines, where the input defines the namespace's networks.
+    LintNadUndefined = "roce::lint::nad_undefined", Error;
     /// More Multus attachments of an SR-IOV network than VFs of its resource requested.
     LintNadsVsVfs = "roce::lint::nads_vs_vfs", Error;
     /// RDMA env (NCCL's IB transport, UCX over verbs, RDMA KV transfer) but no RDMA device access.

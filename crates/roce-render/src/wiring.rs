@@ -66,7 +66,7 @@ pub struct Input<'a> {
     /// DeviceClasses whose selector names the driver (`device.driver == "dra.net"`): name and driver.
     pub device_classes: Vec<(&'a str, String)>,
     /// Device-plugin resources the fabric objects of the input create (SriovNetworkNodePolicy, the
-    /// NicClusterPolicy's RDMA shared device plugin), with full names.
+    /// NicClusterPolicy's device plugins, a device plugin's own ConfigMap), with full names.
     pub provided: Vec<String>,
     /// Does the input hold a fabric object that declares resources (so a resource nothing provides is
     /// worth a word)?
@@ -120,6 +120,24 @@ impl<'a> Input<'a> {
                     at: doc.origin,
                 });
             }
+            // The network operators' own network kinds each create a NAD of the same name in
+            // `spec.networkNamespace` (sriov-network-operator's OVSNetwork; NVIDIA network-operator's
+            // HostDeviceNetwork, whose resource it prefixes `nvidia.com/`, IPoIBNetwork, MacvlanNetwork).
+            "OVSNetwork" | "HostDeviceNetwork" | "IPoIBNetwork" | "MacvlanNetwork" => {
+                let prefix = if kind == "OVSNetwork" {
+                    "openshift.io"
+                } else {
+                    "nvidia.com"
+                };
+                self.nads.push(NadObject {
+                    name,
+                    namespace: spec.and_then(|s| text(s, "networkNamespace")).or(namespace),
+                    resource: spec
+                        .and_then(|s| text(s, "resourceName"))
+                        .map(|r| qualified(r, prefix)),
+                    at: doc.origin,
+                });
+            }
             "SriovNetworkNodePolicy" => {
                 self.declares_resources = true;
                 if let Some(r) = spec.and_then(|s| text(s, "resourceName")) {
@@ -133,6 +151,10 @@ impl<'a> Input<'a> {
             "ConfigMap" => {
                 if let Some(data) = entry(doc, "data") {
                     self.config_maps.push((name, &data.node));
+                    if let Some(resources) = config_map_resources(&data.node) {
+                        self.declares_resources = true;
+                        self.provided.extend(resources);
+                    }
                 }
             }
             "ComputeDomain" => {
@@ -272,27 +294,69 @@ fn nic_cluster_resources(spec: Option<&Node>) -> Vec<String> {
         else {
             continue;
         };
-        let Ok(json) = serde_json::from_str::<serde_json::Value>(config) else {
-            continue;
-        };
-        let own_prefix = json.get("resourcePrefix").and_then(|p| p.as_str());
-        for item in json
-            .get(list)
-            .and_then(|l| l.as_array())
-            .into_iter()
-            .flatten()
-        {
-            if let Some(name) = item.get("resourceName").and_then(|n| n.as_str()) {
-                let prefix = item
-                    .get("resourcePrefix")
-                    .and_then(|p| p.as_str())
-                    .or(own_prefix)
-                    .unwrap_or(prefix);
-                out.push(qualified(name, prefix));
-            }
+        if let Ok(json) = serde_json::from_str::<serde_json::Value>(config) {
+            out.extend(plugin_resources(&json, list, prefix));
         }
     }
     out
+}
+
+/// The resources a device plugin deployed from a ConfigMap creates: the plugins read a JSON file the
+/// ConfigMap is mounted as (`/k8s-rdma-shared-dev-plugin/config.json`, `/etc/pcidp/config.json`), so the
+/// ConfigMap is known by that file's shape, not its name. The RDMA shared device plugin lists
+/// `configList[]` entries with `rdmaHcaMax` (default prefix `rdma`: `RdmaHcaResourcePrefix` in its
+/// `pkg/types`); the SR-IOV network device plugin lists `resourceList[]` entries with `selectors` (default
+/// prefix `intel.com`, its `--resource-prefix`). `None`: not a device plugin's config.
+fn config_map_resources(data: &Node) -> Option<Vec<String>> {
+    let Value::Map(entries) = &data.value else {
+        return None;
+    };
+    let mut found: Option<Vec<String>> = None;
+    for e in entries {
+        let Value::Scalar(Scalar::Str(body)) = &e.node.value else {
+            continue;
+        };
+        if !body.trim_start().starts_with('{') {
+            continue;
+        }
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(body) else {
+            continue;
+        };
+        let items = |list: &str, marker: &str| {
+            json.get(list)
+                .and_then(|l| l.as_array())
+                .is_some_and(|l| !l.is_empty() && l.iter().all(|i| i.get(marker).is_some()))
+        };
+        let resources = if items("configList", "rdmaHcaMax") {
+            plugin_resources(&json, "configList", "rdma")
+        } else if items("resourceList", "selectors") {
+            plugin_resources(&json, "resourceList", "intel.com")
+        } else {
+            continue;
+        };
+        found.get_or_insert_with(Vec::new).extend(resources);
+    }
+    found
+}
+
+/// `list[].resourceName` of a device plugin's JSON config, each with its `resourcePrefix` (the entry's, the
+/// file's, else the plugin's `default_prefix`).
+fn plugin_resources(json: &serde_json::Value, list: &str, default_prefix: &str) -> Vec<String> {
+    let own_prefix = json.get("resourcePrefix").and_then(|p| p.as_str());
+    json.get(list)
+        .and_then(|l| l.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|item| {
+            let name = item.get("resourceName").and_then(|n| n.as_str())?;
+            let prefix = item
+                .get("resourcePrefix")
+                .and_then(|p| p.as_str())
+                .or(own_prefix)
+                .unwrap_or(default_prefix);
+            Some(qualified(name, prefix))
+        })
+        .collect()
 }
 
 /// A resource of the container: its request and limit as written.
@@ -871,6 +935,25 @@ impl<'a> Wiring<'a> {
         self.mounts
             .iter()
             .any(|(_, p, _)| p.trim_end_matches('/') == "/dev/shm")
+    }
+
+    /// The Multus networks no NAD of the input defines although the input defines networks in the
+    /// namespace they resolve in (an input that defines none, or none there, leaves them to the cluster).
+    /// Names match across an unset namespace (both resolve where the manifest is applied).
+    pub fn undefined_networks<'w>(
+        &'w self,
+        input: &'w Input<'a>,
+        pod_namespace: Option<&'w str>,
+    ) -> impl Iterator<Item = &'w Network> + 'w {
+        self.networks.iter().filter(move |n| {
+            let ns = n.namespace.as_deref().or(pod_namespace);
+            let covered = input.nads.iter().any(|nad| nad.namespace == ns);
+            let defined = input.nads.iter().any(|nad| {
+                nad.name == n.name
+                    && (ns.is_none() || nad.namespace.is_none() || nad.namespace == ns)
+            });
+            covered && !defined
+        })
     }
 
     /// How many NICs the Multus annotation attaches whose NADs come from a device-plugin resource, keyed

@@ -86,6 +86,7 @@ pub(super) fn document<'a>(
         } else if !domain {
             imex(&owner, at, w, problems);
         }
+        undefined_networks(&owner, at, w, input, pod_namespace, problems);
         vfs(&owner, at, w, input, pod_namespace, problems);
         provided(&owner, w, input, problems);
         kv_transport(&owner, v, w, problems);
@@ -558,6 +559,43 @@ fn imex(owner: &str, at: Origin, w: &Wiring<'_>, problems: &mut Vec<Problem>) {
             .at(at, "no IMEX channel")
             .at(asked, "IMEX asked for here")
             .help("claim the ComputeDomain's channel ResourceClaimTemplate in `spec.resourceClaims` and list it in the container's `resources.claims` (or, with the legacy channels, set NVIDIA_IMEX_CHANNELS in the container's own env)"),
+    );
+}
+
+/// Multus looks each network of the annotation up as a NetworkAttachmentDefinition in the namespace it
+/// resolves in (`getKubernetesDelegate`, pkg/k8sclient): one that is not there fails the pod's sandbox
+/// (event `NoNetworkFound`) and the pod stays in `ContainerCreating`. Judged only where the input defines
+/// the networks of that namespace itself.
+fn undefined_networks(
+    owner: &str,
+    at: Origin,
+    w: &Wiring<'_>,
+    input: &Input<'_>,
+    pod_namespace: Option<&str>,
+    problems: &mut Vec<Problem>,
+) {
+    let missing: Vec<&str> = w
+        .undefined_networks(input, pod_namespace)
+        .map(|n| n.name.as_str())
+        .collect();
+    let Some(first) = missing.first() else {
+        return;
+    };
+    let mut defined: Vec<&str> = input.nads.iter().map(|n| n.name).collect();
+    defined.sort_unstable();
+    defined.dedup();
+    let multus_at = w.multus.map_or(at, |e| e.node.origin);
+    problems.push(
+        Problem::new(
+            Code::LintNadUndefined,
+            format!(
+                "{owner} attaches {} that no NetworkAttachmentDefinition of this input defines (it defines {}): Multus does not find the NAD in the pod's namespace, fails the pod's network setup (NoNetworkFound) and the pod stays in ContainerCreating",
+                missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "),
+                defined.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "),
+            ),
+        )
+        .at(multus_at, format!("`{first}` is not defined"))
+        .help("attach a network the input defines, or define the NAD in the pod's namespace (`namespace/name` names one elsewhere)"),
     );
 }
 
