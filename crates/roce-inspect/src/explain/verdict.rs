@@ -10,10 +10,49 @@ use super::{
     sockets,
 };
 
+/// The verdict, as a pipeline: each step reads the whole log and adds what it alone can tell.
 pub(super) fn finish(mut x: Explainer) -> Explanation {
-    let mut findings = Vec::new();
+    let found = std::mem::take(&mut x.found);
+    let mut findings = input_findings(&x);
+    let (env, env_lines) = environment(&x, &mut findings);
+    let net = Networks::read(&x);
+    findings.extend(mixed_network(&net));
+    let gpudirect_rdma = gpudirect(&x, &net, &mut findings);
+    let rdma_expected = socket_fallback(&x, &env, &net, &mut findings);
+    findings.extend(mixed_link_layer(&x, &net.devices));
+    findings.extend(wrong_results(&x));
+    findings.extend(plugin_not_loaded(&x, &env));
+    accumulated(&x, found, &env, &mut findings);
+    findings.extend(version_mismatch(&x));
+    dedupe(&mut findings);
+    let processes = processes(&net.procs);
+    let Networks {
+        transport,
+        network,
+        devices,
+        connections,
+        ..
+    } = net;
+    explanation(
+        x,
+        Verdict {
+            transport,
+            network,
+            gpudirect_rdma,
+            devices,
+            connections,
+            processes,
+            env,
+            env_lines,
+            rdma_expected,
+        },
+        findings,
+    )
+}
 
-    // ---- inputs that are not NCCL logs ----
+/// Inputs that are not NCCL logs, and NCCL logs without the INFO lines a verdict needs.
+fn input_findings(x: &Explainer) -> Vec<Finding> {
+    let mut findings = Vec::new();
     for f in &x.files {
         let name = &f.name;
         if f.nonblank_lines == 0 {
@@ -50,8 +89,15 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             "rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV (NCCL_DEBUG=WARN prints only failures)",
         ));
     }
+    findings
+}
 
-    // ---- environment ----
+/// The environment NCCL echoed (each variable's first value, and the line it came from); ranks that saw
+/// different values, and disable knobs read as 0.
+fn environment(
+    x: &Explainer,
+    findings: &mut Vec<Finding>,
+) -> (IndexMap<String, String>, IndexMap<String, Evidence>) {
     let mut env: IndexMap<String, String> = IndexMap::new();
     for (name, values) in &x.env {
         if let Some((first, _)) = values.first() {
@@ -78,77 +124,113 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         .collect();
     // without a profile nothing says a 0 was meant; `compare_profile` judges again with the profile's env
     findings.extend(disable_read_as_zero(&env, &env_lines, &|_| false));
+    (env, env_lines)
+}
 
-    // ---- processes, networks, devices ----
-    let procs: Vec<&super::Proc> = x
+/// What the processes used: their networks and connections, the devices, and the transport that follows.
+struct Networks<'x> {
+    procs: Vec<&'x super::Proc>,
+    connections: Connections,
+    /// The networks the channel lines name (NCCL's `via NET/…`).
+    channel_nets: IndexSet<String>,
+    /// The channel networks, else the networks the processes chose.
+    nets: IndexSet<String>,
+    devices: Vec<Device>,
+    transport: Transport,
+    network: Option<String>,
+}
+
+impl<'x> Networks<'x> {
+    fn read(x: &'x Explainer) -> Networks<'x> {
+        let procs: Vec<&super::Proc> = x
+            .procs
+            .iter()
+            .filter(|p| !p.host.is_empty() || p.lines > 0)
+            .collect();
+        let mut connections = Connections::default();
+        let mut channel_nets: IndexSet<String> = IndexSet::new();
+        let mut chosen: IndexSet<String> = IndexSet::new();
+        for p in &procs {
+            connections.add(&p.connections);
+            channel_nets.extend(p.channel_nets.iter().cloned());
+            chosen.extend(p.networks.iter().cloned());
+        }
+        let nets: IndexSet<String> = if channel_nets.is_empty() {
+            chosen
+        } else {
+            channel_nets.clone()
+        };
+        let mut devices: Vec<Device> = x.devices.values().cloned().collect();
+        for d in &mut devices {
+            if let Some((on, _)) = x.facts.gdr_hca.get(&d.name) {
+                d.gdr = Some(*on);
+            }
+            d.speed_mbps = x.facts.speeds.get(&d.name).copied();
+        }
+        let ib_disabled = x
+            .env
+            .get(vars::NCCL_IB_DISABLE)
+            .and_then(|v| v.first())
+            .is_some_and(|(v, _)| v.parse::<i64>().is_ok_and(|n| n != 0));
+        let ib_unavailable = x.facts.ib_no_device.is_some()
+            || x.facts.ib_init_failed.is_some()
+            || x.facts.ibverbs_missing.is_some()
+            || ib_disabled;
+        let signals = Signals {
+            network: nets.first().map(String::as_str),
+            devices: &devices,
+            link: link_evidence(x),
+            ib_active: x.facts.ib_active.is_some()
+                || (x.facts.ib_chain.is_some() && !ib_unavailable),
+            ofi: x.facts.ofi.is_some(),
+            socket_by_elimination: x.facts.tcp_plugin.is_some()
+                || (x.facts.socket_using.is_some() && ib_unavailable && devices.is_empty()),
+            ucx_rdma: x.facts.ucx_rdma,
+            ucx_tcp: x.facts.ucx_tcp,
+        };
+        let transport = transport::classify(&signals);
+        let network = nets.first().cloned().or_else(|| match transport {
+            Transport::Socket if x.facts.tcp_plugin.is_some() => Some("FastSocket".to_string()),
+            Transport::Socket => Some("Socket".to_string()),
+            Transport::Ib | Transport::Roce if !devices.is_empty() => Some("IB".to_string()),
+            _ => None,
+        });
+        Networks {
+            procs,
+            connections,
+            channel_nets,
+            nets,
+            devices,
+            transport,
+            network,
+        }
+    }
+}
+
+/// Ranks that used different networks.
+fn mixed_network(net: &Networks) -> Option<Finding> {
+    if net.nets.len() <= 1 {
+        return None;
+    }
+    let list: Vec<&str> = net.nets.iter().map(String::as_str).collect();
+    let ev = net
         .procs
         .iter()
-        .filter(|p| !p.host.is_empty() || p.lines > 0)
-        .collect();
-    let mut connections = Connections::default();
-    let mut channel_nets: IndexSet<String> = IndexSet::new();
-    let mut chosen: IndexSet<String> = IndexSet::new();
-    for p in &procs {
-        connections.add(&p.connections);
-        channel_nets.extend(p.channel_nets.iter().cloned());
-        chosen.extend(p.networks.iter().cloned());
-    }
-    let nets: IndexSet<String> = if channel_nets.is_empty() {
-        chosen.clone()
-    } else {
-        channel_nets.clone()
-    };
-    let mut devices: Vec<Device> = x.devices.values().cloned().collect();
-    for d in &mut devices {
-        if let Some((on, _)) = x.facts.gdr_hca.get(&d.name) {
-            d.gdr = Some(*on);
-        }
-        d.speed_mbps = x.facts.speeds.get(&d.name).copied();
-    }
-    let ib_disabled = x
-        .env
-        .get(vars::NCCL_IB_DISABLE)
-        .and_then(|v| v.first())
-        .is_some_and(|(v, _)| v.parse::<i64>().is_ok_and(|n| n != 0));
-    let ib_unavailable = x.facts.ib_no_device.is_some()
-        || x.facts.ib_init_failed.is_some()
-        || x.facts.ibverbs_missing.is_some()
-        || ib_disabled;
-    let signals = Signals {
-        network: nets.first().map(String::as_str),
-        devices: &devices,
-        link: link_evidence(&x),
-        ib_active: x.facts.ib_active.is_some() || (x.facts.ib_chain.is_some() && !ib_unavailable),
-        ofi: x.facts.ofi.is_some(),
-        socket_by_elimination: x.facts.tcp_plugin.is_some()
-            || (x.facts.socket_using.is_some() && ib_unavailable && devices.is_empty()),
-        ucx_rdma: x.facts.ucx_rdma,
-        ucx_tcp: x.facts.ucx_tcp,
-    };
-    let transport = transport::classify(&signals);
-    let network = nets.first().cloned().or_else(|| match transport {
-        Transport::Socket if x.facts.tcp_plugin.is_some() => Some("FastSocket".to_string()),
-        Transport::Socket => Some("Socket".to_string()),
-        Transport::Ib | Transport::Roce if !devices.is_empty() => Some("IB".to_string()),
-        _ => None,
-    });
+        .find_map(|p| p.network_ev.clone().or(p.net_channel_ev.clone()));
+    Some(
+        Finding::new(
+            Code::ExplainMixedNetwork,
+            format!("ranks used different networks: {}", list.join(", ")),
+            "some ranks found RDMA devices and others did not: compare the pods' RDMA attachment (Multus annotation, `rdma/ib` request) across nodes",
+        )
+        .at(ev),
+    )
+}
 
-    if nets.len() > 1 {
-        let list: Vec<&str> = nets.iter().map(String::as_str).collect();
-        let ev = procs
-            .iter()
-            .find_map(|p| p.network_ev.clone().or(p.net_channel_ev.clone()));
-        findings.push(
-            Finding::new(
-                Code::ExplainMixedNetwork,
-                format!("ranks used different networks: {}", list.join(", ")),
-                "some ranks found RDMA devices and others did not: compare the pods' RDMA attachment (Multus annotation, `rdma/ib` request) across nodes",
-            )
-            .at(ev),
-        );
-    }
-
-    // ---- GPUDirect RDMA ----
+/// Whether data moved GPU to NIC directly (`None`: the log cannot tell), and why not where it did not.
+fn gpudirect(x: &Explainer, net: &Networks, findings: &mut Vec<Finding>) -> Option<bool> {
+    let transport = net.transport;
+    let connections = net.connections;
     let ib_like = matches!(transport, Transport::Ib | Transport::Roce | Transport::Ofi);
     let disabled_hcas: Vec<&str> = x
         .facts
@@ -182,39 +264,50 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
     } else {
         None
     };
-    if ib_like && gpudirect_rdma == Some(false) {
-        if ofi_unsupported {
-            let ev = x.facts.ofi_gdr_unsupported.clone();
-            findings.push(
-                Finding::new(
-                    Code::ExplainGdrUnsupported,
-                    "no GPUDirect RDMA on this platform: aws-ofi-nccl found that its libfabric provider cannot read and write GPU memory, so NCCL stages network data through host memory",
-                    "a property of the instance type, nothing to fix in the job: on EC2 only the P-series from p4d on have GPUDirect RDMA over EFA (G4dn, G5, G6, G6e do not, aws/aws-ofi-nccl#547); on a P-series instance it means the EFA installer's libfabric lacks FI_HMEM (`fi_info -p efa -c FI_HMEM` must list the devices)",
-                )
-                .at(ev),
-            );
-        } else if let Some(ev) = &x.facts.ofi_gdr_required {
-            findings.push(
-                Finding::new(
-                    Code::ExplainGdrDisabled,
-                    format!("GPUDirect RDMA disabled on an instance type that has it: NET/OFI {}", ev.text.split("NET/OFI ").nth(1).unwrap_or(&ev.text)),
-                    "aws-ofi-nccl refuses to run without GPUDirect RDMA where the instance has it (src/platform-aws.cpp): the libfabric in the container lacks FI_HMEM or CUDA support (use the EFA installer's libfabric, `fi_info -p efa -c FI_HMEM`), or the GPU driver's peer-memory / DMA-BUF support is missing",
-                )
-                .at(Some(ev.clone())),
-            );
-        } else {
-            findings.push(gdr_finding(
-                &x,
-                &procs,
-                connections,
-                network.as_deref(),
-                &disabled_hcas,
-            ));
-        }
+    if !ib_like || gpudirect_rdma != Some(false) {
+        return gpudirect_rdma;
     }
+    if ofi_unsupported {
+        let ev = x.facts.ofi_gdr_unsupported.clone();
+        findings.push(
+            Finding::new(
+                Code::ExplainGdrUnsupported,
+                "no GPUDirect RDMA on this platform: aws-ofi-nccl found that its libfabric provider cannot read and write GPU memory, so NCCL stages network data through host memory",
+                "a property of the instance type, nothing to fix in the job: on EC2 only the P-series from p4d on have GPUDirect RDMA over EFA (G4dn, G5, G6, G6e do not, aws/aws-ofi-nccl#547); on a P-series instance it means the EFA installer's libfabric lacks FI_HMEM (`fi_info -p efa -c FI_HMEM` must list the devices)",
+            )
+            .at(ev),
+        );
+    } else if let Some(ev) = &x.facts.ofi_gdr_required {
+        findings.push(
+            Finding::new(
+                Code::ExplainGdrDisabled,
+                format!("GPUDirect RDMA disabled on an instance type that has it: NET/OFI {}", ev.text.split("NET/OFI ").nth(1).unwrap_or(&ev.text)),
+                "aws-ofi-nccl refuses to run without GPUDirect RDMA where the instance has it (src/platform-aws.cpp): the libfabric in the container lacks FI_HMEM or CUDA support (use the EFA installer's libfabric, `fi_info -p efa -c FI_HMEM`), or the GPU driver's peer-memory / DMA-BUF support is missing",
+            )
+            .at(Some(ev.clone())),
+        );
+    } else {
+        findings.push(gdr_finding(
+            x,
+            &net.procs,
+            connections,
+            net.network.as_deref(),
+            &disabled_hcas,
+        ));
+    }
+    gpudirect_rdma
+}
 
-    // ---- socket fallback ----
-    let socket_channels = channel_nets.iter().any(|n| transport::is_socket(n));
+/// A job that should use RDMA but fell back to TCP sockets (and libibverbs missing, and socket interfaces
+/// other hosts cannot reach). Returns whether the log says RDMA was expected.
+fn socket_fallback(
+    x: &Explainer,
+    env: &IndexMap<String, String>,
+    net: &Networks,
+    findings: &mut Vec<Finding>,
+) -> bool {
+    let transport = net.transport;
+    let socket_channels = net.channel_nets.iter().any(|n| transport::is_socket(n));
     let ib_disable = env
         .get(vars::NCCL_IB_DISABLE)
         .filter(|v| v.parse::<i64>().is_ok_and(|n| n != 0));
@@ -244,29 +337,11 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         );
     }
     if transport == Transport::Socket && rdma_expected {
-        let hca = env.get(vars::NCCL_IB_HCA.name);
-        let cause = if let Some(v) = &socket_forced {
-            format!("NCCL_NET={v} forces TCP sockets")
-        } else if let Some(v) = ib_disable {
-            format!("IB is disabled by NCCL_IB_DISABLE={v}")
-        } else if x.facts.ibverbs_missing.is_some() {
-            "libibverbs.so could not be loaded".to_string()
-        } else if let Some((_, dev)) = &x.facts.ib_open_failed {
-            format!("RDMA device {dev} exists but could not be opened")
-        } else if x.facts.ib_no_device.is_some() {
-            match hca {
-                Some(h) => format!(
-                    "NCCL_IB_HCA={h} matched no active RDMA port (`NET/IB : No device found.`)"
-                ),
-                None => "NCCL found no active RDMA port (`NET/IB : No device found.`)".to_string(),
-            }
-        } else if x.facts.ib_init_failed.is_some() {
-            "the IB network failed to initialize".to_string()
-        } else {
-            "NCCL chose the Socket network".to_string()
-        };
+        let hca = env.get(vars::NCCL_IB_HCA.name).map(String::as_str);
+        let (cause, help) = fallback_cause(x, socket_forced.as_deref(), ib_disable, hca);
         let scope = if socket_channels {
-            let n: u64 = procs
+            let n: u64 = net
+                .procs
                 .iter()
                 .filter(|p| {
                     p.channel_nets
@@ -280,21 +355,6 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             format!("ranks on {} hosts talk over TCP", x.hosts.len())
         } else {
             "this log shows no network connection (all peers were on one node), but between nodes this job runs over TCP".to_string()
-        };
-        let help = if socket_forced.is_some() {
-            "unset NCCL_NET (or set NCCL_NET=IB) so NCCL uses the RDMA devices".to_string()
-        } else if ib_disable.is_some() {
-            "remove NCCL_IB_DISABLE (or set it to 0) so NCCL uses RDMA".to_string()
-        } else if x.facts.ibverbs_missing.is_some() {
-            "install rdma-core (libibverbs1, ibverbs-providers) in the image".to_string()
-        } else if x.facts.ib_open_failed.is_some() {
-            "mount /dev/infiniband into the container (the RDMA device plugin does when `rdma/ib` is requested) and grant IPC_LOCK".to_string()
-        } else if let Some(h) = hca {
-            format!(
-                "the pod has no RDMA device matching `{h}` (missing Multus annotation or `rdma/ib` request?): check the k8s.v1.cni.cncf.io/networks annotation and that `rdma/ib` is in both requests and limits; `ls /sys/class/infiniband` in the pod lists what NCCL can see"
-            )
-        } else {
-            "give the pod an RDMA device: request `rdma/ib` (requests and limits) and attach the RDMA networks (Multus on RoCE); `ls /sys/class/infiniband` must list a device with an ACTIVE port".to_string()
         };
         let ev = x
             .facts
@@ -310,7 +370,8 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             help,
         )
         .at(ev);
-        f.hosts = procs
+        f.hosts = net
+            .procs
             .iter()
             .filter(|p| {
                 p.networks
@@ -325,99 +386,151 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             .collect();
         findings.push(f);
     }
-
-    // ---- socket interfaces other hosts cannot reach ----
-    let single_node = x.facts.n_nodes == 1 && connections.net == 0;
+    let single_node = x.facts.n_nodes == 1 && net.connections.net == 0;
     if !single_node
-        && let Some(f) = socket_interface_finding(&x, transport, multi_host || socket_channels)
+        && let Some(f) = socket_interface_finding(x, transport, multi_host || socket_channels)
     {
         findings.push(f);
     }
+    rdma_expected
+}
 
-    // ---- InfiniBand and RoCE ports together ----
+/// Why NCCL ended on sockets, and the fix: the first cause the log shows, in the order NCCL meets them.
+fn fallback_cause(
+    x: &Explainer,
+    socket_forced: Option<&str>,
+    ib_disable: Option<&String>,
+    hca: Option<&str>,
+) -> (String, String) {
+    let cause = if let Some(v) = socket_forced {
+        format!("NCCL_NET={v} forces TCP sockets")
+    } else if let Some(v) = ib_disable {
+        format!("IB is disabled by NCCL_IB_DISABLE={v}")
+    } else if x.facts.ibverbs_missing.is_some() {
+        "libibverbs.so could not be loaded".to_string()
+    } else if let Some((_, dev)) = &x.facts.ib_open_failed {
+        format!("RDMA device {dev} exists but could not be opened")
+    } else if x.facts.ib_no_device.is_some() {
+        match hca {
+            Some(h) => {
+                format!("NCCL_IB_HCA={h} matched no active RDMA port (`NET/IB : No device found.`)")
+            }
+            None => "NCCL found no active RDMA port (`NET/IB : No device found.`)".to_string(),
+        }
+    } else if x.facts.ib_init_failed.is_some() {
+        "the IB network failed to initialize".to_string()
+    } else {
+        "NCCL chose the Socket network".to_string()
+    };
+    let help = if socket_forced.is_some() {
+        "unset NCCL_NET (or set NCCL_NET=IB) so NCCL uses the RDMA devices".to_string()
+    } else if ib_disable.is_some() {
+        "remove NCCL_IB_DISABLE (or set it to 0) so NCCL uses RDMA".to_string()
+    } else if x.facts.ibverbs_missing.is_some() {
+        "install rdma-core (libibverbs1, ibverbs-providers) in the image".to_string()
+    } else if x.facts.ib_open_failed.is_some() {
+        "mount /dev/infiniband into the container (the RDMA device plugin does when `rdma/ib` is requested) and grant IPC_LOCK".to_string()
+    } else if let Some(h) = hca {
+        format!(
+            "the pod has no RDMA device matching `{h}` (missing Multus annotation or `rdma/ib` request?): check the k8s.v1.cni.cncf.io/networks annotation and that `rdma/ib` is in both requests and limits; `ls /sys/class/infiniband` in the pod lists what NCCL can see"
+        )
+    } else {
+        "give the pod an RDMA device: request `rdma/ib` (requests and limits) and attach the RDMA networks (Multus on RoCE); `ls /sys/class/infiniband` must list a device with an ACTIVE port".to_string()
+    };
+    (cause, help)
+}
+
+/// InfiniBand and RoCE ports used together.
+fn mixed_link_layer(x: &Explainer, devices: &[Device]) -> Option<Finding> {
     let ll = |p: &str| {
         devices
             .iter()
             .filter(|d| d.link_layer.starts_with(p))
             .count()
     };
-    if (ll("IB") > 0 && ll("RoCE") > 0) || x.facts.mixed_link_warn.is_some() {
-        let list: Vec<String> = devices
-            .iter()
-            .map(|d| format!("{}/{}", d.name, d.link_layer))
-            .collect();
-        findings.push(
-            Finding::new(
-                Code::ExplainMixedLinkLayer,
-                format!(
-                    "NCCL uses InfiniBand and RoCE ports together{}",
-                    if list.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {}", list.join(" "))
-                    }
-                ),
-                "a queue pair joins two ports of one link layer: when ranks pick an IB port on one side and a RoCE port on the other, connecting fails (2.26+ refuses with `Attempted to connect incompatible devices`); list only one kind in NCCL_IB_HCA (e.g. `=mlx5_0,mlx5_1`)",
-            )
-            .at(x.facts.mixed_link_warn.clone().or(x.facts.ib_using.clone())),
-        );
+    if !((ll("IB") > 0 && ll("RoCE") > 0) || x.facts.mixed_link_warn.is_some()) {
+        return None;
     }
+    let list: Vec<String> = devices
+        .iter()
+        .map(|d| format!("{}/{}", d.name, d.link_layer))
+        .collect();
+    Some(
+        Finding::new(
+            Code::ExplainMixedLinkLayer,
+            format!(
+                "NCCL uses InfiniBand and RoCE ports together{}",
+                if list.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", list.join(" "))
+                }
+            ),
+            "a queue pair joins two ports of one link layer: when ranks pick an IB port on one side and a RoCE port on the other, connecting fails (2.26+ refuses with `Attempted to connect incompatible devices`); list only one kind in NCCL_IB_HCA (e.g. `=mlx5_0,mlx5_1`)",
+        )
+        .at(x.facts.mixed_link_warn.clone().or(x.facts.ib_using.clone())),
+    )
+}
 
-    // ---- nccl-tests ----
-    if let Some(ev) = &x.tables.wrong_ev {
-        let b = x.tables.finish().unwrap_or_default();
-        let what = match (b.wrong, b.out_of_bounds) {
-            (w, Some(o)) if w > 0 => format!("{w} wrong values in the table, {o} out of bounds"),
-            (w, _) if w > 0 => format!("{w} wrong values in the table"),
-            (_, Some(o)) => format!("{o} values out of bounds"),
-            _ => "wrong values".to_string(),
-        };
-        findings.push(
-            Finding::new(
-                Code::ExplainWrongResults,
-                format!("nccl-tests found wrong results: {what}"),
-                "wrong data means corruption on the path: GPUDirect RDMA through a PCIe switch with ACS or an IOMMU in the way (NCCL_NET_GDR_LEVEL=LOC to confirm), a faulty NIC, cable or GPU (run the test per node and per rail to isolate it), or mismatched NCCL builds across ranks",
-            )
-            .at(Some(ev.clone())),
-        );
+/// nccl-tests' own check of the results.
+fn wrong_results(x: &Explainer) -> Option<Finding> {
+    let ev = x.tables.wrong_ev.as_ref()?;
+    let b = x.tables.finish().unwrap_or_default();
+    let what = match (b.wrong, b.out_of_bounds) {
+        (w, Some(o)) if w > 0 => format!("{w} wrong values in the table, {o} out of bounds"),
+        (w, _) if w > 0 => format!("{w} wrong values in the table"),
+        (_, Some(o)) => format!("{o} values out of bounds"),
+        _ => "wrong values".to_string(),
+    };
+    Some(
+        Finding::new(
+            Code::ExplainWrongResults,
+            format!("nccl-tests found wrong results: {what}"),
+            "wrong data means corruption on the path: GPUDirect RDMA through a PCIe switch with ACS or an IOMMU in the way (NCCL_NET_GDR_LEVEL=LOC to confirm), a faulty NIC, cable or GPU (run the test per node and per rail to isolate it), or mismatched NCCL builds across ranks",
+        )
+        .at(Some(ev.clone())),
+    )
+}
+
+/// A net plugin NCCL_NET_PLUGIN asked for that failed to load.
+fn plugin_not_loaded(x: &Explainer, env: &IndexMap<String, String>) -> Option<Finding> {
+    let req = env.get(vars::NCCL_NET_PLUGIN.name)?;
+    if req.eq_ignore_ascii_case("none") || req.is_empty() {
+        return None;
     }
-
-    // ---- plugin requested but not loaded ----
-    if let Some(req) = env.get(vars::NCCL_NET_PLUGIN.name)
-        && !req.eq_ignore_ascii_case("none")
-        && !req.is_empty()
-    {
-        let stem = req
-            .trim_start_matches("libnccl-net-")
-            .trim_end_matches(".so");
-        let failed = x
-            .facts
-            .plugin_failures
-            .iter()
-            .find(|(_, t)| t.contains(stem));
-        let loaded = x.facts.plugins_loaded.iter().any(|p| p.contains(stem));
-        if let Some((ev, t)) = failed
-            && !loaded
-        {
-            findings.push(
-                Finding::new(
-                    Code::ExplainPluginNotLoaded,
-                    format!("NCCL_NET_PLUGIN={req} was not loaded ({t}); NCCL used its internal networks"),
-                    "install the plugin library in the image and put its directory on LD_LIBRARY_PATH, or set NCCL_NET_PLUGIN=none to state that the internal IB transport is meant",
-                )
-                .at(Some(ev.clone())),
-            );
-        }
+    let stem = req
+        .trim_start_matches("libnccl-net-")
+        .trim_end_matches(".so");
+    let (ev, t) = x
+        .facts
+        .plugin_failures
+        .iter()
+        .find(|(_, t)| t.contains(stem))?;
+    if x.facts.plugins_loaded.iter().any(|p| p.contains(stem)) {
+        return None;
     }
+    Some(
+        Finding::new(
+            Code::ExplainPluginNotLoaded,
+            format!("NCCL_NET_PLUGIN={req} was not loaded ({t}); NCCL used its internal networks"),
+            "install the plugin library in the image and put its directory on LD_LIBRARY_PATH, or set NCCL_NET_PLUGIN=none to state that the internal IB transport is meant",
+        )
+        .at(Some(ev.clone())),
+    )
+}
 
-    // ---- accumulated findings (compose the ones that need the environment) ----
-    let ifname = env.get(vars::NCCL_SOCKET_IFNAME.name).cloned();
-    let nccl_net = env.get(vars::NCCL_NET).cloned();
-    let other_completion = x.found.keys().any(|(c, k)| {
+/// The findings gathered line by line, composed with what only the whole log knows (the environment, the
+/// version, the other findings).
+fn accumulated(
+    x: &Explainer,
+    found: IndexMap<(Code, String), super::Acc>,
+    env: &IndexMap<String, String>,
+    findings: &mut Vec<Finding>,
+) {
+    let other_completion = found.keys().any(|(c, k)| {
         *c == Code::ExplainIbRetryExceeded || (*c == Code::ExplainIbCompletionError && k != "5")
     });
-    let ucx_hosts = x
-        .found
+    let ucx_hosts = found
         .values()
         .filter(|a| a.finding.code == Code::ExplainUcxUnreachable)
         .map(|a| a.hosts.len())
@@ -428,21 +541,12 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
         .next()
         .cloned()
         .or(x.facts.torch_version.clone());
-    for ((code, key), acc) in std::mem::take(&mut x.found) {
+    for ((code, key), acc) in found {
         let mut f = acc.finding;
         f.hosts = acc.hosts.into_iter().collect();
         match code {
-            Code::ExplainDuplicateGpu => {
-                // NCCL_MULTI_RANK_GPU_ENABLE exists since 2.30 (NCCL user guide, env.rst; `src/init.cc`), whose
-                // warning names it
-                let has_knob = version.as_deref().is_some_and(|v| !version_lt(v, 2, 30))
-                    || f.evidence
-                        .as_ref()
-                        .is_some_and(|e| e.text.contains("NCCL_MULTI_RANK_GPU_ENABLE"));
-                if has_knob {
-                    f.help.push_str("; to share a GPU on purpose, NCCL ≥ 2.30 accepts NCCL_MULTI_RANK_GPU_ENABLE=1 (experimental: every rank allocates its own channels on the GPU, so limit them with NCCL_MAX_CTAS; NVLS is turned off)");
-                }
-            }
+            Code::ExplainIbCompletionError if key == "5" && other_completion => continue,
+            Code::ExplainDuplicateGpu => duplicate_gpu(&mut f, version.as_deref()),
             Code::ExplainNcclDiagnostic => {
                 let results: Vec<&super::Diagnostic> = x
                     .diags
@@ -451,77 +555,95 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
                     .collect();
                 (f.message, f.help) = super::diag::finding_text(&key, &results);
             }
-            Code::ExplainIbCompletionError if key == "5" && other_completion => continue,
-            Code::ExplainBootstrapNoInterface => {
-                let what = x
-                    .facts
-                    .no_interface
-                    .as_ref()
-                    .map_or("bootstrap", |(_, w)| *w);
-                f.message = match &ifname {
-                    Some(v) => format!(
-                        "{what}: no network interface matches NCCL_SOCKET_IFNAME={v}; NCCL cannot connect the ranks"
-                    ),
-                    None => format!(
-                        "{what}: NCCL found no usable network interface (only loopback or docker interfaces?)"
-                    ),
-                };
-                f.help = "set NCCL_SOCKET_IFNAME to an interface that exists in the container and has an IP address (usually eth0 in a Kubernetes pod; `ip -o addr` or `ls /sys/class/net` lists them); `^lo,docker` excludes by prefix, `=eth0` matches exactly, and a one-character value is ignored".into();
-            }
-            Code::ExplainNetNotFound => {
-                let net = x
-                    .facts
-                    .net_not_found
-                    .as_ref()
-                    .map(|(_, n)| n.clone())
-                    .filter(|n| !n.is_empty())
-                    .or(nccl_net.clone());
-                let why = if x.facts.ib_no_device.is_some() {
-                    " (`NET/IB : No device found.`)"
-                } else {
-                    ""
-                };
-                f.message = match net {
-                    Some(n) => {
-                        format!("NCCL_NET={n} forces a network that could not initialize{why}")
-                    }
-                    None => format!(
-                        "no NCCL network could initialize{why}: is NCCL_NET set (e.g. NCCL_NET=IB)?"
-                    ),
-                };
-                f.help = "unset NCCL_NET to let NCCL choose, or make the forced network work: for IB the pod needs an RDMA device (`rdma/ib` request, Multus networks on RoCE) and a matching NCCL_IB_HCA".into();
-            }
-            Code::ExplainUcxUnreachable => {
-                let n = ucx_hosts;
-                if n > 1 {
-                    f.message = format!("UCX: Destination is unreachable on {n} hosts at once");
-                    f.help = "several pods failing together points at a fabric event, not the job: check whether other jobs on the fabric fail too (and the nodes' backend link-health labels) before changing the job".into();
-                } else {
-                    f.message = "UCX: Destination is unreachable".into();
-                    f.help = "UCX found no transport that reaches the peer: check UCX_TLS and UCX_NET_DEVICES against `ucx_info -d` on both sides and the RoCE GID (UCX_IB_GID_INDEX); UCX_IB_ROCE_REACHABILITY_MODE=all relaxes the subnet check; if it hits many pods at once that worked before, suspect a fabric event and check other jobs first".into();
-                }
-            }
+            Code::ExplainBootstrapNoInterface => bootstrap_no_interface(&mut f, x, env),
+            Code::ExplainNetNotFound => net_not_found(&mut f, x, env),
+            Code::ExplainUcxUnreachable => ucx_unreachable(&mut f, ucx_hosts),
             _ => {}
         }
         findings.push(f);
     }
+}
 
-    // ---- versions ----
-    let versions: Vec<&String> = x.versions.keys().collect();
-    if versions.len() > 1 {
-        let ev = x.versions.get_index(1).map(|(_, e)| e.clone());
-        findings.push(
-            Finding::new(
-                Code::ExplainVersionMismatch,
-                format!("ranks run different NCCL versions: {}", versions.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")),
-                "use one image (one NCCL build) for every rank; NCCL does not interoperate across versions",
-            )
-            .at(ev),
-        );
+fn duplicate_gpu(f: &mut Finding, version: Option<&str>) {
+    // NCCL_MULTI_RANK_GPU_ENABLE exists since 2.30 (NCCL user guide, env.rst; `src/init.cc`), whose warning
+    // names it
+    let has_knob = version.is_some_and(|v| !version_lt(v, 2, 30))
+        || f.evidence
+            .as_ref()
+            .is_some_and(|e| e.text.contains("NCCL_MULTI_RANK_GPU_ENABLE"));
+    if has_knob {
+        f.help.push_str("; to share a GPU on purpose, NCCL ≥ 2.30 accepts NCCL_MULTI_RANK_GPU_ENABLE=1 (experimental: every rank allocates its own channels on the GPU, so limit them with NCCL_MAX_CTAS; NVLS is turned off)");
     }
-    dedupe(&mut findings);
+}
 
-    let processes: Vec<Process> = procs
+fn bootstrap_no_interface(f: &mut Finding, x: &Explainer, env: &IndexMap<String, String>) {
+    let what = x
+        .facts
+        .no_interface
+        .as_ref()
+        .map_or("bootstrap", |(_, w)| *w);
+    f.message = match env.get(vars::NCCL_SOCKET_IFNAME.name) {
+        Some(v) => format!(
+            "{what}: no network interface matches NCCL_SOCKET_IFNAME={v}; NCCL cannot connect the ranks"
+        ),
+        None => format!(
+            "{what}: NCCL found no usable network interface (only loopback or docker interfaces?)"
+        ),
+    };
+    f.help = "set NCCL_SOCKET_IFNAME to an interface that exists in the container and has an IP address (usually eth0 in a Kubernetes pod; `ip -o addr` or `ls /sys/class/net` lists them); `^lo,docker` excludes by prefix, `=eth0` matches exactly, and a one-character value is ignored".into();
+}
+
+fn net_not_found(f: &mut Finding, x: &Explainer, env: &IndexMap<String, String>) {
+    let net = x
+        .facts
+        .net_not_found
+        .as_ref()
+        .map(|(_, n)| n.clone())
+        .filter(|n| !n.is_empty())
+        .or(env.get(vars::NCCL_NET).cloned());
+    let why = if x.facts.ib_no_device.is_some() {
+        " (`NET/IB : No device found.`)"
+    } else {
+        ""
+    };
+    f.message = match net {
+        Some(n) => format!("NCCL_NET={n} forces a network that could not initialize{why}"),
+        None => {
+            format!("no NCCL network could initialize{why}: is NCCL_NET set (e.g. NCCL_NET=IB)?")
+        }
+    };
+    f.help = "unset NCCL_NET to let NCCL choose, or make the forced network work: for IB the pod needs an RDMA device (`rdma/ib` request, Multus networks on RoCE) and a matching NCCL_IB_HCA".into();
+}
+
+fn ucx_unreachable(f: &mut Finding, hosts: usize) {
+    if hosts > 1 {
+        f.message = format!("UCX: Destination is unreachable on {hosts} hosts at once");
+        f.help = "several pods failing together points at a fabric event, not the job: check whether other jobs on the fabric fail too (and the nodes' backend link-health labels) before changing the job".into();
+    } else {
+        f.message = "UCX: Destination is unreachable".into();
+        f.help = "UCX found no transport that reaches the peer: check UCX_TLS and UCX_NET_DEVICES against `ucx_info -d` on both sides and the RoCE GID (UCX_IB_GID_INDEX); UCX_IB_ROCE_REACHABILITY_MODE=all relaxes the subnet check; if it hits many pods at once that worked before, suspect a fabric event and check other jobs first".into();
+    }
+}
+
+/// Ranks that run different NCCL versions.
+fn version_mismatch(x: &Explainer) -> Option<Finding> {
+    if x.versions.len() <= 1 {
+        return None;
+    }
+    let versions: Vec<&str> = x.versions.keys().map(String::as_str).collect();
+    let ev = x.versions.get_index(1).map(|(_, e)| e.clone());
+    Some(
+        Finding::new(
+            Code::ExplainVersionMismatch,
+            format!("ranks run different NCCL versions: {}", versions.join(", ")),
+            "use one image (one NCCL build) for every rank; NCCL does not interoperate across versions",
+        )
+        .at(ev),
+    )
+}
+
+fn processes(procs: &[&super::Proc]) -> Vec<Process> {
+    procs
         .iter()
         .filter(|p| !p.host.is_empty())
         .map(|p| Process {
@@ -536,33 +658,49 @@ pub(super) fn finish(mut x: Explainer) -> Explanation {
             rdma_ports: p.rdma_ports,
             lines: p.lines,
         })
-        .collect();
+        .collect()
+}
+
+/// What the steps decided, for the explanation.
+struct Verdict {
+    transport: Transport,
+    network: Option<String>,
+    gpudirect_rdma: Option<bool>,
+    devices: Vec<Device>,
+    connections: Connections,
+    processes: Vec<Process>,
+    env: IndexMap<String, String>,
+    env_lines: IndexMap<String, Evidence>,
+    rdma_expected: bool,
+}
+
+fn explanation(x: Explainer, v: Verdict, findings: Vec<Finding>) -> Explanation {
     let bandwidth = x.tables.finish();
     let facts = invariants::Facts {
         fatal: x.facts.fatal.clone(),
         first_warn: x.facts.first_warn.clone(),
         chain_origin: x.facts.chain_origin.clone(),
         traceback: x.facts.traceback.is_some(),
-        rdma_expected,
+        rdma_expected: v.rdma_expected,
     };
     let mut e = Explanation {
-        transport,
-        network,
-        gpudirect_rdma,
+        transport: v.transport,
+        network: v.network,
+        gpudirect_rdma: v.gpudirect_rdma,
         nccl_version: x
             .versions
             .keys()
             .next()
             .cloned()
             .or(x.facts.torch_version.clone()),
-        devices,
+        devices: v.devices,
         socket_interfaces: x.socket_ifs.iter().cloned().collect(),
-        env,
-        env_lines,
+        env: v.env,
+        env_lines: v.env_lines,
         ib_probed: x.facts.ib_probed,
-        processes,
+        processes: v.processes,
         hosts: x.hosts.iter().cloned().collect(),
-        connections,
+        connections: v.connections,
         files: x.files,
         findings,
         profile: None,
