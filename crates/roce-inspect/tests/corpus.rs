@@ -479,6 +479,21 @@ const CRD_SCHEMAS: &[(&str, &str, &str)] = &[
     ),
     ("jobset.x-k8s.io/v1alpha2", "JobSet", "jobset-v1alpha2.json"),
     (
+        "kueue.x-k8s.io/v1beta2",
+        "ClusterQueue",
+        "kueue-clusterqueue-v1beta2.json",
+    ),
+    (
+        "kueue.x-k8s.io/v1beta2",
+        "LocalQueue",
+        "kueue-localqueue-v1beta2.json",
+    ),
+    (
+        "kueue.x-k8s.io/v1beta2",
+        "ResourceFlavor",
+        "kueue-resourceflavor-v1beta2.json",
+    ),
+    (
         "leaderworkerset.x-k8s.io/v1",
         "LeaderWorkerSet",
         "leaderworkerset-v1.json",
@@ -992,6 +1007,22 @@ const INPUT_SCHEMA_ERRORS: &[(&str, &str, &str)] = &[
         "/spec: 'nodeSelector' is a required property",
         "the vendor's sriov-network-node-policy.yaml comments its nodeSelector out; the SriovNetworkNodePolicy \
          CRD requires it (the API server refuses the object)",
+    ),
+    (
+        "azure/heldout3-nccl-gb300-channel-claim-unlisted",
+        "/spec: Additional properties are not allowed ('launcherCreationPolicy' was unexpected)",
+        "Azure's nccl-test chart (ai-infrastructure-on-azure) sets launcherCreationPolicy: WaitForWorkersReady, \
+         newer than the v0.4 MPIJob CRD the schema is pinned to",
+    ),
+    (
+        "azure/heldout3-nccl-h100-shared-policy-rdma-ib",
+        "/spec: Additional properties are not allowed ('launcherCreationPolicy' was unexpected)",
+        "the same chart",
+    ),
+    (
+        "azure/heldout3-nccl-h100-sriov-ib-mpijob",
+        "/spec: Additional properties are not allowed ('launcherCreationPolicy' was unexpected)",
+        "the same chart",
     ),
     (
         "nvidia-dra/heldout-nvbandwidth-no-compute-domain",

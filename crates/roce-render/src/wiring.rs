@@ -461,6 +461,8 @@ pub struct Wiring<'a> {
     pub volumes: Vec<(&'a str, &'a Node)>,
     /// A `hostPath` volume of `/dev/infiniband`, mounted.
     pub dev_infiniband: Option<Origin>,
+    /// An annotation that makes an admission webhook add RDMA devices and `IPC_LOCK` at admission.
+    pub rdma_injected: Option<Origin>,
     /// The container's `command` then `args`.
     pub argv: Vec<&'a str>,
     /// Where the command is (`command`, else `args`).
@@ -499,10 +501,12 @@ pub enum RdmaAccess {
     Resource(String),
     /// A DRA claim of a NIC device class.
     Claim(String),
-    /// A privileged container sees every device of the node.
+    /// A privileged container sees every device of the node. (A hostPath `/dev/infiniband` without it is
+    /// not access: the device cgroup of an unprivileged container admits only the runtime's defaults and
+    /// the devices a plugin or CDI adds, so opening `uverbsN` fails with EPERM.)
     Privileged,
-    /// The host's network namespace (GKE's and OCI's host-network modes) with the devices mounted.
-    HostDevices,
+    /// An admission webhook adds the devices (its annotation: [`devices::RDMA_INJECTOR_ANNOTATIONS`]).
+    Injected,
     /// A cloud's multi-network annotation attaches RDMA NICs (GKE).
     CloudNetworks,
 }
@@ -514,7 +518,7 @@ impl RdmaAccess {
             RdmaAccess::Resource(r) => format!("the device-plugin resource {r}"),
             RdmaAccess::Claim(c) => format!("the DRA claim `{c}`"),
             RdmaAccess::Privileged => "a privileged container (every device of the node)".into(),
-            RdmaAccess::HostDevices => "the host network with /dev/infiniband mounted".into(),
+            RdmaAccess::Injected => "an admission webhook (its annotation on the pod)".into(),
             RdmaAccess::CloudNetworks => format!("the cloud's RDMA networks (`{GKE_INTERFACES}`)"),
         }
     }
@@ -536,6 +540,22 @@ impl<'a> Wiring<'a> {
             .annotations
             .and_then(|a| entry(a, GKE_INTERFACES))
             .map(|e| e.node.origin);
+        // On the pod's metadata, or on a PodSpec-shaped field of its own (OME's engine configs).
+        w.rdma_injected = [
+            v.annotations,
+            v.spec
+                .and_then(|s| entry(s, "annotations"))
+                .map(|e| &e.node),
+        ]
+        .into_iter()
+        .flatten()
+        .flat_map(|a| {
+            devices::RDMA_INJECTOR_ANNOTATIONS
+                .iter()
+                .filter_map(|k| entry(a, k))
+        })
+        .find(|e| scalar(&e.node).is_some_and(|v| v.eq_ignore_ascii_case("true")))
+        .map(|e| e.node.origin);
         if let Some(spec) = v.spec {
             w.host_network = entry(spec, "hostNetwork")
                 .filter(|e| truthy(&e.node))
@@ -748,8 +768,8 @@ impl<'a> Wiring<'a> {
         if self.privileged.is_some() {
             return Some(RdmaAccess::Privileged);
         }
-        if self.host_network.is_some() && self.dev_infiniband.is_some() {
-            return Some(RdmaAccess::HostDevices);
+        if self.rdma_injected.is_some() {
+            return Some(RdmaAccess::Injected);
         }
         if self.cloud_interfaces.is_some() {
             return Some(RdmaAccess::CloudNetworks);
@@ -767,7 +787,7 @@ impl<'a> Wiring<'a> {
 
     /// Can the container lock the memory RDMA registers?
     pub fn memlock(&self) -> bool {
-        self.ipc_lock.is_some() || self.privileged.is_some()
+        self.ipc_lock.is_some() || self.privileged.is_some() || self.rdma_injected.is_some()
     }
 
     /// The IMEX channel claim the container lists, if any: a claim of a ComputeDomain's channel template
@@ -791,9 +811,44 @@ impl<'a> Wiring<'a> {
                     .iter()
                     .filter_map(|k| devices::accelerator_class(k))
             }))
+            .chain(self.gpus_by_env().then_some(Accelerator::Nvidia))
             .collect();
         out.dedup();
         out
+    }
+
+    /// Does the container get more than one NVIDIA GPU (a count over 1, or `NVIDIA_VISIBLE_DEVICES` naming
+    /// all or several)? Then it runs several ranks side by side.
+    pub fn several_gpus(&self) -> bool {
+        let by_resource = self
+            .resources
+            .iter()
+            .filter(|r| devices::accelerator_resource(r.name) == Some(Accelerator::Nvidia))
+            .any(|r| r.count().is_some_and(|n| n > 1));
+        let by_env = self.gpus_by_env()
+            && self.var("NVIDIA_VISIBLE_DEVICES").is_some_and(|v| {
+                v.value
+                    .as_deref()
+                    .is_some_and(|x| x.trim() == "all" || x.contains(','))
+            });
+        by_resource || by_env
+    }
+
+    /// GPUs the NVIDIA container toolkit injects from the container's own `NVIDIA_VISIBLE_DEVICES` (`all`
+    /// or a list; `none` and `void` give none). Only a privileged container counts: for an unprivileged one
+    /// the toolkit honours the variable only where `accept-nvidia-visible-devices-envvar-when-unprivileged`
+    /// is on, and the GPU Operator turns it off.
+    fn gpus_by_env(&self) -> bool {
+        self.privileged.is_some()
+            && self.env.iter().any(|v| {
+                v.name == "NVIDIA_VISIBLE_DEVICES"
+                    && roce_model::fabric::env::read_at_container_creation(&v.name)
+                    && matches!(v.from, EnvFrom::Container | EnvFrom::ConfigMap)
+                    && v.value.as_deref().is_some_and(|x| {
+                        let x = x.trim();
+                        !x.is_empty() && x != "none" && x != "void"
+                    })
+            })
     }
 
     /// Does a GPU reach the container through a DRA claim (so `nvidia.com/gpu` would ask twice)?

@@ -93,7 +93,10 @@ pub(super) fn document<'a>(
         // NCCL's SHM transport links ranks of one pod (more than one GPU, or a job that says it runs NCCL);
         // Ray keeps its object store in /dev/shm and falls back to /tmp, slowly, when it is small (Ray docs,
         // "Memory Management: object store").
-        let nccl_job = w.uses_shm_transports();
+        // A pod with several GPUs and RDMA devices runs ranks side by side that move data between nodes,
+        // whatever its command (a `sleep infinity` pod that `kubectl exec` runs the benchmark in): NCCL
+        // links them through /dev/shm where P2P is not available, and keeps its proxy buffers there.
+        let nccl_job = w.uses_shm_transports() || (w.rdma_access().is_some() && w.several_gpus());
         if shapes
             && !w.merged_with_preset
             && nccl_job
@@ -444,6 +447,15 @@ fn rdma_intent(w: &Wiring<'_>) -> Option<(String, Option<Origin>, &'static str)>
             "Mooncake's transfer engine starts over RDMA and the KV transfer fails without a device",
         ));
     }
+    if let Some((value, at)) = set(env::MOONCAKE_PROTOCOL)
+        && value.trim().eq_ignore_ascii_case("rdma")
+    {
+        return Some((
+            format!("{}={value}", env::MOONCAKE_PROTOCOL),
+            at,
+            "the Mooncake Store client's transfer engine installs its RDMA transport, which fails without a device",
+        ));
+    }
     if let Some((value, at)) = set(env::UCX_TLS.name) {
         let tls = ucx_list::parse_tls(value).0;
         if !tls.is_all()
@@ -467,13 +479,19 @@ fn rdma_intent(w: &Wiring<'_>) -> Option<(String, Option<Origin>, &'static str)>
 fn rdma(owner: &str, at: Origin, w: &Wiring<'_>, problems: &mut Vec<Problem>) {
     let access = w.rdma_access();
     if access.is_none()
-        && w.host_network.is_none()
         && let Some((var, var_at, consequence)) = rdma_intent(w)
     {
         problems.push(
             Problem::new(
                 Code::LintRdmaEnvWithoutDevice,
-                format!("{owner} asks for RDMA ({var}) but gets no RDMA device (no RDMA device-plugin resource, no DRA NIC claim, not privileged): {consequence}"),
+                format!(
+                    "{owner} asks for RDMA ({var}) but gets no RDMA device (no RDMA device-plugin resource, no DRA NIC claim, not privileged{}): {consequence}",
+                    if w.dev_infiniband.is_some() {
+                        "; the mounted /dev/infiniband does not count: an unprivileged container's device cgroup refuses to open its nodes"
+                    } else {
+                        ""
+                    }
+                ),
             )
             // The container that lacks the device is the finding's place; the variable may be the
             // launcher's (`mpirun -x`).

@@ -187,6 +187,7 @@ impl Linter {
                         hint: self.apply_hint(&src.name),
                         problems: &mut problems,
                         doc_at: Origin::new(id, 0..0),
+                        ranks_rdma: false,
                     };
                     for (doc, pods) in docs.iter().zip(&pods) {
                         if let Some(pods) = pods {
@@ -397,6 +398,9 @@ struct Cx<'a> {
     problems: &'a mut Vec<Problem>,
     /// The current document's place (its `kind`), for problems with no better place.
     doc_at: Origin,
+    /// Every rank of the current document has RDMA devices and may lock memory, so UCX's RDMA transports
+    /// can come up there.
+    ranks_rdma: bool,
 }
 
 /// A variable the launcher forwards with `mpirun -x`.
@@ -427,6 +431,13 @@ impl<'a> Cx<'a> {
             .flat_map(|(_, v, _)| self.forwards(v))
             .collect();
         let pod_namespace = entry(doc, "metadata").and_then(|m| text(&m.node, "namespace"));
+        let mut ranks = pods
+            .viewed()
+            .filter(|(t, _, _)| t.role == Role::Worker)
+            .filter_map(|(_, _, w)| w)
+            .peekable();
+        self.ranks_rdma =
+            ranks.peek().is_some() && ranks.all(|w| w.rdma_access().is_some() && w.memlock());
         for (t, v, w) in pods.viewed() {
             match (t.role, t.form, w) {
                 (Role::Router, ..) => {}
@@ -567,10 +578,17 @@ impl<'a> Cx<'a> {
                 }
                 Need::Memlock => self.memlock(c, &owner, w, privileged.is_some()),
                 Need::NodePool => {
-                    // A request for the profile's RDMA resource already keeps the pod off nodes without
-                    // the fabric; GKE schedules a pod that names multi-network interfaces only onto nodes
-                    // with those networks.
-                    let gated = self.requests_profile_resource(c) || w.cloud_interfaces.is_some();
+                    // A request for an RDMA device-plugin resource (the profile's or the cluster's own)
+                    // already keeps the pod off nodes without the fabric: the scheduler's
+                    // NodeResourcesFit places it only where a node advertises the resource, as the DRA
+                    // allocator does for a NIC claim; GKE schedules a pod that names multi-network
+                    // interfaces only onto nodes with those networks.
+                    let gated = self.requests_profile_resource(c)
+                        || matches!(
+                            w.rdma_access(),
+                            Some(RdmaAccess::Resource(_) | RdmaAccess::Claim(_))
+                        )
+                        || w.cloud_interfaces.is_some();
                     self.node_selector(t, v, gated);
                 }
                 Need::NvlinkDomain => self.channel_claim(t, v, c, w),
@@ -590,7 +608,11 @@ impl<'a> Cx<'a> {
                         forwarded.iter().map(|f| f.name.as_str()).collect();
                     // Behind `roce exec` the pod-dependent variables are computed at start-up, not
                     // written in env.
-                    if starts_behind_roce_exec(&roce_render::plumbing::wiring::argv(c)) {
+                    // A pod whose RDMA devices are its own (another resource or claim than the profile's)
+                    // is not judged by the profile's device names, as apply writes none of them there.
+                    if starts_behind_roce_exec(&roce_render::plumbing::wiring::argv(c))
+                        || self.own_devices(w)
+                    {
                         skip.extend(env::POD_DEPENDENT.iter().copied());
                     }
                     self.env_seen(c, &owner, &skip, w);
@@ -634,6 +656,22 @@ impl<'a> Cx<'a> {
     }
 
     /// Does the container request or limit one of the profile's fabric resources?
+    /// Does the pod get its RDMA devices in its own form: a device-plugin resource or a NIC claim that is
+    /// not the profile's?
+    fn own_devices(&self, w: &Wiring<'a>) -> bool {
+        let plan = &self.linter.plan;
+        match w.rdma_access() {
+            Some(RdmaAccess::Resource(r)) => !plan
+                .wiring
+                .as_ref()
+                .is_some_and(|p| p.resources.iter().any(|(name, _)| name.as_str() == r)),
+            Some(RdmaAccess::Claim(c)) => {
+                plan.dra_spec.nics.dra().map(|n| n.claim().as_str()) != Some(c.as_str())
+            }
+            _ => false,
+        }
+    }
+
     fn requests_profile_resource(&self, c: &Node) -> bool {
         self.linter.plan.wiring.as_ref().is_some_and(|w| {
             w.resources.iter().any(|(name, _)| {
@@ -1074,18 +1112,13 @@ impl<'a> Cx<'a> {
         if from_config_map {
             return;
         }
-        // The rank's NCCL_TOPO_FILE names a file of another ConfigMap the container mounts: a topology file
-        // in another form (Azure's samples mount `nvidia-topology` at /opt/nvidia-topology).
-        if let Some(path) = w
-            .var(provider::NCCL_TOPO_FILE)
+        // The rank's NCCL_TOPO_FILE names another file: one of a ConfigMap the container mounts (Azure's
+        // samples mount `nvidia-topology` at /opt/nvidia-topology), or one outside every mount, which is
+        // the image's (NCCL opens whatever path the variable names: `ncclTopoGetXmlFromFile`). Either is
+        // the topology file in another form, and whether the image holds it is not in the manifest.
+        if w.var(provider::NCCL_TOPO_FILE)
             .and_then(|v| v.value.as_deref())
-            .filter(|p| *p != t.path)
-            && w.mounts.iter().any(|(name, mount, _)| {
-                path.starts_with(&format!("{}/", mount.trim_end_matches('/')))
-                    && w.volumes
-                        .iter()
-                        .any(|(v, node)| v == name && entry(node, "configMap").is_some())
-            })
+            .is_some_and(|path| path != t.path && !path.contains('$'))
         {
             return;
         }
@@ -1905,14 +1938,28 @@ impl<'a> Cx<'a> {
             && let Some(plan_tls) = &self.linter.plan_tls
         {
             if let Some(why) = self.ucx_wrong(&have) {
-                self.push(
-                    Problem::new(Code::LintUcxTransport, format!("UCX_TLS={have} {why}"))
-                        .at(at, "wrong transports for this fabric")
-                        .help(format!(
-                            "use the profile's UCX_TLS={want:?}, or run `{}`",
-                            self.hint
-                        )),
-                );
+                let mut p = Problem::new(Code::LintUcxTransport, format!("UCX_TLS={have} {why}"))
+                    .at(at, "wrong transports for this fabric")
+                    .help(format!(
+                        "use the profile's UCX_TLS={want:?}, or run `{}`",
+                        self.hint
+                    ));
+                // A TCP-pinning profile guards UCX against RoCE's GID selection and the memlock limit. On
+                // InfiniBand (LID-addressed: no GID to pick) with every rank given RDMA devices and
+                // IPC_LOCK, UCX's RC transport comes up: the value only differs from the profile's.
+                let mode_only = !ucx_list::parse_tls(&have)
+                    .1
+                    .iter()
+                    .any(|i| i.kind.is_error());
+                if mode_only
+                    && self.ranks_rdma
+                    && self.linter.ucx_mode == UcxMode::Tcp
+                    && self.linter.plan.fabric == roce_model::model::FabricKind::InfiniBand
+                {
+                    p.severity = Severity::Info;
+                    p.message.push_str(" (here every rank has InfiniBand devices and IPC_LOCK, so it runs: it differs from the profile)");
+                }
+                self.push(p);
                 return;
             }
             if ucx_list::parse_tls(&have).0.roles() == plan_tls.roles() {

@@ -119,6 +119,11 @@ pub fn gke_host_path(path: &str) -> bool {
     path.starts_with("/home/kubernetes/bin")
 }
 
+/// Pod annotations that make an admission webhook give the container its RDMA devices: OME's pod webhook
+/// adds privileged, `IPC_LOCK` and the host's `/dev/infiniband` to a pod annotated
+/// `rdma.ome.io/auto-inject: "true"` (sgl-project/ome, `pkg/webhook/admission/pod/rdma_injector.go`).
+pub const RDMA_INJECTOR_ANNOTATIONS: &[&str] = &["rdma.ome.io/auto-inject"];
+
 /// The NVIDIA DRA driver's device class for a ComputeDomain's IMEX channel (k8s-dra-driver-gpu,
 /// `deployments/helm/…/templates/deviceclass-compute-domain-default-channel.yaml`).
 pub const IMEX_CHANNEL_CLASS: &str = "compute-domain-default-channel.nvidia.com";

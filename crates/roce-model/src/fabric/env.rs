@@ -156,6 +156,10 @@ pub fn consumer_of(name: &str) -> Consumer {
 // (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html) describes the first two; NCCL_HOSTID only
 // NCCL's source does.
 
+/// `MOONCAKE_PROTOCOL`: the transport a Mooncake Store client's transfer engine installs (`rdma` or the
+/// default `tcp`), read by `MooncakeStoreConfig.load_from_env` (Mooncake's store service, SGLang's
+/// HiCache Mooncake backend).
+pub const MOONCAKE_PROTOCOL: &str = "MOONCAKE_PROTOCOL";
 /// `NCCL_NET`: forces the network NCCL uses (`IB`, `Socket`, or a plugin's name), instead of the first one
 /// that initialises (NCCL ≥ 2.10).
 pub const NCCL_NET: &str = "NCCL_NET";
@@ -382,6 +386,10 @@ pub fn consequence_if_missing(name: &str, set: impl Fn(&str) -> bool) -> Consequ
         "NCCL_IB_ADDR_FAMILY" | "NCCL_IB_ADDR_RANGE" if set(NCCL_IB_GID_INDEX.name) => {
             Consequence::Differs
         }
+        // A profile raises NCCL_NET_GDR_LEVEL where the VM's virtual PCI tree hides which GPU and NIC share
+        // a switch; a topology file states it, and NCCL's default level (PXB) then enables GPUDirect RDMA
+        // for the pairs the file puts under one switch (`ncclTopoCheckGdr`).
+        "NCCL_NET_GDR_LEVEL" if set("NCCL_TOPO_FILE") => Consequence::Differs,
         "NCCL_IB_ADDR_FAMILY"
         | "NCCL_IB_ADDR_RANGE"
         | "NCCL_IB_GID_INDEX"

@@ -431,9 +431,9 @@ impl Have {
                     },
                 rdma: match access {
                     Some(RdmaAccess::Resource(r)) => !profile_resource(&r),
-                    Some(
-                        RdmaAccess::Claim(_) | RdmaAccess::Privileged | RdmaAccess::HostDevices,
-                    ) => true,
+                    Some(RdmaAccess::Claim(_) | RdmaAccess::Privileged | RdmaAccess::Injected) => {
+                        true
+                    }
                     _ => false,
                 },
                 imex: w.imex_channel().is_some(),

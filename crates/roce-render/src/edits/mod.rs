@@ -306,10 +306,14 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
         .max()
         .unwrap_or(Differs);
     // Only nodes with the fabric take the pod anyway: the scheduler places a pod that requests an extended
-    // resource only on nodes that advertise it (kube-scheduler's NodeResourcesFit), and GKE places a pod
-    // that names multi-network interfaces only on nodes with those networks.
+    // resource only on nodes that advertise it (kube-scheduler's NodeResourcesFit), a pod whose claim asks
+    // for NICs only where the DRA allocator finds them, and GKE a pod that names multi-network interfaces
+    // only on nodes with those networks.
     let mut node_gates = Vec::new();
-    if rdma.iter().any(|e| matches!(e, Edit::Resource { .. })) {
+    if rdma
+        .iter()
+        .any(|e| matches!(e, Edit::Resource { .. } | Edit::PodClaim(_)))
+    {
         node_gates.push(Need::RdmaDevices);
     }
     if !plan.pod_annotations.is_empty() {
