@@ -14,6 +14,7 @@ use crate::fabric::dra::{
 };
 use crate::fabric::env;
 use crate::fabric::provider::{HostMount, Provider, TopologyFile};
+use crate::fields::CAPABILITIES;
 use crate::model::*;
 use crate::names::{Capability, DnsLabel, EnvKey, K8sName, NameError, ResourceName};
 use crate::problem::{Code, Problem};
@@ -154,10 +155,6 @@ impl Ucx {
 
 /// rdma-core release UCX GPUDirect RDMA needs on GB300 RoCE (CoreWeave RoCE guide).
 pub const DEFAULT_MIN_RDMA_CORE: u32 = 54;
-
-/// Linux capabilities a profile may add (the fabric needs only `IPC_LOCK`; the others are accepted for
-/// workloads that need them, and never `SYS_ADMIN`).
-pub const CAPABILITIES: &[&str] = &["IPC_LOCK", "SYS_NICE", "SYS_PTRACE", "SYS_RESOURCE"];
 
 struct Walker<'p> {
     problems: &'p mut Vec<Problem>,

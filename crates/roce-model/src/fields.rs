@@ -1,0 +1,105 @@
+//! One table for the profile's fields ([`table`]), and what is generated from it: the JSON Schema
+//! ([`schema`]) and the key tables of `docs/reference.md` ([`reference`]). The walker asks it which keys
+//! a section has and what each holds; `roce diff` labels its fields by it.
+
+mod reference;
+mod schema;
+mod table;
+
+pub use table::CAPABILITIES;
+pub(crate) use table::*;
+
+pub(crate) use reference::{reference_tables, update_reference};
+pub(crate) use schema::schema_text;
+
+impl Section {
+    /// The section's name as diagnostics write it: its last key (`rdma-resource`), `profile` at the top.
+    pub(crate) fn name(&self) -> &'static str {
+        match self.path.rsplit_once('.') {
+            Some((_, last)) => last,
+            None if self.path.is_empty() => "profile",
+            None => self.path,
+        }
+    }
+
+    /// The entry for `key`.
+    pub(crate) fn field(&self, key: &str) -> Option<&'static Field> {
+        self.fields.iter().find(|f| f.key == key)
+    }
+
+    /// The keys the section has when its positional key is `mode` (all of them when it has none).
+    pub(crate) fn keys(&self, mode: Option<&str>) -> impl Iterator<Item = &'static str> {
+        self.fields
+            .iter()
+            .filter(move |f| f.when.is_empty() || mode.is_some_and(|m| f.when.contains(&m)))
+            .map(|f| f.key)
+    }
+
+    /// The dotted path of one of its fields.
+    pub(crate) fn path_of(&self, field: &Field) -> String {
+        if self.path.is_empty() {
+            field.key.to_string()
+        } else {
+            format!("{}.{}", self.path, field.key)
+        }
+    }
+
+    /// The sections below this one (a field's map, or a named map's entries), depth first.
+    fn children(&self) -> impl Iterator<Item = &'static Section> {
+        self.fields.iter().filter_map(|f| match f.kind {
+            Kind::Section(s) | Kind::Named(s) => Some(s),
+            _ => None,
+        })
+    }
+}
+
+/// Every section, the profile first, each before the sections below it.
+pub(crate) fn sections() -> Vec<&'static Section> {
+    fn visit(s: &'static Section, out: &mut Vec<&'static Section>) {
+        out.push(s);
+        for c in s.children() {
+            visit(c, out);
+        }
+    }
+    let mut out = Vec::new();
+    visit(&PROFILE, &mut out);
+    out
+}
+
+/// The section at a dotted path (`""`, `fabric`, `nics.gpus`).
+///
+/// # Panics
+/// When the table has no such section: the walker names only sections the table has.
+pub(crate) fn section(path: &str) -> &'static Section {
+    sections()
+        .into_iter()
+        .find(|s| s.path == path)
+        .unwrap_or_else(|| panic!("no section `{path}` in fields::table"))
+}
+
+/// Every field with its section, in table order (a section's fields before the sections below them).
+pub(crate) fn all() -> Vec<(&'static Section, &'static Field)> {
+    sections()
+        .into_iter()
+        .flat_map(|s| s.fields.iter().map(move |f| (s, f)))
+        .collect()
+}
+
+/// `roce diff`'s labels, in the order it lists them (a map's label stands for its entries, `env.NAME`).
+pub(crate) fn diff_labels() -> Vec<String> {
+    fn visit(s: &'static Section, out: &mut Vec<String>) {
+        for f in s.fields {
+            match f.diff {
+                Diff::Path => out.push(s.path_of(f)),
+                Diff::As(label) => out.push(label.to_string()),
+                Diff::No => {}
+            }
+            if let Kind::Section(c) | Kind::Named(c) = f.kind {
+                visit(c, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    visit(&PROFILE, &mut out);
+    out
+}
