@@ -2,15 +2,16 @@
 //! ([`schema`]) and the key tables of `docs/reference.md` ([`reference`]). The walker asks it which keys
 //! a section has and what each holds; `roce diff` labels its fields by it.
 
+#[cfg(test)]
 mod reference;
 mod schema;
 mod table;
+#[cfg(test)]
+mod tests;
 
+pub use schema::profile_schema;
 pub use table::CAPABILITIES;
 pub(crate) use table::*;
-
-pub(crate) use reference::{reference_tables, update_reference};
-pub(crate) use schema::schema_text;
 
 impl Section {
     /// The section's name as diagnostics write it: its last key (`rdma-resource`), `profile` at the top.
@@ -78,6 +79,7 @@ pub(crate) fn section(path: &str) -> &'static Section {
 }
 
 /// Every field with its section, in table order (a section's fields before the sections below them).
+#[cfg(test)]
 pub(crate) fn all() -> Vec<(&'static Section, &'static Field)> {
     sections()
         .into_iter()
@@ -102,4 +104,15 @@ pub(crate) fn diff_labels() -> Vec<String> {
     let mut out = Vec::new();
     visit(&PROFILE, &mut out);
     out
+}
+
+/// Where `roce diff` lists the field at `path`: the index of its label in [`diff_labels`] (a map's entry,
+/// `env.NAME`, at its map's), or `None` for a path the table has no label for.
+pub(crate) fn diff_rank(labels: &[String], path: &str) -> Option<usize> {
+    labels.iter().position(|l| l == path).or_else(|| {
+        labels.iter().position(|l| {
+            path.strip_prefix(l.as_str())
+                .is_some_and(|rest| rest.starts_with('.'))
+        })
+    })
 }

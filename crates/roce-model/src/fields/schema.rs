@@ -4,8 +4,15 @@ use serde_json::{Map, Value, json};
 
 use super::{ENV_VALUE, Field, Kind, PROFILE, REMOVE, Req, Section};
 
-/// The schema as `docs/profile.schema.json` holds it: pretty-printed, with a final newline.
-pub(crate) fn schema_text() -> String {
+/// The JSON Schema of the YAML profile format, as `roce schema` prints it and `docs/profile.schema.json`
+/// holds it: pretty-printed, with a final newline.
+///
+/// ```
+/// let schema: serde_json::Value = serde_json::from_str(&roce_model::profile_schema()).unwrap();
+/// assert_eq!(schema["required"], serde_json::json!(["name"]));
+/// assert!(schema["properties"]["fabric"].is_object());
+/// ```
+pub fn profile_schema() -> String {
     let mut text = serde_json::to_string_pretty(&schema()).expect("a JSON value prints");
     text.push('\n');
     text
@@ -158,7 +165,7 @@ mod tests {
     #[test]
     fn schema_file_is_current() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/profile.schema.json");
-        let want = super::schema_text();
+        let want = super::profile_schema();
         if std::env::var_os("ROCE_BLESS").is_some_and(|v| v == "1") {
             std::fs::write(&path, &want).unwrap();
             return;

@@ -40,11 +40,14 @@ pub(crate) struct Field {
     pub req: Req,
     /// The values of the section's positional key under which the key exists (empty: always).
     pub when: &'static [&'static str],
-    /// The variables it sets directly (`fabric::env::TYPED`).
+    /// The variables it sets directly (`fabric::env::TYPED`, which a test holds to this).
+    #[cfg_attr(not(test), allow(dead_code))]
     pub env: &'static [&'static str],
     /// Its label in `roce diff`.
     pub diff: Diff,
-    /// Its rows in the key tables of `docs/reference.md` (none: the section's prose documents it).
+    /// Its rows in the key tables of `docs/reference.md` (none: the section's prose documents it), which
+    /// a test writes there.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub rows: &'static [Row],
 }
 
@@ -99,6 +102,7 @@ pub(crate) enum Diff {
 
 /// One row of a key table in `docs/reference.md`: the five columns, as markdown.
 #[derive(Debug)]
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct Row {
     pub kdl: &'static str,
     pub yaml: &'static str,
