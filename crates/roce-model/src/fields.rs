@@ -1,5 +1,5 @@
-//! One table for the profile's fields ([`table`]), and what is generated from it: the JSON Schema
-//! ([`schema`]) and the key tables of `docs/reference.md` ([`reference`]). The walker asks it which keys
+//! One table for the profile's fields (`table`), and what is generated from it: the JSON Schema
+//! (`schema`) and the key tables of `docs/reference.md` (`reference`). The walker asks it which keys
 //! a section has and what each holds; `roce diff` labels its fields by it.
 
 #[cfg(test)]
@@ -46,6 +46,7 @@ impl Section {
     }
 
     /// The sections below this one (a field's map, or a named map's entries), depth first.
+    #[cfg(test)]
     fn children(&self) -> impl Iterator<Item = &'static Section> {
         self.fields.iter().filter_map(|f| match f.kind {
             Kind::Section(s) | Kind::Named(s) => Some(s),
@@ -55,6 +56,7 @@ impl Section {
 }
 
 /// Every section, the profile first, each before the sections below it.
+#[cfg(test)]
 pub(crate) fn sections() -> Vec<&'static Section> {
     fn visit(s: &'static Section, out: &mut Vec<&'static Section>) {
         out.push(s);
@@ -65,17 +67,6 @@ pub(crate) fn sections() -> Vec<&'static Section> {
     let mut out = Vec::new();
     visit(&PROFILE, &mut out);
     out
-}
-
-/// The section at a dotted path (`""`, `fabric`, `nics.gpus`).
-///
-/// # Panics
-/// When the table has no such section: the walker names only sections the table has.
-pub(crate) fn section(path: &str) -> &'static Section {
-    sections()
-        .into_iter()
-        .find(|s| s.path == path)
-        .unwrap_or_else(|| panic!("no section `{path}` in fields::table"))
 }
 
 /// Every field with its section, in table order (a section's fields before the sections below them).

@@ -27,7 +27,7 @@ use crate::ucx_list;
 pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
     let mut w = Walker { problems };
     let before = w.problems.len();
-    let mut top = w.map(root, "")?;
+    let mut top = w.map(root, &fields::PROFILE)?;
     let name = top.get(&mut w, "name").and_then(|n| w.string(n));
     let description = top.get(&mut w, "description").and_then(|n| w.string(n));
     let extends = top.get(&mut w, "extends").and_then(|n| w.string(n));
@@ -160,7 +160,7 @@ struct Walker<'p> {
     problems: &'p mut Vec<Problem>,
 }
 
-/// A map being read, against its section of [`fields::table`](crate::fields): the table says which keys
+/// A map being read, against its section of `fields::table`: the table says which keys
 /// it has (under the mode its positional key chose), which are required and what each holds.
 struct MapView<'n> {
     entries: &'n [Entry],
@@ -305,10 +305,9 @@ impl Walker<'_> {
         );
     }
 
-    /// The section at `path` of the table, as a map; a scalar stands for its positional key where it
+    /// A section of the table, as a map; a scalar stands for its positional key where it
     /// has a short form (`fabric: roce` = `fabric: {kind: roce}`).
-    fn map<'n>(&mut self, node: &'n Node, path: &str) -> Option<MapView<'n>> {
-        let section = fields::section(path);
+    fn map<'n>(&mut self, node: &'n Node, section: &'static Section) -> Option<MapView<'n>> {
         let view = |entries, implicit| MapView {
             entries,
             implicit,
@@ -518,7 +517,7 @@ impl Walker<'_> {
     }
 
     fn fabric(&mut self, node: &Node) -> Option<Fabric> {
-        let mut m = self.map(node, "fabric")?;
+        let mut m = self.map(node, &fields::FABRIC)?;
         let kind = m.choose(
             self,
             "kind",
@@ -572,13 +571,13 @@ impl Walker<'_> {
     }
 
     fn node_pool(&mut self, node: &Node) -> Option<NodePool> {
-        let mut m = self.map(node, "node-pool")?;
+        let mut m = self.map(node, &fields::NODE_POOL)?;
         let name = m.get(self, "name").and_then(|n| self.nonempty(n));
         let instance_type = m.get(self, "instance-type").and_then(|n| self.nonempty(n));
         let gpus_per_node = m.int(self, "gpus-per-node");
         // `rdma-resource "NAME"` or `rdma-resource "NAME" count=N` (EFA: one resource per interface).
         let (rdma_resource, rdma_resource_count) = match m.get(self, "rdma-resource") {
-            Some(n) => match self.map(n, "node-pool.rdma-resource") {
+            Some(n) => match self.map(n, &fields::NODE_POOL_RDMA_RESOURCE) {
                 Some(mut r) => {
                     let name = r
                         .get(self, "name")
@@ -685,7 +684,7 @@ impl Walker<'_> {
     }
 
     fn rails(&mut self, node: &Node) -> Option<Rails> {
-        let mut m = self.map(node, "rails")?;
+        let mut m = self.map(node, &fields::RAILS)?;
         let nics = m.int(self, "nics");
         let ports = m.int(self, "ports");
         let host_port = m.get(self, "host-port").and_then(|n| self.pattern(n));
@@ -757,7 +756,7 @@ impl Walker<'_> {
     }
 
     fn multus(&mut self, node: &Node) -> Option<Multus> {
-        let mut m = self.map(node, "multus")?;
+        let mut m = self.map(node, &fields::MULTUS)?;
         let at = Spanned::new((), node.origin);
         #[derive(Clone, Copy)]
         enum Mode {
@@ -846,7 +845,7 @@ impl Walker<'_> {
     }
 
     fn nccl(&mut self, node: &Node) -> Option<Nccl> {
-        let mut m = self.map(node, "nccl")?;
+        let mut m = self.map(node, &fields::NCCL)?;
         let version = m.get(self, "version").and_then(|n| self.nccl_release(n));
         // With a release named, whether it reads fields after the port is the version rules' to say
         // (`roce::nccl::version_syntax`), not a warning for every release.
@@ -886,7 +885,7 @@ impl Walker<'_> {
             Gib,
             Plugin,
         }
-        let mut m = self.map(node, "nccl-net")?;
+        let mut m = self.map(node, &fields::NCCL_NET)?;
         let kind = m.choose(
             self,
             "provider",
@@ -946,7 +945,7 @@ impl Walker<'_> {
 
     /// `topology-file configmap="NAME" key="FILE.xml" [path="/abs/file.xml"]`.
     fn topology_file(&mut self, node: &Node) -> Option<Spanned<TopologyFile>> {
-        let mut m = self.map(node, "nccl-net.topology-file")?;
+        let mut m = self.map(node, &fields::NCCL_NET_TOPOLOGY_FILE)?;
         let config_map = m
             .get(self, "configmap")
             .and_then(|n| self.nonempty(n))
@@ -987,7 +986,7 @@ impl Walker<'_> {
             let Some(name) = self.parse_spanned::<DnsLabel>(&e.key) else {
                 continue;
             };
-            let Some(mut m) = self.map(&e.node, "nccl-net.host-mounts") else {
+            let Some(mut m) = self.map(&e.node, &fields::NCCL_NET_HOST_MOUNTS) else {
                 continue;
             };
             let host_path = m.get(self, "host-path").and_then(|n| self.abs_path(n));
@@ -1022,7 +1021,7 @@ impl Walker<'_> {
     }
 
     fn ucx(&mut self, node: &Node) -> Option<Ucx> {
-        let mut m = self.map(node, "ucx")?;
+        let mut m = self.map(node, &fields::UCX)?;
         let mode = m.choose(
             self,
             "mode",
@@ -1075,7 +1074,7 @@ impl Walker<'_> {
     }
 
     fn image(&mut self, node: &Node) -> Option<Image> {
-        let mut m = self.map(node, "image")?;
+        let mut m = self.map(node, &fields::IMAGE)?;
         let rdma_core = m.int(self, "rdma-core");
         m.finish(self);
         Some(Image { rdma_core })
@@ -1091,7 +1090,7 @@ impl Walker<'_> {
             Dra,
             HostNetwork,
         }
-        let mut m = self.map(node, "nics")?;
+        let mut m = self.map(node, &fields::NICS)?;
         let mode = m.choose(
             self,
             "mode",
@@ -1146,7 +1145,7 @@ impl Walker<'_> {
     }
 
     fn claimed_gpus(&mut self, node: &Node) -> Option<ClaimedGpus> {
-        let mut m = self.map(node, "nics.gpus")?;
+        let mut m = self.map(node, &fields::NICS_GPUS)?;
         let class = m
             .get(self, "class")
             .and_then(|n| self.parsed::<DeviceClassName>(n));
@@ -1175,7 +1174,7 @@ impl Walker<'_> {
             None,
             ComputeDomain,
         }
-        let mut m = self.map(node, "nvlink-domain")?;
+        let mut m = self.map(node, &fields::NVLINK_DOMAIN)?;
         let kind = m.choose(
             self,
             "kind",
@@ -1227,9 +1226,9 @@ impl Walker<'_> {
 
     /// `placement { clique-affinity label=… value=…; kueue-topology "LEVEL-LABEL" mode=required|preferred }`.
     fn placement(&mut self, node: &Node) -> Option<Spanned<Placement>> {
-        let mut m = self.map(node, "placement")?;
+        let mut m = self.map(node, &fields::PLACEMENT)?;
         let clique = m.get(self, "clique-affinity").and_then(|n| {
-            let mut c = self.map(n, "placement.clique-affinity")?;
+            let mut c = self.map(n, &fields::PLACEMENT_CLIQUE_AFFINITY)?;
             let key = c
                 .get(self, "label")
                 .and_then(|n| self.parsed::<LabelKey>(n));
@@ -1243,7 +1242,7 @@ impl Walker<'_> {
             })
         });
         let kueue = m.get(self, "kueue-topology").and_then(|n| {
-            let mut k = self.map(n, "placement.kueue-topology")?;
+            let mut k = self.map(n, &fields::PLACEMENT_KUEUE_TOPOLOGY)?;
             let level = k
                 .get(self, "level-label")
                 .and_then(|n| self.parsed::<LabelKey>(n));
@@ -1274,7 +1273,7 @@ impl Walker<'_> {
     }
 
     fn job(&mut self, node: &Node) -> Option<Job> {
-        let mut m = self.map(node, "job")?;
+        let mut m = self.map(node, &fields::JOB)?;
         let nodes = m.int(self, "nodes");
         let expected_busbw = m.int(self, "expected-busbw");
         m.finish(self);

@@ -7,9 +7,9 @@ const START: &str = "<!-- fields:start ";
 const END: &str = "<!-- fields:end -->";
 
 /// The markdown key table of a top-level section (`profile` for the top level): its fields' rows, and
-/// those of the maps below it, which have no table of their own.
+/// below a section those of its nested maps, which have no table of their own.
 fn table(s: &Section) -> String {
-    fn rows(s: &Section, out: &mut String) {
+    fn rows(s: &Section, nested: bool, out: &mut String) {
         for f in s.fields {
             for r in f.rows {
                 out.push_str(&format!(
@@ -17,25 +17,14 @@ fn table(s: &Section) -> String {
                     r.kdl, r.yaml, r.ty, r.default, r.drives
                 ));
             }
-            if let Kind::Section(c) | Kind::Named(c) = f.kind {
-                rows(c, out);
+            if let (true, Kind::Section(c) | Kind::Named(c)) = (nested, &f.kind) {
+                rows(c, true, out);
             }
         }
     }
     let mut out = String::from("| KDL | YAML | type | default | drives |\n|---|---|---|---|---|\n");
-    if s.path.is_empty() {
-        // The top-level table lists the sections; each has its own.
-        for f in s.fields {
-            for r in f.rows {
-                out.push_str(&format!(
-                    "| {} | {} | {} | {} | {} |\n",
-                    r.kdl, r.yaml, r.ty, r.default, r.drives
-                ));
-            }
-        }
-    } else {
-        rows(s, &mut out);
-    }
+    // The top level lists the sections; each has its own table.
+    rows(s, !s.path.is_empty(), &mut out);
     out
 }
 

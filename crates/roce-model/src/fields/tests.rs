@@ -166,3 +166,12 @@ fn kdl_positional_keys() {
     assert_eq!(super::positional("rails"), None);
     assert_eq!(super::positional("gpus"), None);
 }
+
+/// A layer may leave a `Merged` key to its base: why the schema (which checks one file) requires only
+/// `name`, where the hand-written one also required `nccl-net provider`.
+#[test]
+fn a_layer_inherits_merged_keys() {
+    let text = r#"profile "t/x" extends="gcp/a3-ultra" { nccl-net { env { FI_X "1" } } }"#;
+    let loaded = load(Source::new("t.kdl", text), &BuiltinsOnly);
+    assert!(!loaded.has_errors(), "{:#?}", loaded.problems);
+}
