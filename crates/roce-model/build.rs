@@ -9,6 +9,8 @@
 // The script uses the front end's parse only.
 #![allow(dead_code, unused_imports)]
 
+#[path = "src/fields/table.rs"]
+mod fields;
 #[path = "src/problem.rs"]
 mod problem;
 #[path = "src/source.rs"]
@@ -38,6 +40,7 @@ const FRONT_END: &[&str] = &[
     "src/problem.rs",
     "src/source.rs",
     "src/tree.rs",
+    "src/fields/table.rs",
     "src/syntax/kdl.rs",
     "src/syntax/kdl/guard.rs",
 ];

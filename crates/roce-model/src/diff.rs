@@ -469,6 +469,9 @@ pub fn fields(p: &Profile) -> Vec<Field> {
         );
     }
     f.map("env", &p.env);
+    // In the table's order (`fields::table`; a test holds the pushes above to it, so this moves nothing).
+    let labels = crate::fields::diff_labels();
+    f.0.sort_by_key(|field| crate::fields::diff_rank(&labels, &field.path).unwrap_or(usize::MAX));
     f.0
 }
 

@@ -18,6 +18,7 @@
 pub mod builtin;
 pub mod diff;
 pub mod fabric;
+mod fields;
 pub mod load;
 pub mod model;
 pub mod names;
@@ -52,8 +53,9 @@ pub mod plumbing {
     }
 }
 
+pub use fields::{CAPABILITIES, profile_schema};
 pub use load::{BuiltinsOnly, Loaded, Resolve, load};
 pub use model::Profile;
 pub use problem::{Code, Domain, Problem, Severity};
 pub use source::{Format, Origin, Source, Spanned};
-pub use walk::{CAPABILITIES, DEFAULT_MIN_RDMA_CORE};
+pub use walk::DEFAULT_MIN_RDMA_CORE;

@@ -138,25 +138,13 @@ pub fn merge(base: Node, upper: Node) -> Node {
     merge_at(base, upper, true)
 }
 
-/// Top-level sections whose scalar short form stands for one positional key (`fabric infiniband` =
-/// `fabric kind="infiniband"`).
-pub const POSITIONAL_SECTIONS: &[(&str, &str)] = &[
-    ("fabric", "kind"),
-    ("node-pool", "name"),
-    ("multus", "mode"),
-    ("ucx", "mode"),
-];
-
 fn merge_at(base: Node, upper: Node, top: bool) -> Node {
     match (base.value, upper.value) {
         (Value::Map(mut below), Value::Map(above)) => {
             for mut entry in above {
                 // A base section in short form (`fabric infiniband`) under a layer that sets keys of it
                 // (`fabric traffic-class=96`): keep the base's positional value unless the layer sets it.
-                let positional = POSITIONAL_SECTIONS
-                    .iter()
-                    .find(|(s, _)| top && *s == entry.key.value)
-                    .map(|(_, k)| *k);
+                let positional = crate::fields::short_form(&entry.key.value).filter(|_| top);
                 if let (Some(key), Some(old)) = (
                     positional,
                     below.iter().find(|e| e.key.value == entry.key.value),

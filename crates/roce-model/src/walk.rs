@@ -14,6 +14,7 @@ use crate::fabric::dra::{
 };
 use crate::fabric::env;
 use crate::fabric::provider::{HostMount, Provider, TopologyFile};
+use crate::fields::{self, CAPABILITIES, Field, Kind, Req, Section};
 use crate::model::*;
 use crate::names::{Capability, DnsLabel, EnvKey, K8sName, NameError, ResourceName};
 use crate::problem::{Code, Problem};
@@ -26,34 +27,34 @@ use crate::ucx_list;
 pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
     let mut w = Walker { problems };
     let before = w.problems.len();
-    let mut top = w.map(root, "profile", None)?;
-    let name = top.req_string(&mut w, "name");
-    let description = top.get("description").and_then(|n| w.string(n));
-    let extends = top.get("extends").and_then(|n| w.string(n));
+    let mut top = w.map(root, &fields::PROFILE)?;
+    let name = top.get(&mut w, "name").and_then(|n| w.string(n));
+    let description = top.get(&mut w, "description").and_then(|n| w.string(n));
+    let extends = top.get(&mut w, "extends").and_then(|n| w.string(n));
     let production = top
-        .get("production")
+        .get(&mut w, "production")
         .and_then(|n| w.boolean(n))
         .unwrap_or(Spanned::new(true, root.origin));
-    let fabric = top.req(&mut w, "fabric").and_then(|n| w.fabric(n));
-    let node_pool = top.req(&mut w, "node-pool").and_then(|n| w.node_pool(n));
-    let rails = top.req(&mut w, "rails").and_then(|n| w.rails(n));
-    let multus = match top.get("multus") {
+    let fabric = top.get(&mut w, "fabric").and_then(|n| w.fabric(n));
+    let node_pool = top.get(&mut w, "node-pool").and_then(|n| w.node_pool(n));
+    let rails = top.get(&mut w, "rails").and_then(|n| w.rails(n));
+    let multus = match top.get(&mut w, "multus") {
         Some(n) => w.multus(n),
         None => Some(Multus::None { at: None }),
     };
-    let nccl = match top.get("nccl") {
+    let nccl = match top.get(&mut w, "nccl") {
         Some(n) => w.nccl(n),
         None => Some(Nccl::default_empty()),
     };
-    let ucx = match top.get("ucx") {
+    let ucx = match top.get(&mut w, "ucx") {
         Some(n) => w.ucx(n),
         None => Some(Ucx::off(root.origin)),
     };
-    let image = match top.get("image") {
+    let image = match top.get(&mut w, "image") {
         Some(n) => w.image(n),
         None => Some(Image { rdma_core: None }),
     };
-    let job = match top.get("job") {
+    let job = match top.get(&mut w, "job") {
         Some(n) => w.job(n),
         None => Some(Job {
             nodes: None,
@@ -61,7 +62,7 @@ pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
         }),
     };
     let capabilities = top
-        .get("capabilities")
+        .get(&mut w, "capabilities")
         .map(|n| w.string_list(n))
         .unwrap_or_default();
     let capabilities: Vec<Spanned<Capability>> = capabilities
@@ -75,22 +76,22 @@ pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
         })
         .collect();
     let env = top
-        .get("env")
+        .get(&mut w, "env")
         .map(|n| w.env_map(n, None))
         .unwrap_or_default();
-    let nics = match top.get("nics") {
+    let nics = match top.get(&mut w, "nics") {
         Some(n) => w.nics(n),
         None => Some(Spanned::new(NicAttachment::MultusAndResource, root.origin)),
     };
-    let nvlink_domain = match top.get("nvlink-domain") {
+    let nvlink_domain = match top.get(&mut w, "nvlink-domain") {
         Some(n) => w.nvlink_domain(n),
         None => Some(Spanned::new(NvlinkDomain::None, root.origin)),
     };
-    let placement = match top.get("placement") {
+    let placement = match top.get(&mut w, "placement") {
         Some(n) => w.placement(n),
         None => Some(Spanned::new(Placement::default(), root.origin)),
     };
-    let nccl_net = match top.get("nccl-net") {
+    let nccl_net = match top.get(&mut w, "nccl-net") {
         Some(n) => w.nccl_net(n),
         None => Some(NcclNet::ib_verbs(root.origin)),
     };
@@ -155,70 +156,111 @@ impl Ucx {
 /// rdma-core release UCX GPUDirect RDMA needs on GB300 RoCE (CoreWeave RoCE guide).
 pub const DEFAULT_MIN_RDMA_CORE: u32 = 54;
 
-/// Linux capabilities a profile may add (the fabric needs only `IPC_LOCK`; the others are accepted for
-/// workloads that need them, and never `SYS_ADMIN`).
-pub const CAPABILITIES: &[&str] = &["IPC_LOCK", "SYS_NICE", "SYS_PTRACE", "SYS_RESOURCE"];
-
 struct Walker<'p> {
     problems: &'p mut Vec<Problem>,
 }
 
-/// A map being read: remembers which keys were asked for, so the rest are unknown.
+/// A map being read, against its section of `fields::table`: the table says which keys
+/// it has (under the mode its positional key chose), which are required and what each holds.
 struct MapView<'n> {
     entries: &'n [Entry],
     /// A scalar written where the map was expected stands for the map's positional key.
     implicit: Option<(&'static str, &'n Node)>,
     origin: Origin,
-    section: &'static str,
-    asked: Vec<&'static str>,
+    section: &'static Section,
+    /// The value its positional key chose (`per-port`), which decides the keys that apply.
+    mode: Option<&'static str>,
 }
 
 impl<'n> MapView<'n> {
-    fn get(&mut self, key: &'static str) -> Option<&'n Node> {
-        self.asked.push(key);
-        if let Some((k, node)) = self.implicit
-            && k == key
-        {
-            return Some(node);
-        }
-        self.entries
-            .iter()
-            .find(|e| e.key.value == key)
-            .map(|e| &e.node)
+    /// The table's entry for `key`; the walker reads no key the table lacks.
+    fn field(&self, key: &str) -> &'static Field {
+        let field = self.section.field(key).unwrap_or_else(|| {
+            panic!(
+                "`{}` has no key `{key}` in fields::table",
+                self.section.name()
+            )
+        });
+        debug_assert!(
+            field.when.is_empty() || self.mode.is_some_and(|m| field.when.contains(&m)),
+            "`{}` reads `{key}` under mode {:?}, which the table does not give it",
+            self.section.name(),
+            self.mode
+        );
+        field
     }
 
-    fn req(&mut self, w: &mut Walker<'_>, key: &'static str) -> Option<&'n Node> {
-        let node = self.get(key);
-        if node.is_none() {
+    /// The value of `key`, reported missing when the table requires it.
+    fn get(&mut self, w: &mut Walker<'_>, key: &'static str) -> Option<&'n Node> {
+        let field = self.field(key);
+        #[cfg(test)]
+        read::record(self.section.path_of(field));
+        let node = match self.implicit {
+            Some((k, node)) if k == key => Some(node),
+            _ => self
+                .entries
+                .iter()
+                .find(|e| e.key.value == key)
+                .map(|e| &e.node),
+        };
+        if node.is_none() && field.req != Req::Optional {
+            let section = self.section.name();
             w.problems.push(
-                Problem::new(
-                    Code::MissingKey,
-                    format!("`{}` needs `{key}`", self.section),
-                )
-                .at(self.origin, format!("`{key}` missing here"))
-                .help(format!(
-                    "add `{key}` to `{}`; docs/reference.md lists every key",
-                    self.section
-                )),
+                Problem::new(Code::MissingKey, format!("`{section}` needs `{key}`"))
+                    .at(self.origin, format!("`{key}` missing here"))
+                    .help(format!(
+                        "add `{key}` to `{section}`; docs/reference.md lists every key"
+                    )),
             );
         }
         node
     }
 
-    fn req_string(&mut self, w: &mut Walker<'_>, key: &'static str) -> Option<Spanned<String>> {
-        self.req(w, key).and_then(|n| w.string(n))
+    /// A whole number in the table's range.
+    fn int(&mut self, w: &mut Walker<'_>, key: &'static str) -> Option<Spanned<u32>> {
+        let Kind::Int { min, max } = self.field(key).kind else {
+            panic!("fields::table: `{key}` is not a number");
+        };
+        self.get(w, key).and_then(|n| w.uint(n, min, max))
     }
 
+    /// One of the table's choices for `key`, as the walker's values; the positional key's choice sets
+    /// the section's mode.
+    fn choose<T: Copy>(
+        &mut self,
+        w: &mut Walker<'_>,
+        key: &'static str,
+        choices: &[(&'static str, T)],
+    ) -> Option<Spanned<T>> {
+        let Kind::Choice(names) = self.field(key).kind else {
+            panic!("fields::table: `{key}` is not a choice");
+        };
+        debug_assert!(
+            choices.iter().map(|(n, _)| *n).eq(names.iter().copied()),
+            "the walker's choices for `{key}` are not the table's"
+        );
+        let node = self.get(w, key)?;
+        let v = w.one_of(node, choices)?;
+        if self.section.positional == Some(key)
+            && let Value::Scalar(Scalar::Str(chosen)) = &node.value
+        {
+            self.mode = names.iter().copied().find(|n| n == chosen);
+        }
+        Some(v)
+    }
+
+    /// Reports every key the table does not give the section (under its mode).
     fn finish(self, w: &mut Walker<'_>) {
+        let known: Vec<&str> = self.section.keys(self.mode).collect();
         for entry in self.entries {
-            if !self.asked.contains(&entry.key.value.as_str()) {
+            if !known.contains(&entry.key.value.as_str()) {
                 w.problems.push(
                     Problem::new(
                         Code::UnknownKey,
-                        format!("`{}` has no key `{}`", self.section, entry.key.value),
+                        format!("`{}` has no key `{}`", self.section.name(), entry.key.value),
                     )
                     .at(entry.key.origin, "unknown key")
-                    .help(suggest::help(&entry.key.value, &self.asked)),
+                    .help(suggest::help(&entry.key.value, &known)),
                 );
             }
         }
@@ -263,35 +305,20 @@ impl Walker<'_> {
         );
     }
 
-    /// A map; a scalar is accepted as the map's positional key (`fabric: roce` = `fabric: {kind: roce}`).
-    fn map<'n>(
-        &mut self,
-        node: &'n Node,
-        section: &'static str,
-        positional: Option<&'static str>,
-    ) -> Option<MapView<'n>> {
-        match (&node.value, positional) {
-            (Value::Map(entries), _) => Some(MapView {
-                entries,
-                implicit: None,
-                origin: node.origin,
-                section,
-                asked: Vec::new(),
-            }),
-            (Value::Seq(items), _) if items.is_empty() => Some(MapView {
-                entries: &[],
-                implicit: None,
-                origin: node.origin,
-                section,
-                asked: Vec::new(),
-            }),
-            (Value::Scalar(_), Some(key)) => Some(MapView {
-                entries: &[],
-                implicit: Some((key, node)),
-                origin: node.origin,
-                section,
-                asked: Vec::new(),
-            }),
+    /// A section of the table, as a map; a scalar stands for its positional key where it
+    /// has a short form (`fabric: roce` = `fabric: {kind: roce}`).
+    fn map<'n>(&mut self, node: &'n Node, section: &'static Section) -> Option<MapView<'n>> {
+        let view = |entries, implicit| MapView {
+            entries,
+            implicit,
+            origin: node.origin,
+            section,
+            mode: None,
+        };
+        match (&node.value, section.short.and(section.positional)) {
+            (Value::Map(entries), _) => Some(view(entries, None)),
+            (Value::Seq(items), _) if items.is_empty() => Some(view(&[], None)),
+            (Value::Scalar(_), Some(key)) => Some(view(&[], Some((key, node)))),
             _ => {
                 self.mismatch(node, "a map");
                 None
@@ -490,33 +517,28 @@ impl Walker<'_> {
     }
 
     fn fabric(&mut self, node: &Node) -> Option<Fabric> {
-        let mut m = self.map(node, "fabric", Some("kind"))?;
-        let kind = m.req(self, "kind").and_then(|n| {
-            self.one_of(
-                n,
-                &[
-                    ("roce", FabricKind::Roce),
-                    ("infiniband", FabricKind::InfiniBand),
-                ],
-            )
-        });
-        let addr_family = m.get("addr-family").and_then(|n| {
-            self.one_of(
-                n,
-                &[
-                    ("ipv6", AddrFamily::Ipv6),
-                    ("ipv4", AddrFamily::Ipv4),
-                    ("AF_INET6", AddrFamily::Ipv6),
-                    ("AF_INET", AddrFamily::Ipv4),
-                ],
-            )
-        });
-        let addr_range = m.get("addr-range").and_then(|n| self.cidr(n));
-        let traffic_class = m
-            .get("traffic-class")
-            .and_then(|n| self.uint(n, 0, 255))
-            .map(|s| s.map(|v| v as u8));
-        let gid_index = m.get("gid-index").and_then(|n| self.uint(n, 0, 255));
+        let mut m = self.map(node, &fields::FABRIC)?;
+        let kind = m.choose(
+            self,
+            "kind",
+            &[
+                ("roce", FabricKind::Roce),
+                ("infiniband", FabricKind::InfiniBand),
+            ],
+        );
+        let addr_family = m.choose(
+            self,
+            "addr-family",
+            &[
+                ("ipv6", AddrFamily::Ipv6),
+                ("ipv4", AddrFamily::Ipv4),
+                ("AF_INET6", AddrFamily::Ipv6),
+                ("AF_INET", AddrFamily::Ipv4),
+            ],
+        );
+        let addr_range = m.get(self, "addr-range").and_then(|n| self.cidr(n));
+        let traffic_class = m.int(self, "traffic-class").map(|s| s.map(|v| v as u8));
+        let gid_index = m.int(self, "gid-index");
         m.finish(self);
         Some(Fabric {
             kind: kind?,
@@ -549,20 +571,18 @@ impl Walker<'_> {
     }
 
     fn node_pool(&mut self, node: &Node) -> Option<NodePool> {
-        let mut m = self.map(node, "node-pool", Some("name"))?;
-        let name = m.req(self, "name").and_then(|n| self.nonempty(n));
-        let instance_type = m.get("instance-type").and_then(|n| self.nonempty(n));
-        let gpus_per_node = m
-            .req(self, "gpus-per-node")
-            .and_then(|n| self.uint(n, 1, 64));
+        let mut m = self.map(node, &fields::NODE_POOL)?;
+        let name = m.get(self, "name").and_then(|n| self.nonempty(n));
+        let instance_type = m.get(self, "instance-type").and_then(|n| self.nonempty(n));
+        let gpus_per_node = m.int(self, "gpus-per-node");
         // `rdma-resource "NAME"` or `rdma-resource "NAME" count=N` (EFA: one resource per interface).
-        let (rdma_resource, rdma_resource_count) = match m.get("rdma-resource") {
-            Some(n) => match self.map(n, "rdma-resource", Some("name")) {
+        let (rdma_resource, rdma_resource_count) = match m.get(self, "rdma-resource") {
+            Some(n) => match self.map(n, &fields::NODE_POOL_RDMA_RESOURCE) {
                 Some(mut r) => {
                     let name = r
-                        .req(self, "name")
+                        .get(self, "name")
                         .and_then(|n| self.parsed::<ResourceName>(n));
-                    let count = r.get("count").and_then(|n| self.uint(n, 1, 1024));
+                    let count = r.int(self, "count");
                     r.finish(self);
                     (name, count)
                 }
@@ -571,14 +591,14 @@ impl Walker<'_> {
             None => (None, None),
         };
         let node_labels = m
-            .get("node-labels")
+            .get(self, "node-labels")
             .map(|n| self.label_map(n))
             .unwrap_or_default();
         let sunk_nodeset = m
-            .get("sunk-nodeset")
+            .get(self, "sunk-nodeset")
             .and_then(|n| self.boolean(n))
             .unwrap_or(Spanned::new(false, node.origin));
-        let partition = m.get("partition").and_then(|n| self.nonempty(n));
+        let partition = m.get(self, "partition").and_then(|n| self.nonempty(n));
         m.finish(self);
         Some(NodePool {
             name: name?,
@@ -664,18 +684,17 @@ impl Walker<'_> {
     }
 
     fn rails(&mut self, node: &Node) -> Option<Rails> {
-        let mut m = self.map(node, "rails", None)?;
-        let nics = m.req(self, "nics").and_then(|n| self.uint(n, 1, 32));
-        let ports = m.req(self, "ports").and_then(|n| self.uint(n, 1, 8));
-        let host_port = m.get("host-port").and_then(|n| self.pattern(n));
-        let pod_device = m.req(self, "pod-device").and_then(|n| self.device_names(n));
-        let pod_netdev = m.get("pod-netdev").and_then(|n| self.pattern(n));
+        let mut m = self.map(node, &fields::RAILS)?;
+        let nics = m.int(self, "nics");
+        let ports = m.int(self, "ports");
+        let host_port = m.get(self, "host-port").and_then(|n| self.pattern(n));
+        let pod_device = m.get(self, "pod-device").and_then(|n| self.device_names(n));
+        let pod_netdev = m.get(self, "pod-netdev").and_then(|n| self.pattern(n));
         let port_num = m
-            .get("port-num")
-            .and_then(|n| self.uint(n, 1, 255))
+            .int(self, "port-num")
             .unwrap_or(Spanned::new(1, node.origin));
         // Gb/s per rail: 1 (SDR 1x would be 2.5, nothing RDMA-capable today is under 10) to XDR 4x and beyond
-        let link_rate = m.get("link-rate").and_then(|n| self.uint(n, 1, 3200));
+        let link_rate = m.int(self, "link-rate");
         m.finish(self);
         if let (Some(n), Some(p), Some(d)) = (&nics, &ports, &pod_device)
             && let DeviceNames::List(names) = &d.value
@@ -737,7 +756,7 @@ impl Walker<'_> {
     }
 
     fn multus(&mut self, node: &Node) -> Option<Multus> {
-        let mut m = self.map(node, "multus", Some("mode"))?;
+        let mut m = self.map(node, &fields::MULTUS)?;
         let at = Spanned::new((), node.origin);
         #[derive(Clone, Copy)]
         enum Mode {
@@ -745,27 +764,26 @@ impl Walker<'_> {
             Backend,
             None,
         }
-        let mode = m.req(self, "mode").and_then(|n| {
-            self.one_of(
-                n,
-                &[
-                    ("per-port", Mode::PerPort),
-                    ("backend", Mode::Backend),
-                    ("none", Mode::None),
-                ],
-            )
-        })?;
+        let mode = m.choose(
+            self,
+            "mode",
+            &[
+                ("per-port", Mode::PerPort),
+                ("backend", Mode::Backend),
+                ("none", Mode::None),
+            ],
+        )?;
         let out = match mode.value {
             Mode::None => Some(Multus::None { at: Some(at) }),
             Mode::PerPort => {
                 let namespace = m
-                    .req(self, "namespace")
+                    .get(self, "namespace")
                     .and_then(|n| self.parsed::<DnsLabel>(n));
-                let name = m.req(self, "name").and_then(|n| {
+                let name = m.get(self, "name").and_then(|n| {
                     let p = self.pattern(n)?;
                     self.k8s_name(n).map(|_| p)
                 });
-                let nads = m.get("nads").map(|n| {
+                let nads = m.get(self, "nads").map(|n| {
                     let list = self.string_list(n);
                     let list = list.iter().filter_map(|s| self.parse_spanned(s)).collect();
                     Spanned::new(list, n.origin)
@@ -779,9 +797,9 @@ impl Walker<'_> {
             }
             Mode::Backend => {
                 let namespace = m
-                    .req(self, "namespace")
+                    .get(self, "namespace")
                     .and_then(|n| self.parsed::<DnsLabel>(n));
-                let name = m.req(self, "name").and_then(|n| self.parsed::<K8sName>(n));
+                let name = m.get(self, "name").and_then(|n| self.parsed::<K8sName>(n));
                 Some(Multus::Backend {
                     namespace: namespace?,
                     name: name?,
@@ -827,22 +845,22 @@ impl Walker<'_> {
     }
 
     fn nccl(&mut self, node: &Node) -> Option<Nccl> {
-        let mut m = self.map(node, "nccl", None)?;
-        let version = m.get("version").and_then(|n| self.nccl_release(n));
+        let mut m = self.map(node, &fields::NCCL)?;
+        let version = m.get(self, "version").and_then(|n| self.nccl_release(n));
         // With a release named, whether it reads fields after the port is the version rules' to say
         // (`roce::nccl::version_syntax`), not a warning for every release.
         let by_release = version.is_some();
         let socket_ifname = m
-            .get("socket-ifname")
+            .get(self, "socket-ifname")
             .and_then(|n| self.nccl_list(n, env::NCCL_SOCKET_IFNAME.name, by_release));
         let ib_hca = m
-            .get("ib-hca")
+            .get(self, "ib-hca")
             .and_then(|n| self.nccl_list(n, env::NCCL_IB_HCA.name, by_release));
-        let net_plugin = m.get("net-plugin").and_then(|n| self.nonempty(n));
-        let debug = m.get("debug").and_then(|n| self.nonempty(n));
-        let debug_subsys = m.get("debug-subsys").and_then(|n| self.nonempty(n));
+        let net_plugin = m.get(self, "net-plugin").and_then(|n| self.nonempty(n));
+        let debug = m.get(self, "debug").and_then(|n| self.nonempty(n));
+        let debug_subsys = m.get(self, "debug-subsys").and_then(|n| self.nonempty(n));
         let knobs = m
-            .get("knobs")
+            .get(self, "knobs")
             .map(|n| self.env_map(n, Some("NCCL_")))
             .unwrap_or_default();
         m.finish(self);
@@ -867,19 +885,18 @@ impl Walker<'_> {
             Gib,
             Plugin,
         }
-        let mut m = self.map(node, "nccl-net", Some("provider"))?;
-        let kind = m.req(self, "provider").and_then(|n| {
-            self.one_of(
-                n,
-                &[
-                    ("ib", Kind::Ib),
-                    ("ofi", Kind::Ofi),
-                    ("gib", Kind::Gib),
-                    ("plugin", Kind::Plugin),
-                ],
-            )
-        });
-        let name = m.get("name").and_then(|n| self.nonempty(n));
+        let mut m = self.map(node, &fields::NCCL_NET)?;
+        let kind = m.choose(
+            self,
+            "provider",
+            &[
+                ("ib", Kind::Ib),
+                ("ofi", Kind::Ofi),
+                ("gib", Kind::Gib),
+                ("plugin", Kind::Plugin),
+            ],
+        );
+        let name = m.get(self, "name").and_then(|n| self.nonempty(n));
         let provider = match kind.map(|k| k.value) {
             Some(Kind::Ib) => Some(Provider::IbVerbs),
             Some(Kind::Ofi) => Some(Provider::Ofi),
@@ -898,20 +915,22 @@ impl Walker<'_> {
             },
             None => None,
         };
-        let library_path = m.get("library-path").and_then(|n| self.nonempty(n));
+        let library_path = m.get(self, "library-path").and_then(|n| self.nonempty(n));
         let host_mounts = m
-            .get("host-mounts")
+            .get(self, "host-mounts")
             .map(|n| self.host_mounts(n))
             .unwrap_or_default();
         let env = m
-            .get("env")
+            .get(self, "env")
             .map(|n| self.env_map(n, None))
             .unwrap_or_default();
         let pod_annotations = m
-            .get("pod-annotations")
+            .get(self, "pod-annotations")
             .map(|n| self.label_map(n))
             .unwrap_or_default();
-        let topology = m.get("topology-file").and_then(|n| self.topology_file(n));
+        let topology = m
+            .get(self, "topology-file")
+            .and_then(|n| self.topology_file(n));
         m.finish(self);
         let origin = kind.map_or(node.origin, |k| k.origin);
         Some(NcclNet {
@@ -926,13 +945,13 @@ impl Walker<'_> {
 
     /// `topology-file configmap="NAME" key="FILE.xml" [path="/abs/file.xml"]`.
     fn topology_file(&mut self, node: &Node) -> Option<Spanned<TopologyFile>> {
-        let mut m = self.map(node, "topology-file", None)?;
+        let mut m = self.map(node, &fields::NCCL_NET_TOPOLOGY_FILE)?;
         let config_map = m
-            .req(self, "configmap")
+            .get(self, "configmap")
             .and_then(|n| self.nonempty(n))
             .and_then(|s| self.parse_spanned::<K8sName>(&s));
-        let key = m.req(self, "key").and_then(|n| self.nonempty(n));
-        let path = m.get("path").and_then(|n| self.abs_path(n));
+        let key = m.get(self, "key").and_then(|n| self.nonempty(n));
+        let path = m.get(self, "path").and_then(|n| self.abs_path(n));
         m.finish(self);
         let key = key?;
         if !crate::fabric::provider::is_config_map_key(&key.value) {
@@ -967,11 +986,11 @@ impl Walker<'_> {
             let Some(name) = self.parse_spanned::<DnsLabel>(&e.key) else {
                 continue;
             };
-            let Some(mut m) = self.map(&e.node, "host-mounts", None) else {
+            let Some(mut m) = self.map(&e.node, &fields::NCCL_NET_HOST_MOUNTS) else {
                 continue;
             };
-            let host_path = m.req(self, "host-path").and_then(|n| self.abs_path(n));
-            let mount_path = m.req(self, "mount-path").and_then(|n| self.abs_path(n));
+            let host_path = m.get(self, "host-path").and_then(|n| self.abs_path(n));
+            let mount_path = m.get(self, "mount-path").and_then(|n| self.abs_path(n));
             m.finish(self);
             if let (Some(h), Some(c)) = (host_path, mount_path) {
                 out.push(Spanned::new(
@@ -1002,18 +1021,17 @@ impl Walker<'_> {
     }
 
     fn ucx(&mut self, node: &Node) -> Option<Ucx> {
-        let mut m = self.map(node, "ucx", Some("mode"))?;
-        let mode = m.req(self, "mode").and_then(|n| {
-            self.one_of(
-                n,
-                &[
-                    ("off", UcxMode::Off),
-                    ("tcp", UcxMode::Tcp),
-                    ("rdma", UcxMode::Rdma),
-                ],
-            )
-        });
-        let tls = m.get("tls").and_then(|n| {
+        let mut m = self.map(node, &fields::UCX)?;
+        let mode = m.choose(
+            self,
+            "mode",
+            &[
+                ("off", UcxMode::Off),
+                ("tcp", UcxMode::Tcp),
+                ("rdma", UcxMode::Rdma),
+            ],
+        );
+        let tls = m.get(self, "tls").and_then(|n| {
             let text = self.nonempty(n)?;
             let (tls, issues) = ucx_list::UcxTls::parse(text);
             for issue in issues {
@@ -1026,7 +1044,7 @@ impl Walker<'_> {
             }
             Some(tls)
         });
-        let net_devices = m.get("net-devices").and_then(|n| {
+        let net_devices = m.get(self, "net-devices").and_then(|n| {
             let text = self.nonempty(n)?;
             let (devices, issues) = ucx_list::UcxNetDevices::parse(text);
             for issue in issues {
@@ -1039,11 +1057,10 @@ impl Walker<'_> {
             }
             Some(devices)
         });
-        let gid_index = m.get("gid-index").and_then(|n| self.uint(n, 0, 255));
-        let max_rma_rails = m.get("max-rma-rails").and_then(|n| self.uint(n, 1, 64));
+        let gid_index = m.int(self, "gid-index");
+        let max_rma_rails = m.int(self, "max-rma-rails");
         let min_rdma_core = m
-            .get("min-rdma-core")
-            .and_then(|n| self.uint(n, 1, 999))
+            .int(self, "min-rdma-core")
             .unwrap_or(Spanned::new(DEFAULT_MIN_RDMA_CORE, node.origin));
         m.finish(self);
         Some(Ucx {
@@ -1057,8 +1074,8 @@ impl Walker<'_> {
     }
 
     fn image(&mut self, node: &Node) -> Option<Image> {
-        let mut m = self.map(node, "image", None)?;
-        let rdma_core = m.get("rdma-core").and_then(|n| self.uint(n, 1, 999));
+        let mut m = self.map(node, &fields::IMAGE)?;
+        let rdma_core = m.int(self, "rdma-core");
         m.finish(self);
         Some(Image { rdma_core })
     }
@@ -1073,35 +1090,33 @@ impl Walker<'_> {
             Dra,
             HostNetwork,
         }
-        let mut m = self.map(node, "nics", Some("mode"))?;
-        let mode = m.req(self, "mode").and_then(|n| {
-            self.one_of(
-                n,
-                &[
-                    ("multus-and-resource", Mode::Multus),
-                    ("resource-only", Mode::Resource),
-                    ("dra", Mode::Dra),
-                    ("host-network", Mode::HostNetwork),
-                ],
-            )
-        })?;
+        let mut m = self.map(node, &fields::NICS)?;
+        let mode = m.choose(
+            self,
+            "mode",
+            &[
+                ("multus-and-resource", Mode::Multus),
+                ("resource-only", Mode::Resource),
+                ("dra", Mode::Dra),
+                ("host-network", Mode::HostNetwork),
+            ],
+        )?;
         let out = match mode.value {
             Mode::Multus => Some(NicAttachment::MultusAndResource),
             Mode::Resource => Some(NicAttachment::ResourceOnly),
             Mode::HostNetwork => Some(NicAttachment::HostNetwork),
             Mode::Dra => {
                 let class = m
-                    .req(self, "class")
+                    .get(self, "class")
                     .and_then(|n| self.parsed::<DeviceClassName>(n));
-                let count = m
-                    .req(self, "count")
-                    .and_then(|n| self.uint(n, 1, 64))
-                    .and_then(|c| NonZeroU32::new(c.value));
+                let count = m.int(self, "count").and_then(|c| NonZeroU32::new(c.value));
                 let template = m
-                    .req(self, "template")
+                    .get(self, "template")
                     .and_then(|n| self.parsed::<K8sName>(n));
-                let claim = m.get("claim").and_then(|n| self.parsed::<DnsLabel>(n));
-                let selectors: Vec<CelExpression> = match m.get("selectors") {
+                let claim = m
+                    .get(self, "claim")
+                    .and_then(|n| self.parsed::<DnsLabel>(n));
+                let selectors: Vec<CelExpression> = match m.get(self, "selectors") {
                     Some(n) => {
                         let list = self.string_list(n);
                         list.iter()
@@ -1111,7 +1126,7 @@ impl Walker<'_> {
                     }
                     None => Vec::new(),
                 };
-                let gpus = m.get("gpus").map(|n| self.claimed_gpus(n));
+                let gpus = m.get(self, "gpus").map(|n| self.claimed_gpus(n));
                 let mut nics =
                     DraNics::new(class?.value, count?, template?.value).with_selectors(selectors);
                 if let Some(claim) = claim {
@@ -1130,23 +1145,19 @@ impl Walker<'_> {
     }
 
     fn claimed_gpus(&mut self, node: &Node) -> Option<ClaimedGpus> {
-        let mut m = self.map(node, "gpus", None)?;
+        let mut m = self.map(node, &fields::NICS_GPUS)?;
         let class = m
-            .req(self, "class")
+            .get(self, "class")
             .and_then(|n| self.parsed::<DeviceClassName>(n));
-        let count = m
-            .req(self, "count")
-            .and_then(|n| self.uint(n, 1, 64))
-            .and_then(|c| NonZeroU32::new(c.value));
-        let align = m.get("align").and_then(|n| {
-            self.one_of(
-                n,
-                &[
-                    ("pcie-root", AlignBy::PcieRoot),
-                    ("numa-node", AlignBy::NumaNode),
-                ],
-            )
-        });
+        let count = m.int(self, "count").and_then(|c| NonZeroU32::new(c.value));
+        let align = m.choose(
+            self,
+            "align",
+            &[
+                ("pcie-root", AlignBy::PcieRoot),
+                ("numa-node", AlignBy::NumaNode),
+            ],
+        );
         m.finish(self);
         let gpus = ClaimedGpus::new(class?.value, count?);
         Some(match align {
@@ -1163,37 +1174,34 @@ impl Walker<'_> {
             None,
             ComputeDomain,
         }
-        let mut m = self.map(node, "nvlink-domain", Some("kind"))?;
-        let kind = m.req(self, "kind").and_then(|n| {
-            self.one_of(
-                n,
-                &[
-                    ("none", Kind::None),
-                    ("compute-domain", Kind::ComputeDomain),
-                ],
-            )
-        })?;
+        let mut m = self.map(node, &fields::NVLINK_DOMAIN)?;
+        let kind = m.choose(
+            self,
+            "kind",
+            &[
+                ("none", Kind::None),
+                ("compute-domain", Kind::ComputeDomain),
+            ],
+        )?;
         let out = match kind.value {
             Kind::None => Some(NvlinkDomain::None),
             Kind::ComputeDomain => {
-                let name = m.req(self, "name").and_then(|n| self.parsed::<K8sName>(n));
-                let nodes = m
-                    .get("nodes")
-                    .and_then(|n| self.uint(n, 0, 100_000))
-                    .map_or(0, |n| n.value);
+                let name = m.get(self, "name").and_then(|n| self.parsed::<K8sName>(n));
+                let nodes = m.int(self, "nodes").map_or(0, |n| n.value);
                 let template = m
-                    .get("channel-template")
+                    .get(self, "channel-template")
                     .and_then(|n| self.parsed::<K8sName>(n));
-                let claim = m.get("claim").and_then(|n| self.parsed::<DnsLabel>(n));
-                let channels = m.get("channels").and_then(|n| {
-                    self.one_of(
-                        n,
-                        &[
-                            ("single", ChannelAllocation::Single),
-                            ("all", ChannelAllocation::All),
-                        ],
-                    )
-                });
+                let claim = m
+                    .get(self, "claim")
+                    .and_then(|n| self.parsed::<DnsLabel>(n));
+                let channels = m.choose(
+                    self,
+                    "channels",
+                    &[
+                        ("single", ChannelAllocation::Single),
+                        ("all", ChannelAllocation::All),
+                    ],
+                );
                 let name = name?;
                 match ComputeDomain::new(name.value, nodes, template.map(|t| t.value)) {
                     Ok(mut cd) => {
@@ -1218,14 +1226,14 @@ impl Walker<'_> {
 
     /// `placement { clique-affinity label=… value=…; kueue-topology "LEVEL-LABEL" mode=required|preferred }`.
     fn placement(&mut self, node: &Node) -> Option<Spanned<Placement>> {
-        let mut m = self.map(node, "placement", None)?;
-        let clique = m.get("clique-affinity").and_then(|n| {
-            let mut c = self.map(n, "clique-affinity", None)?;
+        let mut m = self.map(node, &fields::PLACEMENT)?;
+        let clique = m.get(self, "clique-affinity").and_then(|n| {
+            let mut c = self.map(n, &fields::PLACEMENT_CLIQUE_AFFINITY)?;
             let key = c
-                .req(self, "label")
+                .get(self, "label")
                 .and_then(|n| self.parsed::<LabelKey>(n));
             let value = c
-                .req(self, "value")
+                .get(self, "value")
                 .and_then(|n| self.parsed::<LabelValue>(n));
             c.finish(self);
             Some(CliqueAffinity {
@@ -1233,22 +1241,20 @@ impl Walker<'_> {
                 value: value?.value,
             })
         });
-        let kueue = m.get("kueue-topology").and_then(|n| {
-            let mut k = self.map(n, "kueue-topology", Some("level-label"))?;
+        let kueue = m.get(self, "kueue-topology").and_then(|n| {
+            let mut k = self.map(n, &fields::PLACEMENT_KUEUE_TOPOLOGY)?;
             let level = k
-                .req(self, "level-label")
+                .get(self, "level-label")
                 .and_then(|n| self.parsed::<LabelKey>(n));
             let mode = k
-                .get("mode")
-                .and_then(|n| {
-                    self.one_of(
-                        n,
-                        &[
-                            ("required", TopologyMode::Required),
-                            ("preferred", TopologyMode::Preferred),
-                        ],
-                    )
-                })
+                .choose(
+                    self,
+                    "mode",
+                    &[
+                        ("required", TopologyMode::Required),
+                        ("preferred", TopologyMode::Preferred),
+                    ],
+                )
                 .map_or(TopologyMode::Required, |m| m.value);
             k.finish(self);
             Some(KueueTopology {
@@ -1267,15 +1273,32 @@ impl Walker<'_> {
     }
 
     fn job(&mut self, node: &Node) -> Option<Job> {
-        let mut m = self.map(node, "job", None)?;
-        let nodes = m.get("nodes").and_then(|n| self.uint(n, 1, 100_000));
-        let expected_busbw = m
-            .get("expected-busbw")
-            .and_then(|n| self.uint(n, 1, 100_000));
+        let mut m = self.map(node, &fields::JOB)?;
+        let nodes = m.int(self, "nodes");
+        let expected_busbw = m.int(self, "expected-busbw");
         m.finish(self);
         Some(Job {
             nodes,
             expected_busbw,
         })
+    }
+}
+
+/// Which table keys the walker read, for the test that it reads every one (`fields::tests`).
+#[cfg(test)]
+pub(crate) mod read {
+    use std::cell::RefCell;
+
+    thread_local! {
+        static READ: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub(crate) fn record(path: String) {
+        READ.with(|r| r.borrow_mut().push(path));
+    }
+
+    /// The paths read on this thread since the last call.
+    pub(crate) fn take() -> Vec<String> {
+        READ.with(|r| std::mem::take(&mut *r.borrow_mut()))
     }
 }

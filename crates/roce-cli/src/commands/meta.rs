@@ -4,9 +4,6 @@ use super::Exit;
 use crate::cli::full_command;
 use crate::report::out;
 
-/// The JSON Schema of the YAML profile format, committed at `docs/profile.schema.json`.
-pub const PROFILE_SCHEMA: &str = include_str!("../../../../docs/profile.schema.json");
-
 pub fn completions(shell: clap_complete::Shell) -> miette::Result<Exit> {
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut full_command(), "roce", &mut buf);
@@ -24,6 +21,6 @@ pub fn man() -> miette::Result<Exit> {
 }
 
 pub fn schema() -> miette::Result<Exit> {
-    out(PROFILE_SCHEMA);
+    out(&roce_model::profile_schema());
     Ok(Exit::Ok)
 }

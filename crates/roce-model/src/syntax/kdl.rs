@@ -19,20 +19,6 @@ use crate::problem::{Code, Problem};
 use crate::source::{Origin, SourceId, Spanned};
 use crate::tree::{self, Entry, Node, Scalar, Value};
 
-/// Positional keys of nodes that take a leading argument and also properties or children.
-const POSITIONAL: &[(&str, &str)] = &[
-    ("profile", "name"),
-    ("fabric", "kind"),
-    ("node-pool", "name"),
-    ("multus", "mode"),
-    ("ucx", "mode"),
-    ("nics", "mode"),
-    ("nvlink-domain", "kind"),
-    ("kueue-topology", "level-label"),
-    ("rdma-resource", "name"),
-    ("nccl-net", "provider"),
-];
-
 /// Parse a KDL profile into a tree. Errors are coded problems with spans.
 pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
     let doc = match brace_depth(text, KDL_MAX_DEPTH) {
@@ -256,7 +242,7 @@ impl Walker<'_> {
             node.entries().iter().partition(|e| e.name().is_none());
         let children = node.children().map(|c| c.nodes()).unwrap_or_default();
 
-        let positional = POSITIONAL.iter().find(|(n, _)| *n == name).map(|(_, k)| *k);
+        let positional = crate::fields::positional(name);
         // A node with a positional key takes one argument; more fall through to the map, which reports
         // the extra ones (`fabric roce ipv6`).
         // `name {}` is an empty map (in an `extends` layer it changes nothing), never an empty list.
