@@ -95,32 +95,129 @@ pub fn write_all(dir: &Path, files: &[(String, String)]) -> miette::Result<()> {
     std::fs::create_dir_all(dir)
         .into_diagnostic()
         .wrap_err_with(|| format!("creating {}", dir.display()))?;
-    let mut staged = Vec::new();
+    let mut targets = Vec::new();
     for (name, contents) in files {
         let target = dir.join(name);
         let parent = target.parent().unwrap_or(dir);
         std::fs::create_dir_all(parent).into_diagnostic()?;
-        staged.push((stage(&target, contents)?, target));
+        targets.push((target, contents.as_str()));
     }
-    for (tmp, target) in staged {
-        tmp.persist(&target)
-            .into_diagnostic()
-            .wrap_err_with(|| format!("renaming into {}", target.display()))?;
-    }
-    Ok(())
+    stage_all(targets)?.commit(|_| ())
 }
 
-/// Write `contents` to a temporary file beside `target`, ready to be renamed over it.
+/// Files written beside their targets, synced, and not yet renamed over them.
+pub struct Staged {
+    files: Vec<(tempfile::NamedTempFile, PathBuf)>,
+    dirs: Vec<PathBuf>,
+}
+
+/// Stage every file (removing what a killed run of roce left in the same directories first), so that
+/// [`Staged::commit`] only renames: a file is then the old content or the new one, never a part of it.
+pub fn stage_all<'a>(
+    targets: impl IntoIterator<Item = (PathBuf, &'a str)>,
+) -> miette::Result<Staged> {
+    let mut staged = Staged {
+        files: Vec::new(),
+        dirs: Vec::new(),
+    };
+    for (target, contents) in targets {
+        let dir = dir_of(&target).to_path_buf();
+        if !staged.dirs.contains(&dir) {
+            remove_stale(&dir);
+            staged.dirs.push(dir);
+        }
+        staged.files.push((stage(&target, contents)?, target));
+    }
+    Ok(staged)
+}
+
+impl Staged {
+    /// Rename every staged file over its target (`each` hears of each), then sync the directories so the
+    /// renames outlive a crash of the machine too.
+    pub fn commit(self, mut each: impl FnMut(&Path)) -> miette::Result<()> {
+        for (tmp, target) in self.files {
+            tmp.persist(&target)
+                .into_diagnostic()
+                .wrap_err_with(|| format!("renaming into {}", target.display()))?;
+            each(&target);
+        }
+        #[cfg(unix)]
+        for dir in &self.dirs {
+            // A directory opened read-only can be synced on Linux and the BSDs; where it cannot, the rename
+            // is still atomic, only not yet durable.
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+fn dir_of(target: &Path) -> &Path {
+    target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// roce's temporary files are `.NAME.roce-PID-RANDOM.tmp`: hidden, named for their target and the process
+/// that writes them, so a later run can tell what a killed one left behind.
+const TEMP_MARK: &str = ".roce-";
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// Remove the temporary files of roce processes that no longer run (killed before they could rename or
+/// delete them). Best effort: a directory that cannot be read is left as it is.
+fn remove_stale(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(pid) = temp_owner(name)
+            && pid != std::process::id()
+            && !running(pid, &entry)
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The PID in a name of roce's temporary files.
+fn temp_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(TEMP_SUFFIX)?;
+    let (_, after) = rest.rsplit_once(TEMP_MARK)?;
+    after.split_once('-')?.0.parse().ok()
+}
+
+/// Is the process that wrote a temporary file still running? Where `/proc` lists processes, by its PID;
+/// elsewhere a file untouched for an hour is taken as left behind.
+fn running(pid: u32, entry: &std::fs::DirEntry) -> bool {
+    if Path::new("/proc/self").exists() {
+        return Path::new("/proc").join(pid.to_string()).exists();
+    }
+    entry
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age.as_secs() < 3600)
+}
+
+/// Write `contents` to a temporary file beside `target`, synced, ready to be renamed over it.
 ///
 /// The temporary file gets the mode the user would get from a plain `open(target, O_CREAT, 0666)`: an
 /// existing file's mode is kept, a new file gets `0666` less the umask. (A temporary file is `0600` by
 /// default, and the rename would carry that into the user's repository.)
-pub fn stage(target: &Path, contents: &str) -> miette::Result<tempfile::NamedTempFile> {
-    let dir = target
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+fn stage(target: &Path, contents: &str) -> miette::Result<tempfile::NamedTempFile> {
+    let dir = dir_of(target);
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let prefix = format!(".{name}{TEMP_MARK}{}-", std::process::id());
     let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(TEMP_SUFFIX);
     let existing = match std::fs::metadata(target) {
         Ok(meta) => Some(meta.permissions()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -149,5 +246,11 @@ pub fn stage(target: &Path, contents: &str) -> miette::Result<tempfile::NamedTem
             .into_diagnostic()
             .wrap_err_with(|| format!("keeping the mode of {}", target.display()))?;
     }
+    // Synced before the rename: otherwise a crash of the machine can leave the new name on empty blocks
+    // (XFS, btrfs and ext4 without auto_da_alloc order the rename before the data).
+    tmp.as_file()
+        .sync_all()
+        .into_diagnostic()
+        .wrap_err_with(|| format!("syncing {}", target.display()))?;
     Ok(tmp)
 }

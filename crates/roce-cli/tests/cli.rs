@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+mod crash;
+
 #[test]
 fn cli_cases() {
     trycmd::TestCases::new()

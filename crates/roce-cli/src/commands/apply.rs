@@ -95,16 +95,12 @@ pub fn run(args: ApplyArgs, out: &Output) -> miette::Result<Exit> {
     }
     if args.in_place {
         // Stage every file first, then rename them all: all or nothing.
-        let mut staged = Vec::new();
-        for (path, text) in &results {
-            staged.push((stage(path, text)?, *path));
-        }
-        for (tmp, path) in staged {
-            tmp.persist(path)
-                .into_diagnostic()
-                .wrap_err_with(|| format!("replacing {}", path.display()))?;
-            errln!("wrote {}", path.display());
-        }
+        let staged = crate::io::stage_all(
+            results
+                .iter()
+                .map(|(path, text)| (path.to_path_buf(), text.as_str())),
+        )?;
+        staged.commit(|path| errln!("wrote {}", path.display()))?;
     } else {
         for (i, (_, text)) in results.iter().enumerate() {
             if i > 0 {
@@ -144,26 +140,4 @@ pub fn read_manifest(path: &Path) -> miette::Result<Result<Source, Box<Problem>>
             Err(Box::new(manifest::not_text(id).resolve(&sources)))
         }
     })
-}
-
-/// Write `text` to a temporary file next to `path`, with `path`'s permissions.
-fn stage(path: &Path, text: &str) -> miette::Result<tempfile::NamedTempFile> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .into_diagnostic()
-        .wrap_err_with(|| format!("creating a temporary file in {}", dir.display()))?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())
-        .into_diagnostic()
-        .wrap_err_with(|| format!("writing {}", path.display()))?;
-    // The file keeps its mode (a temporary file is created 0600).
-    let meta = std::fs::metadata(path)
-        .into_diagnostic()
-        .wrap_err_with(|| format!("reading the permissions of {}", path.display()))?;
-    std::fs::set_permissions(tmp.path(), meta.permissions())
-        .into_diagnostic()
-        .wrap_err_with(|| format!("giving {} its permissions", tmp.path().display()))?;
-    Ok(tmp)
 }
