@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 mod crash;
+mod memory;
 
 #[test]
 fn cli_cases() {

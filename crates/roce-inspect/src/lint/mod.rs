@@ -209,6 +209,24 @@ impl Linter {
         report
     }
 
+    /// The report for a file larger than lint reads ([`MAX_MANIFEST_BYTES`]).
+    pub fn too_large(&self, name: &str, bytes: u64) -> FileReport {
+        let mut sources = Sources::default();
+        sources.add(Source::new(name, ""));
+        FileReport {
+            problems: vec![Problem::new(
+                Code::LintSyntax,
+                format!(
+                    "{name} is {} MiB; roce reads manifests of at most {} MiB (one file's documents are held together, so its size bounds what linting it costs)",
+                    bytes >> 20,
+                    MAX_MANIFEST_BYTES >> 20
+                ),
+            )
+            .help("split it into smaller files (a directory of them is linted file by file)")],
+            ..FileReport::default()
+        }
+    }
+
     /// Lint text that is not UTF-8: one `roce::lint::syntax` problem.
     pub fn not_text(&self, name: &str) -> FileReport {
         let mut sources = Sources::default();
@@ -219,6 +237,10 @@ impl Linter {
         }
     }
 }
+
+/// The largest file lint reads: beyond serde-saphyr's budgets (64 MiB of scalar text, 1,024 documents)
+/// whatever it holds, so reading it whole would only cost memory before the refusal.
+pub const MAX_MANIFEST_BYTES: u64 = 128 << 20;
 
 impl Expect {
     fn new(profile: &Profile) -> Self {

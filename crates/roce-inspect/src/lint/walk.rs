@@ -75,8 +75,12 @@ fn read_and(
     path: &Path,
     lint: fn(&Linter, Source) -> FileReport,
 ) -> io::Result<FileReport> {
-    let bytes = std::fs::read(path)?;
     let name = path.display().to_string();
+    let size = std::fs::metadata(path)?.len();
+    if size > super::MAX_MANIFEST_BYTES {
+        return Ok(linter.too_large(&name, size));
+    }
+    let bytes = std::fs::read(path)?;
     Ok(match String::from_utf8(bytes) {
         Ok(text) => lint(linter, Source::new(name, text)),
         Err(_) => linter.not_text(&name),

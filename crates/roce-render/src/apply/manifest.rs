@@ -142,6 +142,18 @@ fn syntax_problem(
         .at(origin, "too deep here")
         .help("a workload nests about 20 levels; is this the right file?");
     }
+    if let Some(limit) = first.strip_prefix("budget breached: ") {
+        let b = serde_saphyr::Budget::default();
+        return Problem::new(
+            Code::LintSyntax,
+            format!("the file is larger than roce reads as one manifest ({limit})"),
+        )
+        .at(origin, "limit reached here")
+        .help(format!(
+            "split it into files of at most {} documents and {} nodes each (a directory of them is linted file by file); the limits bound what one file may cost",
+            b.max_documents, b.max_nodes
+        ));
+    }
     if let Some(rest) = first.strip_prefix("duplicate mapping key: ") {
         let key = rest
             .split(", set DuplicateKeyPolicy")

@@ -31,8 +31,15 @@ pub(super) fn read(text: &str, source: SourceId, max_depth: usize) -> Option<Vec
         max_depth: max_depth.saturating_sub(2),
         stack: Vec::new(),
         docs: Vec::new(),
+        budget: serde_saphyr::Budget::default(),
+        nodes: 0,
     };
-    for item in Parser::new_from_str_with_options(text, options(max_depth)) {
+    // serde-saphyr's budgets bound what one file may cost (memory grows with its nodes); a file near them
+    // goes to serde-saphyr, so that one file is read, or refused, the same way whatever its size.
+    for (events, item) in Parser::new_from_str_with_options(text, options(max_depth)).enumerate() {
+        if events >= reader.budget.max_events {
+            return None;
+        }
         let (event, span) = item.ok()?;
         reader.event(event, span)?;
     }
@@ -68,17 +75,27 @@ struct Reader<'t> {
     max_depth: usize,
     stack: Vec<Frame>,
     docs: Vec<Node>,
+    budget: serde_saphyr::Budget,
+    nodes: usize,
 }
 
 impl Reader<'_> {
     fn event(&mut self, event: Event<'_>, span: Span) -> Option<()> {
         match event {
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => Some(()),
-            Event::DocumentStart(_, version) => version.is_none().then_some(()),
+            Event::DocumentStart(_, version) => {
+                (version.is_none() && self.docs.len() < self.budget.max_documents).then_some(())
+            }
+            Event::Scalar(..) | Event::MappingStart(..) | Event::SequenceStart(..)
+                if self.nodes >= self.budget.max_nodes =>
+            {
+                None
+            }
             Event::Scalar(value, style, anchor, tag) => {
                 if anchor != 0 || tag.is_some() {
                     return None;
                 }
+                self.nodes += 1;
                 let origin = self.origin(&span);
                 let scalar = if style == ScalarStyle::Plain {
                     plain(value)?
@@ -118,6 +135,7 @@ impl Reader<'_> {
                 None
             }
             Event::MappingStart(..) => {
+                self.nodes += 1;
                 let origin = self.origin(&span);
                 self.stack.push(Frame::Map {
                     entries: Vec::new(),
@@ -127,6 +145,7 @@ impl Reader<'_> {
                 Some(())
             }
             Event::SequenceStart(..) => {
+                self.nodes += 1;
                 let origin = self.origin(&span);
                 self.stack.push(Frame::Seq {
                     items: Vec::new(),
