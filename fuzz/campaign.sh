@@ -10,7 +10,7 @@
 # WORKERS_<target>=N (e.g. WORKERS_profile_kdl=24) gives a slower target more workers than the default.
 set -euo pipefail
 bin=$1 corpus=$2 out=$3 secs=$4 workers=$5
-targets=(profile_kdl profile_yaml manifest_lint log_explain)
+targets=(${TARGETS:-profile_kdl profile_yaml manifest_lint log_explain admission_review collector_prefix nccl_tests_table ucx_lines sweep_results})
 mkdir -p "$out"
 n_of() { local v="WORKERS_$1"; echo "${!v:-$workers}"; }
 for t in "${targets[@]}"; do

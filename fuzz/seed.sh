@@ -16,3 +16,28 @@ for name in $(roce profiles); do roce profiles show "$name" --yaml > "$builtins_
 copy profile_yaml "$builtins_yaml"/*.yaml $(find ../crates/roce-model/tests/fixtures/rules -name '*.yaml')
 copy manifest_lint $(find ../crates/roce-inspect/tests/fixtures/manifests ../examples -name '*.yaml')
 copy log_explain ../crates/roce-inspect/tests/fixtures/logs/*.log
+# issue 32: the readers added since the first campaign
+logs=$(find ../crates/roce-inspect/tests/fixtures/logs ../crates/roce-inspect/tests/fixtures/explain-corpus -name '*.log' -o -name '*.txt' | sort)
+copy collector_prefix $logs
+copy ucx_lines $(grep -l "UCX" $logs)
+copy nccl_tests_table $(grep -l "busbw\|Avg bus bandwidth" $logs)
+copy sweep_results ../crates/roce-inspect/tests/fixtures/sweep/gpu/campaign.json \
+    $(find ../crates/roce-inspect/tests/fixtures/sweep -path '*results*' -type f | head -200)
+# AdmissionReview bodies: the kinds fixtures, labelled for a built-in, as the API server sends them
+reviews=../target/fuzz-seed-reviews
+mkdir -p "$reviews"
+../.venv/bin/python - "$reviews" ../crates/roce-inspect/tests/fixtures/manifests/kinds/*.yaml <<'PY'
+import json, sys, yaml
+out = sys.argv[1]
+for i, path in enumerate(sys.argv[2:]):
+    for j, doc in enumerate(yaml.safe_load_all(open(path))):
+        if not isinstance(doc, dict):
+            continue
+        doc.setdefault("metadata", {}).setdefault("labels", {})["roce.dev/profile"] = "coreweave/gb300-roce"
+        group, _, version = doc.get("apiVersion", "v1").rpartition("/")
+        review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                  "request": {"uid": f"{i}-{j}", "kind": {"group": group, "version": version, "kind": doc.get("kind")},
+                              "operation": "CREATE", "namespace": "default", "object": doc}}
+        open(f"{out}/{i:02}-{j:02}.json", "w").write(json.dumps(review))
+PY
+copy admission_review "$reviews"/*.json
