@@ -577,7 +577,7 @@ pub struct Explainer {
 }
 
 /// [`Finders`] with a `Debug` that prints nothing (memchr's finders are not `Debug`-friendly to read).
-struct FindersDebug(Finders);
+struct FindersDebug(&'static Finders);
 
 impl std::fmt::Debug for FindersDebug {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -595,7 +595,12 @@ impl Explainer {
     /// A parser with nothing read.
     pub fn new() -> Self {
         Explainer {
-            find: FindersDebug(Finders::new()),
+            // Built once per process: an explainer per file (a directory of per-rank logs) would otherwise
+            // build the searchers again for every file.
+            find: FindersDebug({
+                static FINDERS: std::sync::OnceLock<Finders> = std::sync::OnceLock::new();
+                FINDERS.get_or_init(Finders::new)
+            }),
             files: Vec::new(),
             line_no: 0,
             procs: Vec::new(),
