@@ -7,7 +7,8 @@
 # fuzz/target/x86_64-unknown-linux-gnu/release/); they need no Rust toolchain to run, so a many-core machine
 # can run them. CORPUS_DIR/<target>/ is the seed corpus (fuzz/seed.sh) and grows in place. Each worker's log,
 # the crash/timeout/OOM artifacts and summary.md land in OUT_DIR. Exit status 1 when any artifact was written.
-# WORKERS_<target>=N (e.g. WORKERS_profile_kdl=24) gives a slower target more workers than the default.
+# WORKERS_<target>=N (e.g. WORKERS_profile_kdl=24) gives a slower target more workers than the default;
+# TARGETS="a b" picks targets; FUZZ_ARGS passes more libFuzzer flags (e.g. -max_len=8192).
 set -euo pipefail
 bin=$1 corpus=$2 out=$3 secs=$4 workers=$5
 targets=(${TARGETS:-profile_kdl profile_yaml manifest_lint log_explain admission_review collector_prefix nccl_tests_table ucx_lines sweep_results})
@@ -22,7 +23,7 @@ for t in "${targets[@]}"; do
         # The outer timeout: without a sanitizer, libFuzzer's timeout handler can deadlock in malloc (seen
         # with `-s none`), and a stuck worker must not hold the whole campaign.
         timeout -s KILL $((secs + 60)) "$bin/$t" "$corpus/$t" -jobs="$n" -workers="$n" -max_total_time="$secs" \
-            -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/$t/artifacts/" \
+            -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/$t/artifacts/" ${FUZZ_ARGS:-} \
             >"$out/$t/driver.log" 2>&1 || true
     ) &
 done
