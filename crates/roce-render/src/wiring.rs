@@ -109,17 +109,13 @@ impl<'a> Input<'a> {
                     at: doc.origin,
                 });
             }
-            "SriovNetwork" | "SriovIBNetwork" => {
-                let resource = spec
-                    .and_then(|s| text(s, "resourceName"))
-                    .map(|r| qualified(r, "openshift.io"));
-                self.nads.push(NadObject {
-                    name,
-                    namespace: spec.and_then(|s| text(s, "networkNamespace")).or(namespace),
-                    resource,
-                    at: doc.origin,
-                });
-            }
+            "SriovNetwork" | "SriovIBNetwork" => self.nads.push(operator_network(
+                name,
+                namespace,
+                spec,
+                "openshift.io",
+                doc.origin,
+            )),
             // The network operators' own network kinds each create a NAD of the same name in
             // `spec.networkNamespace` (sriov-network-operator's OVSNetwork; NVIDIA network-operator's
             // HostDeviceNetwork, whose resource it prefixes `nvidia.com/`, IPoIBNetwork, MacvlanNetwork).
@@ -129,14 +125,8 @@ impl<'a> Input<'a> {
                 } else {
                     "nvidia.com"
                 };
-                self.nads.push(NadObject {
-                    name,
-                    namespace: spec.and_then(|s| text(s, "networkNamespace")).or(namespace),
-                    resource: spec
-                        .and_then(|s| text(s, "resourceName"))
-                        .map(|r| qualified(r, prefix)),
-                    at: doc.origin,
-                });
+                self.nads
+                    .push(operator_network(name, namespace, spec, prefix, doc.origin));
             }
             "SriovNetworkNodePolicy" => {
                 self.declares_resources = true;
@@ -165,59 +155,13 @@ impl<'a> Input<'a> {
                 self.compute_domains.push((name, channel));
             }
             "DeviceClass" => {
-                let cel =
-                    spec.and_then(|s| entry(s, "selectors"))
-                        .and_then(|e| match &e.node.value {
-                            Value::Seq(items) => items.iter().find_map(|i| {
-                                entry(i, "cel").and_then(|c| text(&c.node, "expression"))
-                            }),
-                            _ => None,
-                        });
-                if let Some(driver) = cel.and_then(driver_of) {
+                if let Some(driver) = class_driver(spec) {
                     self.device_classes.push((name, driver));
                 }
             }
             "ResourceClaimTemplate" => {
-                let mut classes = Vec::new();
-                let mut shape = ClaimShape::default();
-                let devices = spec
-                    .and_then(|s| entry(s, "spec"))
-                    .and_then(|s| entry(&s.node, "devices"));
-                let requests = devices.and_then(|d| entry(&d.node, "requests"));
-                if let Some(Value::Seq(items)) = requests.map(|r| &r.node.value) {
-                    for item in items {
-                        let exactly = entry(item, "exactly").map(|e| &e.node);
-                        if let Some(c) = text(item, "deviceClassName")
-                            .or_else(|| exactly.and_then(|e| text(e, "deviceClassName")))
-                        {
-                            classes.push(c);
-                        }
-                        // v1 nests the request under `exactly`; v1beta1 wrote the same fields on the request
-                        let fields = exactly.unwrap_or(item);
-                        if entry(item, "firstAvailable").is_some() {
-                            shape.refused.push(Refused::FirstAvailable);
-                        }
-                        if text(fields, "allocationMode") == Some("All") {
-                            shape.refused.push(Refused::AllocationModeAll);
-                        }
-                        if matches!(
-                            entry(fields, "adminAccess").map(|e| &e.node.value),
-                            Some(Value::Scalar(Scalar::Bool(true)))
-                        ) {
-                            shape.refused.push(Refused::AdminAccess);
-                        }
-                    }
-                }
-                shape.constraints = matches!(
-                    devices.and_then(|d| entry(&d.node, "constraints")).map(|e| &e.node.value),
-                    Some(Value::Seq(items)) if !items.is_empty()
-                );
-                self.claim_templates.push(ClaimTemplate {
-                    name,
-                    classes,
-                    shape,
-                    at: doc.origin,
-                });
+                self.claim_templates
+                    .push(claim_template(name, spec, doc.origin));
             }
             _ => {}
         }
@@ -258,6 +202,87 @@ impl<'a> Input<'a> {
     pub fn is_channel_template(&self, template: &str) -> bool {
         self.classes_of(template)
             .contains(&devices::IMEX_CHANNEL_CLASS)
+    }
+}
+
+/// Whether a node is YAML `true`: the boolean, not the string.
+fn truthy(n: &Node) -> bool {
+    matches!(n.value, Value::Scalar(Scalar::Bool(true)))
+}
+
+/// The NAD an operator's network kind creates: same name, in `spec.networkNamespace` (else the object's
+/// namespace), its resource under the operator's prefix.
+fn operator_network<'a>(
+    name: &'a str,
+    namespace: Option<&'a str>,
+    spec: Option<&'a Node>,
+    prefix: &str,
+    at: Origin,
+) -> NadObject<'a> {
+    NadObject {
+        name,
+        namespace: spec.and_then(|s| text(s, "networkNamespace")).or(namespace),
+        resource: spec
+            .and_then(|s| text(s, "resourceName"))
+            .map(|r| qualified(r, prefix)),
+        at,
+    }
+}
+
+/// The driver a DeviceClass selects, from the first CEL expression of its selectors.
+fn class_driver(spec: Option<&Node>) -> Option<String> {
+    let cel = spec
+        .and_then(|s| entry(s, "selectors"))
+        .and_then(|e| match &e.node.value {
+            Value::Seq(items) => items
+                .iter()
+                .find_map(|i| entry(i, "cel").and_then(|c| text(&c.node, "expression"))),
+            _ => None,
+        });
+    cel.and_then(driver_of)
+}
+
+/// A ResourceClaimTemplate's device classes, and the request forms Kueue refuses or judges.
+fn claim_template<'a>(name: &'a str, spec: Option<&'a Node>, at: Origin) -> ClaimTemplate<'a> {
+    let mut classes = Vec::new();
+    let mut shape = ClaimShape::default();
+    let devices = spec
+        .and_then(|s| entry(s, "spec"))
+        .and_then(|s| entry(&s.node, "devices"));
+    let requests = devices.and_then(|d| entry(&d.node, "requests"));
+    if let Some(Value::Seq(items)) = requests.map(|r| &r.node.value) {
+        for item in items {
+            let exactly = entry(item, "exactly").map(|e| &e.node);
+            if let Some(c) = text(item, "deviceClassName")
+                .or_else(|| exactly.and_then(|e| text(e, "deviceClassName")))
+            {
+                classes.push(c);
+            }
+            // v1 nests the request under `exactly`; v1beta1 wrote the same fields on the request
+            let fields = exactly.unwrap_or(item);
+            if entry(item, "firstAvailable").is_some() {
+                shape.refused.push(Refused::FirstAvailable);
+            }
+            if text(fields, "allocationMode") == Some("All") {
+                shape.refused.push(Refused::AllocationModeAll);
+            }
+            if matches!(
+                entry(fields, "adminAccess").map(|e| &e.node.value),
+                Some(Value::Scalar(Scalar::Bool(true)))
+            ) {
+                shape.refused.push(Refused::AdminAccess);
+            }
+        }
+    }
+    shape.constraints = matches!(
+        devices.and_then(|d| entry(&d.node, "constraints")).map(|e| &e.node.value),
+        Some(Value::Seq(items)) if !items.is_empty()
+    );
+    ClaimTemplate {
+        name,
+        classes,
+        shape,
+        at,
     }
 }
 
@@ -529,143 +554,13 @@ impl<'a> Wiring<'a> {
     /// ranks' env in an MPI job.
     pub fn read(v: &PodView<'a>, input: &Input<'a>, launcher: Option<&PodView<'a>>) -> Wiring<'a> {
         let mut w = Wiring::default();
-        let truthy = |n: &Node| matches!(n.value, Value::Scalar(Scalar::Bool(true)));
-        if let Some(e) = v.multus {
-            w.multus = Some(e);
-            if let Value::Scalar(Scalar::Str(s)) = &e.node.value {
-                w.networks = multus::parse(s).unwrap_or_default();
-            }
-        }
-        w.cloud_interfaces = v
-            .annotations
-            .and_then(|a| entry(a, GKE_INTERFACES))
-            .map(|e| e.node.origin);
-        // On the pod's metadata, or on a PodSpec-shaped field of its own (OME's engine configs).
-        w.rdma_injected = [
-            v.annotations,
-            v.spec
-                .and_then(|s| entry(s, "annotations"))
-                .map(|e| &e.node),
-        ]
-        .into_iter()
-        .flatten()
-        .flat_map(|a| {
-            devices::RDMA_INJECTOR_ANNOTATIONS
-                .iter()
-                .filter_map(|k| entry(a, k))
-        })
-        .find(|e| scalar(&e.node).is_some_and(|v| v.eq_ignore_ascii_case("true")))
-        .map(|e| e.node.origin);
-        if let Some(spec) = v.spec {
-            w.host_network = entry(spec, "hostNetwork")
-                .filter(|e| truthy(&e.node))
-                .map(|e| e.node.origin);
-            if let Some(Value::Seq(items)) = entry(spec, "volumes").map(|e| &e.node.value) {
-                w.volumes = items
-                    .iter()
-                    .filter_map(|i| Some((text(i, "name")?, i)))
-                    .collect();
-            }
-            if let Some(Value::Seq(items)) = entry(spec, "resourceClaims").map(|e| &e.node.value) {
-                for i in items {
-                    let Some(name) = text(i, "name") else {
-                        continue;
-                    };
-                    let template = text(i, "resourceClaimTemplateName");
-                    let classes = template.map(|t| input.classes_of(t)).unwrap_or_default();
-                    w.pod_claims.push(PodClaim {
-                        name,
-                        template,
-                        claim: text(i, "resourceClaimName"),
-                        nic: classes.iter().any(|k| input.nic_class(k)),
-                        pod_level: classes.iter().any(|k| input.pod_level_class(k)),
-                        classes,
-                        at: i.origin,
-                    });
-                }
-            }
-        }
+        w.pod(v, input);
         let Some((_, c)) = v.container else {
             return w;
         };
-        let sc = entry(c, "securityContext").map(|e| &e.node);
-        w.privileged = sc
-            .and_then(|sc| entry(sc, "privileged"))
-            .filter(|e| truthy(&e.node))
-            .map(|e| e.node.origin);
-        if let Some(Value::Seq(items)) = sc
-            .and_then(|sc| entry(sc, "capabilities"))
-            .and_then(|caps| entry(&caps.node, "add"))
-            .map(|e| &e.node.value)
-        {
-            w.ipc_lock = items
-                .iter()
-                .find(|i| match &i.value {
-                    Value::Scalar(Scalar::Str(s)) => {
-                        let s = s.strip_prefix("CAP_").unwrap_or(s);
-                        s == IPC_LOCK || s == "ALL"
-                    }
-                    _ => false,
-                })
-                .map(|i| i.origin);
-        }
-        let resources = entry(c, "resources").or_else(|| entry(c, "resourcesPerNode"));
-        for side in ["limits", "requests"] {
-            let Some(Value::Map(entries)) = resources
-                .and_then(|r| entry(&r.node, side))
-                .map(|e| &e.node.value)
-            else {
-                continue;
-            };
-            for e in entries {
-                let value = scalar(&e.node);
-                let i = match w.resources.iter().position(|r| r.name == e.key.value) {
-                    Some(i) => i,
-                    None => {
-                        w.resources.push(Resource {
-                            name: &e.key.value,
-                            request: None,
-                            limit: None,
-                            at: e.key.origin,
-                        });
-                        w.resources.len() - 1
-                    }
-                };
-                if side == "limits" {
-                    w.resources[i].limit = value;
-                } else {
-                    w.resources[i].request = value;
-                }
-            }
-        }
-        if let Some(Value::Seq(items)) = resources
-            .and_then(|r| entry(&r.node, "claims"))
-            .map(|e| &e.node.value)
-        {
-            w.used_claims = items
-                .iter()
-                .filter_map(|i| Some((text(i, "name")?, i.origin)))
-                .collect();
-        }
-        if let Some(Value::Seq(items)) = entry(c, "volumeMounts").map(|e| &e.node.value) {
-            w.mounts = items
-                .iter()
-                .filter_map(|i| Some((text(i, "name")?, text(i, "mountPath")?, i.origin)))
-                .collect();
-        }
-        w.dev_infiniband = w
-            .mounts
-            .iter()
-            .find(|(name, path, _)| {
-                path.trim_end_matches('/') == RDMA_DEVICE_DIR
-                    && w.volumes.iter().any(|(v, node)| {
-                        v == name
-                            && entry(node, "hostPath")
-                                .and_then(|h| text(&h.node, "path"))
-                                .is_some_and(|p| p.trim_end_matches('/') == RDMA_DEVICE_DIR)
-                    })
-            })
-            .map(|m| m.2);
+        w.security(c);
+        w.container_resources(c);
+        w.volume_mounts(c);
         w.argv = argv(c);
         w.argv_at = entry(c, "command")
             .or_else(|| entry(c, "args"))
@@ -688,6 +583,159 @@ impl<'a> Wiring<'a> {
             .map(|(r, _)| r)
             .collect();
         w
+    }
+
+    /// What the pod, not its container, has: the networks annotations, host networking, volumes and
+    /// the DRA claims (resolved against the input's templates).
+    fn pod(&mut self, v: &PodView<'a>, input: &Input<'a>) {
+        if let Some(e) = v.multus {
+            self.multus = Some(e);
+            if let Value::Scalar(Scalar::Str(s)) = &e.node.value {
+                self.networks = multus::parse(s).unwrap_or_default();
+            }
+        }
+        self.cloud_interfaces = v
+            .annotations
+            .and_then(|a| entry(a, GKE_INTERFACES))
+            .map(|e| e.node.origin);
+        // On the pod's metadata, or on a PodSpec-shaped field of its own (OME's engine configs).
+        self.rdma_injected = [
+            v.annotations,
+            v.spec
+                .and_then(|s| entry(s, "annotations"))
+                .map(|e| &e.node),
+        ]
+        .into_iter()
+        .flatten()
+        .flat_map(|a| {
+            devices::RDMA_INJECTOR_ANNOTATIONS
+                .iter()
+                .filter_map(|k| entry(a, k))
+        })
+        .find(|e| scalar(&e.node).is_some_and(|v| v.eq_ignore_ascii_case("true")))
+        .map(|e| e.node.origin);
+        let Some(spec) = v.spec else {
+            return;
+        };
+        self.host_network = entry(spec, "hostNetwork")
+            .filter(|e| truthy(&e.node))
+            .map(|e| e.node.origin);
+        if let Some(Value::Seq(items)) = entry(spec, "volumes").map(|e| &e.node.value) {
+            self.volumes = items
+                .iter()
+                .filter_map(|i| Some((text(i, "name")?, i)))
+                .collect();
+        }
+        if let Some(Value::Seq(items)) = entry(spec, "resourceClaims").map(|e| &e.node.value) {
+            for i in items {
+                let Some(name) = text(i, "name") else {
+                    continue;
+                };
+                let template = text(i, "resourceClaimTemplateName");
+                let classes = template.map(|t| input.classes_of(t)).unwrap_or_default();
+                self.pod_claims.push(PodClaim {
+                    name,
+                    template,
+                    claim: text(i, "resourceClaimName"),
+                    nic: classes.iter().any(|k| input.nic_class(k)),
+                    pod_level: classes.iter().any(|k| input.pod_level_class(k)),
+                    classes,
+                    at: i.origin,
+                });
+            }
+        }
+    }
+
+    /// `privileged`, and `IPC_LOCK` in any of its spellings (`CAP_IPC_LOCK`, `ALL`).
+    fn security(&mut self, c: &'a Node) {
+        let sc = entry(c, "securityContext").map(|e| &e.node);
+        self.privileged = sc
+            .and_then(|sc| entry(sc, "privileged"))
+            .filter(|e| truthy(&e.node))
+            .map(|e| e.node.origin);
+        if let Some(Value::Seq(items)) = sc
+            .and_then(|sc| entry(sc, "capabilities"))
+            .and_then(|caps| entry(&caps.node, "add"))
+            .map(|e| &e.node.value)
+        {
+            self.ipc_lock = items
+                .iter()
+                .find(|i| match &i.value {
+                    Value::Scalar(Scalar::Str(s)) => {
+                        let s = s.strip_prefix("CAP_").unwrap_or(s);
+                        s == IPC_LOCK || s == "ALL"
+                    }
+                    _ => false,
+                })
+                .map(|i| i.origin);
+        }
+    }
+
+    /// The container's resources (a TrainJob trainer's `resourcesPerNode`), limits and requests merged by
+    /// name in the order first seen, and the claims it lists.
+    fn container_resources(&mut self, c: &'a Node) {
+        let resources = entry(c, "resources").or_else(|| entry(c, "resourcesPerNode"));
+        for side in ["limits", "requests"] {
+            let Some(Value::Map(entries)) = resources
+                .and_then(|r| entry(&r.node, side))
+                .map(|e| &e.node.value)
+            else {
+                continue;
+            };
+            for e in entries {
+                let value = scalar(&e.node);
+                let i = match self.resources.iter().position(|r| r.name == e.key.value) {
+                    Some(i) => i,
+                    None => {
+                        self.resources.push(Resource {
+                            name: &e.key.value,
+                            request: None,
+                            limit: None,
+                            at: e.key.origin,
+                        });
+                        self.resources.len() - 1
+                    }
+                };
+                if side == "limits" {
+                    self.resources[i].limit = value;
+                } else {
+                    self.resources[i].request = value;
+                }
+            }
+        }
+        if let Some(Value::Seq(items)) = resources
+            .and_then(|r| entry(&r.node, "claims"))
+            .map(|e| &e.node.value)
+        {
+            self.used_claims = items
+                .iter()
+                .filter_map(|i| Some((text(i, "name")?, i.origin)))
+                .collect();
+        }
+    }
+
+    /// The container's mounts, and whether one of them is the host's `/dev/infiniband` (a `hostPath`
+    /// volume of that path, mounted at it).
+    fn volume_mounts(&mut self, c: &'a Node) {
+        if let Some(Value::Seq(items)) = entry(c, "volumeMounts").map(|e| &e.node.value) {
+            self.mounts = items
+                .iter()
+                .filter_map(|i| Some((text(i, "name")?, text(i, "mountPath")?, i.origin)))
+                .collect();
+        }
+        self.dev_infiniband = self
+            .mounts
+            .iter()
+            .find(|(name, path, _)| {
+                path.trim_end_matches('/') == RDMA_DEVICE_DIR
+                    && self.volumes.iter().any(|(v, node)| {
+                        v == name
+                            && entry(node, "hostPath")
+                                .and_then(|h| text(&h.node, "path"))
+                                .is_some_and(|p| p.trim_end_matches('/') == RDMA_DEVICE_DIR)
+                    })
+            })
+            .map(|m| m.2);
     }
 
     /// The env a launcher's `mpirun` gives every rank: `-x NAME=VALUE`, `-x NAME` (the launcher's value),

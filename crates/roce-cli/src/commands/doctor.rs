@@ -107,47 +107,73 @@ fn human(r: &Report) -> String {
             .map(|p| format!(", profile {p}"))
             .unwrap_or_default()
     ));
+    ports(&mut s, r);
+    stack(&mut s, f);
+    access(&mut s, r);
+    requirements(&mut s, r);
+    s.pop();
+    s
+}
+
+/// One `name:   value` line of the facts, values aligned.
+fn field(s: &mut String, k: &str, v: String) {
+    s.push_str(&format!("{:<14}{v}\n", format!("{k}:")));
+}
+
+/// A fact doctor could not read.
+fn or_unknown(v: Option<String>) -> String {
+    v.unwrap_or_else(|| "unknown".to_string())
+}
+
+/// The RDMA ports as a table, columns as wide as their widest cell.
+fn ports(s: &mut String, r: &Report) {
     if r.ports.is_empty() {
         s.push_str("RDMA ports:   none\n");
-    } else {
-        let rows: Vec<[String; 6]> = r
-            .ports
-            .iter()
-            .map(|p| {
-                [
-                    p.device.clone(),
-                    p.port.to_string(),
-                    p.state.clone().unwrap_or_else(|| "?".into()),
-                    p.link_layer.clone().unwrap_or_else(|| "?".into()),
-                    p.netdev.clone().unwrap_or_else(|| "-".into()),
-                    p.suggested_gid_index
-                        .map_or_else(|| "-".into(), |i| i.to_string()),
-                ]
-            })
-            .collect();
-        let head = ["DEVICE", "PORT", "STATE", "LINK", "NETDEV", "GID"].map(String::from);
-        let mut width = head.clone().map(|h| h.len());
-        for row in &rows {
-            for (w, cell) in width.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-        s.push_str(&format!("RDMA ports:   {}\n", r.ports.len()));
-        for row in std::iter::once(&head).chain(&rows) {
-            let cells: Vec<String> = row
-                .iter()
-                .zip(width)
-                .map(|(c, w)| format!("{c:<w$}"))
-                .collect();
-            s.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
+        return;
+    }
+    let rows: Vec<[String; 6]> = r
+        .ports
+        .iter()
+        .map(|p| {
+            [
+                p.device.clone(),
+                p.port.to_string(),
+                p.state.clone().unwrap_or_else(|| "?".into()),
+                p.link_layer.clone().unwrap_or_else(|| "?".into()),
+                p.netdev.clone().unwrap_or_else(|| "-".into()),
+                p.suggested_gid_index
+                    .map_or_else(|| "-".into(), |i| i.to_string()),
+            ]
+        })
+        .collect();
+    let head = ["DEVICE", "PORT", "STATE", "LINK", "NETDEV", "GID"].map(String::from);
+    let mut width = head.clone().map(|h| h.len());
+    for row in &rows {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
         }
     }
-    let or = |v: Option<String>| v.unwrap_or_else(|| "unknown".to_string());
-    let line =
-        |s: &mut String, k: &str, v: String| s.push_str(&format!("{:<14}{v}\n", format!("{k}:")));
-    line(&mut s, "netdevs", or(f.netdev_list().map(|n| n.join(", "))));
-    line(
-        &mut s,
+    s.push_str(&format!("RDMA ports:   {}\n", r.ports.len()));
+    for row in std::iter::once(&head).chain(&rows) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(width)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        s.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
+    }
+}
+
+/// The software and devices under NCCL: netdevs, rdma-core, kernel modules, peer memory, GPUs, the
+/// device nodes (only where there are RDMA devices) and IMEX channels (only where there are any).
+fn stack(s: &mut String, f: &doctor::facts::HostFacts) {
+    field(
+        s,
+        "netdevs",
+        or_unknown(f.netdev_list().map(|n| n.join(", "))),
+    );
+    field(
+        s,
         "rdma-core",
         match &f.libibverbs {
             Some(l) => format!(
@@ -158,10 +184,10 @@ fn human(r: &Report) -> String {
             None => "not found".to_string(),
         },
     );
-    line(
-        &mut s,
+    field(
+        s,
         "modules",
-        or(f.modules.as_ref().map(|m| {
+        or_unknown(f.modules.as_ref().map(|m| {
             if m.is_empty() {
                 "none of interest".to_string()
             } else {
@@ -169,17 +195,17 @@ fn human(r: &Report) -> String {
             }
         })),
     );
-    line(
-        &mut s,
+    field(
+        s,
         "peer memory",
-        or(f.peer_memory.map(|p| p.as_str().to_string())),
+        or_unknown(f.peer_memory.map(|p| p.as_str().to_string())),
     );
-    line(&mut s, "GPUs", or(f.gpus.map(|g| g.to_string())));
+    field(s, "GPUs", or_unknown(f.gpus.map(|g| g.to_string())));
     if !f.devices.is_empty() {
-        line(
-            &mut s,
+        field(
+            s,
             "RDMA nodes",
-            or(f.device_nodes.as_ref().map(|n| {
+            or_unknown(f.device_nodes.as_ref().map(|n| {
                 if n.is_empty() {
                     "none (/dev/infiniband is absent)".to_string()
                 } else {
@@ -189,16 +215,21 @@ fn human(r: &Report) -> String {
         );
     }
     if let Some(channels) = f.imex_channels.as_ref().filter(|c| !c.is_empty()) {
-        line(
-            &mut s,
+        field(
+            s,
             "IMEX",
             format!("{} ({IMEX_CHANNELS_DIR})", channels.join(", ")),
         );
     }
-    line(
-        &mut s,
+}
+
+/// What the process may do and sees: IPC_LOCK, the memlock limit, the GID it wants, its environment.
+fn access(s: &mut String, r: &Report) {
+    let f = &r.facts;
+    field(
+        s,
         "IPC_LOCK",
-        or(f.ipc_lock().map(|b| {
+        or_unknown(f.ipc_lock().map(|b| {
             if b {
                 "yes".to_string()
             } else {
@@ -206,41 +237,44 @@ fn human(r: &Report) -> String {
             }
         })),
     );
-    line(
-        &mut s,
+    field(
+        s,
         "memlock",
-        or(f.memlock.map(|m| match m {
+        or_unknown(f.memlock.map(|m| match m {
             Limit::Unlimited => "unlimited".to_string(),
             Limit::Bytes(n) => format!("{n} bytes"),
         })),
     );
     let fam = r.want.family.map_or("IPv4 or IPv6", |f| f.as_str());
     let range = r.want.range.map(|c| format!(" in {c}")).unwrap_or_default();
-    line(&mut s, "GID wanted", format!("RoCE v2 {fam}{range}"));
+    field(s, "GID wanted", format!("RoCE v2 {fam}{range}"));
     let env = match r.env_has_profile_vars {
         Some(true) => " (carries the profile's variables)",
         Some(false) => " (none of the profile's variables: checked the profile's values)",
         None => "",
     };
-    line(
-        &mut s,
+    field(
+        s,
         "environment",
         format!("{}, {} variables{env}", f.env.source.as_str(), f.env.len()),
     );
-    if !r.requirements.is_empty() {
-        s.push_str("requirements:\n");
-        for q in &r.requirements {
-            let (mark, detail) = match &q.seen {
-                Seen::Met => ("ok", String::new()),
-                Seen::Unmet => {
-                    let codes: Vec<&str> = q.findings.iter().map(|c| c.as_str()).collect();
-                    ("UNMET", format!(": {}", codes.join(", ")))
-                }
-                Seen::Unknown(why) => ("unseen", format!(" ({why})")),
-            };
-            s.push_str(&format!("  {mark:<7}{}{detail}\n", q.need.describe()));
-        }
+}
+
+/// The profile's requirements as this host shows each: met, unmet (with the findings), or not seen.
+fn requirements(s: &mut String, r: &Report) {
+    if r.requirements.is_empty() {
+        return;
     }
-    s.pop();
-    s
+    s.push_str("requirements:\n");
+    for q in &r.requirements {
+        let (mark, detail) = match &q.seen {
+            Seen::Met => ("ok", String::new()),
+            Seen::Unmet => {
+                let codes: Vec<&str> = q.findings.iter().map(|c| c.as_str()).collect();
+                ("UNMET", format!(": {}", codes.join(", ")))
+            }
+            Seen::Unknown(why) => ("unseen", format!(" ({why})")),
+        };
+        s.push_str(&format!("  {mark:<7}{}{detail}\n", q.need.describe()));
+    }
 }

@@ -171,13 +171,6 @@ fn read_one(input: &Input) -> miette::Result<Explainer> {
 
 /// The report for people: a verdict block, then each finding with its line.
 fn human(e: &Explanation, out: &Output) {
-    let lines: u64 = e.files.iter().map(|f| f.lines).sum();
-    let names: Vec<&str> = e.files.iter().map(|f| f.name.as_str()).collect();
-    let what = if names.len() == 1 {
-        names[0].to_string()
-    } else {
-        format!("{} files", names.len())
-    };
     let not_a_log = e
         .files
         .iter()
@@ -186,6 +179,32 @@ fn human(e: &Explanation, out: &Output) {
         findings(e, out);
         return;
     }
+    verdict(e);
+    wiring(e);
+    processes(e);
+    diagnostics(e);
+    bandwidth(e);
+    profile(e);
+    if e.findings.is_empty() {
+        outln!("ok: no problem found");
+        return;
+    }
+    findings(e, out);
+}
+
+/// Processes and diagnostics shown before `… and N more`.
+const SHOWN: usize = 8;
+
+/// What was read, and the three answers most readers come for: the transport, GPUDirect RDMA and the
+/// NCCL release.
+fn verdict(e: &Explanation) {
+    let lines: u64 = e.files.iter().map(|f| f.lines).sum();
+    let names: Vec<&str> = e.files.iter().map(|f| f.name.as_str()).collect();
+    let what = if names.len() == 1 {
+        names[0].to_string()
+    } else {
+        format!("{} files", names.len())
+    };
     outln!(
         "{what}: {lines} lines, {} process{} on {} host{}",
         e.processes.len(),
@@ -217,6 +236,11 @@ fn human(e: &Explanation, out: &Output) {
         "  NCCL version:    {}",
         e.nccl_version.as_deref().unwrap_or("unknown")
     );
+}
+
+/// The devices, interfaces, connections and environment the job used, each line only where the log
+/// shows any.
+fn wiring(e: &Explanation) {
     if !e.devices.is_empty() {
         let list: Vec<String> = e
             .devices
@@ -255,7 +279,10 @@ fn human(e: &Explanation, out: &Output) {
         let env: Vec<String> = e.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
         outln!("  env NCCL saw:    {}", env.join(" "));
     }
-    const SHOWN: usize = 8;
+}
+
+/// The first processes, one line each: which rank on which GPU, and how it connected.
+fn processes(e: &Explanation) {
     for p in e.processes.iter().take(SHOWN) {
         let rank = match (p.rank, p.nranks) {
             (Some(r), Some(n)) => format!("rank {r}/{n}"),
@@ -281,6 +308,10 @@ fn human(e: &Explanation, out: &Output) {
             e.processes.len() - SHOWN
         );
     }
+}
+
+/// The first diagnostics lines (NCCL's own checks and notices), repeats counted.
+fn diagnostics(e: &Explanation) {
     for (i, d) in e.diagnostics.iter().take(SHOWN).enumerate() {
         let label = if i == 0 {
             "  diagnostics:     "
@@ -306,36 +337,45 @@ fn human(e: &Explanation, out: &Output) {
             e.diagnostics.len() - SHOWN
         );
     }
-    if let Some(b) = &e.bandwidth {
-        let mib = |n: u64| {
-            if n >= 1 << 20 {
-                format!("{} MiB", n >> 20)
-            } else {
-                format!("{n} B")
-            }
-        };
-        let mut line = format!(
-            "  nccl-tests:      bus bandwidth {:.2} GB/s at {} (the largest size), peak {:.2} GB/s at {}",
-            b.large_busbw,
-            mib(b.large_size),
-            b.peak_busbw,
-            mib(b.peak_size)
-        );
-        if let Some(avg) = b.avg_busbw {
-            line.push_str(&format!(", average {avg:.2}"));
+}
+
+/// nccl-tests' bus bandwidth, its wrong results, and how it compares with what the rails allow.
+fn bandwidth(e: &Explanation) {
+    let Some(b) = &e.bandwidth else {
+        return;
+    };
+    let mib = |n: u64| {
+        if n >= 1 << 20 {
+            format!("{} MiB", n >> 20)
+        } else {
+            format!("{n} B")
         }
-        let wrong = b.wrong + b.out_of_bounds.unwrap_or(0);
-        line.push_str(&format!("; {wrong} wrong"));
-        if let Some(x) = &b.expected {
-            line.push_str(&format!(
-                "; {:.0} % of the expected {:.1} GB/s ({})",
-                x.percent, x.busbw, x.from
-            ));
-        } else if let Some(why) = &b.expected_why_not {
-            line.push_str(&format!("; no expectation: {why}"));
-        }
-        outln!("{line}");
+    };
+    let mut line = format!(
+        "  nccl-tests:      bus bandwidth {:.2} GB/s at {} (the largest size), peak {:.2} GB/s at {}",
+        b.large_busbw,
+        mib(b.large_size),
+        b.peak_busbw,
+        mib(b.peak_size)
+    );
+    if let Some(avg) = b.avg_busbw {
+        line.push_str(&format!(", average {avg:.2}"));
     }
+    let wrong = b.wrong + b.out_of_bounds.unwrap_or(0);
+    line.push_str(&format!("; {wrong} wrong"));
+    if let Some(x) = &b.expected {
+        line.push_str(&format!(
+            "; {:.0} % of the expected {:.1} GB/s ({})",
+            x.percent, x.busbw, x.from
+        ));
+    } else if let Some(why) = &b.expected_why_not {
+        line.push_str(&format!("; no expectation: {why}"));
+    }
+    outln!("{line}");
+}
+
+/// With `--profile`: which of its variables the log confirmed, and which it cannot show.
+fn profile(e: &Explanation) {
     if let Some(p) = &e.profile {
         outln!(
             "  profile {}: compared {}{}",
@@ -352,11 +392,6 @@ fn human(e: &Explanation, out: &Output) {
             }
         );
     }
-    if e.findings.is_empty() {
-        outln!("ok: no problem found");
-        return;
-    }
-    findings(e, out);
 }
 
 fn findings(e: &Explanation, out: &Output) {

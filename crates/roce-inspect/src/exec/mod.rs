@@ -53,7 +53,7 @@ use roce_model::fabric::env::{self as fenv, EnvVar};
 use roce_model::model::{FabricKind, NcclList, Profile, UcxMode};
 use roce_model::nccl_list::ListKind;
 use roce_model::problem::ProblemRecord;
-use roce_model::source::Spanned;
+use roce_model::source::{Origin, Spanned};
 use roce_model::ucx_list::{NetDevice, UcxNetDevices};
 use roce_model::{Code, Problem, Severity};
 use serde::{Serialize, Serializer};
@@ -322,24 +322,8 @@ impl Launch {
 pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
     let env = &facts.env;
     let fabric = profile.fabric.kind.value;
-    let ucx_mode = profile.ucx.mode.value;
     let profile_env = fenv::profile_env(profile);
-    let profile_value = |name: &str| {
-        profile_env
-            .iter()
-            .find(|v| v.name == name)
-            .map(|v| v.value.clone())
-    };
-    // What the GID must be: the environment's settings first, as NCCL reads them, then the profile's.
-    let setting = |name: &str| {
-        env.get(name)
-            .map(str::to_string)
-            .or_else(|| profile_value(name))
-    };
-    let want = Want {
-        family: setting(fenv::NCCL_IB_ADDR_FAMILY.name).map(|v| Family::from_nccl(v.trim())),
-        range: setting(fenv::NCCL_IB_ADDR_RANGE.name).and_then(|r| Cidr::parse(&r)),
-    };
+    let want = gid_want(env, &profile_env);
     let hca_filter = profile
         .nccl
         .ib_hca
@@ -356,48 +340,11 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
     let usable: Vec<&RailPort> = survey.ports.iter().filter(|p| p.usable()).collect();
     let nic_source = nic_source(allocation.clone(), &survey);
 
-    // The profile as this pod has it: the computed values put into the typed fields, so that the fabric
-    // core decides which of them become variables, and where (`UCX_IB_GID_INDEX` only for UCX over RDMA…).
-    let mut pod = profile.clone();
-    let at = profile.rails.pod_device.origin;
-    let mut why: IndexMap<&'static str, String> = IndexMap::new();
-    let rails_text = if facts.devices.is_empty() {
-        "no RDMA devices here".to_string()
-    } else {
-        format!(
-            "{} of the profile's {} rails usable{}{}",
-            usable.len(),
-            survey.wanted,
-            if claimed.is_some() {
-                ", of the NICs the DRA device metadata names"
-            } else {
-                ""
-            },
-            unusable_suffix(&survey.ports, survey.gid_index)
-        )
-    };
-    if !usable.is_empty() {
-        // Exact names (`=`), each with its port: NCCL's syntax, parsed back so text and list agree.
-        let tokens: Vec<String> = usable
-            .iter()
-            .map(|p| match i32::try_from(p.port) {
-                Ok(port) => format!("{}:{port}", p.device),
-                Err(_) => p.device.clone(),
-            })
-            .collect();
-        let text = format!("={}", tokens.join(","));
-        pod.nccl.ib_hca = Some(NcclList::parse(Spanned::new(text, at), ListKind::IbHca).0);
-        let mut w = rails_text.clone();
-        if usable.len() > ListKind::IbHca.max_tokens() {
-            w.push_str(&format!(
-                "; NCCL reads only the first {}",
-                ListKind::IbHca.max_tokens()
-            ));
-        }
-        why.insert(fenv::NCCL_IB_HCA.name, w);
-    } else {
-        why.insert(fenv::NCCL_IB_HCA.name, rails_text.clone());
-    }
+    let mut pod = PodProfile::new(profile);
+    pod.hca(
+        rails_text(facts, &survey, &usable, claimed.is_some()),
+        &usable,
+    );
     let gid_text = |i: u32| {
         format!(
             "the {} GID on a netdev of this namespace is at index {i} on {} usable port(s)",
@@ -405,90 +352,9 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
             usable.len()
         )
     };
-    let no_port = "no usable RoCE port to read it from".to_string();
-    match (fabric, survey.gid_index) {
-        (FabricKind::Roce, Some(i)) => {
-            pod.fabric.gid_index = Some(Spanned::new(i, at));
-            why.insert(fenv::NCCL_IB_GID_INDEX.name, gid_text(i));
-        }
-        (FabricKind::Roce, None) => {
-            why.insert(fenv::NCCL_IB_GID_INDEX.name, no_port.clone());
-        }
-        (FabricKind::InfiniBand, _) => {}
-    }
-    match (fabric, survey.gid_index) {
-        (FabricKind::Roce, _) if ucx_mode != UcxMode::Rdma => {
-            why.insert(
-                fenv::UCX_IB_GID_INDEX.name,
-                format!("UCX mode is {}: UCX uses no RDMA port", ucx_mode.as_str()),
-            );
-        }
-        (FabricKind::Roce, Some(i)) => {
-            pod.ucx.gid_index = Some(Spanned::new(i, at));
-            why.insert(fenv::UCX_IB_GID_INDEX.name, gid_text(i));
-        }
-        (FabricKind::Roce, None) => {
-            why.insert(fenv::UCX_IB_GID_INDEX.name, no_port);
-        }
-        (FabricKind::InfiniBand, _) => {
-            for t in [fenv::NCCL_IB_GID_INDEX, fenv::UCX_IB_GID_INDEX] {
-                why.insert(
-                    t.name,
-                    "InfiniBand: ports are addressed by LID and the GID index is ignored"
-                        .to_string(),
-                );
-            }
-        }
-    }
-    if ucx_mode == UcxMode::Rdma {
-        let (devices, w) = ucx_devices(profile, &usable);
-        if let Some(text) = devices {
-            pod.ucx.net_devices = Some(UcxNetDevices::parse(Spanned::new(text, at)).0);
-        }
-        why.insert(fenv::UCX_NET_DEVICES.name, w);
-    } else if profile_value(fenv::UCX_NET_DEVICES.name).is_some() {
-        why.insert(
-            fenv::UCX_NET_DEVICES.name,
-            format!("UCX mode is {}, not RDMA", ucx_mode.as_str()),
-        );
-    }
-    let pod_env = fenv::profile_env(&pod);
-
-    // One decision per variable of the pod's environment, plus the computed ones it does not set.
-    let mut decisions: Vec<Decision> = pod_env
-        .iter()
-        .map(|v| decision(v, profile_value(&v.name), &why, env))
-        .collect();
-    for (name, w) in &why {
-        if decisions.iter().any(|d| d.name == *name) {
-            continue;
-        }
-        let d = match env.get(name) {
-            Some(v) => Decision {
-                name: name.to_string(),
-                value: Some(v.to_string()),
-                source: Source::Environment,
-                profile: None,
-                computed: None,
-                why: w.clone(),
-            },
-            None => Decision {
-                name: name.to_string(),
-                value: None,
-                source: Source::Unset,
-                profile: None,
-                computed: None,
-                why: w.clone(),
-            },
-        };
-        // beside the variables of its consumer (`NCCL_…`, `UCX_…`), else at the end
-        let prefix = name.split('_').next().unwrap_or_default();
-        let at = decisions
-            .iter()
-            .rposition(|x| x.name.split('_').next() == Some(prefix))
-            .map_or(decisions.len(), |i| i + 1);
-        decisions.insert(at, d);
-    }
+    pod.gid_indexes(survey.gid_index, &gid_text);
+    pod.ucx_net_devices(&profile_env, &usable);
+    let decisions = decisions(&fenv::profile_env(&pod.pod), &profile_env, &pod.why, env);
     let env_out: IndexMap<String, String> = decisions
         .iter()
         .filter_map(|d| d.value.clone().map(|v| (d.name.clone(), v)))
@@ -518,6 +384,208 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
         env: env_out,
         problems,
     }
+}
+
+/// The profile's value of a variable, as the profile's own environment sets it.
+fn profile_value(profile_env: &[EnvVar], name: &str) -> Option<String> {
+    profile_env
+        .iter()
+        .find(|v| v.name == name)
+        .map(|v| v.value.clone())
+}
+
+/// What the GID must be: the environment's settings first, as NCCL reads them, then the profile's.
+fn gid_want(env: &crate::doctor::Env, profile_env: &[EnvVar]) -> Want {
+    let setting = |name: &str| {
+        env.get(name)
+            .map(str::to_string)
+            .or_else(|| profile_value(profile_env, name))
+    };
+    Want {
+        family: setting(fenv::NCCL_IB_ADDR_FAMILY.name).map(|v| Family::from_nccl(v.trim())),
+        range: setting(fenv::NCCL_IB_ADDR_RANGE.name).and_then(|r| Cidr::parse(&r)),
+    }
+}
+
+/// How many of the profile's rails this pod can use, and of which NICs, as the reason the computed
+/// `NCCL_IB_HCA` gives.
+fn rails_text(
+    facts: &HostFacts,
+    survey: &rails::Survey,
+    usable: &[&RailPort],
+    claimed: bool,
+) -> String {
+    if facts.devices.is_empty() {
+        "no RDMA devices here".to_string()
+    } else {
+        format!(
+            "{} of the profile's {} rails usable{}{}",
+            usable.len(),
+            survey.wanted,
+            if claimed {
+                ", of the NICs the DRA device metadata names"
+            } else {
+                ""
+            },
+            unusable_suffix(&survey.ports, survey.gid_index)
+        )
+    }
+}
+
+/// The profile as this pod has it: the computed values put into the typed fields, so that the fabric
+/// core decides which of them become variables, and where (`UCX_IB_GID_INDEX` only for UCX over RDMA…);
+/// `why` holds each computed variable's reason, in the order the decisions list them.
+struct PodProfile<'a> {
+    profile: &'a Profile,
+    pod: Profile,
+    why: IndexMap<&'static str, String>,
+    at: Origin,
+}
+
+impl<'a> PodProfile<'a> {
+    fn new(profile: &'a Profile) -> Self {
+        PodProfile {
+            profile,
+            pod: profile.clone(),
+            why: IndexMap::new(),
+            at: profile.rails.pod_device.origin,
+        }
+    }
+
+    /// `NCCL_IB_HCA`: exactly the usable ports, where there are any; else the profile's stands, with why.
+    fn hca(&mut self, rails_text: String, usable: &[&RailPort]) {
+        if usable.is_empty() {
+            self.why.insert(fenv::NCCL_IB_HCA.name, rails_text);
+            return;
+        }
+        // Exact names (`=`), each with its port: NCCL's syntax, parsed back so text and list agree.
+        let tokens: Vec<String> = usable
+            .iter()
+            .map(|p| match i32::try_from(p.port) {
+                Ok(port) => format!("{}:{port}", p.device),
+                Err(_) => p.device.clone(),
+            })
+            .collect();
+        let text = format!("={}", tokens.join(","));
+        self.pod.nccl.ib_hca =
+            Some(NcclList::parse(Spanned::new(text, self.at), ListKind::IbHca).0);
+        let mut w = rails_text;
+        if usable.len() > ListKind::IbHca.max_tokens() {
+            w.push_str(&format!(
+                "; NCCL reads only the first {}",
+                ListKind::IbHca.max_tokens()
+            ));
+        }
+        self.why.insert(fenv::NCCL_IB_HCA.name, w);
+    }
+
+    /// NCCL's and UCX's GID index: the surveyed one on RoCE (UCX's only when UCX runs over RDMA);
+    /// InfiniBand addresses ports by LID, so neither is set.
+    fn gid_indexes(&mut self, index: Option<u32>, gid_text: &dyn Fn(u32) -> String) {
+        let fabric = self.profile.fabric.kind.value;
+        let ucx_mode = self.profile.ucx.mode.value;
+        let no_port = "no usable RoCE port to read it from".to_string();
+        match (fabric, index) {
+            (FabricKind::Roce, Some(i)) => {
+                self.pod.fabric.gid_index = Some(Spanned::new(i, self.at));
+                self.why.insert(fenv::NCCL_IB_GID_INDEX.name, gid_text(i));
+            }
+            (FabricKind::Roce, None) => {
+                self.why
+                    .insert(fenv::NCCL_IB_GID_INDEX.name, no_port.clone());
+            }
+            (FabricKind::InfiniBand, _) => {}
+        }
+        match (fabric, index) {
+            (FabricKind::Roce, _) if ucx_mode != UcxMode::Rdma => {
+                self.why.insert(
+                    fenv::UCX_IB_GID_INDEX.name,
+                    format!("UCX mode is {}: UCX uses no RDMA port", ucx_mode.as_str()),
+                );
+            }
+            (FabricKind::Roce, Some(i)) => {
+                self.pod.ucx.gid_index = Some(Spanned::new(i, self.at));
+                self.why.insert(fenv::UCX_IB_GID_INDEX.name, gid_text(i));
+            }
+            (FabricKind::Roce, None) => {
+                self.why.insert(fenv::UCX_IB_GID_INDEX.name, no_port);
+            }
+            (FabricKind::InfiniBand, _) => {
+                for t in [fenv::NCCL_IB_GID_INDEX, fenv::UCX_IB_GID_INDEX] {
+                    self.why.insert(
+                        t.name,
+                        "InfiniBand: ports are addressed by LID and the GID index is ignored"
+                            .to_string(),
+                    );
+                }
+            }
+        }
+    }
+
+    /// `UCX_NET_DEVICES` for UCX over RDMA; in another mode a value the profile sets is explained, not
+    /// computed.
+    fn ucx_net_devices(&mut self, profile_env: &[EnvVar], usable: &[&RailPort]) {
+        let ucx_mode = self.profile.ucx.mode.value;
+        if ucx_mode == UcxMode::Rdma {
+            let (devices, w) = ucx_devices(self.profile, usable);
+            if let Some(text) = devices {
+                self.pod.ucx.net_devices =
+                    Some(UcxNetDevices::parse(Spanned::new(text, self.at)).0);
+            }
+            self.why.insert(fenv::UCX_NET_DEVICES.name, w);
+        } else if profile_value(profile_env, fenv::UCX_NET_DEVICES.name).is_some() {
+            self.why.insert(
+                fenv::UCX_NET_DEVICES.name,
+                format!("UCX mode is {}, not RDMA", ucx_mode.as_str()),
+            );
+        }
+    }
+}
+
+/// The decisions in the order the launch lists them: the pod environment's variables, each computed one
+/// it does not set placed among its consumer's.
+fn decisions(
+    pod_env: &[EnvVar],
+    profile_env: &[EnvVar],
+    why: &IndexMap<&'static str, String>,
+    env: &crate::doctor::Env,
+) -> Vec<Decision> {
+    // One decision per variable of the pod's environment, plus the computed ones it does not set.
+    let mut decisions: Vec<Decision> = pod_env
+        .iter()
+        .map(|v| decision(v, profile_value(profile_env, &v.name), why, env))
+        .collect();
+    for (name, w) in why {
+        if decisions.iter().any(|d| d.name == *name) {
+            continue;
+        }
+        let d = match env.get(name) {
+            Some(v) => Decision {
+                name: name.to_string(),
+                value: Some(v.to_string()),
+                source: Source::Environment,
+                profile: None,
+                computed: None,
+                why: w.clone(),
+            },
+            None => Decision {
+                name: name.to_string(),
+                value: None,
+                source: Source::Unset,
+                profile: None,
+                computed: None,
+                why: w.clone(),
+            },
+        };
+        // beside the variables of its consumer (`NCCL_…`, `UCX_…`), else at the end
+        let prefix = name.split('_').next().unwrap_or_default();
+        let at = decisions
+            .iter()
+            .rposition(|x| x.name.split('_').next() == Some(prefix))
+            .map_or(decisions.len(), |i| i + 1);
+        decisions.insert(at, d);
+    }
+    decisions
 }
 
 /// Where the NICs come from: the metadata when it names NICs, else sysfs, with why.

@@ -86,29 +86,7 @@ impl Explainer {
         warn: bool,
     ) -> bool {
         match msg.first() {
-            Some(b'C') => {
-                if msg.starts_with(b"Channel ") {
-                    self.channel(pi, msg, line);
-                    true
-                } else if msg.starts_with(b"Call to ") {
-                    self.verbs_call(pi, msg, line, warn)
-                } else if let Some(v) = msg.strip_prefix(b"Comm config netName reset to NCCL_NET=")
-                {
-                    self.env_value(vars::NCCL_NET.as_bytes(), v, line);
-                    true
-                } else if msg.starts_with(b"Connected all rings") {
-                    self.rings(msg, line);
-                    true
-                } else if msg.starts_with(b"Cuda failure") {
-                    self.cuda_failure(pi, msg, line);
-                    true
-                } else if msg.starts_with(b"Cannot initialize CollNet") {
-                    self.collnet(pi, msg, line);
-                    true
-                } else {
-                    false
-                }
-            }
+            Some(b'C') => self.starting_c(pi, msg, line, warn),
             Some(b'R') if msg.starts_with(b"Ring ") => {
                 // ≤2.6: `Ring 01 : 2[b2000] -> 5[3d000] [receive] via NET/IB/3`, the later `Channel` lines
                 self.channel(pi, msg, line);
@@ -127,21 +105,7 @@ impl Explainer {
                     false
                 }
             }
-            Some(b'N') => {
-                if let Some(rest) = msg.strip_prefix(b"NET/") {
-                    self.net(pi, rest, line, warn)
-                } else if let Some(v) = msg.strip_prefix(b"NCCL version ") {
-                    self.version(pi, v, line);
-                    true
-                } else if msg.starts_with(vars::NCCL_PREFIX.as_bytes()) {
-                    self.env_echo(msg, line)
-                } else if msg.starts_with(b"NCCL version mismatch") {
-                    self.version_mismatch(pi, msg, line);
-                    true
-                } else {
-                    false
-                }
-            }
+            Some(b'N') => self.starting_n(pi, msg, line, warn),
             Some(b'U') => {
                 if let Some(net) = msg.strip_prefix(b"Using network ") {
                     self.network(pi, net, line);
@@ -168,25 +132,7 @@ impl Explainer {
                     false
                 }
             }
-            Some(b'F') => {
-                if msg.starts_with(b"Failed to initialize any NET plugin") {
-                    self.net_not_found(pi, None, line);
-                    true
-                } else if let Some(net) = msg.strip_prefix(b"Failed to initialize NET plugin ") {
-                    if net.starts_with(b"IB") && self.facts.ib_init_failed.is_none() {
-                        self.facts.ib_init_failed = Some(self.evidence(line));
-                    }
-                    true
-                } else if msg.starts_with(b"Failed to open libibverbs") {
-                    // ibvwrap.cc: dlopen of libibverbs.so failed, so the IB transport has no devices
-                    if self.facts.ibverbs_missing.is_none() {
-                        self.facts.ibverbs_missing = Some(self.evidence(line));
-                    }
-                    true
-                } else {
-                    false
-                }
-            }
+            Some(b'F') => self.failed_to(pi, msg, line),
             Some(b'E') => {
                 if let Some(rest) = msg.strip_prefix(b"Error: network ") {
                     let name = rest.strip_suffix(b" not found.").unwrap_or(rest);
@@ -204,74 +150,11 @@ impl Explainer {
                     false
                 }
             }
-            Some(b'M') => {
-                if msg.starts_with(b"Multiple Ranks are using the same GPU") {
-                    // 2.30+ wording of the duplicate-GPU check (`initTransportsRank`, `src/init.cc`)
-                    self.duplicate_gpu(pi, msg, line);
-                    true
-                } else if msg.starts_with(b"Mismatched NCCL version") {
-                    self.version_mismatch(pi, msg, line);
-                    true
-                } else if msg.starts_with(b"MNNVL") && warn {
-                    self.mnnvl(pi, msg, line);
-                    true
-                } else {
-                    false
-                }
-            }
-            Some(b'P') => {
-                if let Some(rest) = msg.strip_prefix(b"Plugin name set by env to ") {
-                    self.env_value(vars::NCCL_NET_PLUGIN.name.as_bytes(), rest, line);
-                    true
-                } else if let Some(rest) = msg.strip_prefix(b"P2P plugin ") {
-                    // nccl-rdma-sharp-plugins `p2p_plugin.c`: `P2P plugin IBext` (≤v7), `P2P plugin v8 IBext_v8`
-                    let rest = match rest.split(|b| *b == b' ').collect::<Vec<_>>()[..] {
-                        [v, name]
-                            if v.first() == Some(&b'v')
-                                && v[1..].iter().all(u8::is_ascii_digit) =>
-                        {
-                            name
-                        }
-                        _ => rest,
-                    };
-                    self.facts.plugins_loaded.insert(text(rest));
-                    self.external_plugin(text(rest), line);
-                    true
-                } else if let Some(rest) = msg.strip_prefix(b"Plugin Path") {
-                    // printed by HPC-X's plugins once loaded: `Plugin Path : /opt/hpcx/…/libnccl-net.so`
-                    let path = text(rest.trim_ascii_start().strip_prefix(b":").unwrap_or(rest));
-                    self.facts.plugins_loaded.insert(path.clone());
-                    self.external_plugin(path, line);
-                    true
-                } else {
-                    false
-                }
-            }
-            Some(b'S') => {
-                if warn && (msg.starts_with(b"SHARP") || msg.starts_with(b"Sharp")) {
-                    self.collnet(pi, msg, line);
-                    true
-                } else if let Some(rest) = msg.strip_prefix(b"Successfully loaded external") {
-                    let name = text(word(rest.rsplit(|b| *b == b' ').next().unwrap_or(rest)));
-                    self.facts.plugins_loaded.insert(name.clone());
-                    self.external_plugin(name, line);
-                    true
-                } else {
-                    false
-                }
-            }
+            Some(b'M') => self.starting_m(pi, msg, line, warn),
+            Some(b'P') => self.plugin_line(msg, line),
+            Some(b'S') => self.starting_s(pi, msg, line, warn),
             Some(b'c') if msg.starts_with(b"comm ") => {
-                // `comm 0x… rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0` (2.19+)
-                if let Some(n) = after(msg, b" nNodes ").and_then(|n| line::parse_u32(word(n))) {
-                    self.facts.n_nodes = self.facts.n_nodes.max(n);
-                }
-                if let Some(n) = after(msg, b" localRanks ").and_then(|n| line::parse_u32(word(n)))
-                {
-                    self.facts.local_ranks = self.facts.local_ranks.max(n);
-                }
-                if msg.ends_with(b"Init START") || msg.ends_with(b"Init COMPLETE") {
-                    self.init(pi, msg);
-                }
+                self.comm(pi, msg);
                 true
             }
             _ => {
@@ -285,6 +168,145 @@ impl Explainer {
                     false
                 }
             }
+        }
+    }
+
+    /// Messages starting with `C`: channel wiring, verbs calls, the NCCL_NET a communicator's config
+    /// reset, ring completion, CUDA and CollNet failures.
+    fn starting_c(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8], warn: bool) -> bool {
+        if msg.starts_with(b"Channel ") {
+            self.channel(pi, msg, line);
+            true
+        } else if msg.starts_with(b"Call to ") {
+            self.verbs_call(pi, msg, line, warn)
+        } else if let Some(v) = msg.strip_prefix(b"Comm config netName reset to NCCL_NET=") {
+            self.env_value(vars::NCCL_NET.as_bytes(), v, line);
+            true
+        } else if msg.starts_with(b"Connected all rings") {
+            self.rings(msg, line);
+            true
+        } else if msg.starts_with(b"Cuda failure") {
+            self.cuda_failure(pi, msg, line);
+            true
+        } else if msg.starts_with(b"Cannot initialize CollNet") {
+            self.collnet(pi, msg, line);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Messages starting with `N`: the network transports' own lines, the release, env echoes and a
+    /// release mismatch between ranks.
+    fn starting_n(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8], warn: bool) -> bool {
+        if let Some(rest) = msg.strip_prefix(b"NET/") {
+            self.net(pi, rest, line, warn)
+        } else if let Some(v) = msg.strip_prefix(b"NCCL version ") {
+            self.version(pi, v, line);
+            true
+        } else if msg.starts_with(vars::NCCL_PREFIX.as_bytes()) {
+            self.env_echo(msg, line)
+        } else if msg.starts_with(b"NCCL version mismatch") {
+            self.version_mismatch(pi, msg, line);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// `Failed to …` messages: no net plugin at all, the IB transport failing to start, no libibverbs.
+    fn failed_to(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8]) -> bool {
+        if msg.starts_with(b"Failed to initialize any NET plugin") {
+            self.net_not_found(pi, None, line);
+            true
+        } else if let Some(net) = msg.strip_prefix(b"Failed to initialize NET plugin ") {
+            if net.starts_with(b"IB") && self.facts.ib_init_failed.is_none() {
+                self.facts.ib_init_failed = Some(self.evidence(line));
+            }
+            true
+        } else if msg.starts_with(b"Failed to open libibverbs") {
+            // ibvwrap.cc: dlopen of libibverbs.so failed, so the IB transport has no devices
+            if self.facts.ibverbs_missing.is_none() {
+                self.facts.ibverbs_missing = Some(self.evidence(line));
+            }
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Messages starting with `M`: duplicate GPUs (2.30+ wording), a release mismatch, MNNVL warnings.
+    fn starting_m(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8], warn: bool) -> bool {
+        if msg.starts_with(b"Multiple Ranks are using the same GPU") {
+            // 2.30+ wording of the duplicate-GPU check (`initTransportsRank`, `src/init.cc`)
+            self.duplicate_gpu(pi, msg, line);
+            true
+        } else if msg.starts_with(b"Mismatched NCCL version") {
+            self.version_mismatch(pi, msg, line);
+            true
+        } else if msg.starts_with(b"MNNVL") && warn {
+            self.mnnvl(pi, msg, line);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Messages starting with `P`: the plugin NCCL_NET_PLUGIN names, and the plugins that say they loaded
+    /// (nccl-rdma-sharp-plugins' `P2P plugin`, HPC-X's `Plugin Path`).
+    fn plugin_line(&mut self, msg: &[u8], line: &[u8]) -> bool {
+        if let Some(rest) = msg.strip_prefix(b"Plugin name set by env to ") {
+            self.env_value(vars::NCCL_NET_PLUGIN.name.as_bytes(), rest, line);
+            true
+        } else if let Some(rest) = msg.strip_prefix(b"P2P plugin ") {
+            // nccl-rdma-sharp-plugins `p2p_plugin.c`: `P2P plugin IBext` (≤v7), `P2P plugin v8 IBext_v8`
+            let rest = match rest.split(|b| *b == b' ').collect::<Vec<_>>()[..] {
+                [v, name] if v.first() == Some(&b'v') && v[1..].iter().all(u8::is_ascii_digit) => {
+                    name
+                }
+                _ => rest,
+            };
+            self.facts.plugins_loaded.insert(text(rest));
+            self.external_plugin(text(rest), line);
+            true
+        } else if let Some(rest) = msg.strip_prefix(b"Plugin Path") {
+            // printed by HPC-X's plugins once loaded: `Plugin Path : /opt/hpcx/…/libnccl-net.so`
+            let path = text(rest.trim_ascii_start().strip_prefix(b":").unwrap_or(rest));
+            self.facts.plugins_loaded.insert(path.clone());
+            self.external_plugin(path, line);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Messages starting with `S`: SHARP warnings (CollNet) and an external plugin that loaded.
+    fn starting_s(&mut self, pi: Option<usize>, msg: &[u8], line: &[u8], warn: bool) -> bool {
+        if warn && (msg.starts_with(b"SHARP") || msg.starts_with(b"Sharp")) {
+            self.collnet(pi, msg, line);
+            true
+        } else if let Some(rest) = msg.strip_prefix(b"Successfully loaded external") {
+            let name = text(word(rest.rsplit(|b| *b == b' ').next().unwrap_or(rest)));
+            self.facts.plugins_loaded.insert(name.clone());
+            self.external_plugin(name, line);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A communicator's summary line: the job's node and local-rank counts are the largest any rank
+    /// printed, and its `Init START`/`Init COMPLETE` marks the rank's progress.
+    fn comm(&mut self, pi: Option<usize>, msg: &[u8]) {
+        // `comm 0x… rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0` (2.19+)
+        if let Some(n) = after(msg, b" nNodes ").and_then(|n| line::parse_u32(word(n))) {
+            self.facts.n_nodes = self.facts.n_nodes.max(n);
+        }
+        if let Some(n) = after(msg, b" localRanks ").and_then(|n| line::parse_u32(word(n))) {
+            self.facts.local_ranks = self.facts.local_ranks.max(n);
+        }
+        if msg.ends_with(b"Init START") || msg.ends_with(b"Init COMPLETE") {
+            self.init(pi, msg);
         }
     }
 
@@ -725,63 +747,7 @@ impl Explainer {
             return true;
         }
         if let Some(list) = body.strip_prefix(b"Using") {
-            let list = &list[..memchr::memchr(b';', list).unwrap_or(list.len())];
-            let mut any = false;
-            let mut ports = 0u32;
-            for t in list
-                .split(|b| b.is_ascii_whitespace() || matches!(b, b',' | b'{' | b'}' | b'='))
-                .filter(|t| !t.is_empty())
-            {
-                let t = strip_index(t);
-                let (Some(colon), Some(slash)) = (memchr::memchr(b':', t), memchr::memchr(b'/', t))
-                else {
-                    continue;
-                };
-                if slash < colon {
-                    continue;
-                }
-                any = true;
-                ports += 1;
-                let port = line::parse_u32(&t[colon + 1..slash]);
-                // Every rank lists the same devices: skip known ones without allocating.
-                if self
-                    .devices
-                    .keys()
-                    .any(|(n, p)| *p == port && n.as_bytes() == &t[..colon])
-                {
-                    continue;
-                }
-                let name = text(&t[..colon]);
-                let ll = text(&t[slash + 1..]);
-                if self.devices.len() < 1024 {
-                    self.devices.entry((name.clone(), port)).or_insert(Device {
-                        name,
-                        port,
-                        link_layer: ll,
-                        gdr: None,
-                        speed_mbps: None,
-                    });
-                }
-            }
-            if let Some(i) = pi {
-                let p = &mut self.procs[i];
-                p.rdma_ports = p.rdma_ports.max(ports);
-            }
-            if !any && self.facts.ib_using_empty.is_none() {
-                self.facts.ib_using_empty = Some(self.evidence(line));
-            }
-            if any && self.facts.ib_using.is_none() {
-                let ev = self.evidence(line);
-                self.facts.ib_using = Some(ev.clone());
-                self.facts.ib_active.get_or_insert(ev);
-            }
-            if let Some(o) = sockets::oob(list)
-                && self.facts.oob_if.is_none()
-            {
-                self.socket_addresses(std::slice::from_ref(&o));
-                let ev = self.evidence(line);
-                self.facts.oob_if = Some((o, ev));
-            }
+            self.ib_using(pi, list, line);
             return true;
         }
         if let Some(rest) = body.strip_prefix(b"GPU Direct RDMA ") {
@@ -808,19 +774,7 @@ impl Explainer {
             return true;
         }
         if memchr::memmem::find(body, b"ncclIbRoceGetVersionNum").is_some() {
-            // 2.23+: reading gid_attrs/types/<index> failed; only RoCE ports have GID types to read. In a
-            // container the entry of another netdev is empty and reads EINVAL (kernel
-            // drivers/infiniband/core/sysfs.c), which 2.21-2.25 treat as an error (NVIDIA/nccl#1573)
-            self.facts.link.roce = true;
-            let m = text(body);
-            let host = self.host_of(pi);
-            let ev = self.evidence(line);
-            self.found(Code::ExplainGid, "read", host.as_deref(), ev, || {
-                (
-                    format!("NCCL could not read a RoCE GID's type: {m}"),
-                    "the GID table of the pod's RDMA device has entries of other network namespaces (macvlan/SR-IOV pods), whose gid_attrs read EINVAL: NCCL ≥ 2.26 skips them; on older NCCL set NCCL_IB_GID_INDEX to the pod's RoCE v2 GID (`show_gids` in the pod) or NCCL_IB_ADDR_RANGE to its subnet".into(),
-                )
-            });
+            self.gid_type_unreadable(pi, body, line);
             return true;
         }
         if memchr::memmem::find(body, b"SHARP").is_some() {
@@ -828,30 +782,7 @@ impl Explainer {
             return true;
         }
         if memchr::memmem::find(body, b" qpn ").is_some() {
-            // `NET/IB: Dev 0 Port 1 qpn 1047 mtu 5 … GID 0 (80FE/…)` on RoCE, `… LID 12` on InfiniBand
-            // (ncclIbConnect: the GID form is printed only when the link layer is Ethernet)
-            if let Some(g) = after(body, b" GID ") {
-                self.facts.link.roce = true;
-                // `GID 0 (80FE/…)`: the subnet prefix printed as a host-endian u64, so fe80::/64 reads 80FE
-                let subnet = after(g, b"(")
-                    .map(|s| &s[..s.iter().position(|b| *b == b'/').unwrap_or(s.len())]);
-                if subnet.is_some_and(|s| s.eq_ignore_ascii_case(b"80FE")) {
-                    let idx = text(word(g));
-                    let host = self.host_of(pi);
-                    let ev = self.evidence(line);
-                    self.found(Code::ExplainGid, "link-local", host.as_deref(), ev, || {
-                        (
-                            format!("NCCL uses the link-local RoCE GID at index {idx} (fe80::…): it is not routed between subnets"),
-                            "a link-local GID reaches only peers on the same layer-2 segment, and RoCE v2 fabrics route: set NCCL_IB_GID_INDEX to the RoCE v2 GID of the routable address (IPv4-mapped ::ffff:… or a global IPv6; `show_gids`, usually index 3), or unset it on NCCL ≥ 2.21, which picks one itself (NCCL_IB_ADDR_FAMILY / NCCL_IB_ADDR_RANGE to steer it)".into(),
-                        )
-                    });
-                }
-            } else if memchr::memmem::find(body, b" LID ").is_some() {
-                self.facts.link.ib = true;
-            }
-            if self.facts.ib_active.is_none() {
-                self.facts.ib_active = Some(self.evidence(line));
-            }
+            self.ib_connect(pi, body, line);
             return true;
         }
         if body.starts_with(b"No IP interface found") {
@@ -859,35 +790,154 @@ impl Explainer {
             return true;
         }
         if let Some(dev) = body.strip_prefix(b"Unable to open device") {
-            let dev = text(word(dev));
-            if self.facts.ib_open_failed.is_none() {
-                self.facts.ib_open_failed = Some((self.evidence(line), dev.clone()));
-            }
-            let host = self.host_of(pi);
-            let ev = self.evidence(line);
-            self.found(Code::ExplainIbDeviceOpen, "", host.as_deref(), ev, || {
-                (
-                    format!("NCCL could not open RDMA device {dev}"),
-                    "the container sees the device in sysfs but not /dev/infiniband: request the RDMA resource (`rdma/ib`) so the device plugin mounts it, or pass --device /dev/infiniband; IPC_LOCK is needed too".into(),
-                )
-            });
+            self.ib_open_failed(pi, dev, line);
             return true;
         }
         let _ = (net, warn);
         if body.starts_with(b"[") {
-            // 2.27+ per-device detail (`ncclIbInitDevices`, INFO NET):
-            // `NET/IB: [0] mlx5_0:uverbs0:1/RoCE provider=Mlx5 speed=400000 context=0x… pciPath=… ar=0`
-            let dev = strip_index(body).trim_ascii_start();
-            let name = &dev[..memchr::memchr(b':', dev).unwrap_or(0)];
-            if let Some(mbps) = after(body, b" speed=").and_then(|v| line::parse_u32(word(v)))
-                && !name.is_empty()
-                && self.facts.speeds.len() < 1024
-            {
-                self.facts.speeds.entry(text(name)).or_insert(mbps);
-            }
+            self.ib_device_speed(body);
             return true;
         }
         body.starts_with(b"Made virtual device")
+    }
+
+    /// `NET/IB : Using [0]mlx5_0:1/RoCE …`: the devices and ports the transport took (an empty list means
+    /// it found none it could use), and the out-of-band interface after the `;`.
+    fn ib_using(&mut self, pi: Option<usize>, list: &[u8], line: &[u8]) {
+        let list = &list[..memchr::memchr(b';', list).unwrap_or(list.len())];
+        let mut any = false;
+        let mut ports = 0u32;
+        for t in list
+            .split(|b| b.is_ascii_whitespace() || matches!(b, b',' | b'{' | b'}' | b'='))
+            .filter(|t| !t.is_empty())
+        {
+            let t = strip_index(t);
+            let (Some(colon), Some(slash)) = (memchr::memchr(b':', t), memchr::memchr(b'/', t))
+            else {
+                continue;
+            };
+            if slash < colon {
+                continue;
+            }
+            any = true;
+            ports += 1;
+            let port = line::parse_u32(&t[colon + 1..slash]);
+            // Every rank lists the same devices: skip known ones without allocating.
+            if self
+                .devices
+                .keys()
+                .any(|(n, p)| *p == port && n.as_bytes() == &t[..colon])
+            {
+                continue;
+            }
+            let name = text(&t[..colon]);
+            let ll = text(&t[slash + 1..]);
+            if self.devices.len() < 1024 {
+                self.devices.entry((name.clone(), port)).or_insert(Device {
+                    name,
+                    port,
+                    link_layer: ll,
+                    gdr: None,
+                    speed_mbps: None,
+                });
+            }
+        }
+        if let Some(i) = pi {
+            let p = &mut self.procs[i];
+            p.rdma_ports = p.rdma_ports.max(ports);
+        }
+        if !any && self.facts.ib_using_empty.is_none() {
+            self.facts.ib_using_empty = Some(self.evidence(line));
+        }
+        if any && self.facts.ib_using.is_none() {
+            let ev = self.evidence(line);
+            self.facts.ib_using = Some(ev.clone());
+            self.facts.ib_active.get_or_insert(ev);
+        }
+        if let Some(o) = sockets::oob(list)
+            && self.facts.oob_if.is_none()
+        {
+            self.socket_addresses(std::slice::from_ref(&o));
+            let ev = self.evidence(line);
+            self.facts.oob_if = Some((o, ev));
+        }
+    }
+
+    /// `ncclIbRoceGetVersionNum` failing: the port is RoCE, and its GID table holds entries another
+    /// network namespace owns.
+    fn gid_type_unreadable(&mut self, pi: Option<usize>, body: &[u8], line: &[u8]) {
+        // 2.23+: reading gid_attrs/types/<index> failed; only RoCE ports have GID types to read. In a
+        // container the entry of another netdev is empty and reads EINVAL (kernel
+        // drivers/infiniband/core/sysfs.c), which 2.21-2.25 treat as an error (NVIDIA/nccl#1573)
+        self.facts.link.roce = true;
+        let m = text(body);
+        let host = self.host_of(pi);
+        let ev = self.evidence(line);
+        self.found(Code::ExplainGid, "read", host.as_deref(), ev, || {
+            (
+                format!("NCCL could not read a RoCE GID's type: {m}"),
+                "the GID table of the pod's RDMA device has entries of other network namespaces (macvlan/SR-IOV pods), whose gid_attrs read EINVAL: NCCL ≥ 2.26 skips them; on older NCCL set NCCL_IB_GID_INDEX to the pod's RoCE v2 GID (`show_gids` in the pod) or NCCL_IB_ADDR_RANGE to its subnet".into(),
+            )
+        });
+    }
+
+    /// A queue pair's connect line: the link layer it shows (a GID is RoCE, a LID InfiniBand), a
+    /// link-local GID that does not route, and proof the IB transport was at work.
+    fn ib_connect(&mut self, pi: Option<usize>, body: &[u8], line: &[u8]) {
+        // `NET/IB: Dev 0 Port 1 qpn 1047 mtu 5 … GID 0 (80FE/…)` on RoCE, `… LID 12` on InfiniBand
+        // (ncclIbConnect: the GID form is printed only when the link layer is Ethernet)
+        if let Some(g) = after(body, b" GID ") {
+            self.facts.link.roce = true;
+            // `GID 0 (80FE/…)`: the subnet prefix printed as a host-endian u64, so fe80::/64 reads 80FE
+            let subnet =
+                after(g, b"(").map(|s| &s[..s.iter().position(|b| *b == b'/').unwrap_or(s.len())]);
+            if subnet.is_some_and(|s| s.eq_ignore_ascii_case(b"80FE")) {
+                let idx = text(word(g));
+                let host = self.host_of(pi);
+                let ev = self.evidence(line);
+                self.found(Code::ExplainGid, "link-local", host.as_deref(), ev, || {
+                    (
+                        format!("NCCL uses the link-local RoCE GID at index {idx} (fe80::…): it is not routed between subnets"),
+                        "a link-local GID reaches only peers on the same layer-2 segment, and RoCE v2 fabrics route: set NCCL_IB_GID_INDEX to the RoCE v2 GID of the routable address (IPv4-mapped ::ffff:… or a global IPv6; `show_gids`, usually index 3), or unset it on NCCL ≥ 2.21, which picks one itself (NCCL_IB_ADDR_FAMILY / NCCL_IB_ADDR_RANGE to steer it)".into(),
+                    )
+                });
+            }
+        } else if memchr::memmem::find(body, b" LID ").is_some() {
+            self.facts.link.ib = true;
+        }
+        if self.facts.ib_active.is_none() {
+            self.facts.ib_active = Some(self.evidence(line));
+        }
+    }
+
+    /// `Unable to open device mlx5_0`: the device is in sysfs but not in the container's /dev.
+    fn ib_open_failed(&mut self, pi: Option<usize>, dev: &[u8], line: &[u8]) {
+        let dev = text(word(dev));
+        if self.facts.ib_open_failed.is_none() {
+            self.facts.ib_open_failed = Some((self.evidence(line), dev.clone()));
+        }
+        let host = self.host_of(pi);
+        let ev = self.evidence(line);
+        self.found(Code::ExplainIbDeviceOpen, "", host.as_deref(), ev, || {
+            (
+                format!("NCCL could not open RDMA device {dev}"),
+                "the container sees the device in sysfs but not /dev/infiniband: request the RDMA resource (`rdma/ib`) so the device plugin mounts it, or pass --device /dev/infiniband; IPC_LOCK is needed too".into(),
+            )
+        });
+    }
+
+    /// A device's link speed from the per-device detail line, the first seen for each device winning.
+    fn ib_device_speed(&mut self, body: &[u8]) {
+        // 2.27+ per-device detail (`ncclIbInitDevices`, INFO NET):
+        // `NET/IB: [0] mlx5_0:uverbs0:1/RoCE provider=Mlx5 speed=400000 context=0x… pciPath=… ar=0`
+        let dev = strip_index(body).trim_ascii_start();
+        let name = &dev[..memchr::memchr(b':', dev).unwrap_or(0)];
+        if let Some(mbps) = after(body, b" speed=").and_then(|v| line::parse_u32(word(v)))
+            && !name.is_empty()
+            && self.facts.speeds.len() < 1024
+        {
+            self.facts.speeds.entry(text(name)).or_insert(mbps);
+        }
     }
 
     /// `GPU Direct RDMA Enabled for HCA 0 'mlx5_0'` (NCCL, `src/graph/topo.cc`; the text after `GPU Direct RDMA `),

@@ -26,68 +26,105 @@ fn echoed_when_set(name: &str, e: &Explanation) -> bool {
     }
 }
 
+/// What the comparison steps share: the profile, its lowered plan, and the name findings quote.
+struct Expected<'a> {
+    profile: &'a roce_model::Profile,
+    plan: roce_render::plan::Plan,
+    name: String,
+}
+
 pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec<Finding> {
     let plan = lower(profile);
-    let name = plan.profile.clone();
-    let mut out = Vec::new();
-    let mut check = ProfileCheck {
-        name: name.clone(),
-        checked: Vec::new(),
-        unverified: Vec::new(),
+    let p = Expected {
+        profile,
+        name: plan.profile.clone(),
+        plan,
     };
+    let mut out = Vec::new();
+    out.extend(transport(&p, e));
+    out.extend(disable_meant_zero(&p, e));
+    let (check, env) = environment(&p, e);
+    out.extend(env);
+    out.extend(unread_by_release(&p, e));
+    out.extend(other_release(&p, e));
+    out.extend(plugin_not_off(&p, e));
+    out.extend(rails(&p, e));
+    e.profile = Some(check);
+    out
+}
 
+/// The transport the fabric needs, against the one the log shows (none shown: nothing to judge).
+fn transport(p: &Expected, e: &Explanation) -> Option<Finding> {
+    let name = &p.name;
     // the transport the fabric needs
     // aws-ofi-nccl carries NCCL over libfabric (EFA), whatever link the fabric block names
-    let want = match (&profile.nccl_net.provider.value, profile.fabric.kind.value) {
+    let want = match (
+        &p.profile.nccl_net.provider.value,
+        p.profile.fabric.kind.value,
+    ) {
         (Provider::Ofi, _) => Transport::Ofi,
         (_, FabricKind::Roce) => Transport::Roce,
         (_, FabricKind::InfiniBand) => Transport::Ib,
     };
-    let fabric = profile.fabric_name();
-    if e.transport != Transport::Unknown && e.transport != want {
-        let ev = e
-            .findings
-            .iter()
-            .find(|f| f.code == Code::ExplainSocketFallback)
-            .and_then(|f| f.evidence.clone());
-        let help = if e.transport == Transport::Socket {
-            "the RDMA devices did not reach the job: see the socket_fallback finding; `roce lint` checks the manifest and `roce doctor` the pod".to_string()
-        } else {
-            format!(
-                "the job ran on a {} fabric, not the profile's {fabric}: use the profile that describes this cluster",
-                e.transport.as_str()
-            )
-        };
-        out.push(
-            Finding::new(
-                Code::ExplainProfileTransport,
-                format!(
-                    "profile {name} expects GPUDirect RDMA over {fabric}, but the log shows transport {}",
-                    e.transport.as_str()
-                ),
-                help,
-            )
-            .at(ev),
-        );
+    let fabric = p.profile.fabric_name();
+    if e.transport == Transport::Unknown || e.transport == want {
+        return None;
     }
+    let ev = e
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ExplainSocketFallback)
+        .and_then(|f| f.evidence.clone());
+    let help = if e.transport == Transport::Socket {
+        "the RDMA devices did not reach the job: see the socket_fallback finding; `roce lint` checks the manifest and `roce doctor` the pod".to_string()
+    } else {
+        format!(
+            "the job ran on a {} fabric, not the profile's {fabric}: use the profile that describes this cluster",
+            e.transport.as_str()
+        )
+    };
+    Some(
+        Finding::new(
+            Code::ExplainProfileTransport,
+            format!(
+                "profile {name} expects GPUDirect RDMA over {fabric}, but the log shows transport {}",
+                e.transport.as_str()
+            ),
+            help,
+        )
+        .at(ev),
+    )
+}
 
+/// The log-only `disable_read_as_zero` findings, replaced by a judgement that knows which knobs the
+/// profile sets to 0 on purpose.
+fn disable_meant_zero(p: &Expected, e: &mut Explanation) -> Vec<Finding> {
     // a `NCCL_*_DISABLE` knob the profile sets to 0 was read as meant: judge them again with the plan's env
     let meant_zero = |name: &str| {
-        plan.env
+        p.plan
+            .env
             .iter()
             .any(|v| v.name == name && v.value.trim().parse::<i64>() == Ok(0))
     };
     e.findings
         .retain(|f| f.code != Code::ExplainDisableReadAsZero);
-    out.extend(verdict::disable_read_as_zero(
-        &e.env,
-        &e.env_lines,
-        &meant_zero,
-    ));
+    verdict::disable_read_as_zero(&e.env, &e.env_lines, &meant_zero)
+}
 
+/// The profile's NCCL and UCX variables against the environment the log echoes: which could be checked,
+/// which differ, and which NCCL would have echoed had the process had them.
+fn environment(p: &Expected, e: &Explanation) -> (ProfileCheck, Vec<Finding>) {
+    let name = &p.name;
+    let mut check = ProfileCheck {
+        name: name.clone(),
+        checked: Vec::new(),
+        unverified: Vec::new(),
+    };
+    let mut out = Vec::new();
     // the environment NCCL (and UCX) saw
     let any_echo = e.env.keys().any(|k| vars::consumer_of(k) == Consumer::Nccl);
-    for var in plan
+    for var in p
+        .plan
         .env
         .iter()
         .filter(|v| matches!(v.consumer, Consumer::Nccl | Consumer::Ucx))
@@ -123,121 +160,142 @@ pub(super) fn compare(e: &mut Explanation, profile: &roce_model::Profile) -> Vec
             None => check.unverified.push(var.name.clone()),
         }
     }
+    (check, out)
+}
 
-    // variables the log's NCCL release does not read: NCCL ignores unknown `NCCL_*` names silently
-    if let Some(version) = e
+/// The profile's variables the log's NCCL release does not read: NCCL ignores unknown `NCCL_*` names
+/// silently, so setting one is a no-op the user should hear about.
+fn unread_by_release(p: &Expected, e: &Explanation) -> Vec<Finding> {
+    let name = &p.name;
+    let mut out = Vec::new();
+    let Some(version) = e
         .nccl_version
         .as_deref()
         .and_then(nccl_versions::NcclVersion::parse)
-    {
-        for var in plan.env.iter().filter(|v| v.consumer == Consumer::Nccl) {
-            if nccl_versions::reads(&var.name, version) != Some(false) {
-                continue;
-            }
-            let Some(h) = nccl_versions::history(&var.name) else {
-                continue;
-            };
-            let when = match (h.since, h.removed) {
-                (Some(since), _) if version < since => format!("NCCL reads it from {since} on"),
-                (_, Some(removed)) => format!("NCCL stopped reading it in {removed}"),
-                _ => continue,
-            };
-            out.push(Finding::new(
-                Code::ExplainProfileEnvUnread,
-                format!(
-                    "profile {name} sets {}={}, but this job's NCCL {version} does not read it ({when}: {}): it has no effect here",
-                    var.name, var.value, h.source
-                ),
-                format!(
-                    "run an NCCL that reads {} (the image's libnccl, or the nvidia-nccl wheel PyTorch loads), or leave it out of the profile for this image",
-                    var.name
-                ),
-            ));
+    else {
+        return out;
+    };
+    for var in p.plan.env.iter().filter(|v| v.consumer == Consumer::Nccl) {
+        if nccl_versions::reads(&var.name, version) != Some(false) {
+            continue;
         }
+        let Some(h) = nccl_versions::history(&var.name) else {
+            continue;
+        };
+        let when = match (h.since, h.removed) {
+            (Some(since), _) if version < since => format!("NCCL reads it from {since} on"),
+            (_, Some(removed)) => format!("NCCL stopped reading it in {removed}"),
+            _ => continue,
+        };
+        out.push(Finding::new(
+            Code::ExplainProfileEnvUnread,
+            format!(
+                "profile {name} sets {}={}, but this job's NCCL {version} does not read it ({when}: {}): it has no effect here",
+                var.name, var.value, h.source
+            ),
+            format!(
+                "run an NCCL that reads {} (the image's libnccl, or the nvidia-nccl wheel PyTorch loads), or leave it out of the profile for this image",
+                var.name
+            ),
+        ));
     }
+    out
+}
 
-    // the log's NCCL release against the one the profile names (`nccl version`)
-    if let (Some(named), Some(seen)) = (
-        profile.nccl.version.as_ref(),
+/// The log's NCCL release against the one the profile names (`nccl version`): only another minor counts.
+fn other_release(p: &Expected, e: &Explanation) -> Option<Finding> {
+    let (Some(named), Some(seen)) = (
+        p.profile.nccl.version.as_ref(),
         e.nccl_version
             .as_deref()
             .and_then(nccl_versions::NcclRelease::printed),
-    ) && named.value.minor() != seen.minor()
-    {
-        out.push(release_finding(&plan, &name, named.value, seen));
-    }
+    ) else {
+        return None;
+    };
+    (named.value.minor() != seen.minor())
+        .then(|| release_finding(&p.plan, &p.name, named.value, seen))
+}
 
+/// A net plugin NCCL loaded although the profile turned plugins off: the profile's environment did not
+/// win over the image's.
+fn plugin_not_off(p: &Expected, e: &Explanation) -> Option<Finding> {
+    let name = &p.name;
     // a net plugin the profile turned off
-    let no_plugin = plan.env.iter().any(|v| {
+    let no_plugin = p.plan.env.iter().any(|v| {
         v.name == vars::NCCL_NET_PLUGIN.name && v.value.eq_ignore_ascii_case(nccl::NO_PLUGIN)
     });
-    if no_plugin && let Some((plugin, ev)) = &e.net_plugin {
-        let help = if nccl::is_spectrum_x_plugin(plugin) {
+    let (plugin, ev) = e.net_plugin.as_ref().filter(|_| no_plugin)?;
+    let help = if nccl::is_spectrum_x_plugin(plugin) {
+        format!(
+            "the Spectrum-X plugin is the image's default libnccl-net.so ({} first on LD_LIBRARY_PATH, as in CoreWeave's nccl-tests images since coreweave/nccl-tests#100) and NCCL_NET_PLUGIN=none did not reach the job: render the environment from the profile; the vendor reserves the plugin for jobs of about {} GPUs or more",
+            nccl::SPECTRUM_X_PLUGIN_DIR,
+            nccl::SPCX_MIN_GPUS
+        )
+    } else {
+        "NCCL_NET_PLUGIN=none did not reach the job (an image ENV or LD_LIBRARY_PATH that puts a plugin's libnccl-net.so first wins otherwise): render the environment from the profile".to_string()
+    };
+    Some(
+        Finding::new(
+            Code::ExplainProfileNetPlugin,
             format!(
-                "the Spectrum-X plugin is the image's default libnccl-net.so ({} first on LD_LIBRARY_PATH, as in CoreWeave's nccl-tests images since coreweave/nccl-tests#100) and NCCL_NET_PLUGIN=none did not reach the job: render the environment from the profile; the vendor reserves the plugin for jobs of about {} GPUs or more",
-                nccl::SPECTRUM_X_PLUGIN_DIR,
-                nccl::SPCX_MIN_GPUS
-            )
-        } else {
-            "NCCL_NET_PLUGIN=none did not reach the job (an image ENV or LD_LIBRARY_PATH that puts a plugin's libnccl-net.so first wins otherwise): render the environment from the profile".to_string()
-        };
-        out.push(
-            Finding::new(
-                Code::ExplainProfileNetPlugin,
-                format!(
-                    "profile {name} sets NCCL_NET_PLUGIN=none (NCCL's internal IB transport), but NCCL loaded the net plugin {plugin}"
-                ),
-                help,
-            )
-            .at(Some(ev.clone())),
-        );
-    }
+                "profile {name} sets NCCL_NET_PLUGIN=none (NCCL's internal IB transport), but NCCL loaded the net plugin {plugin}"
+            ),
+            help,
+        )
+        .at(Some(ev.clone())),
+    )
+}
 
+/// The RDMA devices NCCL used against the profile's rails: foreign devices first (the wrong cluster's
+/// names), else the rails it did not use.
+fn rails(p: &Expected, e: &Explanation) -> Option<Finding> {
+    let name = &p.name;
     // the rails
-    if !e.devices.is_empty() {
-        let rails = profile.rail_list();
-        let port = profile.rails.port_num.value;
-        let expected: Vec<&str> = rails.iter().map(|r| r.pod_device.as_str()).collect();
-        let foreign: Vec<String> = e
-            .devices
-            .iter()
-            .filter(|d| !expected.contains(&d.name.as_str()))
-            .map(|d| d.name.clone())
-            .collect();
-        let missing: Vec<&str> = expected
-            .iter()
-            .filter(|n| {
-                !e.devices
-                    .iter()
-                    .any(|d| d.name == **n && d.port.is_none_or(|p| p == port))
-            })
-            .copied()
-            .collect();
-        if !foreign.is_empty() {
-            out.push(Finding::new(
-                Code::ExplainProfileDevices,
-                format!(
-                    "NCCL used RDMA devices that are not the profile's rails: {} (profile {name} expects {})",
-                    foreign.join(", "),
-                    summary(&expected)
-                ),
-                "the job ran where the device names differ from the profile's `rails pod-device` pattern: fix the pattern or use the profile for this cluster",
-            ));
-        } else if !missing.is_empty() {
-            out.push(Finding::new(
-                Code::ExplainProfileDevices,
-                format!(
-                    "NCCL used {} of the profile's {} rails; missing: {}",
-                    expected.len() - missing.len(),
-                    expected.len(),
-                    summary(&missing)
-                ),
-                "a rail without its device loses bandwidth: check that every rail's NAD is attached (Multus annotation) and its port is ACTIVE",
-            ));
-        }
+    if e.devices.is_empty() {
+        return None;
     }
-    e.profile = Some(check);
-    out
+    let rails = p.profile.rail_list();
+    let port = p.profile.rails.port_num.value;
+    let expected: Vec<&str> = rails.iter().map(|r| r.pod_device.as_str()).collect();
+    let foreign: Vec<String> = e
+        .devices
+        .iter()
+        .filter(|d| !expected.contains(&d.name.as_str()))
+        .map(|d| d.name.clone())
+        .collect();
+    let missing: Vec<&str> = expected
+        .iter()
+        .filter(|n| {
+            !e.devices
+                .iter()
+                .any(|d| d.name == **n && d.port.is_none_or(|n| n == port))
+        })
+        .copied()
+        .collect();
+    if !foreign.is_empty() {
+        Some(Finding::new(
+            Code::ExplainProfileDevices,
+            format!(
+                "NCCL used RDMA devices that are not the profile's rails: {} (profile {name} expects {})",
+                foreign.join(", "),
+                summary(&expected)
+            ),
+            "the job ran where the device names differ from the profile's `rails pod-device` pattern: fix the pattern or use the profile for this cluster",
+        ))
+    } else if !missing.is_empty() {
+        Some(Finding::new(
+            Code::ExplainProfileDevices,
+            format!(
+                "NCCL used {} of the profile's {} rails; missing: {}",
+                expected.len() - missing.len(),
+                expected.len(),
+                summary(&missing)
+            ),
+            "a rail without its device loses bandwidth: check that every rail's NAD is attached (Multus annotation) and its port is ACTIVE",
+        ))
+    } else {
+        None
+    }
 }
 
 /// `roce::explain::profile_nccl_release`: the job ran another minor than the profile names. A warning when

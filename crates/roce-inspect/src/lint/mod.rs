@@ -1205,47 +1205,11 @@ impl<'a> Cx<'a> {
             return;
         }
         let owner = format!("the {}", t.label);
-        // The NICs reach the pod another way: DRA claims of NIC devices, a cloud's multi-network annotation.
-        let other = w
-            .nic_claims()
-            .next()
-            .map(|c| (format!("the DRA claim `{}`", c.name), c.at))
-            .or(w.cloud_interfaces.map(|at| {
-                (
-                    format!("`{}`", roce_render::plumbing::wiring::GKE_INTERFACES),
-                    at,
-                )
-            }));
-        if let Some((how, at)) = other {
-            if v.multus.is_none() {
-                let mut p = Problem::new(
-                    Code::LintMissingNad,
-                    format!("{owner} gets its NICs through {how}, not the profile's {} Multus networks", nads.len()),
-                )
-                .at(at, "NICs attached here")
-                .help(format!("nothing to fix if these are the rail NICs; `{}` would add the profile's networks", self.hint));
-                p.severity = Severity::Info;
-                self.push(p);
-            }
+        if self.nics_elsewhere(&owner, v, w) {
             return;
         }
         let Some(e) = v.multus else {
-            let at = v
-                .annotations
-                .or(v.metadata)
-                .or(v.root)
-                .map_or(self.doc_at, |n| n.origin);
-            self.push(
-                Problem::new(
-                    Code::LintMissingNad,
-                    format!(
-                        "{owner} has no Multus networks annotation: the pod gets none of the {} rail networks and sees only eth0",
-                        nads.len()
-                    ),
-                )
-                .at(at, "no k8s.v1.cni.cncf.io/networks here")
-                .help(format!("add the `{MULTUS_ANNOTATION}` annotation with the profile's NADs, or run `{}`", self.hint)),
-            );
+            self.no_multus_annotation(&owner, v);
             return;
         };
         let value = match &e.node.value {
@@ -1268,6 +1232,79 @@ impl<'a> Cx<'a> {
         } else {
             &w.networks
         };
+        let (missing, unrelated) = self.listed_networks(&owner, e, value, nets, pod_namespace);
+        self.missing_networks(&owner, e, &missing, unrelated);
+    }
+
+    /// Whether the NICs reach the pod another way (DRA claims of NIC devices, a cloud's multi-network
+    /// annotation); where the pod has no Multus annotation besides, that is only said (info).
+    fn nics_elsewhere(&mut self, owner: &str, v: &PodView<'a>, w: &Wiring<'a>) -> bool {
+        let nads = &self.linter.nads;
+        // The NICs reach the pod another way: DRA claims of NIC devices, a cloud's multi-network annotation.
+        let other = w
+            .nic_claims()
+            .next()
+            .map(|c| (format!("the DRA claim `{}`", c.name), c.at))
+            .or(w.cloud_interfaces.map(|at| {
+                (
+                    format!("`{}`", roce_render::plumbing::wiring::GKE_INTERFACES),
+                    at,
+                )
+            }));
+        let Some((how, at)) = other else {
+            return false;
+        };
+        if v.multus.is_none() {
+            let mut p = Problem::new(
+                Code::LintMissingNad,
+                format!(
+                    "{owner} gets its NICs through {how}, not the profile's {} Multus networks",
+                    nads.len()
+                ),
+            )
+            .at(at, "NICs attached here")
+            .help(format!(
+                "nothing to fix if these are the rail NICs; `{}` would add the profile's networks",
+                self.hint
+            ));
+            p.severity = Severity::Info;
+            self.push(p);
+        }
+        true
+    }
+
+    /// No Multus annotation at all: the pod sees only eth0, pointed at the closest place one would go.
+    fn no_multus_annotation(&mut self, owner: &str, v: &PodView<'a>) {
+        let at = v
+            .annotations
+            .or(v.metadata)
+            .or(v.root)
+            .map_or(self.doc_at, |n| n.origin);
+        self.push(
+            Problem::new(
+                Code::LintMissingNad,
+                format!(
+                    "{owner} has no Multus networks annotation: the pod gets none of the {} rail networks and sees only eth0",
+                    self.linter.nads.len()
+                ),
+            )
+            .at(at, "no k8s.v1.cni.cncf.io/networks here")
+            .help(format!("add the `{MULTUS_ANNOTATION}` annotation with the profile's NADs, or run `{}`", self.hint)),
+        );
+    }
+
+    /// Each network the annotation lists, against the profile's NADs: repeats and mistaken ones (another
+    /// namespace, a near name) are reported; returns the NADs still missing and how many listed networks
+    /// are unrelated to any of them.
+    fn listed_networks(
+        &mut self,
+        owner: &str,
+        e: &Entry,
+        value: &str,
+        nets: &[multus::Network],
+        pod_namespace: Option<&str>,
+    ) -> (Vec<&'a NadRef>, usize) {
+        let nads = &self.linter.nads;
         let src = self.text;
         let place = |n: &multus::Network| -> Origin {
             match e.node.content.filter(|c| c.len == value.len()) {
@@ -1300,39 +1337,9 @@ impl<'a> Cx<'a> {
                 continue;
             }
             // Not one of the profile's: is it a mistaken one?
-            let same_name = missing.iter().position(|nad| nad.name().as_str() == n.name);
-            let near = || {
-                roce_model::plumbing::suggest::closest(
-                    &n.name,
-                    missing.iter().map(|m| m.name().as_str()),
-                )
-                .and_then(|c| missing.iter().position(|m| m.name().as_str() == c))
-            };
-            let (i, why) = match same_name {
-                Some(i) => (
-                    i,
-                    format!(
-                        "is in namespace `{}`, but the profile's NAD is in `{}`",
-                        n.namespace
-                            .as_deref()
-                            .or(pod_namespace)
-                            .unwrap_or("(the pod's)"),
-                        missing[i].namespace()
-                    ),
-                ),
-                None => match near() {
-                    Some(i) => (
-                        i,
-                        format!(
-                            "is not one of the profile's networks; did you mean `{}`?",
-                            missing[i].name()
-                        ),
-                    ),
-                    None => {
-                        unrelated += 1;
-                        continue;
-                    }
-                },
+            let Some((i, why)) = mistaken_for(n, &missing, pod_namespace) else {
+                unrelated += 1;
+                continue;
             };
             let nad = missing.remove(i);
             self.push(
@@ -1349,6 +1356,13 @@ impl<'a> Cx<'a> {
                 )),
             );
         }
+        (missing, unrelated)
+    }
+
+    /// The profile's NADs the annotation does not list: only said (info) when as many other networks
+    /// stand in for them, else the rails without a network.
+    fn missing_networks(&mut self, owner: &str, e: &Entry, missing: &[&NadRef], unrelated: usize) {
+        let nads = &self.linter.nads;
         if !missing.is_empty() && unrelated >= missing.len() {
             // As many other networks as rails missing: the pod's own NADs for the same rails (Multus
             // attaches what the annotation names; NCCL uses every RDMA device it finds).
@@ -1394,135 +1408,181 @@ impl<'a> Cx<'a> {
         for (name, want) in &w.resources {
             // The provider's per-device resource is a count of devices, not a gate: its own rule.
             let per_device = self.linter.provider.device_resource() == Some(name.as_str());
-            let code = if per_device {
-                Code::LintProviderResource
-            } else {
-                Code::LintRdmaResource
+            let r = Asked {
+                name: name.as_str(),
+                want,
+                per_device,
+                code: if per_device {
+                    Code::LintProviderResource
+                } else {
+                    Code::LintRdmaResource
+                },
             };
-            let mut absent = Vec::new();
-            for side in ["requests", "limits"] {
-                let q = entry(c, key)
-                    .and_then(|r| entry(&r.node, side))
-                    .and_then(|s| entry(&s.node, name));
-                match q {
-                    None => absent.push(side),
-                    Some(e) => {
-                        let have = self.text.get(e.node.origin.range()).unwrap_or("");
-                        let have_value = match &e.node.value {
-                            Value::Scalar(Scalar::Str(s)) => s.clone(),
-                            Value::Scalar(Scalar::Int(i)) => i.to_string(),
-                            _ => have.to_string(),
-                        };
-                        if &have_value != want {
-                            let (why, help) = if per_device {
-                                let fewer = have_value
-                                    .parse::<u64>()
-                                    .ok()
-                                    .zip(want.parse::<u64>().ok())
-                                    .is_some_and(|(h, w)| h < w);
-                                (
-                                    if fewer {
-                                        format!(
-                                            ": the device plugin hands out one device per unit, so the pod gets {have} of the {want} {} devices and NCCL spreads over fewer NICs",
-                                            self.linter.provider.device_driver().unwrap_or("RDMA")
-                                        )
-                                    } else {
-                                        ": the device plugin hands out one device per unit, and no node of the profile's pool has more".to_string()
-                                    },
-                                    format!(
-                                        "{name} counts devices: set it to \"{want}\" in requests and limits, or run `{}`",
-                                        self.hint
-                                    ),
-                                )
-                            } else {
-                                (
-                                    String::new(),
-                                    format!(
-                                        "{name} is a scheduling gate, not a count: set it to \"{want}\" in requests and limits, or run `{}`",
-                                        self.hint
-                                    ),
-                                )
-                            };
-                            self.push(
-                                Problem::new(
-                                    code,
-                                    format!("{owner} asks for {name}: {have} in {side}; the profile asks for {want}{why}"),
-                                )
-                                .at(e.node.origin, format!("should be {want}"))
-                                .help(help),
-                            );
-                        }
-                    }
-                }
-            }
-            // Another RDMA resource, a DRA NIC claim, or a privileged container: the devices are there.
-            let other = seen
-                .and_then(Wiring::rdma_access)
-                .filter(|a| *a != RdmaAccess::Resource(name.to_string()));
-            if absent.len() == 2
-                && !per_device
-                && let Some(how) = other
-            {
-                let mut p = Problem::new(
-                    code,
-                    format!(
-                        "{owner} does not ask for {name} but gets its RDMA devices through {}",
-                        how.describe()
-                    ),
-                )
-                .at(
-                    self.container_at(c, &[key]),
-                    format!("{name} not asked for"),
-                )
-                .help(format!(
-                    "nothing to fix if these are the fabric's devices; `{}` would add {name}",
-                    self.hint
-                ));
-                p.severity = Severity::Info;
-                self.push(p);
+            let absent = self.resource_quantities(c, owner, key, &r);
+            if absent.len() == 2 && !per_device && self.rdma_elsewhere(c, owner, key, seen, &r) {
                 continue;
             }
             if !absent.is_empty() {
-                let sides = absent.join(" and ");
-                // Kubernetes defaults an extended resource's request to its limit, and rejects a request
-                // without a limit (extended resources cannot be overcommitted): kubernetes.io, "Managing
-                // resources for containers", extended resources.
-                let (why, severity) = match absent.as_slice() {
-                    // It works: said, not counted.
-                    ["requests"] => (
-                        "Kubernetes copies the limit into requests, so this schedules correctly; quota and review tools read requests, and the profile sets both",
-                        Severity::Info,
-                    ),
-                    ["limits"] => (
-                        "the API server rejects a request for an extended resource without an equal limit",
-                        Severity::Error,
-                    ),
-                    _ if per_device => (
-                        "the pod gets none of the devices, so the provider finds nothing to open and NCCL runs over TCP sockets",
-                        Severity::Error,
-                    ),
-                    _ => (
-                        "the pod can land on a node without RDMA devices",
-                        Severity::Error,
-                    ),
-                };
-                let fields: Vec<&str> = match absent.as_slice() {
-                    [side] => vec![key, side],
-                    _ => vec![key],
-                };
-                let mut problem = Problem::new(
-                    code,
-                    format!("{owner} does not ask for {name} in {sides}: {why}"),
-                )
-                .at(self.container_at(c, &fields), format!("{name} missing"))
-                .help(format!(
-                    "set `{name}: \"{want}\"` in both requests and limits, or run `{}`",
-                    self.hint
-                ));
-                problem.severity = severity;
-                self.push(problem);
+                self.resource_absent(c, owner, key, &r, &absent);
             }
         }
+    }
+
+    /// The quantity in requests and in limits against the profile's, reporting one that differs; returns
+    /// the sides that do not ask for the resource at all.
+    fn resource_quantities(
+        &mut self,
+        c: &Node,
+        owner: &str,
+        key: &str,
+        r: &Asked<'_>,
+    ) -> Vec<&'static str> {
+        let (name, want) = (r.name, r.want);
+        let mut absent = Vec::new();
+        for side in ["requests", "limits"] {
+            let q = entry(c, key)
+                .and_then(|r| entry(&r.node, side))
+                .and_then(|s| entry(&s.node, name));
+            let Some(e) = q else {
+                absent.push(side);
+                continue;
+            };
+            let have = self.text.get(e.node.origin.range()).unwrap_or("");
+            let have_value = match &e.node.value {
+                Value::Scalar(Scalar::Str(s)) => s.clone(),
+                Value::Scalar(Scalar::Int(i)) => i.to_string(),
+                _ => have.to_string(),
+            };
+            if have_value == want {
+                continue;
+            }
+            let (why, help) = if r.per_device {
+                let fewer = have_value
+                    .parse::<u64>()
+                    .ok()
+                    .zip(want.parse::<u64>().ok())
+                    .is_some_and(|(h, w)| h < w);
+                (
+                    if fewer {
+                        format!(
+                            ": the device plugin hands out one device per unit, so the pod gets {have} of the {want} {} devices and NCCL spreads over fewer NICs",
+                            self.linter.provider.device_driver().unwrap_or("RDMA")
+                        )
+                    } else {
+                        ": the device plugin hands out one device per unit, and no node of the profile's pool has more".to_string()
+                    },
+                    format!(
+                        "{name} counts devices: set it to \"{want}\" in requests and limits, or run `{}`",
+                        self.hint
+                    ),
+                )
+            } else {
+                (
+                    String::new(),
+                    format!(
+                        "{name} is a scheduling gate, not a count: set it to \"{want}\" in requests and limits, or run `{}`",
+                        self.hint
+                    ),
+                )
+            };
+            self.push(
+                Problem::new(
+                    r.code,
+                    format!("{owner} asks for {name}: {have} in {side}; the profile asks for {want}{why}"),
+                )
+                .at(e.node.origin, format!("should be {want}"))
+                .help(help),
+            );
+        }
+        absent
+    }
+
+    /// Whether a container asking for none of a gate resource gets its RDMA devices another way (another
+    /// resource, a DRA NIC claim, a privileged container); that is only said (info).
+    fn rdma_elsewhere(
+        &mut self,
+        c: &Node,
+        owner: &str,
+        key: &str,
+        seen: Option<&Wiring<'a>>,
+        r: &Asked<'_>,
+    ) -> bool {
+        let name = r.name;
+        // Another RDMA resource, a DRA NIC claim, or a privileged container: the devices are there.
+        let Some(how) = seen
+            .and_then(Wiring::rdma_access)
+            .filter(|a| *a != RdmaAccess::Resource(name.to_string()))
+        else {
+            return false;
+        };
+        let mut p = Problem::new(
+            r.code,
+            format!(
+                "{owner} does not ask for {name} but gets its RDMA devices through {}",
+                how.describe()
+            ),
+        )
+        .at(
+            self.container_at(c, &[key]),
+            format!("{name} not asked for"),
+        )
+        .help(format!(
+            "nothing to fix if these are the fabric's devices; `{}` would add {name}",
+            self.hint
+        ));
+        p.severity = Severity::Info;
+        self.push(p);
+        true
+    }
+
+    /// A resource missing from requests, limits or both, as serious as what Kubernetes makes of it.
+    fn resource_absent(
+        &mut self,
+        c: &Node,
+        owner: &str,
+        key: &str,
+        r: &Asked<'_>,
+        absent: &[&'static str],
+    ) {
+        let (name, want) = (r.name, r.want);
+        let sides = absent.join(" and ");
+        // Kubernetes defaults an extended resource's request to its limit, and rejects a request
+        // without a limit (extended resources cannot be overcommitted): kubernetes.io, "Managing
+        // resources for containers", extended resources.
+        let (why, severity) = match absent {
+            // It works: said, not counted.
+            ["requests"] => (
+                "Kubernetes copies the limit into requests, so this schedules correctly; quota and review tools read requests, and the profile sets both",
+                Severity::Info,
+            ),
+            ["limits"] => (
+                "the API server rejects a request for an extended resource without an equal limit",
+                Severity::Error,
+            ),
+            _ if r.per_device => (
+                "the pod gets none of the devices, so the provider finds nothing to open and NCCL runs over TCP sockets",
+                Severity::Error,
+            ),
+            _ => (
+                "the pod can land on a node without RDMA devices",
+                Severity::Error,
+            ),
+        };
+        let fields: Vec<&str> = match absent {
+            [side] => vec![key, side],
+            _ => vec![key],
+        };
+        let mut problem = Problem::new(
+            r.code,
+            format!("{owner} does not ask for {name} in {sides}: {why}"),
+        )
+        .at(self.container_at(c, &fields), format!("{name} missing"))
+        .help(format!(
+            "set `{name}: \"{want}\"` in both requests and limits, or run `{}`",
+            self.hint
+        ));
+        problem.severity = severity;
+        self.push(problem);
     }
 
     /// The DRA claims: the NICs' (when they are DRA devices) and the ComputeDomain's IMEX channel: the pod
@@ -1884,109 +1944,21 @@ impl<'a> Cx<'a> {
         else {
             return;
         };
-        let (have, at, content) = match value {
-            ValueAt::Text(t, at) => (t.to_string(), at, Some(at)),
-            ValueAt::Node(e) => match &e.node.value {
-                Value::Scalar(Scalar::Str(s)) => (s.clone(), e.node.origin, e.node.content),
-                Value::Scalar(Scalar::Null) => (String::new(), e.node.origin, None),
-                other => {
-                    let written = self
-                        .text
-                        .get(e.node.origin.range())
-                        .unwrap_or("?")
-                        .to_string();
-                    self.push(
-                        Problem::new(
-                            Code::LintEnvDifferent,
-                            format!("{name} is written as {} ({written}): Kubernetes refuses a manifest whose env value is not a string", other.type_name()),
-                        )
-                        .at(e.node.origin, "quote it")
-                        .help(format!("write `value: {want:?}` with quotes, or run `{}`", self.hint)),
-                    );
-                    return;
-                }
-            },
+        let Some((have, at, content)) = self.env_string(name, value, &want) else {
+            return;
         };
         if have == want {
             return;
         }
         if name == env::NCCL_IB_HCA.name && !self.linter.plan.rail_ports.is_empty() {
-            // The same rails in another form (an exact list of the claimed DRA NICs, whose host names
-            // the profile's pattern only approximates).
-            if self.linter.plan.equivalent(name, &have) {
-                return;
-            }
-            let selects = self.linter.plan.hca_selects(&have);
-            if selects.is_empty() {
-                let devices: Vec<&str> = self
-                    .linter
-                    .plan
-                    .rail_ports
-                    .iter()
-                    .map(|(d, _)| d.as_str())
-                    .collect();
-                self.push(
-                    Problem::new(
-                        Code::LintHcaMatchesNothing,
-                        format!(
-                            "NCCL_IB_HCA={have} matches none of the pod's RDMA devices ({} … {}): NCCL finds no IB device and silently runs over sockets",
-                            devices.first().unwrap_or(&"?"),
-                            devices.last().unwrap_or(&"?")
-                        ),
-                    )
-                    .at(token_at(content, at), "matches nothing")
-                    .help(format!("use the profile's value {want:?}, or run `{}` (it keeps an explicit device list and a launcher's `mpirun -x` as written; `--role launcher` corrects the launcher's)", self.hint)),
-                );
-                return;
-            }
-            if selects == self.linter.plan_hca {
-                return;
-            }
-            self.push(
-                Problem::new(
-                    Code::LintEnvDifferent,
-                    format!(
-                        "NCCL_IB_HCA={have} selects {} of the {} rails the profile uses ({want})",
-                        selects.len(),
-                        self.linter.plan_hca.len()
-                    ),
-                )
-                .at(at, format!("the profile sets {want:?}"))
-                .help(format!("use {want:?}, or run `{}`", self.hint)),
-            );
+            self.hca_value(&have, &want, at, content);
             return;
         }
         if name == env::UCX_TLS.name
             && let Some(plan_tls) = &self.linter.plan_tls
+            && self.tls_value(&have, &want, at, plan_tls)
         {
-            if let Some(why) = self.ucx_wrong(&have) {
-                let mut p = Problem::new(Code::LintUcxTransport, format!("UCX_TLS={have} {why}"))
-                    .at(at, "wrong transports for this fabric")
-                    .help(format!(
-                        "use the profile's UCX_TLS={want:?}, or run `{}`",
-                        self.hint
-                    ));
-                // A TCP-pinning profile guards UCX against RoCE's GID selection and the memlock limit. On
-                // InfiniBand (LID-addressed: no GID to pick) with every rank given RDMA devices and
-                // IPC_LOCK, UCX's RC transport comes up: the value only differs from the profile's.
-                let mode_only = !ucx_list::parse_tls(&have)
-                    .1
-                    .iter()
-                    .any(|i| i.kind.is_error());
-                if mode_only
-                    && self.ranks_rdma
-                    && self.linter.ucx_mode == UcxMode::Tcp
-                    && self.linter.plan.fabric == roce_model::model::FabricKind::InfiniBand
-                {
-                    p.severity = Severity::Info;
-                    p.message.push_str(" (here every rank has InfiniBand devices and IPC_LOCK, so it runs: it differs from the profile)");
-                }
-                self.push(p);
-                return;
-            }
-            if ucx_list::parse_tls(&have).0.roles() == plan_tls.roles() {
-                return;
-            }
+            return;
         }
         let consequence = self.linter.plan.consequence_of(name, &have);
         let mut p = Problem::new(
@@ -2007,6 +1979,118 @@ impl<'a> Cx<'a> {
         self.push(p);
     }
 
+    /// The value as the string the container gets, its place and its content's place; `None` (reported)
+    /// for a value that is not a string, which Kubernetes refuses.
+    fn env_string(
+        &mut self,
+        name: &str,
+        value: ValueAt<'_>,
+        want: &str,
+    ) -> Option<(String, Origin, Option<Origin>)> {
+        Some(match value {
+            ValueAt::Text(t, at) => (t.to_string(), at, Some(at)),
+            ValueAt::Node(e) => match &e.node.value {
+                Value::Scalar(Scalar::Str(s)) => (s.clone(), e.node.origin, e.node.content),
+                Value::Scalar(Scalar::Null) => (String::new(), e.node.origin, None),
+                other => {
+                    let written = self
+                        .text
+                        .get(e.node.origin.range())
+                        .unwrap_or("?")
+                        .to_string();
+                    self.push(
+                        Problem::new(
+                            Code::LintEnvDifferent,
+                            format!("{name} is written as {} ({written}): Kubernetes refuses a manifest whose env value is not a string", other.type_name()),
+                        )
+                        .at(e.node.origin, "quote it")
+                        .help(format!("write `value: {want:?}` with quotes, or run `{}`", self.hint)),
+                    );
+                    return None;
+                }
+            },
+        })
+    }
+
+    /// An `NCCL_IB_HCA` other than the profile's, judged by the rails it selects: the same rails in
+    /// another form pass, none is an error (sockets), some are a difference.
+    fn hca_value(&mut self, have: &str, want: &str, at: Origin, content: Option<Origin>) {
+        // The same rails in another form (an exact list of the claimed DRA NICs, whose host names
+        // the profile's pattern only approximates).
+        if self.linter.plan.equivalent(env::NCCL_IB_HCA.name, have) {
+            return;
+        }
+        let selects = self.linter.plan.hca_selects(have);
+        if selects.is_empty() {
+            let devices: Vec<&str> = self
+                .linter
+                .plan
+                .rail_ports
+                .iter()
+                .map(|(d, _)| d.as_str())
+                .collect();
+            self.push(
+                Problem::new(
+                    Code::LintHcaMatchesNothing,
+                    format!(
+                        "NCCL_IB_HCA={have} matches none of the pod's RDMA devices ({} … {}): NCCL finds no IB device and silently runs over sockets",
+                        devices.first().unwrap_or(&"?"),
+                        devices.last().unwrap_or(&"?")
+                    ),
+                )
+                .at(token_at(content, at), "matches nothing")
+                .help(format!("use the profile's value {want:?}, or run `{}` (it keeps an explicit device list and a launcher's `mpirun -x` as written; `--role launcher` corrects the launcher's)", self.hint)),
+            );
+            return;
+        }
+        if selects == self.linter.plan_hca {
+            return;
+        }
+        self.push(
+            Problem::new(
+                Code::LintEnvDifferent,
+                format!(
+                    "NCCL_IB_HCA={have} selects {} of the {} rails the profile uses ({want})",
+                    selects.len(),
+                    self.linter.plan_hca.len()
+                ),
+            )
+            .at(at, format!("the profile sets {want:?}"))
+            .help(format!("use {want:?}, or run `{}`", self.hint)),
+        );
+    }
+
+    /// Whether a `UCX_TLS` other than the profile's is settled: wrong transports for the fabric
+    /// (reported), or the same roles in other words (fine); else it is judged as any other difference.
+    fn tls_value(&mut self, have: &str, want: &str, at: Origin, plan_tls: &TlsList) -> bool {
+        if let Some(why) = self.ucx_wrong(have) {
+            let mut p = Problem::new(Code::LintUcxTransport, format!("UCX_TLS={have} {why}"))
+                .at(at, "wrong transports for this fabric")
+                .help(format!(
+                    "use the profile's UCX_TLS={want:?}, or run `{}`",
+                    self.hint
+                ));
+            // A TCP-pinning profile guards UCX against RoCE's GID selection and the memlock limit. On
+            // InfiniBand (LID-addressed: no GID to pick) with every rank given RDMA devices and IPC_LOCK,
+            // UCX's RC transport comes up: the value only differs from the profile's.
+            let mode_only = !ucx_list::parse_tls(have)
+                .1
+                .iter()
+                .any(|i| i.kind.is_error());
+            if mode_only
+                && self.ranks_rdma
+                && self.linter.ucx_mode == UcxMode::Tcp
+                && self.linter.plan.fabric == roce_model::model::FabricKind::InfiniBand
+            {
+                p.severity = Severity::Info;
+                p.message.push_str(" (here every rank has InfiniBand devices and IPC_LOCK, so it runs: it differs from the profile)");
+            }
+            self.push(p);
+            return true;
+        }
+        ucx_list::parse_tls(have).0.roles() == plan_tls.roles()
+    }
+
     /// Why a `UCX_TLS` value is wrong for the profile's UCX mode, if it is: the fabric core's verdict, the
     /// same one `check` gives a profile ([`roce_model::fabric::ucx::tls_concerns`]).
     fn ucx_wrong(&self, have: &str) -> Option<String> {
@@ -2025,8 +2109,6 @@ impl<'a> Cx<'a> {
     }
 }
 
-/// How lint ranks a consequence: the job fails or loses RDMA (error), runs slower (warning), only differs
-/// (a note).
 /// A pod's `resourceClaims` (name, template), the claim names its container lists, and where to point.
 struct Claims<'a> {
     pod: Vec<(String, Option<String>)>,
@@ -2047,12 +2129,59 @@ impl Claims<'_> {
     }
 }
 
+/// Which missing NAD a listed network that is none of the profile's was meant to be, with why: the same
+/// name in another namespace first, else the closest name; `None` for an unrelated network.
+fn mistaken_for(
+    n: &multus::Network,
+    missing: &[&NadRef],
+    pod_namespace: Option<&str>,
+) -> Option<(usize, String)> {
+    let same_name = missing.iter().position(|nad| nad.name().as_str() == n.name);
+    let near = || {
+        roce_model::plumbing::suggest::closest(&n.name, missing.iter().map(|m| m.name().as_str()))
+            .and_then(|c| missing.iter().position(|m| m.name().as_str() == c))
+    };
+    match same_name {
+        Some(i) => Some((
+            i,
+            format!(
+                "is in namespace `{}`, but the profile's NAD is in `{}`",
+                n.namespace
+                    .as_deref()
+                    .or(pod_namespace)
+                    .unwrap_or("(the pod's)"),
+                missing[i].namespace()
+            ),
+        )),
+        None => near().map(|i| {
+            (
+                i,
+                format!(
+                    "is not one of the profile's networks; did you mean `{}`?",
+                    missing[i].name()
+                ),
+            )
+        }),
+    }
+}
+
+/// How lint ranks a consequence: the job fails or loses RDMA (error), runs slower (warning), only differs
+/// (a note).
 fn severity(c: env::Consequence) -> Severity {
     match c {
         env::Consequence::Fails | env::Consequence::SilentTcp => Severity::Error,
         env::Consequence::Slower => Severity::Warning,
         env::Consequence::Differs => Severity::Info,
     }
+}
+
+/// One RDMA resource the plan asks a container for, and which rule judges it.
+struct Asked<'r> {
+    name: &'r str,
+    want: &'r str,
+    /// The provider's per-device resource: a count of devices, not a scheduling gate.
+    per_device: bool,
+    code: Code,
 }
 
 /// A value to check: a YAML value node, or text with its place (an `mpirun -x NAME=VALUE` word).

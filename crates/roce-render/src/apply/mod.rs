@@ -668,11 +668,6 @@ fn apply_document(
     file: &str,
 ) -> Vec<Vec<Step>> {
     let mut claimed = Vec::new();
-    let env = plan_env(plan);
-    let raw = raw_env(plan);
-    // Behind `roce exec` the pod-dependent variables are computed at start-up: a static value would win
-    // (the requirements leave them out).
-    let reqs = edits::requirements(plan, wrap);
     let has_launcher = work.templates.iter().any(|(t, _)| t.role == Role::Launcher);
     // Can every launcher forward the env? Only then may the workers go without it.
     let launchers_forward = work
@@ -681,9 +676,22 @@ fn apply_document(
         .filter(|(t, _)| t.role == Role::Launcher)
         .all(|(t, i)| container_argv(doc, t, *i).is_some_and(|argv| mpirun::find(&argv).is_some()));
     let env_on_launcher = has_launcher && opts.role != RoleChoice::Worker && launchers_forward;
-    let env_on_workers = !env_on_launcher || opts.role == RoleChoice::All;
+    let mut d = DocApply {
+        work,
+        plan,
+        wrap,
+        file,
+        notes,
+        env: plan_env(plan),
+        raw: raw_env(plan),
+        // Behind `roce exec` the pod-dependent variables are computed at start-up: a static value would
+        // win (the requirements leave them out).
+        reqs: edits::requirements(plan, wrap),
+        env_on_launcher,
+        env_on_workers: !env_on_launcher || opts.role == RoleChoice::All,
+    };
     if has_launcher && opts.role != RoleChoice::Worker && !launchers_forward {
-        notes.push(format!(
+        d.notes.push(format!(
             "{file}: the launcher's command is not an Open MPI `mpirun` invocation, so the env cannot be \
              forwarded with `-x`; it goes into the worker pods' env instead"
         ));
@@ -691,105 +699,15 @@ fn apply_document(
     for (((t, container), nets), have) in work.templates.iter().zip(&work.multus).zip(&work.have) {
         match (t.role, t.form) {
             (Role::Worker, Form::Pod) => {
-                if let Some(other) = have
-                    .accelerators
-                    .iter()
-                    .find(|a| **a != roce_model::fabric::devices::Accelerator::Nvidia)
-                {
-                    notes.push(format!(
-                        "{file}: the {} asks for {}; the profile wires nodes with NVIDIA GPUs, so it is left unchanged",
-                        t.label,
-                        other.describe()
-                    ));
-                    continue;
-                }
-                let (mut chosen, kept) = edits::unmet(&reqs, &have.met);
-                for k in kept {
-                    notes.push(format!("{file}: the {} {k}", t.label));
-                }
-                // What the rank gets elsewhere (a ConfigMap, the launcher's mpirun) is not set again; a
-                // KV-transfer server keeps its UCX as configured.
-                chosen.retain(|e| !matches!(e, Edit::Env(v) if have.sets_otherwise(&v.name, plan)));
-                let mut changed = Vec::new();
-                if let Some(template) = at_mut(doc, &t.path) {
-                    changed = edits::write(
-                        template,
-                        *container,
-                        &chosen,
-                        plan,
-                        edits::Context {
-                            networks: nets.as_deref(),
-                            pod_namespace: work.pod_namespace.as_deref(),
-                            metadata_first: !t.path.is_empty(),
-                            env_fix_only: !env_on_workers,
-                        },
-                    );
-                    if chosen.iter().any(|e| matches!(e, Edit::PodClaim(_))) {
-                        claimed.push(t.path.clone());
-                    }
-                }
-                if let Some(c) = container_mut(doc, t, *container) {
-                    if let Some(w) = wrap {
-                        wrap_command(c, w);
-                    }
-                    if have.accelerators.is_empty() && plan.gpu_resource {
-                        notes.push(format!(
-                            "{file}: the {} asks for no GPU: roce adds none (a GPU-less pod stays GPU-less); \
-                             add `{GPU_RESOURCE}: {}` to its resources if it runs ranks",
-                            t.label, plan.gpus_per_node
-                        ));
-                    }
-                }
-                if !changed.is_empty() {
-                    notes.push(format!(
-                        "{file}: the {} gets the profile's DRA wiring: {}",
-                        t.label,
-                        changed.join("; ")
-                    ));
-                }
-                if !plan.gpu_resource
-                    && container_mut(doc, t, *container)
-                        .is_some_and(|c| requests_gpu(c, "resources"))
-                {
-                    notes.push(format!(
-                        "{file}: the {} requests {GPU_RESOURCE}, but the profile's DRA claim allocates the \
-                         GPUs: remove {GPU_RESOURCE}, or the pod asks for its GPUs twice",
-                        t.label
-                    ));
+                if d.worker_pod(doc, t, *container, nets.as_deref(), have) {
+                    claimed.push(t.path.clone());
                 }
             }
-            (Role::Worker, Form::Trainer) => {
-                let Some(trainer) = ensure_path(doc, &t.path) else {
-                    continue;
-                };
-                merge_env(trainer, &raw, !env_on_workers, plan);
-                merge_resources(trainer, "resourcesPerNode", &fabric_resources(&reqs));
-                if plan.wiring.is_some() {
-                    notes.push(format!(
-                        "{file}: a TrainJob carries env and resources only; the Multus networks, IPC_LOCK, \
-                         /dev/shm and node selector belong in its TrainingRuntime (run roce apply on that too)"
-                    ));
-                }
-                if reqs.iter().any(|r| {
-                    r.edits.iter().any(|e| {
-                        matches!(
-                            e,
-                            Edit::PodClaim(_) | Edit::Affinity(_) | Edit::Label { .. }
-                        ) || matches!(e, Edit::Annotation { merge: edits::Merge::Set, key, .. } if key != crate::PROFILE_ANNOTATION)
-                    })
-                }) {
-                    notes.push(format!(
-                        "{file}: a TrainJob cannot carry DRA claims or pod affinity: they and the objects \
-                         the claims name belong in its TrainingRuntime (run roce apply on that too); a \
-                         `resourcesPerNode` here replaces the runtime container's resources, so check that \
-                         its `claims` survive in the Trainer release you run"
-                    ));
-                }
-            }
+            (Role::Worker, Form::Trainer) => d.trainer(doc, t),
             // A router moves no tensors; a bare PodSpec has no metadata for the networks annotation,
             // so half the wiring could not be written: both are left as they are.
             (Role::Router, _) => {}
-            (Role::Worker, Form::Spec) => notes.push(format!(
+            (Role::Worker, Form::Spec) => d.notes.push(format!(
                 "{file}: the {} is a bare PodSpec (no `metadata`, so no networks annotation can go there); \
                  left unchanged: wire it where its controller builds the pod, or by hand (`roce lint` says what is missing)",
                 t.label
@@ -797,8 +715,8 @@ fn apply_document(
             // The env goes into the workers' pods: the launcher is the user's and stays as written, but a
             // value it forwards with `mpirun -x NAME=VALUE` reaches every rank instead of the pod's.
             (Role::Launcher, _) if opts.role == RoleChoice::Worker => {
-                for (name, old, value) in overriding_forwards(doc, t, *container, &env, plan) {
-                    notes.push(format!(
+                for (name, old, value) in overriding_forwards(doc, t, *container, &d.env, plan) {
+                    d.notes.push(format!(
                         "{file}: the {} forwards `{name}={old}` with `mpirun -x`, which every rank gets instead of its pod's `{name}`: left as written (apply does not edit a launcher's command unless `--role launcher` or `all` asks it to); the profile's value is `{value}`",
                         t.label
                     ));
@@ -806,13 +724,143 @@ fn apply_document(
             }
             (Role::Launcher, _) => {
                 if let Some(c) = container_mut(doc, t, *container) {
-                    merge_env(c, &raw, !env_on_launcher, plan);
+                    merge_env(c, &d.raw, !d.env_on_launcher, plan);
                 }
-                forward_env(doc, t, *container, &env, env_on_launcher, plan);
+                forward_env(doc, t, *container, &d.env, d.env_on_launcher, plan);
             }
         }
     }
     claimed
+}
+
+/// What applying the plan to one document's templates shares: the plan's env and requirements, where
+/// the env goes (launcher, workers or both), and the notes for the user.
+struct DocApply<'d> {
+    work: &'d Work,
+    plan: &'d Plan,
+    wrap: Option<&'d ExecWrap>,
+    file: &'d str,
+    notes: &'d mut Vec<String>,
+    /// The plan's env as a manifest carries it ([`plan_env`]).
+    env: Vec<(String, String)>,
+    /// The plan's env as the program reads it ([`raw_env`]).
+    raw: Vec<(String, String)>,
+    reqs: Vec<edits::Requirement>,
+    env_on_launcher: bool,
+    env_on_workers: bool,
+}
+
+impl DocApply<'_> {
+    /// A worker Pod template: the edits of the requirements it does not meet yet, the `roce exec` wrap,
+    /// and notes on GPUs and DRA; `true` when it now claims DRA devices. A pod for other accelerators
+    /// is left alone.
+    fn worker_pod(
+        &mut self,
+        doc: &mut Yaml,
+        t: &Template,
+        container: usize,
+        nets: Option<&[multus::Network]>,
+        have: &Have,
+    ) -> bool {
+        let (plan, file) = (self.plan, self.file);
+        if let Some(other) = have
+            .accelerators
+            .iter()
+            .find(|a| **a != roce_model::fabric::devices::Accelerator::Nvidia)
+        {
+            self.notes.push(format!(
+                "{file}: the {} asks for {}; the profile wires nodes with NVIDIA GPUs, so it is left unchanged",
+                t.label,
+                other.describe()
+            ));
+            return false;
+        }
+        let (mut chosen, kept) = edits::unmet(&self.reqs, &have.met);
+        for k in kept {
+            self.notes.push(format!("{file}: the {} {k}", t.label));
+        }
+        // What the rank gets elsewhere (a ConfigMap, the launcher's mpirun) is not set again; a
+        // KV-transfer server keeps its UCX as configured.
+        chosen.retain(|e| !matches!(e, Edit::Env(v) if have.sets_otherwise(&v.name, plan)));
+        let mut changed = Vec::new();
+        let mut claimed = false;
+        if let Some(template) = at_mut(doc, &t.path) {
+            changed = edits::write(
+                template,
+                container,
+                &chosen,
+                plan,
+                edits::Context {
+                    networks: nets,
+                    pod_namespace: self.work.pod_namespace.as_deref(),
+                    metadata_first: !t.path.is_empty(),
+                    env_fix_only: !self.env_on_workers,
+                },
+            );
+            claimed = chosen.iter().any(|e| matches!(e, Edit::PodClaim(_)));
+        }
+        if let Some(c) = container_mut(doc, t, container) {
+            if let Some(w) = self.wrap {
+                wrap_command(c, w);
+            }
+            if have.accelerators.is_empty() && plan.gpu_resource {
+                self.notes.push(format!(
+                    "{file}: the {} asks for no GPU: roce adds none (a GPU-less pod stays GPU-less); \
+                     add `{GPU_RESOURCE}: {}` to its resources if it runs ranks",
+                    t.label, plan.gpus_per_node
+                ));
+            }
+        }
+        if !changed.is_empty() {
+            self.notes.push(format!(
+                "{file}: the {} gets the profile's DRA wiring: {}",
+                t.label,
+                changed.join("; ")
+            ));
+        }
+        if !plan.gpu_resource
+            && container_mut(doc, t, container).is_some_and(|c| requests_gpu(c, "resources"))
+        {
+            self.notes.push(format!(
+                "{file}: the {} requests {GPU_RESOURCE}, but the profile's DRA claim allocates the \
+                 GPUs: remove {GPU_RESOURCE}, or the pod asks for its GPUs twice",
+                t.label
+            ));
+        }
+        claimed
+    }
+
+    /// A TrainJob's trainer: env and the fabric's resources only; the rest belongs in its
+    /// TrainingRuntime, which the notes say.
+    fn trainer(&mut self, doc: &mut Yaml, t: &Template) {
+        let (plan, file) = (self.plan, self.file);
+        let Some(trainer) = ensure_path(doc, &t.path) else {
+            return;
+        };
+        merge_env(trainer, &self.raw, !self.env_on_workers, plan);
+        merge_resources(trainer, "resourcesPerNode", &fabric_resources(&self.reqs));
+        if plan.wiring.is_some() {
+            self.notes.push(format!(
+                "{file}: a TrainJob carries env and resources only; the Multus networks, IPC_LOCK, \
+                 /dev/shm and node selector belong in its TrainingRuntime (run roce apply on that too)"
+            ));
+        }
+        if self.reqs.iter().any(|r| {
+            r.edits.iter().any(|e| {
+                matches!(
+                    e,
+                    Edit::PodClaim(_) | Edit::Affinity(_) | Edit::Label { .. }
+                ) || matches!(e, Edit::Annotation { merge: edits::Merge::Set, key, .. } if key != crate::PROFILE_ANNOTATION)
+            })
+        }) {
+            self.notes.push(format!(
+                "{file}: a TrainJob cannot carry DRA claims or pod affinity: they and the objects \
+                 the claims name belong in its TrainingRuntime (run roce apply on that too); a \
+                 `resourcesPerNode` here replaces the runtime container's resources, so check that \
+                 its `claims` survive in the Trainer release you run"
+            ));
+        }
+    }
 }
 
 /// The fabric's resources (the RDMA devices'), without the GPUs: what a TrainJob's `resourcesPerNode` gets.

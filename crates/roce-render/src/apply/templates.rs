@@ -219,46 +219,13 @@ pub const KINDS: &[&str] = &[
 pub fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
     let kind = doc.get("kind")?.text()?;
     let mut out = Found::default();
-    // Kubernetes' own kinds by their API group: a Volcano `Job` (batch.volcano.sh) is not a batch/v1 Job.
-    let group = doc
-        .get("apiVersion")
-        .and_then(Tree::text)
-        .map(|v| v.rsplit_once('/').map_or("", |(g, _)| g));
-    let core_group = match kind {
-        "Pod" | "List" => Some(""),
-        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" => Some("apps"),
-        "Job" | "CronJob" => Some("batch"),
-        _ => None,
-    };
-    if let (Some(want), Some(have)) = (core_group, group)
-        && want != have
-    {
+    if of_other_group(doc, kind) {
         let found = generic(doc);
         return (!found.is_empty()).then(|| (found, Vec::new()));
     }
     match kind {
         "Pod" => out.template(doc, Vec::new(), Role::Worker, "Pod".into()),
-        "List" => {
-            for (i, item) in doc
-                .get("items")
-                .and_then(Tree::items)
-                .unwrap_or(&[])
-                .iter()
-                .enumerate()
-            {
-                if let Some((found, missing)) = discover(item) {
-                    let prefix = [Step::Key("items".into()), Step::Index(i)];
-                    out.templates.extend(found.into_iter().map(|mut t| {
-                        t.path.splice(0..0, prefix.iter().cloned());
-                        t
-                    }));
-                    out.missing.extend(missing.into_iter().map(|mut m| {
-                        m.found.splice(0..0, prefix.iter().cloned());
-                        m
-                    }));
-                }
-            }
-        }
+        "List" => out.list(doc),
         k if SPEC_TEMPLATE_KINDS.contains(&k) => {
             out.require(doc, &[], &["spec", "template"], Role::Worker, k.to_string());
         }
@@ -269,86 +236,13 @@ pub fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
             Role::Worker,
             "CronJob".into(),
         ),
-        k if REPLICA_SPEC_KINDS.contains(&k) => {
-            let Some(spec) = out.map_at(doc, &[], &["spec"]) else {
-                return Some(out.done());
-            };
-            let lists: Vec<&str> = spec
-                .keys()
-                .into_iter()
-                .filter(|key| key.ends_with("ReplicaSpecs"))
-                .collect();
-            if lists.is_empty() {
-                let want = if k == "MPIJob" {
-                    "mpiReplicaSpecs"
-                } else {
-                    "…ReplicaSpecs"
-                };
-                out.missing.push(Missing {
-                    found: vec![Step::Key("spec".into())],
-                    want: format!("spec.{want}"),
-                });
-            }
-            for list in lists {
-                let base = vec![Step::Key("spec".into()), Step::Key(list.into())];
-                let Some(specs) = spec.get(list).filter(|s| s.is_map()) else {
-                    continue;
-                };
-                for replica in specs.keys() {
-                    let role = if replica == "Launcher" {
-                        Role::Launcher
-                    } else {
-                        Role::Worker
-                    };
-                    let label = format!("{k} {}", replica.to_ascii_lowercase());
-                    let mut path = base.clone();
-                    path.push(Step::Key(replica.to_string()));
-                    out.require(doc, &path, &["template"], role, label);
-                }
-            }
-        }
+        k if REPLICA_SPEC_KINDS.contains(&k) => out.replica_specs(doc, k),
         "JobSet" => out.jobset(doc, &["spec"], "JobSet"),
         "TrainingRuntime" | "ClusterTrainingRuntime" => {
             out.jobset(doc, &["spec", "template", "spec"], kind)
         }
-        "TrainJob" => {
-            let path = vec![Step::Key("spec".into()), Step::Key("trainer".into())];
-            match at(doc, &path) {
-                Some(t) if !t.is_map() => out.missing.push(Missing {
-                    found: path,
-                    want: "spec.trainer".into(),
-                }),
-                _ => out.templates.push(Template {
-                    path,
-                    form: Form::Trainer,
-                    role: Role::Worker,
-                    label: "TrainJob trainer".into(),
-                    generic: false,
-                }),
-            }
-        }
-        "LeaderWorkerSet" => {
-            let base = ["spec", "leaderWorkerTemplate"];
-            if let Some(lwt) = out.map_at(doc, &[], &base) {
-                let base: Vec<Step> = base.iter().map(|k| Step::Key((*k).into())).collect();
-                if lwt.get("leaderTemplate").is_some() {
-                    out.require(
-                        doc,
-                        &base,
-                        &["leaderTemplate"],
-                        Role::Worker,
-                        "LeaderWorkerSet leader".into(),
-                    );
-                }
-                out.require(
-                    doc,
-                    &base,
-                    &["workerTemplate"],
-                    Role::Worker,
-                    "LeaderWorkerSet worker".into(),
-                );
-            }
-        }
+        "TrainJob" => out.trainer(doc),
+        "LeaderWorkerSet" => out.leader_worker_set(doc),
         "RayCluster" => out.ray(doc, &["spec"]),
         "RayJob" => out.ray(doc, &["spec", "rayClusterSpec"]),
         _ if FABRIC_KINDS.contains(&kind) => return None,
@@ -361,6 +255,23 @@ pub fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
         }
     }
     Some(out.done())
+}
+
+/// Whether a Kubernetes kind's name is another API group's kind: searched generically, not by the
+/// built-in kind's layout.
+fn of_other_group<T: Tree>(doc: &T, kind: &str) -> bool {
+    // Kubernetes' own kinds by their API group: a Volcano `Job` (batch.volcano.sh) is not a batch/v1 Job.
+    let group = doc
+        .get("apiVersion")
+        .and_then(Tree::text)
+        .map(|v| v.rsplit_once('/').map_or("", |(g, _)| g));
+    let core_group = match kind {
+        "Pod" | "List" => Some(""),
+        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" => Some("apps"),
+        "Job" | "CronJob" => Some("batch"),
+        _ => None,
+    };
+    matches!((core_group, group), (Some(want), Some(have)) if want != have)
 }
 
 /// Kinds that configure the fabric rather than run on it: never searched for pod templates (a NicClusterPolicy
@@ -656,6 +567,110 @@ impl Found {
         }
     }
 
+    /// A `List`'s items, each discovered as a document of its own, their paths under `items[i]`.
+    fn list<T: Tree>(&mut self, doc: &T) {
+        for (i, item) in doc
+            .get("items")
+            .and_then(Tree::items)
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+        {
+            if let Some((found, missing)) = discover(item) {
+                let prefix = [Step::Key("items".into()), Step::Index(i)];
+                self.templates.extend(found.into_iter().map(|mut t| {
+                    t.path.splice(0..0, prefix.iter().cloned());
+                    t
+                }));
+                self.missing.extend(missing.into_iter().map(|mut m| {
+                    m.found.splice(0..0, prefix.iter().cloned());
+                    m
+                }));
+            }
+        }
+    }
+
+    /// A Kubeflow job's `spec.*ReplicaSpecs`: a template per replica type, the `Launcher` the launcher.
+    fn replica_specs<T: Tree>(&mut self, doc: &T, k: &str) {
+        let Some(spec) = self.map_at(doc, &[], &["spec"]) else {
+            return;
+        };
+        let lists: Vec<&str> = spec
+            .keys()
+            .into_iter()
+            .filter(|key| key.ends_with("ReplicaSpecs"))
+            .collect();
+        if lists.is_empty() {
+            let want = if k == "MPIJob" {
+                "mpiReplicaSpecs"
+            } else {
+                "…ReplicaSpecs"
+            };
+            self.missing.push(Missing {
+                found: vec![Step::Key("spec".into())],
+                want: format!("spec.{want}"),
+            });
+        }
+        for list in lists {
+            let base = vec![Step::Key("spec".into()), Step::Key(list.into())];
+            let Some(specs) = spec.get(list).filter(|s| s.is_map()) else {
+                continue;
+            };
+            for replica in specs.keys() {
+                let role = if replica == "Launcher" {
+                    Role::Launcher
+                } else {
+                    Role::Worker
+                };
+                let label = format!("{k} {}", replica.to_ascii_lowercase());
+                let mut path = base.clone();
+                path.push(Step::Key(replica.to_string()));
+                self.require(doc, &path, &["template"], role, label);
+            }
+        }
+    }
+
+    /// A TrainJob's `spec.trainer`: not a pod template but the container it overrides.
+    fn trainer<T: Tree>(&mut self, doc: &T) {
+        let path = vec![Step::Key("spec".into()), Step::Key("trainer".into())];
+        match at(doc, &path) {
+            Some(t) if !t.is_map() => self.missing.push(Missing {
+                found: path,
+                want: "spec.trainer".into(),
+            }),
+            _ => self.templates.push(Template {
+                path,
+                form: Form::Trainer,
+                role: Role::Worker,
+                label: "TrainJob trainer".into(),
+                generic: false,
+            }),
+        }
+    }
+
+    /// A LeaderWorkerSet's worker template, and its leader template where it has one.
+    fn leader_worker_set<T: Tree>(&mut self, doc: &T) {
+        let base = ["spec", "leaderWorkerTemplate"];
+        if let Some(lwt) = self.map_at(doc, &[], &base) {
+            let base: Vec<Step> = base.iter().map(|k| Step::Key((*k).into())).collect();
+            if lwt.get("leaderTemplate").is_some() {
+                self.require(
+                    doc,
+                    &base,
+                    &["leaderTemplate"],
+                    Role::Worker,
+                    "LeaderWorkerSet leader".into(),
+                );
+            }
+            self.require(
+                doc,
+                &base,
+                &["workerTemplate"],
+                Role::Worker,
+                "LeaderWorkerSet worker".into(),
+            );
+        }
+    }
     /// `<spec>.replicatedJobs[].template.spec.template` (JobSet, and TrainingRuntime's JobSet template).
     fn jobset<T: Tree>(&mut self, doc: &T, spec: &[&str], kind: &str) {
         let Some(spec_node) = self.map_at(doc, &[], spec) else {

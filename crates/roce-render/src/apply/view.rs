@@ -183,13 +183,65 @@ pub fn view<'a>(
     if template.form == Form::Trainer {
         check_container(&mut s, root, true);
         v.container = root.map(|r| (0, r));
-        return if problems.is_empty() {
-            Ok(v)
-        } else {
-            Err(problems)
-        };
+        return checked(v, problems);
     }
-    if template.form == Form::Spec {
+    pod_fields(&mut s, &mut v);
+    let containers =
+        v.spec
+            .and_then(|sp| entry(sp, "containers"))
+            .and_then(|e| match &e.node.value {
+                Value::Seq(items) => Some(items.as_slice()),
+                _ => None,
+            });
+    let list = s.maps(containers, "containers");
+    // A pod spec of an inference CRD that keeps its one container under a key of its own.
+    if template.form == Form::Spec
+        && containers.is_none()
+        && let Some((key, c)) = v.spec.and_then(super::templates::main_container)
+    {
+        check_container(&mut s, Some(c), false);
+        v.container = Some((0, c));
+        v.containers_at = v.spec.and_then(|sp| entry(sp, key)).map(|e| e.key.origin);
+        return checked(v, problems);
+    }
+    let chosen = choose(containers.unwrap_or(&[]), container, template.role);
+    let containers_wrong = v
+        .spec
+        .and_then(|sp| entry(sp, "containers"))
+        .is_some_and(|e| !matches!(e.node.value, Value::Seq(_) | Value::Scalar(Scalar::Null)));
+    match chosen {
+        _ if containers_wrong => {}
+        Some((i, c)) => {
+            check_container(&mut s, Some(c), false);
+            v.container = Some((i, c));
+        }
+        None => {
+            let at = v
+                .containers_at
+                .or(v.spec.map(|sp| sp.origin))
+                .or(root.map(|r| r.origin))
+                .unwrap_or(doc.origin);
+            s.problems
+                .push(no_container(template, container, &list, at));
+        }
+    }
+    checked(v, problems)
+}
+
+/// The view, unless a field had the wrong shape.
+fn checked(v: PodView<'_>, problems: Vec<Problem>) -> Result<PodView<'_>, Vec<Problem>> {
+    if problems.is_empty() {
+        Ok(v)
+    } else {
+        Err(problems)
+    }
+}
+
+/// The pod-level fields roce reads or writes, checked for shape; a bare PodSpec has no metadata of its
+/// own.
+fn pod_fields(s: &mut Shapes<'_>, v: &mut PodView<'_>) {
+    let root = v.root;
+    if v.form == Form::Spec {
         v.spec = root.filter(|r| matches!(r.value, Value::Map(_)));
     } else {
         v.metadata = s.map(root, "metadata");
@@ -218,109 +270,65 @@ pub fn view<'a>(
         .spec
         .and_then(|sp| entry(sp, "containers"))
         .map(|e| e.key.origin);
-    let containers =
-        v.spec
-            .and_then(|sp| entry(sp, "containers"))
-            .and_then(|e| match &e.node.value {
-                Value::Seq(items) => Some(items.as_slice()),
-                _ => None,
-            });
-    let list = s.maps(containers, "containers");
-    // A pod spec of an inference CRD that keeps its one container under a key of its own.
-    if template.form == Form::Spec
-        && containers.is_none()
-        && let Some((key, c)) = v.spec.and_then(super::templates::main_container)
-    {
-        check_container(&mut s, Some(c), false);
-        v.container = Some((0, c));
-        v.containers_at = v.spec.and_then(|sp| entry(sp, key)).map(|e| e.key.origin);
-        return if problems.is_empty() {
-            Ok(v)
-        } else {
-            Err(problems)
-        };
-    }
-    let named = |want: &str| {
+}
+
+/// The container to wire: the one named `want`, else the first mapping (for a launcher, also when the
+/// named one is not there: the launcher runs mpirun wherever).
+fn choose<'a>(containers: &'a [Node], want: Option<&str>, role: Role) -> Option<(usize, &'a Node)> {
+    let first = || {
         containers
-            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+            .find(|(_, c)| matches!(c.value, Value::Map(_)))
+    };
+    match want {
+        Some(want) => containers
             .iter()
             .enumerate()
             .find(|(_, c)| text(c, "name") == Some(want))
-    };
-    let chosen = match container {
-        Some(want) => named(want).or_else(|| {
-            (template.role == Role::Launcher)
-                .then(|| {
-                    containers
-                        .unwrap_or(&[])
-                        .iter()
-                        .enumerate()
-                        .find(|(_, c)| matches!(c.value, Value::Map(_)))
-                })
-                .flatten()
-        }),
-        None => containers
-            .unwrap_or(&[])
-            .iter()
-            .enumerate()
-            .find(|(_, c)| matches!(c.value, Value::Map(_))),
-    };
-    let containers_wrong = v
-        .spec
-        .and_then(|sp| entry(sp, "containers"))
-        .is_some_and(|e| !matches!(e.node.value, Value::Seq(_) | Value::Scalar(Scalar::Null)));
-    match chosen {
-        _ if containers_wrong => {}
-        Some((i, c)) => {
-            check_container(&mut s, Some(c), false);
-            v.container = Some((i, c));
-        }
-        None => {
-            let names: Vec<String> = list
-                .iter()
-                .filter_map(|c| text(c, "name"))
-                .map(|n| format!("`{n}`"))
-                .collect();
-            let at = v
-                .containers_at
-                .or(v.spec.map(|sp| sp.origin))
-                .or(root.map(|r| r.origin))
-                .unwrap_or(doc.origin);
-            let (message, help) = match container {
-                Some(want) if !names.is_empty() => (
-                    format!(
-                        "the {} has no container `{want}` (it has {})",
-                        template.label,
-                        names.join(", ")
-                    ),
-                    format!(
-                        "pass the container that runs the job with --container{}",
-                        roce_model::plumbing::suggest::closest(
-                            want,
-                            list.iter().filter_map(|c| text(c, "name"))
-                        )
-                        .map(|c| format!(" (did you mean `{c}`?)"))
-                        .unwrap_or_default()
-                    ),
-                ),
-                _ => (
-                    format!("the {} has no containers", template.label),
-                    "a pod template needs `spec.containers` with at least one container"
-                        .to_string(),
-                ),
-            };
-            s.problems.push(
-                Problem::new(Code::LintNoContainer, message)
-                    .at(at, "no container to wire")
-                    .help(help),
-            );
-        }
+            .or_else(|| (role == Role::Launcher).then(first).flatten()),
+        None => first(),
     }
-    if problems.is_empty() {
-        Ok(v)
-    } else {
-        Err(problems)
-    }
+}
+
+/// `roce::lint::no_container`: the named container is not there (with the ones that are, and the
+/// closest name), or there is none at all.
+fn no_container(
+    template: &Template,
+    container: Option<&str>,
+    list: &[&Node],
+    at: Origin,
+) -> Problem {
+    let names: Vec<String> = list
+        .iter()
+        .filter_map(|c| text(c, "name"))
+        .map(|n| format!("`{n}`"))
+        .collect();
+    let (message, help) = match container {
+        Some(want) if !names.is_empty() => (
+            format!(
+                "the {} has no container `{want}` (it has {})",
+                template.label,
+                names.join(", ")
+            ),
+            format!(
+                "pass the container that runs the job with --container{}",
+                roce_model::plumbing::suggest::closest(
+                    want,
+                    list.iter().filter_map(|c| text(c, "name"))
+                )
+                .map(|c| format!(" (did you mean `{c}`?)"))
+                .unwrap_or_default()
+            ),
+        ),
+        _ => (
+            format!("the {} has no containers", template.label),
+            "a pod template needs `spec.containers` with at least one container".to_string(),
+        ),
+    };
+    Problem::new(Code::LintNoContainer, message)
+        .at(at, "no container to wire")
+        .help(help)
 }
 
 /// The fields of a container (or a TrainJob trainer) roce reads or writes.

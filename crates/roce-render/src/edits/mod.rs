@@ -185,53 +185,132 @@ pub enum Edit {
 ///
 /// The edits of all of them, in this order, are the Pod target's wiring.
 pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
-    use Consequence::{Differs, Fails, SilentTcp, Slower};
-    let wiring = plan.wiring.as_ref();
-    let nics = plan.dra_spec.nics.dra().map(|n| n.claim().as_str());
-    let domain = plan
-        .dra_spec
-        .nvlink_domain
-        .compute_domain()
-        .map(|cd| cd.claim().as_str());
-    let claims_of = |claim: Option<&str>| -> Vec<Edit> {
-        let Some(claim) = claim else {
-            return Vec::new();
-        };
-        let pod = plan
-            .dra
-            .pod_claims
-            .iter()
-            .filter(|c| c.name().as_str() == claim)
-            .map(|c| Edit::PodClaim(c.clone()));
-        let container = plan
-            .dra
-            .container_claims
-            .iter()
-            .filter(|c| c.name().as_str() == claim)
-            .map(|c| Edit::ContainerClaim(c.clone()));
-        pod.chain(container).collect()
-    };
-    let documents_of = |kind: fn(&ExtraDocument) -> bool| -> Vec<Edit> {
-        plan.dra
-            .documents
-            .iter()
-            .filter(|d| kind(d))
-            .map(|d| Edit::Document(d.clone()))
-            .collect()
-    };
-    let is_domain = |d: &ExtraDocument| d.kind() == roce_model::fabric::dra::COMPUTE_DOMAIN_KIND;
+    let rdma = rdma_devices(plan);
+    let node_pool = node_pool(plan, &rdma.edits);
+    let mut out = vec![
+        provenance(plan),
+        gpus(plan),
+        rail_nics(plan),
+        rdma,
+        memlock(plan),
+        nvlink_domain(plan),
+        placement(plan),
+        node_pool,
+        shared_memory(plan),
+        host_network(plan),
+        host_directories(plan),
+        topology_file(plan),
+        environment(plan, exec),
+    ];
+    out.retain(|r| !r.edits.is_empty());
+    out
+}
 
-    let mut rail_nics: Vec<Edit> = wiring
+/// A requirement no other requirement's edits meet.
+fn alone(need: Need, consequence: Consequence, edits: Vec<Edit>) -> Requirement {
+    Requirement {
+        need,
+        consequence,
+        edits,
+        also_met_by: Vec::new(),
+    }
+}
+
+/// The pod's and the container's entries for the DRA claim `claim`, where the plan's pod claims include
+/// it (a claim the pod does not take is not the pod's to meet).
+fn claim_edits(plan: &Plan, claim: Option<&str>) -> Vec<Edit> {
+    let Some(claim) = claim else {
+        return Vec::new();
+    };
+    if !plan
+        .dra
+        .pod_claims
+        .iter()
+        .any(|c| c.name().as_str() == claim)
+    {
+        return Vec::new();
+    }
+    let pod = plan
+        .dra
+        .pod_claims
+        .iter()
+        .filter(|c| c.name().as_str() == claim)
+        .map(|c| Edit::PodClaim(c.clone()));
+    let container = plan
+        .dra
+        .container_claims
+        .iter()
+        .filter(|c| c.name().as_str() == claim)
+        .map(|c| Edit::ContainerClaim(c.clone()));
+    pod.chain(container).collect()
+}
+
+/// The objects beside the workload that `kind` picks (the ComputeDomain, or the NICs' claim templates).
+fn documents_of(plan: &Plan, kind: fn(&ExtraDocument) -> bool) -> Vec<Edit> {
+    plan.dra
+        .documents
+        .iter()
+        .filter(|d| kind(d))
+        .map(|d| Edit::Document(d.clone()))
+        .collect()
+}
+
+/// Whether a document is the NVLink domain's ComputeDomain rather than one of the NICs' objects.
+fn is_domain(d: &ExtraDocument) -> bool {
+    d.kind() == roce_model::fabric::dra::COMPUTE_DOMAIN_KIND
+}
+
+/// The profile annotation: it changes nothing the job does, only what a reader can tell.
+fn provenance(plan: &Plan) -> Requirement {
+    alone(
+        Need::Provenance,
+        Consequence::Differs,
+        vec![Edit::Annotation {
+            key: crate::PROFILE_ANNOTATION.to_string(),
+            value: plan.profile.clone(),
+            merge: Merge::Set,
+        }],
+    )
+}
+
+/// The GPU resource, where the plan asks for it; without GPUs the job does not start.
+fn gpus(plan: &Plan) -> Requirement {
+    alone(
+        Need::Gpus,
+        Consequence::Fails,
+        plan.gpu_resource
+            .then(|| Edit::Resource {
+                name: GPU_RESOURCE.to_string(),
+                quantity: plan.gpus_per_node.to_string(),
+            })
+            .into_iter()
+            .collect(),
+    )
+}
+
+/// The Multus networks and the cloud's interface annotations, which a pod already naming keeps as its own.
+fn rail_nics(plan: &Plan) -> Requirement {
+    let mut edits: Vec<Edit> = plan
+        .wiring
+        .as_ref()
         .filter(|w| !w.networks.is_empty())
         .map(|w| Edit::Networks(w.networks.clone()))
         .into_iter()
         .collect();
-    rail_nics.extend(plan.pod_annotations.iter().map(|(k, v)| Edit::Annotation {
+    edits.extend(plan.pod_annotations.iter().map(|(k, v)| Edit::Annotation {
         key: k.clone(),
         value: v.clone(),
         merge: Merge::IfAbsent,
     }));
-    let mut rdma: Vec<Edit> = wiring
+    alone(Need::RailNics, Consequence::SilentTcp, edits)
+}
+
+/// The device plugin's RDMA resources, and the NICs' DRA claim with its objects (all but the
+/// ComputeDomain) where the pod takes that claim.
+fn rdma_devices(plan: &Plan) -> Requirement {
+    let mut edits: Vec<Edit> = plan
+        .wiring
+        .as_ref()
         .map(|w| {
             w.resources
                 .iter()
@@ -242,30 +321,67 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
                 .collect()
         })
         .unwrap_or_default();
-    if nics.is_some()
-        && plan
-            .dra
-            .pod_claims
-            .iter()
-            .any(|c| Some(c.name().as_str()) == nics)
-    {
-        rdma.extend(claims_of(nics));
-        rdma.extend(documents_of(|d| {
-            d.kind() != roce_model::fabric::dra::COMPUTE_DOMAIN_KIND
-        }));
+    let claim = claim_edits(plan, plan.dra_spec.nics.dra().map(|n| n.claim().as_str()));
+    if !claim.is_empty() {
+        edits.extend(claim);
+        edits.extend(documents_of(plan, |d| !is_domain(d)));
     }
-    let mut nvlink = Vec::new();
-    if domain.is_some()
-        && plan
-            .dra
-            .pod_claims
+    alone(Need::RdmaDevices, Consequence::SilentTcp, edits)
+}
+
+/// IPC_LOCK, whose absence only differs on platforms that lift the memlock limit themselves.
+fn memlock(plan: &Plan) -> Requirement {
+    let wiring = plan.wiring.as_ref();
+    // Where the platform runs containers with an unlimited memlock limit (EKS with EFA, GKE's RDMA NICs),
+    // IPC_LOCK only differs.
+    let consequence = if wiring.is_some_and(|w| {
+        w.resources
             .iter()
-            .any(|c| Some(c.name().as_str()) == domain)
+            .any(|(r, _)| roce_model::fabric::devices::memlock_unlimited_with(r.as_str()))
+    }) || !plan.pod_annotations.is_empty()
     {
-        nvlink.extend(claims_of(domain));
-        nvlink.extend(documents_of(is_domain));
+        Consequence::Differs
+    } else {
+        Consequence::SilentTcp
+    };
+    Requirement {
+        need: Need::Memlock,
+        consequence,
+        edits: wiring
+            .map(|w| {
+                w.capabilities
+                    .iter()
+                    .cloned()
+                    .map(Edit::Capability)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        // A privileged container (the host-network mode's) has every capability.
+        also_met_by: if plan.host_network {
+            vec![Need::HostNetwork]
+        } else {
+            Vec::new()
+        },
     }
-    let mut placement: Vec<Edit> = plan
+}
+
+/// The ComputeDomain's claim and the ComputeDomain itself, where the pod takes that claim.
+fn nvlink_domain(plan: &Plan) -> Requirement {
+    let domain = plan
+        .dra_spec
+        .nvlink_domain
+        .compute_domain()
+        .map(|cd| cd.claim().as_str());
+    let mut edits = claim_edits(plan, domain);
+    if !edits.is_empty() {
+        edits.extend(documents_of(plan, is_domain));
+    }
+    alone(Need::NvlinkDomain, Consequence::Fails, edits)
+}
+
+/// The clique label, Kueue's annotations and the affinity that keep the pods in one NVLink domain.
+fn placement(plan: &Plan) -> Requirement {
+    let mut edits: Vec<Edit> = plan
         .dra
         .labels
         .iter()
@@ -274,37 +390,18 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
             value: v.clone(),
         })
         .collect();
-    placement.extend(plan.dra.annotations.iter().map(|(k, v)| Edit::Annotation {
+    edits.extend(plan.dra.annotations.iter().map(|(k, v)| Edit::Annotation {
         key: (*k).to_string(),
         value: v.clone(),
         merge: Merge::Set,
     }));
-    placement.extend(plan.dra.affinity.clone().map(Edit::Affinity));
+    edits.extend(plan.dra.affinity.clone().map(Edit::Affinity));
+    alone(Need::Placement, Consequence::Slower, edits)
+}
 
-    // Where the platform runs containers with an unlimited memlock limit (EKS with EFA, GKE's RDMA NICs),
-    // IPC_LOCK only differs.
-    let memlock = if wiring.is_some_and(|w| {
-        w.resources
-            .iter()
-            .any(|(r, _)| roce_model::fabric::devices::memlock_unlimited_with(r.as_str()))
-    }) || !plan.pod_annotations.is_empty()
-    {
-        Differs
-    } else {
-        SilentTcp
-    };
-    // The environment's is its most serious variable's: what leaving each unset does, and for the network
-    // provider's own variables (libfabric's FI_PROVIDER), what the provider does without them.
-    let provider_needs = plan
-        .provider
-        .env_needs()
-        .iter()
-        .any(|n| n.required && plan.env_value(n.name).is_some());
-    let environment = crate::exec::static_env(plan, exec)
-        .map(|e| plan.consequence_if_missing(&e.name, |_| false))
-        .chain(provider_needs.then_some(SilentTcp))
-        .max()
-        .unwrap_or(Differs);
+/// The pool's node labels; `rdma` (the RDMA devices' edits) says whether the resource request alone
+/// keeps the pod on fabric nodes.
+fn node_pool(plan: &Plan, rdma: &[Edit]) -> Requirement {
     // Only nodes with the fabric take the pod anyway: the scheduler places a pod that requests an extended
     // resource only on nodes that advertise it (kube-scheduler's NodeResourcesFit), a pod whose claim asks
     // for NICs only where the DRA allocator finds them, and GKE a pod that names multi-network interfaces
@@ -319,150 +416,108 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
     if !plan.pod_annotations.is_empty() {
         node_gates.push(Need::RailNics);
     }
-    let mut out = vec![
-        Requirement {
-            need: Need::Provenance,
-            consequence: Differs,
-            edits: vec![Edit::Annotation {
-                key: crate::PROFILE_ANNOTATION.to_string(),
-                value: plan.profile.clone(),
-                merge: Merge::Set,
-            }],
-            also_met_by: Vec::new(),
+    Requirement {
+        need: Need::NodePool,
+        consequence: Consequence::Slower,
+        edits: plan
+            .node_selector
+            .iter()
+            .map(|(k, v)| Edit::NodeLabel {
+                key: k.clone(),
+                value: v.clone(),
+            })
+            .collect(),
+        also_met_by: node_gates,
+    }
+}
+
+/// A memory-backed /dev/shm; without it the shared-memory transports are only slower.
+fn shared_memory(plan: &Plan) -> Requirement {
+    alone(
+        Need::SharedMemory,
+        Consequence::Slower,
+        if plan.shm {
+            vec![Edit::Volume(Volume::SharedMemory)]
+        } else {
+            Vec::new()
         },
-        Requirement {
-            need: Need::Gpus,
-            consequence: Fails,
-            edits: plan
-                .gpu_resource
-                .then(|| Edit::Resource {
-                    name: GPU_RESOURCE.to_string(),
-                    quantity: plan.gpus_per_node.to_string(),
-                })
-                .into_iter()
-                .collect(),
-            also_met_by: Vec::new(),
+    )
+}
+
+/// The node's network namespace, a privileged container and the host's /dev/infiniband, for a
+/// host-network profile.
+fn host_network(plan: &Plan) -> Requirement {
+    alone(
+        Need::HostNetwork,
+        Consequence::SilentTcp,
+        if plan.host_network {
+            vec![
+                Edit::HostNetwork,
+                Edit::Privileged,
+                Edit::Volume(Volume::RdmaDevices),
+            ]
+        } else {
+            Vec::new()
         },
-        Requirement {
-            need: Need::RailNics,
-            consequence: SilentTcp,
-            edits: rail_nics,
-            also_met_by: Vec::new(),
+    )
+}
+
+/// The provider's host mounts; GPUs meet them where GKE's device plugin mounts each already.
+fn host_directories(plan: &Plan) -> Requirement {
+    Requirement {
+        need: Need::HostDirectories,
+        consequence: Consequence::SilentTcp,
+        edits: plan
+            .host_mounts
+            .iter()
+            .map(|m| Edit::Volume(Volume::Host(m.clone())))
+            .collect(),
+        // GKE's GPU device plugin mounts the node's driver directory into a container with GPUs.
+        also_met_by: if plan.gpu_resource
+            && plan.host_mounts.iter().all(|m| {
+                roce_model::fabric::provider::mounted_with_gpus(&m.host_path, &m.mount_path)
+            }) {
+            vec![Need::Gpus]
+        } else {
+            Vec::new()
         },
-        Requirement {
-            need: Need::RdmaDevices,
-            consequence: SilentTcp,
-            edits: rdma,
-            also_met_by: Vec::new(),
-        },
-        Requirement {
-            need: Need::Memlock,
-            consequence: memlock,
-            edits: wiring
-                .map(|w| {
-                    w.capabilities
-                        .iter()
-                        .cloned()
-                        .map(Edit::Capability)
-                        .collect()
-                })
-                .unwrap_or_default(),
-            // A privileged container (the host-network mode's) has every capability.
-            also_met_by: if plan.host_network {
-                vec![Need::HostNetwork]
-            } else {
-                Vec::new()
-            },
-        },
-        Requirement {
-            need: Need::NvlinkDomain,
-            consequence: Fails,
-            edits: nvlink,
-            also_met_by: Vec::new(),
-        },
-        Requirement {
-            need: Need::Placement,
-            consequence: Slower,
-            edits: placement,
-            also_met_by: Vec::new(),
-        },
-        Requirement {
-            need: Need::NodePool,
-            consequence: Slower,
-            edits: plan
-                .node_selector
-                .iter()
-                .map(|(k, v)| Edit::NodeLabel {
-                    key: k.clone(),
-                    value: v.clone(),
-                })
-                .collect(),
-            also_met_by: node_gates,
-        },
-        Requirement {
-            need: Need::SharedMemory,
-            consequence: Slower,
-            edits: if plan.shm {
-                vec![Edit::Volume(Volume::SharedMemory)]
-            } else {
-                Vec::new()
-            },
-            also_met_by: Vec::new(),
-        },
-        Requirement {
-            need: Need::HostNetwork,
-            consequence: SilentTcp,
-            edits: if plan.host_network {
-                vec![
-                    Edit::HostNetwork,
-                    Edit::Privileged,
-                    Edit::Volume(Volume::RdmaDevices),
-                ]
-            } else {
-                Vec::new()
-            },
-            also_met_by: Vec::new(),
-        },
-        Requirement {
-            need: Need::HostDirectories,
-            consequence: SilentTcp,
-            edits: plan
-                .host_mounts
-                .iter()
-                .map(|m| Edit::Volume(Volume::Host(m.clone())))
-                .collect(),
-            // GKE's GPU device plugin mounts the node's driver directory into a container with GPUs.
-            also_met_by: if plan.gpu_resource
-                && plan.host_mounts.iter().all(|m| {
-                    roce_model::fabric::provider::mounted_with_gpus(&m.host_path, &m.mount_path)
-                }) {
-                vec![Need::Gpus]
-            } else {
-                Vec::new()
-            },
-        },
-        Requirement {
-            need: Need::TopologyFile,
-            consequence: Slower,
-            edits: plan
-                .topology
-                .iter()
-                .map(|t| Edit::Volume(Volume::Topology(t.clone())))
-                .collect(),
-            also_met_by: Vec::new(),
-        },
-        Requirement {
-            need: Need::Environment,
-            consequence: environment,
-            edits: crate::exec::static_env(plan, exec)
-                .cloned()
-                .map(Edit::Env)
-                .collect(),
-            also_met_by: Vec::new(),
-        },
-    ];
-    out.retain(|r| !r.edits.is_empty());
-    out
+    }
+}
+
+/// The topology file's ConfigMap volume; without it NCCL detects the topology itself (slower where wrong).
+fn topology_file(plan: &Plan) -> Requirement {
+    alone(
+        Need::TopologyFile,
+        Consequence::Slower,
+        plan.topology
+            .iter()
+            .map(|t| Edit::Volume(Volume::Topology(t.clone())))
+            .collect(),
+    )
+}
+
+/// The static environment, as serious as its most serious variable.
+fn environment(plan: &Plan, exec: Option<&ExecWrap>) -> Requirement {
+    // The environment's is its most serious variable's: what leaving each unset does, and for the network
+    // provider's own variables (libfabric's FI_PROVIDER), what the provider does without them.
+    let provider_needs = plan
+        .provider
+        .env_needs()
+        .iter()
+        .any(|n| n.required && plan.env_value(n.name).is_some());
+    let consequence = crate::exec::static_env(plan, exec)
+        .map(|e| plan.consequence_if_missing(&e.name, |_| false))
+        .chain(provider_needs.then_some(Consequence::SilentTcp))
+        .max()
+        .unwrap_or(Consequence::Differs);
+    alone(
+        Need::Environment,
+        consequence,
+        crate::exec::static_env(plan, exec)
+            .cloned()
+            .map(Edit::Env)
+            .collect(),
+    )
 }
 
 /// The Pod target written from `edits` alone (some of [`requirements`]'s edits): the pod that gets just

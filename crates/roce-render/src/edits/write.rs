@@ -36,59 +36,14 @@ pub(crate) fn write(
     plan: &Plan,
     cx: Context<'_>,
 ) -> Vec<String> {
-    let mut changed = Vec::new();
-    let of = |f: fn(&Edit) -> bool| edits.iter().copied().filter(move |e| f(e));
-    if of(|e| matches!(e, Edit::Annotation { .. } | Edit::Networks(_)))
-        .next()
-        .is_some()
-        && let Some(annotations) = ensure_map(template, "metadata", cx.metadata_first)
-            .and_then(|m| ensure_map(m, "annotations", false))
-    {
-        for e in edits {
-            match e {
-                Edit::Annotation { key, value, merge } => {
-                    if reads_as(annotations.get(key), value)
-                        || (*merge == Merge::IfAbsent && annotations.get(key).is_some())
-                    {
-                        continue;
-                    }
-                    if value.contains('\n') {
-                        annotations.insert(key, Yaml::Block(value.clone()));
-                    } else {
-                        set_str(annotations, key, value);
-                    }
-                    if *merge == Merge::Set && key != crate::PROFILE_ANNOTATION {
-                        changed.push(format!("annotation {key}={value}"));
-                    }
-                }
-                Edit::Networks(nads) => networks(annotations, nads, cx),
-                _ => {}
-            }
-        }
-    }
+    let mut changed = annotations(template, edits, cx);
     let Some(spec) = ensure_map(template, "spec", false) else {
         return changed;
     };
-    if of(|e| matches!(e, Edit::HostNetwork)).next().is_some() {
-        use roce_model::fabric::attach::{HOST_NETWORK, HOST_NETWORK_DNS_POLICY};
-        set_true(spec, HOST_NETWORK);
-        if spec
-            .get("dnsPolicy")
-            .and_then(scalar_text)
-            .is_none_or(|p| p == "ClusterFirst")
-        {
-            set_str(spec, "dnsPolicy", HOST_NETWORK_DNS_POLICY);
-        }
+    if any(edits, |e| matches!(e, Edit::HostNetwork)) {
+        host_network(spec);
     }
-    if of(|e| matches!(e, Edit::NodeLabel { .. })).next().is_some()
-        && let Some(sel) = ensure_map(spec, "nodeSelector", false)
-    {
-        for e in of(|e| matches!(e, Edit::NodeLabel { .. })) {
-            if let Edit::NodeLabel { key, value } = e {
-                set_str(sel, key, value);
-            }
-        }
-    }
+    node_selector(spec, edits);
     let volumes: Vec<&Volume> = edits
         .iter()
         .filter_map(|e| match e {
@@ -96,15 +51,106 @@ pub(crate) fn write(
             _ => None,
         })
         .collect();
-    let mut shm_name = None;
-    let mut rdma_devices = false;
-    for v in &volumes {
+    let added = pod_volumes(spec, index, &volumes);
+    if let Some(c) = container(spec, index) {
+        resources_and_security(c, edits);
+        volume_mounts(c, &volumes, &added);
+        env(c, edits, plan, cx);
+    }
+    changed.extend(placement(template, index, edits));
+    changed
+}
+
+/// Whether any edit is of the kind `f` picks.
+fn any(edits: &[&Edit], f: fn(&Edit) -> bool) -> bool {
+    edits.iter().any(|e| f(e))
+}
+
+/// The annotation and Multus edits; returns the annotations set over another value that a note should
+/// mention (not the profile annotation, which always is).
+fn annotations(template: &mut Yaml, edits: &[&Edit], cx: Context<'_>) -> Vec<String> {
+    let mut changed = Vec::new();
+    if !any(edits, |e| {
+        matches!(e, Edit::Annotation { .. } | Edit::Networks(_))
+    }) {
+        return changed;
+    }
+    let Some(annotations) = ensure_map(template, "metadata", cx.metadata_first)
+        .and_then(|m| ensure_map(m, "annotations", false))
+    else {
+        return changed;
+    };
+    for e in edits {
+        match e {
+            Edit::Annotation { key, value, merge } => {
+                if reads_as(annotations.get(key), value)
+                    || (*merge == Merge::IfAbsent && annotations.get(key).is_some())
+                {
+                    continue;
+                }
+                if value.contains('\n') {
+                    annotations.insert(key, Yaml::Block(value.clone()));
+                } else {
+                    set_str(annotations, key, value);
+                }
+                if *merge == Merge::Set && key != crate::PROFILE_ANNOTATION {
+                    changed.push(format!("annotation {key}={value}"));
+                }
+            }
+            Edit::Networks(nads) => networks(annotations, nads, cx),
+            _ => {}
+        }
+    }
+    changed
+}
+
+/// `hostNetwork: true`, and the DNS policy a host-network pod needs unless the pod chose its own.
+fn host_network(spec: &mut Yaml) {
+    use roce_model::fabric::attach::{HOST_NETWORK, HOST_NETWORK_DNS_POLICY};
+    set_true(spec, HOST_NETWORK);
+    if spec
+        .get("dnsPolicy")
+        .and_then(scalar_text)
+        .is_none_or(|p| p == "ClusterFirst")
+    {
+        set_str(spec, "dnsPolicy", HOST_NETWORK_DNS_POLICY);
+    }
+}
+
+/// The node-label edits into `nodeSelector`, created only when there is one.
+fn node_selector(spec: &mut Yaml, edits: &[&Edit]) {
+    if any(edits, |e| matches!(e, Edit::NodeLabel { .. }))
+        && let Some(sel) = ensure_map(spec, "nodeSelector", false)
+    {
+        for e in edits {
+            if let Edit::NodeLabel { key, value } = e {
+                set_str(sel, key, value);
+            }
+        }
+    }
+}
+
+/// What the pod-level volume step decided for the container's mounts.
+struct Added {
+    /// The shared-memory volume's name, where there is one to mount.
+    shm_name: Option<String>,
+    /// Whether the host's RDMA device directory was added (the container did not mount it already).
+    rdma_devices: bool,
+}
+
+/// The pod's volumes for the volume edits; which of them the container still has to mount.
+fn pod_volumes(spec: &mut Yaml, index: usize, volumes: &[&Volume]) -> Added {
+    let mut added = Added {
+        shm_name: None,
+        rdma_devices: false,
+    };
+    for v in volumes {
         match v {
-            Volume::SharedMemory => shm_name = shm_volume(spec, index),
+            Volume::SharedMemory => added.shm_name = shm_volume(spec, index),
             Volume::RdmaDevices => {
                 use roce_model::fabric::attach::{RDMA_DEVICE_DIR, RDMA_DEVICE_VOLUME};
-                rdma_devices = !mounts_at(spec, index, RDMA_DEVICE_DIR);
-                if rdma_devices {
+                added.rdma_devices = !mounts_at(spec, index, RDMA_DEVICE_DIR);
+                if added.rdma_devices {
                     add_volume(spec, RDMA_DEVICE_VOLUME, crate::pod::rdma_device_volume);
                 }
             }
@@ -116,90 +162,101 @@ pub(crate) fn write(
             }
         }
     }
-    if let Some(c) = container(spec, index) {
-        let resources: Vec<(&str, &str)> = edits
-            .iter()
-            .filter_map(|e| match e {
-                Edit::Resource { name, quantity } => Some((name.as_str(), quantity.as_str())),
-                _ => None,
-            })
-            .collect();
-        merge_resources(c, "resources", &resources);
-        if of(|e| matches!(e, Edit::Privileged)).next().is_some()
-            && let Some(sc) = ensure_map(c, "securityContext", false)
-        {
-            set_true(sc, "privileged");
-        }
-        let caps: Vec<&str> = edits
-            .iter()
-            .filter_map(|e| match e {
-                Edit::Capability(c) => Some(c.as_str()),
-                _ => None,
-            })
-            .collect();
-        if !caps.is_empty()
-            && let Some(Yaml::Seq(items)) = ensure_map(c, "securityContext", false)
-                .and_then(|sc| ensure_map(sc, "capabilities", false))
-                .and_then(|caps| ensure_seq(caps, "add"))
-        {
-            for cap in caps {
-                if !items.iter().any(|i| i.as_str() == Some(cap)) {
-                    items.push(Yaml::Str(cap.to_string()));
-                }
-            }
-        }
-        for v in &volumes {
-            let (path, mount) = match v {
-                Volume::SharedMemory => match &shm_name {
-                    Some(name) => (
-                        "/dev/shm",
-                        Yaml::map()
-                            .with("name", name.as_str())
-                            .with("mountPath", "/dev/shm"),
-                    ),
-                    None => continue,
-                },
-                Volume::Host(m) => (m.mount_path.as_str(), crate::pod::host_mount(m)),
-                Volume::Topology(t) => (t.path.as_str(), crate::pod::topology_mount(t)),
-                Volume::RdmaDevices if rdma_devices => (
-                    roce_model::fabric::attach::RDMA_DEVICE_DIR,
-                    crate::pod::rdma_device_mount(),
-                ),
-                Volume::RdmaDevices => continue,
-            };
-            if let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
-                && (matches!(v, Volume::SharedMemory)
-                    || !mounts
-                        .iter()
-                        .any(|x| x.get("mountPath").and_then(Yaml::as_str) == Some(path)))
-            {
-                mounts.push(mount);
-            }
-        }
-        let env: Vec<(&str, &str)> = edits
-            .iter()
-            .filter_map(|e| match e {
-                Edit::Env(v) => Some((v.name.as_str(), v.value.as_str())),
-                _ => None,
-            })
-            .collect();
-        if !env.is_empty() {
-            merge_env(c, &env, cx.env_fix_only, plan);
-            // What the container runtime reads goes in the workers' env, wherever the rest goes.
-            if cx.env_fix_only {
-                let runtime: Vec<(&str, &str)> = env
-                    .iter()
-                    .filter(|(n, _)| roce_model::fabric::env::read_at_container_creation(n))
-                    .copied()
-                    .collect();
-                if !runtime.is_empty() {
-                    merge_env(c, &runtime, false, plan);
-                }
+    added
+}
+
+/// The container's resources, `privileged` and added capabilities (each capability once).
+fn resources_and_security(c: &mut Yaml, edits: &[&Edit]) {
+    let resources: Vec<(&str, &str)> = edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::Resource { name, quantity } => Some((name.as_str(), quantity.as_str())),
+            _ => None,
+        })
+        .collect();
+    merge_resources(c, "resources", &resources);
+    if any(edits, |e| matches!(e, Edit::Privileged))
+        && let Some(sc) = ensure_map(c, "securityContext", false)
+    {
+        set_true(sc, "privileged");
+    }
+    let caps: Vec<&str> = edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::Capability(c) => Some(c.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !caps.is_empty()
+        && let Some(Yaml::Seq(items)) = ensure_map(c, "securityContext", false)
+            .and_then(|sc| ensure_map(sc, "capabilities", false))
+            .and_then(|caps| ensure_seq(caps, "add"))
+    {
+        for cap in caps {
+            if !items.iter().any(|i| i.as_str() == Some(cap)) {
+                items.push(Yaml::Str(cap.to_string()));
             }
         }
     }
-    changed.extend(placement(template, index, edits));
-    changed
+}
+
+/// The container's mounts of the volumes, skipping a path it mounts already (but `/dev/shm`, whose
+/// volume `shm_volume` chose knowing the mounts).
+fn volume_mounts(c: &mut Yaml, volumes: &[&Volume], added: &Added) {
+    for v in volumes {
+        let (path, mount) = match v {
+            Volume::SharedMemory => match &added.shm_name {
+                Some(name) => (
+                    "/dev/shm",
+                    Yaml::map()
+                        .with("name", name.as_str())
+                        .with("mountPath", "/dev/shm"),
+                ),
+                None => continue,
+            },
+            Volume::Host(m) => (m.mount_path.as_str(), crate::pod::host_mount(m)),
+            Volume::Topology(t) => (t.path.as_str(), crate::pod::topology_mount(t)),
+            Volume::RdmaDevices if added.rdma_devices => (
+                roce_model::fabric::attach::RDMA_DEVICE_DIR,
+                crate::pod::rdma_device_mount(),
+            ),
+            Volume::RdmaDevices => continue,
+        };
+        if let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
+            && (matches!(v, Volume::SharedMemory)
+                || !mounts
+                    .iter()
+                    .any(|x| x.get("mountPath").and_then(Yaml::as_str) == Some(path)))
+        {
+            mounts.push(mount);
+        }
+    }
+}
+
+/// The env edits; with `env_fix_only`, the variables the container runtime reads still go in.
+fn env(c: &mut Yaml, edits: &[&Edit], plan: &Plan, cx: Context<'_>) {
+    let env: Vec<(&str, &str)> = edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::Env(v) => Some((v.name.as_str(), v.value.as_str())),
+            _ => None,
+        })
+        .collect();
+    if env.is_empty() {
+        return;
+    }
+    merge_env(c, &env, cx.env_fix_only, plan);
+    // What the container runtime reads goes in the workers' env, wherever the rest goes.
+    if cx.env_fix_only {
+        let runtime: Vec<(&str, &str)> = env
+            .iter()
+            .filter(|(n, _)| roce_model::fabric::env::read_at_container_creation(n))
+            .copied()
+            .collect();
+        if !runtime.is_empty() {
+            merge_env(c, &runtime, false, plan);
+        }
+    }
 }
 
 /// The Multus annotation with the plan's networks merged in ([`multus::merge`]).

@@ -272,6 +272,64 @@ fn wiring(ctx: &Ctx) -> String {
 /// The strategic-merge patch for one pod-template shape, keyed on the container name.
 fn patch(ctx: &Ctx, shape: Shape) -> String {
     let plan = ctx.plan;
+    let (template_meta, spec) = patched_template(ctx);
+    let (_, api_version, kind) = shape.patch();
+    let mut metadata = Yaml::map().with("name", ctx.name.as_str());
+    let body = match shape {
+        Shape::Pod => {
+            // A Pod is its own template: labels and annotations go into the patch's own metadata.
+            for key in ["labels", "annotations"] {
+                if let Some(v) = template_meta.get(key) {
+                    metadata.insert(key, v.clone());
+                }
+            }
+            spec
+        }
+        _ => {
+            let mut body = Yaml::map()
+                .with("metadata", template_meta)
+                .with("spec", spec);
+            for key in shape.template().iter().rev() {
+                body = Yaml::map().with(key, body);
+            }
+            match body {
+                Yaml::Map(mut entries) => entries.remove(0).1,
+                _ => unreachable!("built as a map"),
+            }
+        }
+    };
+    let doc = Yaml::map()
+        .with("apiVersion", api_version)
+        .with("kind", kind)
+        .with("metadata", metadata)
+        .with("spec", body);
+    let kinds: Vec<&str> = ctx
+        .groups
+        .iter()
+        .filter(|g| g.shape == shape)
+        .flat_map(|g| g.kinds.iter().copied())
+        .collect();
+    let mut out = crate::header("#", plan);
+    out.push_str(&format!(
+        "# Strategic-merge patch for each selected {} (kustomize ignores its kind and name).\n\
+         # Lists merge by key: env by name, mounts by mountPath, volumes by name; `{}` moves to the front.\n",
+        dedup(kinds).join(", "),
+        ctx.container,
+    ));
+    if ctx.exec.is_some() {
+        out.push_str(
+            "# `$patch: delete` drops the workload's own values of what `roce exec` computes (they would win).\n",
+        );
+    }
+    out.push_str(&yaml::to_string(&doc));
+    out
+}
+
+/// The pod template's metadata and spec as the patch carries them: the edits a strategic merge can
+/// express, written onto a skeleton in the emitter's key order; behind `roce exec`, the env also deletes
+/// what it computes.
+fn patched_template(ctx: &Ctx) -> (Yaml, Yaml) {
+    let plan = ctx.plan;
     let container = Yaml::map()
         .with("name", ctx.container.as_str())
         .with("env", Yaml::seq())
@@ -343,56 +401,7 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
             .collect();
         spec.insert("containers", cs);
     }
-    let (_, api_version, kind) = shape.patch();
-    let mut metadata = Yaml::map().with("name", ctx.name.as_str());
-    let body = match shape {
-        Shape::Pod => {
-            // A Pod is its own template: labels and annotations go into the patch's own metadata.
-            for key in ["labels", "annotations"] {
-                if let Some(v) = template_meta.get(key) {
-                    metadata.insert(key, v.clone());
-                }
-            }
-            spec
-        }
-        _ => {
-            let mut body = Yaml::map()
-                .with("metadata", template_meta)
-                .with("spec", spec);
-            for key in shape.template().iter().rev() {
-                body = Yaml::map().with(key, body);
-            }
-            match body {
-                Yaml::Map(mut entries) => entries.remove(0).1,
-                _ => unreachable!("built as a map"),
-            }
-        }
-    };
-    let doc = Yaml::map()
-        .with("apiVersion", api_version)
-        .with("kind", kind)
-        .with("metadata", metadata)
-        .with("spec", body);
-    let kinds: Vec<&str> = ctx
-        .groups
-        .iter()
-        .filter(|g| g.shape == shape)
-        .flat_map(|g| g.kinds.iter().copied())
-        .collect();
-    let mut out = crate::header("#", plan);
-    out.push_str(&format!(
-        "# Strategic-merge patch for each selected {} (kustomize ignores its kind and name).\n\
-         # Lists merge by key: env by name, mounts by mountPath, volumes by name; `{}` moves to the front.\n",
-        dedup(kinds).join(", "),
-        ctx.container,
-    ));
-    if ctx.exec.is_some() {
-        out.push_str(
-            "# `$patch: delete` drops the workload's own values of what `roce exec` computes (they would win).\n",
-        );
-    }
-    out.push_str(&yaml::to_string(&doc));
-    out
+    (template_meta, spec)
 }
 
 /// The container's env behind `roce exec`: a `$patch: delete` for each variable it computes from the pod, as

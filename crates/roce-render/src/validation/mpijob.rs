@@ -62,7 +62,27 @@ pub(crate) fn build(
     };
     let image = image(plan, opts);
     let ranks = u64::from(nodes) * u64::from(plan.gpus_per_node);
+    let mpirun = mpirun_args(plan, opts, ranks)?;
+    let launcher = launcher_command(
+        launcher_container(plan, image),
+        &mpirun,
+        pin.and_then(|p| p.then.as_deref()),
+    )?;
+    let worker = worker(plan, opts, image, &name, pin);
+    let job = job(plan, &name, pin, nodes, launcher, worker);
+    let notes = notes(plan, opts, &name, nodes, ranks);
+    // The ComputeDomain and the NICs' claim template go first, so `kubectl apply -f` creates them before
+    // the workers that claim them (the vendor's DRA MPIJob ships its ComputeDomain the same way).
+    Ok(Built {
+        documents: pod::documents(plan),
+        job,
+        notes,
+    })
+}
 
+/// mpirun's arguments: every rank, no binding (the test binds itself), each variable of the job's env
+/// handed on with `-x`, then the test.
+fn mpirun_args(plan: &Plan, opts: &RenderOptions, ranks: u64) -> Result<Vec<String>, RenderError> {
     let mut mpirun: Vec<String> = vec![
         "-np".into(),
         ranks.to_string(),
@@ -74,7 +94,12 @@ pub(crate) fn build(
         mpirun.push(e.name.clone());
     }
     mpirun.extend(nccl_test_command(opts)?);
+    Ok(mpirun)
+}
 
+/// The launcher container without its command: MPI's launcher settings and the job's env, small requests
+/// (it only runs mpirun).
+fn launcher_container(plan: &Plan, image: &str) -> Yaml {
     // Host-network workers run sshd off the node's port 22: the launcher's mpirun is told the port.
     let host_network_env = if plan.host_network {
         MPI_HOST_NETWORK_LAUNCHER_ENV
@@ -91,7 +116,7 @@ pub(crate) fn build(
         })
         .collect();
     launcher_env.extend(pod::env_list(plan));
-    let launcher = Yaml::map()
+    Yaml::map()
         .with("name", LAUNCHER_CONTAINER)
         .with("image", image)
         .with("env", launcher_env)
@@ -103,42 +128,58 @@ pub(crate) fn build(
                     .with("cpu", Yaml::Quoted("2".into()))
                     .with("memory", "128Mi"),
             ),
-        );
+        )
+}
+
+/// The launcher's command: mpirun itself, or (with a script to run after the test, the sweep's) a bash
+/// line that runs it, then the script on one worker, and exits with mpirun's status.
+fn launcher_command(
+    launcher: Yaml,
+    mpirun: &[String],
+    then: Option<&str>,
+) -> Result<Yaml, RenderError> {
     // Kubernetes expands `$(VAR)` in args too: keep user arguments verbatim.
     let args = mpirun
         .iter()
         .map(|a| Yaml::from(pod::escape_dependent_vars(a)))
         .collect();
-    let launcher = match pin.and_then(|p| p.then.as_deref()) {
-        None => with_command(launcher, &["mpirun"], args),
-        Some(then) => {
-            let mut line = vec!["mpirun".to_string()];
-            for a in &mpirun {
-                line.push(
-                    crate::quote::shell_single(a).map_err(|why| RenderError::Option {
-                        option: "nccl-test-args".into(),
-                        value: a.clone(),
-                        why: why.to_string(),
-                    })?,
-                );
-            }
-            let then = crate::quote::shell_single(then).map_err(|why| RenderError::Option {
-                option: "sweep".into(),
-                value: then.into(),
-                why: why.to_string(),
-            })?;
-            let script = format!(
-                "{}; rc=$?\nmpirun -np 1 --bind-to none bash -c {then}\nexit $rc",
-                line.join(" ")
-            );
-            with_command(
-                launcher,
-                &["bash", "-c"],
-                vec![Yaml::from(pod::escape_dependent_vars(&script))],
-            )
-        }
+    let Some(then) = then else {
+        return Ok(with_command(launcher, &["mpirun"], args));
     };
+    let mut line = vec!["mpirun".to_string()];
+    for a in mpirun {
+        line.push(
+            crate::quote::shell_single(a).map_err(|why| RenderError::Option {
+                option: "nccl-test-args".into(),
+                value: a.clone(),
+                why: why.to_string(),
+            })?,
+        );
+    }
+    let then = crate::quote::shell_single(then).map_err(|why| RenderError::Option {
+        option: "sweep".into(),
+        value: then.into(),
+        why: why.to_string(),
+    })?;
+    let script = format!(
+        "{}; rc=$?\nmpirun -np 1 --bind-to none bash -c {then}\nexit $rc",
+        line.join(" ")
+    );
+    Ok(with_command(
+        launcher,
+        &["bash", "-c"],
+        vec![Yaml::from(pod::escape_dependent_vars(&script))],
+    ))
+}
 
+/// The worker template's metadata and spec: the wired pod (on the pinned nodes, for a sweep).
+fn worker(
+    plan: &Plan,
+    opts: &RenderOptions,
+    image: &str,
+    name: &str,
+    pin: Option<&Pin<'_>>,
+) -> (Yaml, Yaml) {
     let worker_opts = RenderOptions {
         image: image.to_string(),
         ..opts.clone()
@@ -149,31 +190,41 @@ pub(crate) fn build(
         plan,
         &worker_opts,
         pod::Head {
-            affinity: pin.map(|p| pinned_affinity(&name, p.nodes)),
+            affinity: pin.map(|p| pinned_affinity(name, p.nodes)),
             finish_container: plan
                 .host_network
                 .then(|| Box::new(host_network_worker) as Box<dyn FnOnce(Yaml) -> Yaml>),
             ..pod::Head::default()
         },
     );
-    let (worker_metadata, worker_spec) = match worker {
+    match worker {
         Yaml::Map(mut parts) if parts.len() == 2 => {
             let spec = parts.pop().expect("two parts").1;
             (parts.pop().expect("two parts").1, spec)
         }
         _ => unreachable!("a template is metadata and spec"),
-    };
+    }
+}
 
+/// The MPIJob itself: one launcher, a worker per node, a slot per GPU.
+fn job(
+    plan: &Plan,
+    name: &str,
+    pin: Option<&Pin<'_>>,
+    nodes: u32,
+    launcher: Yaml,
+    (worker_metadata, worker_spec): (Yaml, Yaml),
+) -> Yaml {
     let replica = |replicas: u32, metadata: Yaml, spec: Yaml| {
         Yaml::map().with("replicas", i64::from(replicas)).with(
             "template",
             Yaml::map().with("metadata", metadata).with("spec", spec),
         )
     };
-    let job = Yaml::map()
+    Yaml::map()
         .with("apiVersion", "kubeflow.org/v2beta1")
         .with("kind", "MPIJob")
-        .with("metadata", job_metadata(plan, &name, pin))
+        .with("metadata", job_metadata(plan, name, pin))
         .with(
             "spec",
             Yaml::map()
@@ -196,8 +247,12 @@ pub(crate) fn build(
                         )
                         .with("Worker", replica(nodes, worker_metadata, worker_spec)),
                 ),
-        );
+        )
+}
 
+/// The header comment: what the job runs, how the env reaches the ranks, what this plan changes about
+/// it, and how to run it and read the result.
+fn notes(plan: &Plan, opts: &RenderOptions, name: &str, nodes: u32, ranks: u64) -> Vec<String> {
     let mut notes = vec![
         format!(
             "Validation job: nccl-tests {} across {nodes} node(s) x {} GPU(s) = {ranks} ranks, through the MPI \
@@ -237,13 +292,7 @@ pub(crate) fn build(
         format!("  kubectl logs -f job/{name}-launcher > nccl-tests.log"),
         format!("  roce explain nccl-tests.log --profile {}", plan.profile),
     ]);
-    // The ComputeDomain and the NICs' claim template go first, so `kubectl apply -f` creates them before
-    // the workers that claim them (the vendor's DRA MPIJob ships its ComputeDomain the same way).
-    Ok(Built {
-        documents: pod::documents(plan),
-        job,
-        notes,
-    })
+    notes
 }
 
 /// A host-network worker: its sshd on [`HOST_NETWORK_SSH_PORT`], not the node's port 22 (the command and

@@ -39,93 +39,15 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         ..opts.clone()
     };
     let server_host = format!("server.{name}");
-    let args_text = opts
-        .validation
-        .ucx_perftest_args
-        .as_deref()
-        .or(plan.test_args.as_deref())
-        .unwrap_or_default();
-    let mut client_args: Vec<Yaml> = vec![
-        server_host.as_str().into(),
-        "-p".into(),
-        PORT.to_string().into(),
-    ];
-    for word in super::words("ucx-perftest-args", args_text)? {
-        // Kubernetes expands `$(VAR)` in args: keep user arguments verbatim.
-        client_args.push(pod::escape_dependent_vars(&word).into());
-    }
-
-    let service = Yaml::map()
-        .with("apiVersion", "v1")
-        .with("kind", "Service")
-        .with(
-            "metadata",
-            Yaml::map().with("name", name.as_str()).with(
-                "annotations",
-                Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str()),
-            ),
-        )
-        .with(
-            "spec",
-            Yaml::map()
-                .with("clusterIP", "None")
-                .with("selector", labels(&name, "server"))
-                .with(
-                    "ports",
-                    vec![
-                        Yaml::map()
-                            .with("name", "perftest")
-                            .with("port", i64::from(PORT))
-                            .with("protocol", "TCP"),
-                    ],
-                ),
-        );
-
-    let info = with_command(
-        pod::container(
-            plan,
-            &RenderOptions {
-                container: INFO_CONTAINER.to_string(),
-                ..container_opts.clone()
-            },
-        ),
-        &["ucx_info", "-d"],
-        Vec::new(),
-    );
-    // Ready once ucx_perftest listens (it opens its port before anything else), so the headless Service
-    // publishes `server.NAME` only then: a LISTEN (0A) socket on the port in /proc/net/tcp{,6}.
-    let listening = format!("^ *[0-9]+: [0-9A-F]+:{PORT:04X} [0-9A-F]+:0000 0A ");
+    let client_args = client_args(plan, opts, &server_host)?;
+    let info = info_container(plan, &container_opts);
     let port = PORT.to_string();
-    let probe = Yaml::map()
-        .with(
-            "exec",
-            Yaml::map().with(
-                "command",
-                vec![
-                    Yaml::from("grep"),
-                    "-qsE".into(),
-                    listening.into(),
-                    "/proc/net/tcp".into(),
-                    "/proc/net/tcp6".into(),
-                ],
-            ),
-        )
-        .with("periodSeconds", 2_i64);
+    let probe = readiness_probe();
     let server_main = |c: Yaml| {
         let mut c = with_command(c, &["ucx_perftest", "-p", &port], Vec::new());
         c.insert("readinessProbe", probe);
         c
     };
-    let wait = Yaml::map()
-        .with("name", WAIT_CONTAINER)
-        .with("image", image(plan, opts))
-        .with("command", vec![Yaml::from("/bin/sh"), "-c".into()])
-        .with(
-            "args",
-            vec![Yaml::from(format!(
-                "until getent hosts {server_host} >/dev/null; do echo waiting for {server_host}; sleep 5; done"
-            ))],
-        );
     let server = test_pod(
         plan,
         &container_opts,
@@ -139,10 +61,122 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         &container_opts,
         &name,
         "client",
-        vec![info, wait],
+        vec![info, wait_container(plan, opts, &server_host)],
         |c| with_command(c, &["ucx_perftest"], client_args),
     );
+    // The objects the claims name go first, so `kubectl apply -f` creates them before the Pods.
+    let mut docs = pod::documents(plan);
+    docs.extend([service(plan, &name), server, client]);
+    Ok(format!(
+        "{}{}{}",
+        crate::header("#", plan),
+        comment(&notes(plan, &name)),
+        yaml::to_multi_doc(&docs)
+    ))
+}
 
+/// The client's arguments: the server's DNS name and port, then the test's own words.
+fn client_args(
+    plan: &Plan,
+    opts: &RenderOptions,
+    server_host: &str,
+) -> Result<Vec<Yaml>, RenderError> {
+    let args_text = opts
+        .validation
+        .ucx_perftest_args
+        .as_deref()
+        .or(plan.test_args.as_deref())
+        .unwrap_or_default();
+    let mut client_args: Vec<Yaml> = vec![server_host.into(), "-p".into(), PORT.to_string().into()];
+    for word in super::words("ucx-perftest-args", args_text)? {
+        // Kubernetes expands `$(VAR)` in args: keep user arguments verbatim.
+        client_args.push(pod::escape_dependent_vars(&word).into());
+    }
+    Ok(client_args)
+}
+
+/// The headless Service that gives the server its DNS name (`server.NAME`).
+fn service(plan: &Plan, name: &str) -> Yaml {
+    Yaml::map()
+        .with("apiVersion", "v1")
+        .with("kind", "Service")
+        .with(
+            "metadata",
+            Yaml::map().with("name", name).with(
+                "annotations",
+                Yaml::map().with(crate::PROFILE_ANNOTATION, plan.profile.as_str()),
+            ),
+        )
+        .with(
+            "spec",
+            Yaml::map()
+                .with("clusterIP", "None")
+                .with("selector", labels(name, "server"))
+                .with(
+                    "ports",
+                    vec![
+                        Yaml::map()
+                            .with("name", "perftest")
+                            .with("port", i64::from(PORT))
+                            .with("protocol", "TCP"),
+                    ],
+                ),
+        )
+}
+
+/// The init container that prints `ucx_info -d`, wired like the main one so it sees the same devices.
+fn info_container(plan: &Plan, container_opts: &RenderOptions) -> Yaml {
+    with_command(
+        pod::container(
+            plan,
+            &RenderOptions {
+                container: INFO_CONTAINER.to_string(),
+                ..container_opts.clone()
+            },
+        ),
+        &["ucx_info", "-d"],
+        Vec::new(),
+    )
+}
+
+/// The server's readiness: its port in the LISTEN state, as /proc/net/tcp shows it.
+fn readiness_probe() -> Yaml {
+    // Ready once ucx_perftest listens (it opens its port before anything else), so the headless Service
+    // publishes `server.NAME` only then: a LISTEN (0A) socket on the port in /proc/net/tcp{,6}.
+    let listening = format!("^ *[0-9]+: [0-9A-F]+:{PORT:04X} [0-9A-F]+:0000 0A ");
+    Yaml::map()
+        .with(
+            "exec",
+            Yaml::map().with(
+                "command",
+                vec![
+                    Yaml::from("grep"),
+                    "-qsE".into(),
+                    listening.into(),
+                    "/proc/net/tcp".into(),
+                    "/proc/net/tcp6".into(),
+                ],
+            ),
+        )
+        .with("periodSeconds", 2_i64)
+}
+
+/// The client's init container that waits until the server's name resolves (the server is ready).
+fn wait_container(plan: &Plan, opts: &RenderOptions, server_host: &str) -> Yaml {
+    Yaml::map()
+        .with("name", WAIT_CONTAINER)
+        .with("image", image(plan, opts))
+        .with("command", vec![Yaml::from("/bin/sh"), "-c".into()])
+        .with(
+            "args",
+            vec![Yaml::from(format!(
+                "until getent hosts {server_host} >/dev/null; do echo waiting for {server_host}; sleep 5; done"
+            ))],
+        )
+}
+
+/// The header comment: what the test does, what the plan says about UCX, and how to run and read it.
+fn notes(plan: &Plan, name: &str) -> Vec<String> {
     let mut notes = vec![
         "Validation job: ucx_perftest between two nodes. The server and client Pods keep apart (required \
          podAntiAffinity on kubernetes.io/hostname), so the traffic crosses the fabric. Each Pod's init \
@@ -166,15 +200,7 @@ pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> 
         format!("  roce explain ucx-perftest.log --profile {}", plan.profile),
         "  kubectl delete -f ucx-perftest.yaml".into(),
     ]);
-    // The objects the claims name go first, so `kubectl apply -f` creates them before the Pods.
-    let mut docs = pod::documents(plan);
-    docs.extend([service, server, client]);
-    Ok(format!(
-        "{}{}{}",
-        crate::header("#", plan),
-        comment(&notes),
-        yaml::to_multi_doc(&docs)
-    ))
+    notes
 }
 
 fn labels(name: &str, role: &str) -> Yaml {
