@@ -349,59 +349,10 @@ fn plain_error(status: StatusCode, message: &str, close: bool) -> Response<Body>
 }
 
 async fn mutate(state: &Arc<State>, req: Request<Incoming>) -> (Response<Body>, Log) {
-    let limit = state.config.body_limit;
-    let too_large = || {
-        (
-            plain_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!("the body is larger than {limit} bytes\n"),
-                true,
-            ),
-            Log::new("too_large"),
-        )
+    let body = match read_body(req, state.config.body_limit).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
     };
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    // Up to this many bytes of an oversized body are read and dropped before the 413, so a client that
-    // is still sending sees the answer rather than a reset connection; beyond it the connection is closed.
-    let drain_cap = (limit as u64).saturating_mul(4);
-    if declared.is_some_and(|n| n > drain_cap) {
-        return too_large();
-    }
-    let mut body = req.into_body();
-    let mut buf: Vec<u8> = Vec::with_capacity(declared.map_or(0, |n| n.min(limit as u64) as usize));
-    let mut seen: u64 = 0;
-    while let Some(frame) = body.frame().await {
-        let frame = match frame {
-            Ok(f) => f,
-            Err(e) => {
-                return (
-                    plain_error(
-                        StatusCode::BAD_REQUEST,
-                        &format!("reading the body: {e}\n"),
-                        true,
-                    ),
-                    Log::new("bad_request"),
-                );
-            }
-        };
-        if let Ok(data) = frame.into_data() {
-            seen += data.len() as u64;
-            if seen > drain_cap {
-                break;
-            }
-            if seen <= limit as u64 {
-                buf.extend_from_slice(&data);
-            }
-        }
-    }
-    if seen > limit as u64 {
-        return too_large();
-    }
-    let body = Bytes::from(buf);
     // Handing a review to the blocking pool costs two thread wake-ups, more than reviewing a Pod; the
     // profiles are already lowered (profiles.rs), so a review does no I/O.
     let reviewed = if body.len() <= INLINE_REVIEW_BYTES {
@@ -438,40 +389,101 @@ async fn mutate(state: &Arc<State>, req: Request<Incoming>) -> (Response<Body>, 
                 fields: Some(json!({"error": bad.0})),
             },
         ),
-        Ok(r) => {
-            match r.outcome {
-                Outcome::Patched => state.metrics.patch(r.patch_ops),
-                Outcome::Denied => state.metrics.denial(),
-                _ => {}
+        Ok(r) => answer(state, &r),
+    }
+}
+
+/// The request's body, at most `limit` bytes; else the answer to send (413, or 400 for a body that
+/// breaks off).
+async fn read_body(req: Request<Incoming>, limit: usize) -> Result<Bytes, (Response<Body>, Log)> {
+    let too_large = || {
+        (
+            plain_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("the body is larger than {limit} bytes\n"),
+                true,
+            ),
+            Log::new("too_large"),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    // Up to this many bytes of an oversized body are read and dropped before the 413, so a client that
+    // is still sending sees the answer rather than a reset connection; beyond it the connection is closed.
+    let drain_cap = (limit as u64).saturating_mul(4);
+    if declared.is_some_and(|n| n > drain_cap) {
+        return Err(too_large());
+    }
+    let mut body = req.into_body();
+    let mut buf: Vec<u8> = Vec::with_capacity(declared.map_or(0, |n| n.min(limit as u64) as usize));
+    let mut seen: u64 = 0;
+    while let Some(frame) = body.frame().await {
+        let frame = match frame {
+            Ok(f) => f,
+            Err(e) => {
+                return Err((
+                    plain_error(
+                        StatusCode::BAD_REQUEST,
+                        &format!("reading the body: {e}\n"),
+                        true,
+                    ),
+                    Log::new("bad_request"),
+                ));
             }
-            let body = serde_json::to_vec(&r.response).expect("a response serialises");
-            let mut fields = json!({
-                "uid": r.uid,
-                "kind": r.kind,
-                "namespace": r.namespace,
-                "name": r.name,
-                "patch_ops": r.patch_ops,
-            });
-            if let Some(p) = &r.profile {
-                fields["profile"] = json!(p);
+        };
+        if let Ok(data) = frame.into_data() {
+            seen += data.len() as u64;
+            if seen > drain_cap {
+                break;
             }
-            if matches!(r.outcome, Outcome::Denied | Outcome::Warned) {
-                let response = &r.response.response;
-                fields["message"] = match &response.status {
-                    Some(status) => json!(status.message),
-                    None if !response.warnings.is_empty() => json!(response.warnings),
-                    None => Value::Null,
-                };
+            if seen <= limit as u64 {
+                buf.extend_from_slice(&data);
             }
-            (
-                reply(StatusCode::OK, "application/json", body),
-                Log {
-                    result: r.outcome.as_str(),
-                    fields: Some(fields),
-                },
-            )
         }
     }
+    if seen > limit as u64 {
+        return Err(too_large());
+    }
+    Ok(Bytes::from(buf))
+}
+
+/// The AdmissionReview response, counted in the metrics, and the log line that names the object and
+/// (for a denial or a warning) what the user was told.
+fn answer(state: &State, r: &admission::Reviewed) -> (Response<Body>, Log) {
+    match r.outcome {
+        Outcome::Patched => state.metrics.patch(r.patch_ops),
+        Outcome::Denied => state.metrics.denial(),
+        _ => {}
+    }
+    let body = serde_json::to_vec(&r.response).expect("a response serialises");
+    let mut fields = json!({
+        "uid": r.uid,
+        "kind": r.kind,
+        "namespace": r.namespace,
+        "name": r.name,
+        "patch_ops": r.patch_ops,
+    });
+    if let Some(p) = &r.profile {
+        fields["profile"] = json!(p);
+    }
+    if matches!(r.outcome, Outcome::Denied | Outcome::Warned) {
+        let response = &r.response.response;
+        fields["message"] = match &response.status {
+            Some(status) => json!(status.message),
+            None if !response.warnings.is_empty() => json!(response.warnings),
+            None => Value::Null,
+        };
+    }
+    (
+        reply(StatusCode::OK, "application/json", body),
+        Log {
+            result: r.outcome.as_str(),
+            fields: Some(fields),
+        },
+    )
 }
 
 /// One JSON line on stderr, with a timestamp (seconds since the epoch).

@@ -114,34 +114,91 @@ pub(crate) fn survey(
     claimed: Option<&Allocation>,
 ) -> Survey {
     let fabric = profile.fabric.kind.value;
-    let ll = link_layer_of(fabric);
     let port_num = profile.rails.port_num.value;
-    let rails: Vec<Rail> = profile
-        .rail_list()
-        .into_iter()
-        .filter(|r| hca.matches(&r.pod_device, Some(port_num)))
+    let mut l = Look {
+        facts,
+        rails: profile
+            .rail_list()
+            .into_iter()
+            .filter(|r| hca.matches(&r.pod_device, Some(port_num)))
+            .collect(),
+        port_num,
+        ll: link_layer_of(fabric),
+        allocated: claimed.map(Allocation::rdma_devices),
+        found: Vec::new(),
+        ports: Vec::new(),
+        not_allocated: Vec::new(),
+    };
+    let dra = profile.nics.value.dra().is_some();
+    if dra {
+        l.dra_ports();
+    } else {
+        l.rail_ports();
+    }
+    let gid_sets = l.judge(fabric, want);
+    // NICs the claims were allocated that sysfs does not show: missing ports (rails are missing already).
+    if dra && let Some(a) = claimed {
+        l.absent(a);
+    }
+    let gid_index = choose_index(&gid_sets, want);
+    if let Some(chosen) = gid_index {
+        share_index(&mut l.ports, &gid_sets, chosen);
+    }
+    // Rails first, in rail order; other (DRA) ports after them, in device order.
+    let mut order: Vec<(u32, usize)> = l
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.rail.unwrap_or(u32::MAX), i))
         .collect();
-    let rail_of = |device: &str| {
-        rails
+    order.sort();
+    let ports = order.into_iter().map(|(_, i)| l.ports[i].clone()).collect();
+    Survey {
+        ports,
+        wanted: l.rails.len(),
+        gid_index,
+        not_allocated: l.not_allocated,
+    }
+}
+
+/// The survey as it goes: the rails wanted, the ports found to judge, the ports judged (or missing), and
+/// the devices left out because no claim was allocated them.
+struct Look<'f> {
+    facts: &'f HostFacts,
+    rails: Vec<Rail>,
+    port_num: u32,
+    ll: LinkLayer,
+    /// The RDMA devices the DRA device metadata names, when there is some.
+    allocated: Option<Vec<&'f str>>,
+    found: Vec<(&'f RdmaDevice, &'f Port, Option<u32>)>,
+    ports: Vec<RailPort>,
+    not_allocated: Vec<String>,
+}
+
+impl<'f> Look<'f> {
+    /// The rail a device is, when the profile's rails name it.
+    fn rail_of(&self, device: &str) -> Option<u32> {
+        self.rails
             .iter()
             .find(|r| r.pod_device == device)
             .map(|r| r.index)
-    };
-    let mut found: Vec<(&RdmaDevice, &Port, Option<u32>)> = Vec::new();
-    let mut ports: Vec<RailPort> = Vec::new();
-    let allocated: Option<Vec<&str>> = claimed.map(Allocation::rdma_devices);
-    let is_allocated = |d: &RdmaDevice| {
-        allocated
+    }
+
+    /// Whether the pod's claims were allocated a device (every device, without DRA metadata).
+    fn is_allocated(&self, d: &RdmaDevice) -> bool {
+        self.allocated
             .as_ref()
             .is_none_or(|names| names.contains(&d.name.as_str()))
-    };
-    let mut not_allocated: Vec<String> = Vec::new();
-    let dra = profile.nics.value.dra().is_some();
-    if dra {
+    }
+
+    /// With DRA NICs: every port of the fabric's link layer on the allocated devices (with metadata,
+    /// every port of a claimed device, so a wrong link layer is reported).
+    fn dra_ports(&mut self) {
+        let facts = self.facts;
         for d in &facts.devices {
-            if !is_allocated(d) {
-                if d.ports.iter().any(|p| p.link_layer == ll) {
-                    not_allocated.push(d.name.clone());
+            if !self.is_allocated(d) {
+                if d.ports.iter().any(|p| p.link_layer == self.ll) {
+                    self.not_allocated.push(d.name.clone());
                 }
                 continue;
             }
@@ -149,13 +206,18 @@ pub(crate) fn survey(
             for p in d
                 .ports
                 .iter()
-                .filter(|p| allocated.is_some() || p.link_layer == ll)
+                .filter(|p| self.allocated.is_some() || p.link_layer == self.ll)
             {
-                found.push((d, p, rail_of(&d.name)));
+                self.found.push((d, p, self.rail_of(&d.name)));
             }
         }
-    } else {
-        for r in &rails {
+    }
+
+    /// Without DRA NICs: each rail's port, or why the rail is missing (no device, not allocated, no such
+    /// port).
+    fn rail_ports(&mut self) {
+        let (facts, port_num) = (self.facts, self.port_num);
+        for r in &self.rails {
             let missing = |why: String| RailPort {
                 device: r.pod_device.clone(),
                 port: port_num,
@@ -164,70 +226,79 @@ pub(crate) fn survey(
                 unusable: Some(Unusable::Missing(why)),
             };
             match facts.device(&r.pod_device) {
-                None => ports.push(missing("no such RDMA device".to_string())),
-                Some(d) if !is_allocated(d) => {
-                    not_allocated.push(d.name.clone());
-                    ports.push(missing(
+                None => self.ports.push(missing("no such RDMA device".to_string())),
+                Some(d) if !self.is_allocated(d) => {
+                    self.not_allocated.push(d.name.clone());
+                    self.ports.push(missing(
                         "not allocated to this pod: the DRA device metadata names other NICs"
                             .to_string(),
                     ));
                 }
                 Some(d) => match d.ports.iter().find(|p| p.num == port_num) {
-                    None => ports.push(missing(format!("the device has no port {port_num}"))),
-                    Some(p) => found.push((d, p, Some(r.index))),
+                    None => self
+                        .ports
+                        .push(missing(format!("the device has no port {port_num}"))),
+                    Some(p) => self.found.push((d, p, Some(r.index))),
                 },
             }
         }
     }
-    let netdevs = facts.netdevs.as_ref();
-    // (port, usable GID indices with their family) for ports that pass the state and link-layer checks
-    let mut gid_sets: Vec<(usize, Vec<(u32, Family)>)> = Vec::new();
-    for (d, p, rail) in found {
-        let unusable = if !p.is_active() {
-            Some(Unusable::NotActive(
-                p.state
-                    .clone()
-                    .unwrap_or_else(|| "state unreadable".to_string()),
-            ))
-        } else if p.link_layer != ll {
-            Some(Unusable::LinkLayer(
-                p.link_layer.as_str().unwrap_or("unreadable").to_string(),
-            ))
-        } else if fabric == FabricKind::Roce {
-            let usable: Vec<(u32, Family)> = p
-                .gids
-                .iter()
-                .filter_map(|e| gid::check(e, want, netdevs).ok().map(|f| (e.index, f)))
-                .collect();
-            if usable.is_empty() {
-                Some(Unusable::NoGid(what_gids(p, want, netdevs)))
+
+    /// Each found port judged: not ACTIVE, another link layer, or (RoCE) no usable GID; returns, for
+    /// the RoCE ports that pass, their place in `ports` and their usable GID indices with the family.
+    fn judge(&mut self, fabric: FabricKind, want: &Want) -> Vec<(usize, Vec<(u32, Family)>)> {
+        let netdevs = self.facts.netdevs.as_ref();
+        // (port, usable GID indices with their family) for ports that pass the state and link-layer checks
+        let mut gid_sets: Vec<(usize, Vec<(u32, Family)>)> = Vec::new();
+        for (d, p, rail) in std::mem::take(&mut self.found) {
+            let unusable = if !p.is_active() {
+                Some(Unusable::NotActive(
+                    p.state
+                        .clone()
+                        .unwrap_or_else(|| "state unreadable".to_string()),
+                ))
+            } else if p.link_layer != self.ll {
+                Some(Unusable::LinkLayer(
+                    p.link_layer.as_str().unwrap_or("unreadable").to_string(),
+                ))
+            } else if fabric == FabricKind::Roce {
+                let usable: Vec<(u32, Family)> = p
+                    .gids
+                    .iter()
+                    .filter_map(|e| gid::check(e, want, netdevs).ok().map(|f| (e.index, f)))
+                    .collect();
+                if usable.is_empty() {
+                    Some(Unusable::NoGid(what_gids(p, want, netdevs)))
+                } else {
+                    gid_sets.push((self.ports.len(), usable));
+                    None
+                }
             } else {
-                gid_sets.push((ports.len(), usable));
                 None
-            }
-        } else {
-            None
-        };
-        ports.push(RailPort {
-            device: d.name.clone(),
-            port: p.num,
-            rail,
-            gid_index: None,
-            unusable,
-        });
+            };
+            self.ports.push(RailPort {
+                device: d.name.clone(),
+                port: p.num,
+                rail,
+                gid_index: None,
+                unusable,
+            });
+        }
+        gid_sets
     }
-    // NICs the claims were allocated that sysfs does not show: missing ports (rails are missing already).
-    if dra && let Some(a) = claimed {
+
+    /// The NICs the claims were allocated that sysfs does not show, as missing ports.
+    fn absent(&mut self, a: &Allocation) {
         for n in a.absent() {
             let device = n
                 .device
                 .rdma_device
                 .as_ref()
                 .map_or_else(|| n.device.name.clone(), |i| i.value.clone());
-            ports.push(RailPort {
-                rail: rail_of(&device),
+            self.ports.push(RailPort {
+                rail: self.rail_of(&device),
                 device,
-                port: port_num,
+                port: self.port_num,
                 gid_index: None,
                 unusable: Some(Unusable::Missing(format!(
                     "allocated by claim {} request {} ({}: {}), not in /sys/class/infiniband",
@@ -239,31 +310,19 @@ pub(crate) fn survey(
             });
         }
     }
-    // Rails first, in rail order; other (DRA) ports after them, in device order.
-    let gid_index = choose_index(&gid_sets, want);
-    if let Some(chosen) = gid_index {
-        for (i, set) in &gid_sets {
-            if set.iter().any(|(idx, _)| *idx == chosen) {
-                ports[*i].gid_index = Some(chosen);
-            } else {
-                ports[*i].unusable = Some(Unusable::OtherGidIndex(
-                    set.iter().map(|(idx, _)| *idx).collect(),
-                ));
-            }
+}
+
+/// The chosen GID index on every RoCE port that has it; a port whose usable GIDs are elsewhere is not
+/// used (NCCL and UCX take one index for all ports).
+fn share_index(ports: &mut [RailPort], gid_sets: &[(usize, Vec<(u32, Family)>)], chosen: u32) {
+    for (i, set) in gid_sets {
+        if set.iter().any(|(idx, _)| *idx == chosen) {
+            ports[*i].gid_index = Some(chosen);
+        } else {
+            ports[*i].unusable = Some(Unusable::OtherGidIndex(
+                set.iter().map(|(idx, _)| *idx).collect(),
+            ));
         }
-    }
-    let mut order: Vec<(u32, usize)> = ports
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.rail.unwrap_or(u32::MAX), i))
-        .collect();
-    order.sort();
-    let ports = order.into_iter().map(|(_, i)| ports[i].clone()).collect();
-    Survey {
-        ports,
-        wanted: rails.len(),
-        gid_index,
-        not_allocated,
     }
 }
 

@@ -7,30 +7,20 @@ use roce_model::fabric::env as vars;
 use super::Explainer;
 use super::line::{self, after, text, word};
 
+/// Whether `needle` occurs anywhere in the line: UCX messages are matched by fragments, not by position.
+fn has(line: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(line, needle).is_some()
+}
+
 impl Explainer {
     /// Read a UCX line; `false` when it said nothing UCX knows (a line that only mentions UCX).
     pub(super) fn ucx_line(&mut self, line: &[u8]) -> bool {
-        let find = |n: &[u8]| memchr::memmem::find(line, n).is_some();
+        let find = |n: &[u8]| has(line, n);
         let who = line::ucx_who(line);
         let pi = who.map(|w| self.proc_of(w.key, w.host, None));
         let host = self.host_of(pi);
         let mut recognised = true;
-        if find(b"/RoCE") {
-            self.facts.ucx_roce = true;
-            self.facts.ucx_rdma = true;
-        } else if find(b"/IB ") || find(b"/IB)") {
-            self.facts.ucx_ib = true;
-            self.facts.ucx_rdma = true;
-        }
-        // a WQE dump addresses the peer by MAC and GID on RoCE, by LID on InfiniBand (ib_mlx5_log.c)
-        if find(b"wqe[") {
-            self.facts.ucx_rdma = true;
-            if find(b" rmac ") || find(b" dgid ") {
-                self.facts.link.roce = true;
-            } else if find(b" rlid ") {
-                self.facts.link.ib = true;
-            }
-        }
+        self.ucx_link(line);
         if let Some(key) = self.ucx_retry_key.take()
             && find(b"QP 0x")
             && find(b"wqe[")
@@ -58,59 +48,18 @@ impl Explainer {
         {
             self.ucx_gid(host.as_deref(), line);
         } else if find(b"-node cfg#") {
-            // `ucp_context_0 inter-node cfg#3 rma(rc_mlx5/mlx5_ib2:1) …` (UCX_LOG_LEVEL=info): the transports
-            // UCX selected (ucp_worker.c); the fabric core says which are RDMA.
-            if roce_model::fabric::ucx::TRANSPORTS
-                .iter()
-                .filter(|t| t.class == roce_model::fabric::ucx::TransportClass::Rdma)
-                .any(|t| find(t.name.as_bytes()))
-            {
-                self.facts.ucx_rdma = true;
-            }
-            if find(b"tcp/") {
-                self.facts.ucx_tcp = true;
-            }
+            self.ucx_selected(line);
         } else if find(b"ibv_create_ah") && (find(b"failed") || find(b"ERROR")) {
             self.ucx_create_ah(host.as_deref(), line);
         } else if find(b"UCP version is incompatible") {
-            let m = ucx_message_any(line);
-            let ev = self.evidence(line);
-            self.found(Code::ExplainUcxVersionMismatch, "", host.as_deref(), ev, || {
-                (
-                    format!("UCX: the library loaded is older than the program needs: {m}"),
-                    "the program (NIXL, UCX-Py, Open MPI) was built against a newer UCX than the libucp.so it loaded: put the matching UCX first on LD_LIBRARY_PATH (NIXL wheels bundle one; a system /usr/lib UCX shadows it), or rebuild against the installed UCX; `ucx_info -v` prints the version that loads".into(),
-                )
-            });
+            self.ucx_version_mismatch(host.as_deref(), line);
         } else if find(b"retry count exceeded") {
-            let dev = after(line, b" on ")
-                .map(|d| text(word(d)))
-                .unwrap_or_default();
-            let what = if find(b"Receive-no-ready") || find(b"RNR") {
-                "receiver-not-ready"
-            } else {
-                "transport"
-            };
-            let ev = self.evidence(line);
-            let key = format!("{what} {dev}");
-            self.found(Code::ExplainUcxRetryExceeded, &key, host.as_deref(), ev, || {
-                (
-                    format!("UCX: {what} retry count exceeded on {dev}: the peer never acknowledged"),
-                    "the peer is unreachable over RDMA: on RoCE set UCX_IB_GID_INDEX to the RoCE v2 GID of the routable address (not link-local fe80; `show_gids` or `roce doctor` lists them) and UCX_IB_TRAFFIC_CLASS to the fabric's class (openucx/ucx#2434); check MTU and routing; several hosts at once points at the fabric".into(),
-                )
-            });
-            self.ucx_retry_key = Some((Code::ExplainUcxRetryExceeded, key));
+            self.ucx_retry_exceeded(host.as_deref(), line);
         } else if find(b"vend 0x89")
             || find(b"vendor_err 0x89")
             || find(b"Unexpected UCX error: Input/output error")
         {
-            let ev = self.evidence(line);
-            let m = ucx_message(line);
-            self.found(Code::ExplainUcxRdmaCore, "", host.as_deref(), ev, || {
-                (
-                    format!("UCX transfer failed with the signature of an rdma-core mismatch: {m}"),
-                    "vendor_err 0x89 (or \"Unexpected UCX error: Input/output error\") once data moves means UCX was built against rdma-core older than 54 (CoreWeave GB300 RoCE guide): use an image with rdma-core ≥ 54 and a UCX built against it (ghcr.io/coreweave/nccl-tests ships one); NCCL tests passing does not prove UCX works".into(),
-                )
-            });
+            self.ucx_rdma_core(host.as_deref(), line);
         } else if find(b"Destination is unreachable") {
             let ev = self.evidence(line);
             self.found(Code::ExplainUcxUnreachable, "", host.as_deref(), ev, || {
@@ -122,19 +71,7 @@ impl Explainer {
             || (find(b"ib_mlx5_log.c") && find(b"(synd"))
             || find(b"vendor_err")
         {
-            let m = ucx_message(line);
-            let key: String = m
-                .chars()
-                .take(80)
-                .map(|c| if c.is_ascii_digit() { '#' } else { c })
-                .collect();
-            let ev = self.evidence(line);
-            self.found(Code::ExplainUcxError, &key, host.as_deref(), ev, || {
-                (
-                    format!("UCX error: {m}"),
-                    "check UCX_TLS and UCX_NET_DEVICES against the devices the pod has (`ucx_info -d`), and the peer's log; `UCX_LOG_LEVEL=info` prints the transports UCX selected".into(),
-                )
-            });
+            self.ucx_error(host.as_deref(), line);
         } else {
             recognised = false;
         }
@@ -142,6 +79,108 @@ impl Explainer {
             self.bump_ucx();
         }
         recognised
+    }
+
+    /// What any UCX line shows of the link: a RoCE or IB device name (`mlx5_0:1/RoCE`), and a WQE dump's
+    /// peer address.
+    fn ucx_link(&mut self, line: &[u8]) {
+        let find = |n: &[u8]| has(line, n);
+        if find(b"/RoCE") {
+            self.facts.ucx_roce = true;
+            self.facts.ucx_rdma = true;
+        } else if find(b"/IB ") || find(b"/IB)") {
+            self.facts.ucx_ib = true;
+            self.facts.ucx_rdma = true;
+        }
+        // a WQE dump addresses the peer by MAC and GID on RoCE, by LID on InfiniBand (ib_mlx5_log.c)
+        if find(b"wqe[") {
+            self.facts.ucx_rdma = true;
+            if find(b" rmac ") || find(b" dgid ") {
+                self.facts.link.roce = true;
+            } else if find(b" rlid ") {
+                self.facts.link.ib = true;
+            }
+        }
+    }
+
+    /// The transports UCX selected: whether any is RDMA, whether TCP is among them.
+    fn ucx_selected(&mut self, line: &[u8]) {
+        // `ucp_context_0 inter-node cfg#3 rma(rc_mlx5/mlx5_ib2:1) …` (UCX_LOG_LEVEL=info): the transports
+        // UCX selected (ucp_worker.c); the fabric core says which are RDMA.
+        if roce_model::fabric::ucx::TRANSPORTS
+            .iter()
+            .filter(|t| t.class == roce_model::fabric::ucx::TransportClass::Rdma)
+            .any(|t| has(line, t.name.as_bytes()))
+        {
+            self.facts.ucx_rdma = true;
+        }
+        if has(line, b"tcp/") {
+            self.facts.ucx_tcp = true;
+        }
+    }
+
+    /// `UCP version is incompatible`: the program was built against a newer UCX than it loaded.
+    fn ucx_version_mismatch(&mut self, host: Option<&str>, line: &[u8]) {
+        let m = ucx_message_any(line);
+        let ev = self.evidence(line);
+        self.found(Code::ExplainUcxVersionMismatch, "", host, ev, || {
+            (
+                format!("UCX: the library loaded is older than the program needs: {m}"),
+                "the program (NIXL, UCX-Py, Open MPI) was built against a newer UCX than the libucp.so it loaded: put the matching UCX first on LD_LIBRARY_PATH (NIXL wheels bundle one; a system /usr/lib UCX shadows it), or rebuild against the installed UCX; `ucx_info -v` prints the version that loads".into(),
+            )
+        });
+    }
+
+    /// A transport or receiver-not-ready retry count exceeded on a device: the peer never acknowledged.
+    /// The WQE dump that follows belongs to it.
+    fn ucx_retry_exceeded(&mut self, host: Option<&str>, line: &[u8]) {
+        let dev = after(line, b" on ")
+            .map(|d| text(word(d)))
+            .unwrap_or_default();
+        let what = if has(line, b"Receive-no-ready") || has(line, b"RNR") {
+            "receiver-not-ready"
+        } else {
+            "transport"
+        };
+        let ev = self.evidence(line);
+        let key = format!("{what} {dev}");
+        self.found(Code::ExplainUcxRetryExceeded, &key, host, ev, || {
+            (
+                format!("UCX: {what} retry count exceeded on {dev}: the peer never acknowledged"),
+                "the peer is unreachable over RDMA: on RoCE set UCX_IB_GID_INDEX to the RoCE v2 GID of the routable address (not link-local fe80; `show_gids` or `roce doctor` lists them) and UCX_IB_TRAFFIC_CLASS to the fabric's class (openucx/ucx#2434); check MTU and routing; several hosts at once points at the fabric".into(),
+            )
+        });
+        self.ucx_retry_key = Some((Code::ExplainUcxRetryExceeded, key));
+    }
+
+    /// vendor_err 0x89 once data moves: UCX built against an rdma-core older than the NIC needs.
+    fn ucx_rdma_core(&mut self, host: Option<&str>, line: &[u8]) {
+        let ev = self.evidence(line);
+        let m = ucx_message(line);
+        self.found(Code::ExplainUcxRdmaCore, "", host, ev, || {
+            (
+                format!("UCX transfer failed with the signature of an rdma-core mismatch: {m}"),
+                "vendor_err 0x89 (or \"Unexpected UCX error: Input/output error\") once data moves means UCX was built against rdma-core older than 54 (CoreWeave GB300 RoCE guide): use an image with rdma-core ≥ 54 and a UCX built against it (ghcr.io/coreweave/nccl-tests ships one); NCCL tests passing does not prove UCX works".into(),
+            )
+        });
+    }
+
+    /// Any other UCX error, one finding per message with its numbers masked (the same error on every
+    /// rank is one).
+    fn ucx_error(&mut self, host: Option<&str>, line: &[u8]) {
+        let m = ucx_message(line);
+        let key: String = m
+            .chars()
+            .take(80)
+            .map(|c| if c.is_ascii_digit() { '#' } else { c })
+            .collect();
+        let ev = self.evidence(line);
+        self.found(Code::ExplainUcxError, &key, host, ev, || {
+            (
+                format!("UCX error: {m}"),
+                "check UCX_TLS and UCX_NET_DEVICES against the devices the pod has (`ucx_info -d`), and the peer's log; `UCX_LOG_LEVEL=info` prints the transports UCX selected".into(),
+            )
+        });
     }
 
     /// `ibv_create_ah(dlid=… dgid=::ffff:10.1.1.2 … sgid_index=3 traffic_class=106) for UD mlx5 connect on

@@ -41,6 +41,28 @@ fn colour(fraction: Option<f64>, state: State) -> &'static str {
 /// The report as one HTML page.
 pub fn to_html(report: &Report, campaign: &Campaign) -> String {
     let mut h = String::new();
+    head(&mut h, report);
+    let g = Grid::of(report, campaign);
+    let (width, height) = g.size();
+    let _ = write!(
+        h,
+        "<h2>Pair bandwidth by round</h2>\n<p>Each row is a node, each column a round; a cell is the pair's bus \
+         bandwidth against the reference (green at it, red at half; dark red failed or hung; grey no result). \
+         The bars are each node's median.</p>\n\
+         <svg id=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" \
+         viewBox=\"0 0 {width:.0} {height:.0}\" role=\"img\" aria-label=\"pair bandwidth heatmap\">\n"
+    );
+    g.cells(&mut h, report, campaign);
+    g.bars(&mut h, report, campaign);
+    h.push_str("</svg>\n");
+    nodes_table(&mut h, report);
+    links_table(&mut h, report);
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// The page's head, title and the text report's summary lines.
+fn head(h: &mut String, report: &Report) {
     let title = format!("roce sweep: {}", report.profile);
     let _ = write!(
         h,
@@ -56,121 +78,152 @@ pub fn to_html(report: &Report, campaign: &Campaign) -> String {
             .join("\n")
             .as_str())
     );
-    let reference = report.fleet.reference_busbw;
-    let n = campaign.nodes.len();
-    let rounds = campaign.rounds.len();
-    let row = if n > 512 {
-        2.0
-    } else if n > 64 {
-        6.0
-    } else {
-        14.0
-    };
-    let cell = 18.0;
-    let label = if n <= 64 { 160.0 } else { 0.0 };
-    let bar = 200.0;
-    let width = label + cell * rounds as f64 + 20.0 + bar + 60.0;
-    let height = row * n as f64 + 30.0;
-    let _ = write!(
-        h,
-        "<h2>Pair bandwidth by round</h2>\n<p>Each row is a node, each column a round; a cell is the pair's bus \
-         bandwidth against the reference (green at it, red at half; dark red failed or hung; grey no result). \
-         The bars are each node's median.</p>\n\
-         <svg id=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" \
-         viewBox=\"0 0 {width:.0} {height:.0}\" role=\"img\" aria-label=\"pair bandwidth heatmap\">\n"
-    );
-    // the test of each node in each round
-    let pos: std::collections::HashMap<&str, usize> = campaign
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.as_str(), i))
-        .collect();
-    let by_output: std::collections::HashMap<&str, &super::TestResult> = report
-        .tests
-        .iter()
-        .map(|t| (t.output.as_str(), t))
-        .collect();
-    for (c, r) in campaign.rounds.iter().enumerate() {
-        let x = label + cell * c as f64;
-        let _ = writeln!(
-            h,
-            "<text x=\"{:.1}\" y=\"12\" font-size=\"10\">r{}</text>",
-            x + 2.0,
-            r.index
-        );
-        for p in &r.pairs {
-            let Some(t) = by_output.get(p.output.as_str()) else {
-                continue;
-            };
-            let frac = match (t.busbw, reference) {
-                (Some(b), Some(r)) if r > 0.0 => Some(b / r),
-                _ => None,
-            };
-            let fill = colour(frac, t.state);
-            let tip = format!(
-                "{} -- {}: {}{}",
-                p.nodes[0],
-                p.nodes[1],
-                t.busbw
-                    .map_or("no result".to_string(), |b| format!("{b:.1} GB/s")),
-                t.cause
-                    .map_or(String::new(), |c| format!(" ({})", c.as_str()))
+}
+
+/// The heatmap's geometry: rows shrink as the fleet grows (names shown only up to 64 nodes), one
+/// column per round, then the bars of each node's median.
+struct Grid {
+    reference: Option<f64>,
+    nodes: usize,
+    rounds: usize,
+    row: f64,
+    cell: f64,
+    label: f64,
+    bar: f64,
+}
+
+impl Grid {
+    fn of(report: &Report, campaign: &Campaign) -> Grid {
+        let n = campaign.nodes.len();
+        Grid {
+            reference: report.fleet.reference_busbw,
+            nodes: n,
+            rounds: campaign.rounds.len(),
+            row: if n > 512 {
+                2.0
+            } else if n > 64 {
+                6.0
+            } else {
+                14.0
+            },
+            cell: 18.0,
+            label: if n <= 64 { 160.0 } else { 0.0 },
+            bar: 200.0,
+        }
+    }
+
+    /// The SVG's width and height.
+    fn size(&self) -> (f64, f64) {
+        (
+            self.label + self.cell * self.rounds as f64 + 20.0 + self.bar + 60.0,
+            self.row * self.nodes as f64 + 30.0,
+        )
+    }
+
+    /// A cell per node per round: the pair's bandwidth against the reference, on both nodes' rows.
+    fn cells(&self, h: &mut String, report: &Report, campaign: &Campaign) {
+        let (row, cell, label) = (self.row, self.cell, self.label);
+        // the test of each node in each round
+        let pos: std::collections::HashMap<&str, usize> = campaign
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i))
+            .collect();
+        let by_output: std::collections::HashMap<&str, &super::TestResult> = report
+            .tests
+            .iter()
+            .map(|t| (t.output.as_str(), t))
+            .collect();
+        for (c, r) in campaign.rounds.iter().enumerate() {
+            let x = label + cell * c as f64;
+            let _ = writeln!(
+                h,
+                "<text x=\"{:.1}\" y=\"12\" font-size=\"10\">r{}</text>",
+                x + 2.0,
+                r.index
             );
-            for node in &p.nodes {
-                if let Some(&i) = pos.get(node.as_str()) {
-                    let _ = writeln!(
-                        h,
-                        "<rect class=\"cell\" x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{row:.1}\" fill=\"{fill}\"><title>{}</title></rect>",
-                        20.0 + row * i as f64,
-                        cell - 2.0,
-                        esc(&tip)
-                    );
+            for p in &r.pairs {
+                let Some(t) = by_output.get(p.output.as_str()) else {
+                    continue;
+                };
+                let frac = match (t.busbw, self.reference) {
+                    (Some(b), Some(r)) if r > 0.0 => Some(b / r),
+                    _ => None,
+                };
+                let fill = colour(frac, t.state);
+                let tip = format!(
+                    "{} -- {}: {}{}",
+                    p.nodes[0],
+                    p.nodes[1],
+                    t.busbw
+                        .map_or("no result".to_string(), |b| format!("{b:.1} GB/s")),
+                    t.cause
+                        .map_or(String::new(), |c| format!(" ({})", c.as_str()))
+                );
+                for node in &p.nodes {
+                    if let Some(&i) = pos.get(node.as_str()) {
+                        let _ = writeln!(
+                            h,
+                            "<rect class=\"cell\" x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{row:.1}\" fill=\"{fill}\"><title>{}</title></rect>",
+                            20.0 + row * i as f64,
+                            cell - 2.0,
+                            esc(&tip)
+                        );
+                    }
                 }
             }
         }
     }
-    let by_name: std::collections::HashMap<&str, &super::NodeReport> =
-        report.nodes.iter().map(|r| (r.name.as_str(), r)).collect();
-    let max = report
-        .nodes
-        .iter()
-        .filter_map(|r| r.pair_busbw)
-        .fold(reference.unwrap_or(0.0), f64::max)
-        .max(1e-9);
-    let bx = label + cell * rounds as f64 + 20.0;
-    for (i, name) in campaign.nodes.iter().enumerate() {
-        let y = 20.0 + row * i as f64;
-        let r = by_name.get(name.as_str());
-        if label > 0.0 {
-            let _ = writeln!(
-                h,
-                "<text x=\"0\" y=\"{:.1}\" font-size=\"10\">{}</text>",
-                y + row - 3.0,
-                esc(name.as_str())
-            );
-        }
-        if let Some(r) = r {
-            let fill = match r.verdict {
-                Verdict::Ok => "#4575b4",
-                Verdict::Bad => "#d73027",
-                Verdict::Suspect => "#fc8d59",
-                Verdict::Untested => "#999999",
-            };
-            let w = r.pair_busbw.map_or(0.0, |b| bar * b / max);
-            let _ = writeln!(
-                h,
-                "<rect class=\"bar\" x=\"{bx:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{:.1}\" fill=\"{fill}\"><title>{}: {} {}</title></rect>",
-                (row - 1.0).max(1.0),
-                esc(name.as_str()),
-                verdict_str(r.verdict),
-                r.pair_busbw
-                    .map_or("-".to_string(), |b| format!("{b:.1} GB/s"))
-            );
+
+    /// Each node's name (where there is room) and a bar of its median pair bandwidth, coloured by verdict,
+    /// scaled to the largest median or the reference.
+    fn bars(&self, h: &mut String, report: &Report, campaign: &Campaign) {
+        let (row, label, bar) = (self.row, self.label, self.bar);
+        let by_name: std::collections::HashMap<&str, &super::NodeReport> =
+            report.nodes.iter().map(|r| (r.name.as_str(), r)).collect();
+        let max = report
+            .nodes
+            .iter()
+            .filter_map(|r| r.pair_busbw)
+            .fold(self.reference.unwrap_or(0.0), f64::max)
+            .max(1e-9);
+        let bx = label + self.cell * self.rounds as f64 + 20.0;
+        for (i, name) in campaign.nodes.iter().enumerate() {
+            let y = 20.0 + row * i as f64;
+            let r = by_name.get(name.as_str());
+            if label > 0.0 {
+                let _ = writeln!(
+                    h,
+                    "<text x=\"0\" y=\"{:.1}\" font-size=\"10\">{}</text>",
+                    y + row - 3.0,
+                    esc(name.as_str())
+                );
+            }
+            if let Some(r) = r {
+                let fill = match r.verdict {
+                    Verdict::Ok => "#4575b4",
+                    Verdict::Bad => "#d73027",
+                    Verdict::Suspect => "#fc8d59",
+                    Verdict::Untested => "#999999",
+                };
+                let w = r.pair_busbw.map_or(0.0, |b| bar * b / max);
+                let _ = writeln!(
+                    h,
+                    "<rect class=\"bar\" x=\"{bx:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{:.1}\" fill=\"{fill}\"><title>{}: {} {}</title></rect>",
+                    (row - 1.0).max(1.0),
+                    esc(name.as_str()),
+                    verdict_str(r.verdict),
+                    r.pair_busbw
+                        .map_or("-".to_string(), |b| format!("{b:.1} GB/s"))
+                );
+            }
         }
     }
-    h.push_str("</svg>\n");
+}
 
+/// The nodes whose verdict is not ok, with cause and evidence.
+fn nodes_table(h: &mut String, report: &Report) {
     let listed: Vec<_> = report
         .nodes
         .iter()
@@ -196,6 +249,10 @@ pub fn to_html(report: &Report, campaign: &Campaign) -> String {
         );
     }
     h.push_str("</table>\n");
+}
+
+/// The links judged bad, with the test output that shows it.
+fn links_table(h: &mut String, report: &Report) {
     let _ = writeln!(
         h,
         "<h2>Bad links ({})</h2>\n<table id=\"links\" border=\"1\" cellpadding=\"3\" style=\"border-collapse:collapse\">\n\
@@ -213,6 +270,5 @@ pub fn to_html(report: &Report, campaign: &Campaign) -> String {
             esc(&l.output)
         );
     }
-    h.push_str("</table>\n</body></html>\n");
-    h
+    h.push_str("</table>\n");
 }
