@@ -10,16 +10,14 @@
 //!
 //! Usage: webhook-load [--rate N] [--seconds S] [--connections C]
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
-use hyper_util::rt::TokioIo;
 use roce_webhook::{Config, Server};
 use serde_json::json;
-use tokio_rustls::rustls;
-use tokio_rustls::rustls::pki_types::ServerName;
+
+#[path = "webhook_client.rs"]
+mod client;
 
 fn arg(name: &str, default: u64) -> u64 {
     let args: Vec<String> = std::env::args().collect();
@@ -162,17 +160,7 @@ fn main() {
         let _ = stop_rx.await;
     }));
 
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(ck.cert.der().clone()).unwrap();
-    let client = Arc::new(
-        rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth(),
-    );
+    let client = client::client_config(&[ck.cert.der().clone()]);
     let body = Bytes::from(review());
     let client_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -184,17 +172,10 @@ fn main() {
         // Warm up: one request per connection (handshake, profile cache).
         let mut senders = Vec::new();
         for _ in 0..connections {
-            let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-            tcp.set_nodelay(true).unwrap();
-            let tls = tokio_rustls::TlsConnector::from(client.clone())
-                .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            let conn = client::connect(addr, client.clone(), Duration::from_secs(10))
                 .await
                 .unwrap();
-            let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-                .await
-                .unwrap();
-            tokio::spawn(conn);
-            senders.push(send);
+            senders.push(conn.send);
         }
         let start = Instant::now() + Duration::from_millis(200);
         let interval = Duration::from_secs_f64(1.0 / rate as f64);
@@ -214,17 +195,9 @@ fn main() {
                     let slept = Instant::now() < due;
                     tokio::time::sleep_until(due.into()).await;
                     let lag = if slept { due.elapsed() } else { Duration::ZERO };
-                    let req = hyper::Request::post("/mutate")
-                        .header("host", "localhost")
-                        .header("content-type", "application/json")
-                        .body(Full::new(body.clone()))
-                        .unwrap();
-                    match send.send_request(req).await {
-                        Ok(resp) if resp.status() == 200 => {
-                            let b = resp.into_body().collect().await.map(|b| b.to_bytes());
-                            if b.as_ref()
-                                .is_ok_and(|b| b.windows(9).any(|w| w == b"JSONPatch"))
-                            {
+                    match client::request(&mut send, "POST", "/mutate", body.clone()).await {
+                        Ok((200, b)) => {
+                            if b.windows(9).any(|w| w == b"JSONPatch") {
                                 let l = due.elapsed();
                                 lat.push(l);
                                 late.push(l - lag);
@@ -255,11 +228,7 @@ fn main() {
 
     let pct = |lat: &mut Vec<Duration>, p: f64| -> f64 {
         lat.sort();
-        if lat.is_empty() {
-            return f64::NAN;
-        }
-        let i = ((lat.len() as f64 - 1.0) * p).round() as usize;
-        lat[i].as_secs_f64() * 1000.0
+        client::quantile_ms(lat, p)
     };
     let (mut lat, mut late) = (lat, late);
     let ok = lat.len() as f64;
