@@ -1,5 +1,7 @@
 //! The HTTPS client side shared by `webhook-load` and `webhook-soak`: rustls (ring) trusting given roots,
 //! one keep-alive HTTP/1.1 connection per [`connect`], and a POST of an AdmissionReview on it.
+// Each program uses part of it.
+#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::sync::Arc;

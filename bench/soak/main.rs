@@ -483,7 +483,11 @@ fn lat_us(d: Duration) -> u32 {
 
 /// A request on a fresh connection to `slot` (no pool, no retry): status, body, and the index of the
 /// certificate it presented.
-async fn probe(sh: &Shared, slot: usize, path: &str) -> Result<(u16, String, Option<usize>), String> {
+async fn probe(
+    sh: &Shared,
+    slot: usize,
+    path: &str,
+) -> Result<(u16, String, Option<usize>), String> {
     let mut c = client::connect(sh.addrs[slot], sh.tls.clone(), Duration::from_secs(2)).await?;
     let cert = c.peer_cert.take().and_then(|pc| {
         sh.leaves
@@ -526,7 +530,11 @@ async fn metrics_of(sh: &Shared, slot: usize) -> Result<(usize, BTreeMap<String,
 }
 
 fn start_instance(sh: &Shared, slot: usize) -> usize {
-    let name = format!("{}{}", ["A", "B"][slot], sh.instances.lock().expect("i").len());
+    let name = format!(
+        "{}{}",
+        ["A", "B"][slot],
+        sh.instances.lock().expect("i").len()
+    );
     let mut instances = sh.instances.lock().expect("instances");
     let id = instances.len();
     instances.push(Instance {
@@ -619,12 +627,18 @@ fn schedule(o: &Opts) -> Vec<(f64, Action)> {
     }
     let mut k = 0;
     while o.profiles_every > 0.0 && o.profiles_every * (k as f64 + 1.0 / 3.0) < end {
-        plan.push((o.profiles_every * (k as f64 + 1.0 / 3.0), Action::Profiles(k)));
+        plan.push((
+            o.profiles_every * (k as f64 + 1.0 / 3.0),
+            Action::Profiles(k),
+        ));
         k += 1;
     }
     let mut k = 0.0;
     while o.restart_every > 0.0 && o.restart_every * k + o.profiles_every * 5.0 / 6.0 < end {
-        plan.push((o.restart_every * k + o.profiles_every * 5.0 / 6.0, Action::Restart));
+        plan.push((
+            o.restart_every * k + o.profiles_every * 5.0 / 6.0,
+            Action::Restart,
+        ));
         k += 1.0;
     }
     plan.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -655,10 +669,7 @@ async fn conductor(sh: Arc<Shared>, ca: Arc<Ca>, mut tls: Volume, mut dir: Volum
                     .push(DirEvent { at, state });
                 let other = model::other_text();
                 dir.write(&[
-                    (
-                        &format!("{}.kdl", model::TEAM) as &str,
-                        text.as_bytes(),
-                    ),
+                    (&format!("{}.kdl", model::TEAM) as &str, text.as_bytes()),
                     (&format!("{}.kdl", model::OTHER), other.as_bytes()),
                 ])
                 .expect("write the profiles");
@@ -670,7 +681,8 @@ async fn conductor(sh: Arc<Shared>, ca: Arc<Ca>, mut tls: Volume, mut dir: Volum
                         seen[slot] = match (&before[slot], metrics_of(&sh2, slot).await) {
                             (Ok((i0, m0)), Ok((i1, m1))) => {
                                 let d = |k: &str| {
-                                    let get = |m: &BTreeMap<String, u64>| m.get(k).copied().unwrap_or(0);
+                                    let get =
+                                        |m: &BTreeMap<String, u64>| m.get(k).copied().unwrap_or(0);
                                     get(&m1).saturating_sub(get(m0))
                                 };
                                 Ok((*i0, i1, d(RELOADS), d(REFUSED)))

@@ -164,8 +164,12 @@ fn wired(what: &str, object: &Value, plan: &Plan) -> Value {
     let opts = ApplyOptions::default();
     let by_object = apply_object("request.object", object, plan, &opts)
         .unwrap_or_else(|p| panic!("{what}: apply_object refuses: {p:?}"));
-    let by_text = apply(&Source::new("object.yaml", object_text(object)), plan, &opts)
-        .unwrap_or_else(|p| panic!("{what}: apply refuses: {p:?}"));
+    let by_text = apply(
+        &Source::new("object.yaml", object_text(object)),
+        plan,
+        &opts,
+    )
+    .unwrap_or_else(|p| panic!("{what}: apply refuses: {p:?}"));
     let docs: Vec<Value> = serde_saphyr::from_multiple(&by_text.text)
         .unwrap_or_else(|e| panic!("{what}: apply's output does not read back: {e}"));
     assert_eq!(
@@ -468,9 +472,10 @@ impl Model {
         hit.ok_or_else(|| {
             let what = match &got {
                 None => format!("denied: {}", r["status"]["message"]),
-                Some(g) => match g.pointer("/spec/containers/0/env").or_else(|| {
-                    g.pointer("/spec/template/spec/containers/0/env")
-                }) {
+                Some(g) => match g
+                    .pointer("/spec/containers/0/env")
+                    .or_else(|| g.pointer("/spec/template/spec/containers/0/env"))
+                {
                     Some(env) => format!("wired, env {env}"),
                     None => "allowed".to_string(),
                 },
@@ -497,14 +502,20 @@ mod tests {
             ev(140.0, DirState::Good(3)),
         ];
         // Settled: only the current version.
-        assert_eq!(team_states(&e, 0.0, 0.1, 10.0, 10.1, 4.0), [TeamState::Good(1)]);
+        assert_eq!(
+            team_states(&e, 0.0, 0.1, 10.0, 10.1, 4.0),
+            [TeamState::Good(1)]
+        );
         // Within the window after a change: old and new.
         assert_eq!(
             team_states(&e, 0.0, 0.1, 21.0, 21.1, 4.0),
             [TeamState::Good(1), TeamState::Good(2)]
         );
         // An invalid change is refused: the old version stays.
-        assert_eq!(team_states(&e, 0.0, 0.1, 81.0, 81.1, 4.0), [TeamState::Good(2)]);
+        assert_eq!(
+            team_states(&e, 0.0, 0.1, 81.0, 81.1, 4.0),
+            [TeamState::Good(2)]
+        );
         // A replica started on the invalid file denies until the next valid one.
         assert_eq!(
             team_states(&e, 100.0, 100.2, 120.0, 120.1, 4.0),

@@ -83,8 +83,9 @@ impl Ca {
 
     /// A fresh serving certificate (a new key) for `localhost` and 127.0.0.1: (cert PEM, key PEM, DER).
     pub fn leaf(&self, n: u32) -> (String, String, CertificateDer<'static>) {
-        let mut params = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
-            .expect("leaf params");
+        let mut params =
+            CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+                .expect("leaf params");
         params
             .distinguished_name
             .push(DnType::CommonName, format!("roce-webhook soak {n}"));
@@ -182,7 +183,9 @@ pub fn proc_sample(pid: u32) -> Option<ProcSample> {
 /// The 1-, 5- and 15-minute load averages.
 pub fn loadavg() -> [f64; 3] {
     let text = fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let mut it = text.split_whitespace().map(|v| v.parse().unwrap_or(f64::NAN));
+    let mut it = text
+        .split_whitespace()
+        .map(|v| v.parse().unwrap_or(f64::NAN));
     [
         it.next().unwrap_or(f64::NAN),
         it.next().unwrap_or(f64::NAN),

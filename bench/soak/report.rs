@@ -103,7 +103,11 @@ impl Report {
         let sum = |f: fn(&Minute) -> u64| minutes.iter().map(f).sum::<u64>();
         let mut all: Vec<Duration> = minutes
             .iter()
-            .flat_map(|m| m.lat_us.iter().map(|u| Duration::from_micros(u64::from(*u))))
+            .flat_map(|m| {
+                m.lat_us
+                    .iter()
+                    .map(|u| Duration::from_micros(u64::from(*u)))
+            })
             .collect();
         all.sort();
         let mut rows = Vec::new();
@@ -128,7 +132,9 @@ impl Report {
                     continue;
                 }
                 rss[slot] = (
-                    xs.iter().map(|x| mib(x.1.rss_kib)).fold(f64::INFINITY, f64::min),
+                    xs.iter()
+                        .map(|x| mib(x.1.rss_kib))
+                        .fold(f64::INFINITY, f64::min),
                     xs.iter().map(|x| mib(x.1.rss_kib)).fold(0.0, f64::max),
                 );
                 fds[slot] = (
@@ -190,12 +196,12 @@ impl Report {
             }
         }
         for (k, (t, _)) in leaves.iter().enumerate().skip(1) {
-            for slot in 0..2 {
+            for (slot, lag) in cert_lag.iter_mut().enumerate() {
                 if let Some(p) = probes
                     .iter()
                     .find(|p| p.slot == slot && p.t > *t && p.cert.is_some_and(|c| c >= k))
                 {
-                    cert_lag[slot] = cert_lag[slot].max(p.t - t);
+                    *lag = lag.max(p.t - t);
                 }
             }
         }
@@ -356,8 +362,10 @@ impl Report {
                 ["A", "B"][i.slot],
                 i.pid,
                 i.spawned,
-                i.ready
-                    .map_or("–".to_string(), |r| format!("{:.0}", (r - i.spawned) * 1000.0)),
+                i.ready.map_or("–".to_string(), |r| format!(
+                    "{:.0}",
+                    (r - i.spawned) * 1000.0
+                )),
                 i.sigterm.map_or("–".to_string(), |t| format!("{t:.1}")),
                 if i.sigterm.is_some() {
                     i.in_flight_at_sigterm.to_string()
@@ -453,8 +461,14 @@ impl Report {
             let _ = writeln!(s, "| {} | {v} |", k.replace('|', "\\|"));
         }
         for (title, list) in [
-            ("Failed admissions (first 20)", sh.failures.lock().expect("f").clone()),
-            ("Wrong admissions (first 20)", sh.wrongs.lock().expect("w").clone()),
+            (
+                "Failed admissions (first 20)",
+                sh.failures.lock().expect("f").clone(),
+            ),
+            (
+                "Wrong admissions (first 20)",
+                sh.wrongs.lock().expect("w").clone(),
+            ),
         ] {
             if !list.is_empty() {
                 let _ = writeln!(s, "\n{title}:\n");

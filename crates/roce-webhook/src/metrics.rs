@@ -34,6 +34,7 @@ pub struct Metrics {
     count: AtomicU64,
     sum_micros: AtomicU64,
     profile_reloads: AtomicU64,
+    profile_reload_errors: AtomicU64,
     cert_reloads: AtomicU64,
     cert_reload_errors: AtomicU64,
     tls_errors: AtomicU64,
@@ -50,6 +51,7 @@ impl Default for Metrics {
             count: AtomicU64::new(0),
             sum_micros: AtomicU64::new(0),
             profile_reloads: AtomicU64::new(0),
+            profile_reload_errors: AtomicU64::new(0),
             cert_reloads: AtomicU64::new(0),
             cert_reload_errors: AtomicU64::new(0),
             tls_errors: AtomicU64::new(0),
@@ -90,6 +92,11 @@ impl Metrics {
     /// Count a change of the profile directory.
     pub fn profile_reload(&self) {
         self.profile_reloads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Count a profile file read with errors (refused, or denying the objects that name it).
+    pub fn profile_reload_error(&self) {
+        self.profile_reload_errors.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Count a certificate reload (`ok: false`: the new files did not load; the old certificate stays).
@@ -147,6 +154,12 @@ impl Metrics {
             "roce_webhook_profile_reloads_total",
             "Changes of the profile directory picked up.",
             get(&self.profile_reloads),
+        );
+        counter(
+            &mut s,
+            "roce_webhook_profile_reload_errors_total",
+            "Profile files read with errors: a changed file that loaded before keeps its previous version.",
+            get(&self.profile_reload_errors),
         );
         counter(
             &mut s,

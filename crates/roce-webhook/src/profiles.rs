@@ -3,6 +3,11 @@
 //!
 //! Every profile is loaded and lowered when the store starts and again when the files change; the result,
 //! a [`Plan`] or the diagnostics that kept it from loading, is what a review reads. A file in the directory wins over a built-in of the same name.
+//!
+//! A file that loaded and then changes into one that does not is refused: the version that loaded keeps
+//! serving (as a certificate that does not load leaves the old one in use), and the reload reports it. A
+//! file with errors and no earlier version (new, or present at start) is served as its diagnostics, so
+//! objects naming it are denied.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +31,26 @@ pub enum Lookup {
 
 /// A snapshot of the directory: for every profile file, its path, modification time and size.
 type Fingerprint = BTreeMap<String, (PathBuf, Option<SystemTime>, u64)>;
+
+/// A changed profile file that did not load: its previous version stays in use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// The profile (file stem).
+    pub name: String,
+    /// Why the new version does not load, one diagnostic a line.
+    pub errors: Vec<String>,
+}
+
+/// What a [`Profiles::reload_if_changed`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reload {
+    /// The directory changed and was read again.
+    pub changed: bool,
+    /// Changed files that did not load, kept at their previous version.
+    pub refused: Vec<Refused>,
+    /// Files with errors and no previous version: objects naming them are denied.
+    pub invalid: Vec<Refused>,
+}
 
 /// The profile store: built-ins plus an optional directory.
 #[derive(Debug)]
@@ -66,35 +91,78 @@ impl Profiles {
             .collect()
     }
 
+    /// The profile files served as their diagnostics (errors and no version that loaded), by name.
+    pub fn invalid(&self) -> Vec<String> {
+        let state = self.state.read().expect("profiles lock");
+        state
+            .files
+            .keys()
+            .filter(|name| matches!(state.cache.get(*name), Some(Lookup::Invalid(_))))
+            .cloned()
+            .collect()
+    }
+
     /// How many times the directory was (re)read with a change.
     pub fn generation(&self) -> u64 {
         self.state.read().expect("profiles lock").generation
     }
 
     /// Re-read the directory listing; when a file was added, removed or changed (or on the first call),
-    /// load and lower every profile again. Returns whether something changed.
-    pub fn reload_if_changed(&self) -> bool {
+    /// load and lower every profile again. A file that loaded before and does not now keeps its previous
+    /// version (reported in [`Reload::refused`]).
+    pub fn reload_if_changed(&self) -> Reload {
         let _guard = self.reloading.lock().expect("reload lock");
         let now = self.dir.as_deref().map(scan).unwrap_or_default();
         {
             let state = self.state.read().expect("profiles lock");
             if now == state.files && state.generation > 0 {
-                return false;
+                return Reload::default();
             }
         }
+        let mut reload = Reload {
+            changed: true,
+            ..Reload::default()
+        };
         // Every profile a label can name is lowered here, on the poll, so a review only reads the cache:
         // no file read or lowering on the request path, and no request waits for one.
         let mut cache: BTreeMap<String, Lookup> = builtin::names()
             .map(|name| (name.to_string(), load_one(name, &now, self.dir.as_deref())))
             .collect();
-        for name in now.keys() {
-            cache.insert(name.clone(), load_one(name, &now, self.dir.as_deref()));
+        {
+            // The previous versions; no other reload runs meanwhile (`reloading` is held).
+            let state = self.state.read().expect("profiles lock");
+            for name in now.keys() {
+                let lookup = load_one(name, &now, self.dir.as_deref());
+                let lookup = match (lookup, state.cache.get(name)) {
+                    // A bad edit of a file that loaded: refuse it, keep serving what loaded. Denying every
+                    // object that names the profile until someone fixes the ConfigMap would turn a typo
+                    // into an outage of admissions.
+                    (Lookup::Invalid(errors), Some(Lookup::Plan(previous)))
+                        if state.files.contains_key(name) =>
+                    {
+                        reload.refused.push(Refused {
+                            name: name.clone(),
+                            errors: errors.to_vec(),
+                        });
+                        Lookup::Plan(previous.clone())
+                    }
+                    (Lookup::Invalid(errors), _) => {
+                        reload.invalid.push(Refused {
+                            name: name.clone(),
+                            errors: errors.to_vec(),
+                        });
+                        Lookup::Invalid(errors)
+                    }
+                    (lookup, _) => lookup,
+                };
+                cache.insert(name.clone(), lookup);
+            }
         }
         let mut state = self.state.write().expect("profiles lock");
         state.files = now;
         state.cache = cache;
         state.generation += 1;
-        true
+        reload
     }
 
     /// Resolve `name`: a file of the directory first, then a built-in.

@@ -149,7 +149,7 @@ impl Server {
         tokio::pin!(shutdown);
         log_event(
             &state,
-            json!({"event": "listening", "addr": listener.local_addr().ok().map(|a| a.to_string()), "profiles": state.profiles.files()}),
+            json!({"event": "listening", "addr": listener.local_addr().ok().map(|a| a.to_string()), "profiles": state.profiles.files(), "invalid": state.profiles.invalid()}),
         );
         loop {
             tokio::select! {
@@ -225,11 +225,25 @@ async fn poll(state: Arc<State>) {
         let Ok((profiles, cert)) = changed else {
             continue;
         };
-        if profiles {
+        if profiles.changed {
             state.metrics.profile_reload();
             log_event(
                 &state,
                 json!({"event": "profiles reloaded", "profiles": state.profiles.files()}),
+            );
+        }
+        for r in &profiles.refused {
+            state.metrics.profile_reload_error();
+            log_event(
+                &state,
+                json!({"level": "warn", "event": "profile change refused; keeping the previous version", "profile": r.name, "errors": r.errors}),
+            );
+        }
+        for r in &profiles.invalid {
+            state.metrics.profile_reload_error();
+            log_event(
+                &state,
+                json!({"level": "warn", "event": "profile has errors; objects naming it are denied", "profile": r.name, "errors": r.errors}),
             );
         }
         match cert {

@@ -50,7 +50,20 @@ pub fn load(cert: &Path, key: &Path) -> Result<Arc<CertifiedKey>, String> {
         PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| format!("{}: {e}", key.display()))?;
     let signer = rustls::crypto::ring::sign::any_supported_type(&der)
         .map_err(|e| format!("{}: {e}", key.display()))?;
-    Ok(Arc::new(CertifiedKey::new(chain, signer)))
+    let certified = CertifiedKey::new(chain, signer);
+    // A pair read while a renewal is half written (the certificate new, the key still the old one) loads
+    // without error but fails every handshake; refuse it, so the old pair serves until the key arrives.
+    match certified.keys_match() {
+        Ok(()) | Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::Unknown)) => {}
+        Err(e) => {
+            return Err(format!(
+                "{} does not belong to {}: {e}",
+                key.display(),
+                cert.display()
+            ));
+        }
+    }
+    Ok(Arc::new(certified))
 }
 
 impl CertStore {
@@ -111,4 +124,41 @@ pub fn server_config(store: Arc<CertStore>) -> Result<Arc<rustls::ServerConfig>,
     .with_cert_resolver(store);
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair() -> (String, String) {
+        let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).expect("rcgen");
+        (ck.cert.pem(), ck.signing_key.serialize_pem())
+    }
+
+    /// A renewal written as two files is seen half done when a poll falls between them: that pair must
+    /// not replace the one in use (it would fail every handshake until the next poll).
+    #[test]
+    fn a_half_written_renewal_keeps_the_old_pair() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, key) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+        let (old_cert, old_key) = pair();
+        let (new_cert, new_key) = pair();
+        std::fs::write(&cert, &old_cert).unwrap();
+        std::fs::write(&key, &old_key).unwrap();
+        let store = CertStore::open(cert.clone(), key.clone()).unwrap();
+        let in_use = || store.current.read().unwrap().0.cert[0].to_vec();
+        let old_der = in_use();
+        // The certificate first; a larger file, so the stamp changes even within the mtime's resolution.
+        std::fs::write(&cert, format!("{new_cert}\n")).unwrap();
+        let half = store.reload_if_changed();
+        assert!(
+            matches!(&half, Some(Err(e)) if e.contains("does not belong")),
+            "{half:?}"
+        );
+        assert_eq!(in_use(), old_der, "a mismatched pair replaced the old one");
+        std::fs::write(&key, format!("{new_key}\n")).unwrap();
+        assert_eq!(store.reload_if_changed(), Some(Ok(())));
+        assert_ne!(in_use(), old_der);
+        assert!(load(&cert, &key).is_ok());
+    }
 }

@@ -221,6 +221,69 @@ async fn profile_directory_is_reread() {
     run.stop().await;
 }
 
+/// A changed profile file that does not load is refused: the version that loaded keeps serving (the soak,
+/// bench/webhook-soak, found every object naming it denied instead), the refusal is counted, and the next
+/// valid version is taken. A server that starts on the bad file has no version to keep: it denies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_change_is_refused_and_the_previous_version_serves() {
+    let run = support::start(|_| {}).await;
+    let file = run.profiles.join("my-team.kdl");
+    let version = |debug: &str| {
+        format!(
+            "profile \"my-team/gb300\" extends=\"coreweave/gb300-roce\" {{\n    nccl debug=\"{debug}\"\n}}\n"
+        )
+    };
+    let debug_of = |response: &Value| {
+        assert_eq!(response["response"]["allowed"], true, "{response:#}");
+        let patch = support::patch_of(response).expect("patched").to_string();
+        ["WARN", "INFO", "TRACE"]
+            .into_iter()
+            .find(|d| patch.contains(&format!("\"{d}\"")))
+            .unwrap_or("none")
+    };
+    support::write_atomic(&file, &version("WARN"));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let response = support::mutate(&run, &support::pod(Some("my-team"))).await;
+    assert_eq!(debug_of(&response), "WARN");
+    for bad in [
+        // A rule error, then a syntax error.
+        "profile \"my-team/gb300\" extends=\"coreweave/gb300-roce\" {\n    nccl ib-hca=\"mlx9\" debug=\"INFO\"\n}\n",
+        "profile \"my-team/gb300\" {\n",
+    ] {
+        support::write_atomic(&file, bad);
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let response = support::mutate(&run, &support::pod(Some("my-team"))).await;
+        assert_eq!(debug_of(&response), "WARN", "{bad}");
+    }
+    let (_, body) = support::request(run.addr, &run.ca, "GET", "/metrics", Vec::new())
+        .await
+        .unwrap();
+    let metrics = String::from_utf8(body).unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "roce_webhook_profile_reload_errors_total 2"),
+        "{metrics}"
+    );
+    support::write_atomic(&file, &version("TRACE"));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let response = support::mutate(&run, &support::pod(Some("my-team"))).await;
+    assert_eq!(debug_of(&response), "TRACE");
+    run.stop().await;
+    // Started on a bad file: nothing to keep.
+    let bad = tempfile::tempdir().unwrap();
+    std::fs::write(
+        bad.path().join("my-team.kdl"),
+        "profile \"my-team/gb300\" {\n",
+    )
+    .unwrap();
+    let dir = bad.path().to_path_buf();
+    let fresh = support::start(|c| c.profiles = Some(dir)).await;
+    let denied = support::mutate(&fresh, &support::pod(Some("my-team"))).await;
+    assert_eq!(denied["response"]["allowed"], false, "{denied:#}");
+    fresh.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_bodies_get_4xx_the_server_keeps_serving_and_metrics_count() {
     let run = support::start(|c| c.body_limit = 64 * 1024).await;
