@@ -17,7 +17,7 @@
 //!
 //! Usage: webhook-soak --server PATH [--smoke] [--seconds S] [--rate N] [--cert-every S]
 //!        [--profiles-every S] [--restart-every S] [--poll S] [--timeout-ms MS] [--sample-every S]
-//!        [--out FILE.md]
+//!        [--window S] [--out FILE.md] [--build PROFILE]
 
 // The soak runs only from `bench/webhook-soak`; under `cargo test` only the model's unit tests run.
 #![cfg_attr(test, allow(dead_code))]
@@ -61,6 +61,8 @@ pub struct Opts {
     pub server: PathBuf,
     pub out: Option<PathBuf>,
     pub smoke: bool,
+    /// The cargo profile the replicas were built with (for the report).
+    pub build: String,
 }
 
 impl Opts {
@@ -101,6 +103,7 @@ impl Opts {
             ),
             out: get("--out").map(PathBuf::from),
             smoke,
+            build: get("--build").unwrap_or_else(|| "unknown".to_string()),
         }
     }
 }

@@ -245,8 +245,35 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "Machine: {}, shared with other builds. Load average (1 min) before the run {:.2}; during it \
-             {:.2}–{:.2}, mean {:.2}.\n",
+            "Run by hand, not by `cargo test` or `bench/run`: `bench/webhook-soak` is the full soak (it \
+             writes this file and `soak-results.json` beside it); `bench/webhook-soak --smoke` is a one-minute \
+             variant (200/s, every period divided by 5) that prints its report; both exit 1 on any failed or \
+             wrong admission. Method (bench/soak/main.rs, model.rs): two `roce-webhook` processes ({} \
+             build) on 127.0.0.1; an open-loop client behaving like the API server: keep-alive HTTPS \
+             (HTTP/1.1) connections pooled per replica, each admission sent to one replica, a per-request \
+             timeout, and one retry on the other replica when the connection fails or times out. Files are \
+             swapped as the kubelet swaps a mounted Secret or ConfigMap (a new hidden directory, then one \
+             rename of the `..data` symlink). Each certificate is a new key and leaf signed by the run's one \
+             CA, which the client trusts. The profile directory holds `soak-other.kdl` (never changes) and \
+             `soak-team.kdl`, rewritten alternately with a valid version (its `SOAK_GENERATION` env value \
+             goes up, so the expected patch changes) and an invalid one (a rule error, then a syntax error), \
+             which must be refused while the version before keeps serving. Replica A gets SIGTERM and is \
+             started again on the same port; B runs the whole time, so a leak shows in it over the whole run. \
+             **Every answer is checked**: its JSONPatch applied to the request object must give the object \
+             `apply_object` (the webhook's library call) makes under a profile version the replica may have \
+             in force, and `apply_object` was checked equal to `roce apply`'s own path (`apply` on the \
+             object's YAML, read back) for every object and version; an object that needs no change must get \
+             no patch. The mix: Pods and Deployments of 6 built-ins and both directory profiles, an already \
+             wired Pod, unlabelled ones. For {} s after a directory change both the old and the new version \
+             are accepted: a replica sees the change at its next poll (every {} s) and reloads on its own, \
+             asynchronously; the report gives how late an old answer was actually seen. Latency is from each \
+             admission's scheduled time (no coordinated omission), retry included.\n",
+            o.build, o.window, o.poll
+        );
+        let _ = writeln!(
+            s,
+            "Machine: {}, shared with other engineers' builds. Load average (1 min) before the run {:.2}; \
+             during it {:.2}–{:.2}, mean {:.2}.\n",
             crate::replicas::machine(),
             self.load_before[0],
             self.load_during.0,
