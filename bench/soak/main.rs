@@ -818,6 +818,11 @@ fn main() -> std::process::ExitCode {
         for slot in 0..2 {
             let id = start_instance(&sh, slot);
             wait_ready(&sh, id, slot).await;
+            // Half a poll interval apart, so the two replicas see a change at different times (and the
+            // change times do not fall on a poll of both).
+            if slot == 0 {
+                tokio::time::sleep(Duration::from_secs_f64(sh.opts.poll as f64 / 2.0)).await;
+            }
         }
         eprintln!(
             "webhook-soak: replicas on {} and {}; {} admissions/s for {} s",
