@@ -17,7 +17,7 @@
 //!
 //! Usage: webhook-soak --server PATH [--smoke] [--seconds S] [--rate N] [--cert-every S]
 //!        [--profiles-every S] [--restart-every S] [--poll S] [--timeout-ms MS] [--sample-every S]
-//!        [--window S] [--out FILE.md] [--build PROFILE]
+//!        [--window S] [--stall-at S [--stall-ms MS]] [--out FILE.md] [--build PROFILE]
 
 // The soak runs only from `bench/webhook-soak`; under `cargo test` only the model's unit tests run.
 #![cfg_attr(test, allow(dead_code))]
@@ -63,6 +63,9 @@ pub struct Opts {
     pub smoke: bool,
     /// The cargo profile the replicas were built with (for the report).
     pub build: String,
+    /// Freeze both replicas (SIGSTOP) at this second for `stall_ms`: a recovery test, off by default.
+    pub stall_at: Option<f64>,
+    pub stall_ms: u64,
 }
 
 impl Opts {
@@ -104,6 +107,8 @@ impl Opts {
             out: get("--out").map(PathBuf::from),
             smoke,
             build: get("--build").unwrap_or_else(|| "unknown".to_string()),
+            stall_at: get("--stall-at").map(|v| v.parse().expect("--stall-at: seconds")),
+            stall_ms: num("--stall-ms", 2000.0) as u64,
         }
     }
 }
@@ -193,6 +198,8 @@ pub(crate) struct Shared {
     children: Mutex<Vec<Option<Child>>>,
     current: [AtomicUsize; 2],
     pools: [Mutex<Vec<Pooled>>; 2],
+    /// Signalled when a connection goes back to the pool.
+    returned: [tokio::sync::Notify; 2],
     open: [Arc<AtomicI64>; 2],
     in_flight: [AtomicU64; 2],
     outstanding: AtomicU64,
@@ -252,18 +259,56 @@ async fn new_connection(sh: &Shared, slot: usize) -> Result<Pooled, String> {
     })
 }
 
-/// An idle pooled connection that is still open, else a new one. A pooled connection found closed
-/// before anything was written on it is dropped, as Go's transport does, not counted as a failure.
-async fn connection(sh: &Shared, slot: usize) -> Result<Pooled, String> {
+/// An idle pooled connection that is still open.
+async fn idle(sh: &Shared, slot: usize) -> Option<Pooled> {
     loop {
-        let pooled = sh.pools[slot].lock().expect("pool").pop();
-        match pooled {
-            Some(mut c) => {
-                if !c.send.is_closed() && c.send.ready().await.is_ok() {
-                    return Ok(c);
-                }
-            }
-            None => return new_connection(sh, slot).await,
+        let mut c = sh.pools[slot].lock().expect("pool").pop()?;
+        // A pooled connection found closed before anything was written on it is dropped, as Go's
+        // transport does, and not counted as a failure.
+        if !c.send.is_closed() && c.send.ready().await.is_ok() {
+            return Some(c);
+        }
+    }
+}
+
+/// Put a connection back (at most [`IDLE_PER_REPLICA`] idle) and wake a request waiting for one.
+fn put_back(sh: &Shared, slot: usize, c: Pooled) {
+    {
+        let mut pool = sh.pools[slot].lock().expect("pool");
+        if pool.len() < IDLE_PER_REPLICA {
+            pool.push(c);
+        }
+    }
+    sh.returned[slot].notify_one();
+}
+
+/// An idle connection, else a new one, as Go's transport (the API server's client) gets one: while the
+/// new connection is being made, a connection another request gives back is taken instead, and the new
+/// one goes to the pool when it is ready. So a stall of the replica does not leave every late request
+/// waiting on a TLS handshake of its own.
+async fn connection(sh: &Arc<Shared>, slot: usize) -> Result<Pooled, String> {
+    if let Some(c) = idle(sh, slot).await {
+        return Ok(c);
+    }
+    let (tx, mut dialed) = tokio::sync::oneshot::channel();
+    let s = sh.clone();
+    tokio::spawn(async move {
+        let r = new_connection(&s, slot).await;
+        // The request took another connection meanwhile: pool this one.
+        if let Err(Ok(c)) = tx.send(r) {
+            put_back(&s, slot, c);
+        }
+    });
+    loop {
+        let returned = sh.returned[slot].notified();
+        tokio::pin!(returned);
+        returned.as_mut().enable();
+        if let Some(c) = idle(sh, slot).await {
+            return Ok(c);
+        }
+        tokio::select! {
+            () = &mut returned => {}
+            r = &mut dialed => return r.map_err(|_| "the dial task ended".to_string())?,
         }
     }
 }
@@ -274,7 +319,7 @@ struct Attempt {
 }
 
 /// One try on replica `slot`, within the per-request timeout.
-async fn attempt(sh: &Shared, slot: usize, body: Bytes) -> Attempt {
+async fn attempt(sh: &Arc<Shared>, slot: usize, body: Bytes) -> Attempt {
     let deadline = tokio::time::Instant::now() + Duration::from_millis(sh.opts.timeout_ms);
     let mut conn = match tokio::time::timeout_at(deadline, connection(sh, slot)).await {
         Ok(Ok(c)) => c,
@@ -305,10 +350,7 @@ async fn attempt(sh: &Shared, slot: usize, body: Bytes) -> Attempt {
     sh.in_flight[slot].fetch_sub(1, Ordering::SeqCst);
     let inst = conn.inst;
     if result.is_ok() && !conn.send.is_closed() {
-        let mut pool = sh.pools[slot].lock().expect("pool");
-        if pool.len() < IDLE_PER_REPLICA {
-            pool.push(conn);
-        }
+        put_back(sh, slot, conn);
     }
     // A request that was on a replica when it got SIGTERM must be answered (drained), not dropped.
     let mut instances = sh.instances.lock().expect("instances");
@@ -605,6 +647,7 @@ enum Action {
     Cert(u32),
     Profiles(u32),
     Restart,
+    Stall,
 }
 
 /// The profile directory's files for change `k` (0: valid generation 2, 1: invalid, 2: generation 3…).
@@ -643,6 +686,9 @@ fn schedule(o: &Opts) -> Vec<(f64, Action)> {
             Action::Restart,
         ));
         k += 1.0;
+    }
+    if let Some(at) = o.stall_at {
+        plan.push((at, Action::Stall));
     }
     plan.sort_by(|a, b| a.0.total_cmp(&b.0));
     plan
@@ -703,6 +749,23 @@ async fn conductor(sh: Arc<Shared>, ca: Arc<Ca>, mut tls: Volume, mut dir: Volum
             }
             Action::Restart => {
                 tokio::spawn(restart(sh.clone(), 0));
+            }
+            Action::Stall => {
+                // Both replicas frozen (SIGSTOP), as a machine that stops running them would: does the
+                // pair recover once they run again?
+                let pids: Vec<u32> = (0..2)
+                    .map(|slot| {
+                        let id = sh.current[slot].load(Ordering::SeqCst);
+                        sh.instances.lock().expect("instances")[id].pid
+                    })
+                    .collect();
+                for p in &pids {
+                    replicas::signal(*p, "STOP");
+                }
+                tokio::time::sleep(Duration::from_millis(sh.opts.stall_ms)).await;
+                for p in &pids {
+                    replicas::signal(*p, "CONT");
+                }
             }
         }
     }
@@ -794,6 +857,7 @@ fn main() -> std::process::ExitCode {
         children: Mutex::new(Vec::new()),
         current: [AtomicUsize::new(0), AtomicUsize::new(0)],
         pools: [Mutex::new(Vec::new()), Mutex::new(Vec::new())],
+        returned: [tokio::sync::Notify::new(), tokio::sync::Notify::new()],
         open: [Arc::new(AtomicI64::new(0)), Arc::new(AtomicI64::new(0))],
         in_flight: [AtomicU64::new(0), AtomicU64::new(0)],
         outstanding: AtomicU64::new(0),

@@ -296,6 +296,13 @@ impl Report {
             o.window,
             o.sample_every
         );
+        if let Some(at) = o.stall_at {
+            let _ = writeln!(
+                s,
+                "Recovery test: both replicas frozen (SIGSTOP) for {} ms at {at} s.\n",
+                o.stall_ms
+            );
+        }
         let _ = writeln!(s, "| admissions | count |\n|---|---|");
         let _ = writeln!(s, "| sent | {} |", self.sent);
         let _ = writeln!(
