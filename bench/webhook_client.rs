@@ -14,21 +14,23 @@ use hyper_util::rt::TokioIo;
 use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 
-/// A client configuration (ring, TLS 1.2 and 1.3) trusting exactly `roots`.
+/// A client configuration (ring, TLS 1.2 and 1.3, no session resumption) trusting exactly `roots`.
 pub fn client_config(roots: &[CertificateDer<'static>]) -> Arc<rustls::ClientConfig> {
     let mut store = rustls::RootCertStore::empty();
     for r in roots {
         store.add(r.clone()).expect("a root certificate");
     }
-    Arc::new(
-        rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .expect("TLS versions")
-        .with_root_certificates(store)
-        .with_no_client_auth(),
-    )
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_root_certificates(store)
+    .with_no_client_auth();
+    // Every connection a full handshake, as the API server's Go client makes them (no session cache);
+    // a resumed session would also report the certificate of the session, not the one served now.
+    config.resumption = rustls::client::Resumption::disabled();
+    Arc::new(config)
 }
 
 /// A connection: the sender, the certificate the server presented, and the task driving it (it ends when

@@ -536,6 +536,7 @@ impl Report {
                 "issued_at_s": sh.leaves.lock().expect("leaves").iter().map(|l| l.0).collect::<Vec<_>>(),
                 "longest_lag_s": self.cert_lag, "stale_probes": self.cert_stale, "probes": self.cert_probes,
             },
+            "probes": *sh.probes.lock().expect("probes"),
             "old_version_after_change_s": *sh.old_after_change.lock().expect("lag"),
             "retry_reasons": *sh.retry_reasons.lock().expect("reasons"),
             "log_events": self.log_events,
