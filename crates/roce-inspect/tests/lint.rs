@@ -650,3 +650,52 @@ fn the_gpu_device_plugin_meets_the_driver_directory_mount() {
     let no_gib = pod.replace("mountPath: /usr/local/gib", "mountPath: /opt/unused");
     assert!(codes(&no_gib).contains(&Code::LintHostMount));
 }
+
+#[test]
+fn a_lone_rank_without_nccl_shm_only_differs_on_dev_shm() {
+    let name = "azure/gb300-ib-dranet";
+    let l = linter(name, None);
+    let plan = roce_render::plan::lower(&profile(name));
+    let pod = roce_render::render(&plan, roce_render::Target::Pod, &Default::default()).unwrap()[0]
+        .contents
+        .clone();
+    let shm = |text: &str| -> Vec<roce_model::Severity> {
+        l.lint(Source::new("p.yaml", text.to_string()))
+            .problems
+            .iter()
+            .filter(|p| p.code == Code::LintShm)
+            .map(|p| p.severity)
+            .collect()
+    };
+    assert_eq!(shm(&pod), Vec::new());
+    let no_shm = pod
+        .replace(
+            "    volumeMounts:\n    - name: dshm\n      mountPath: /dev/shm\n",
+            "",
+        )
+        .replace(
+            "  volumes:\n  - name: dshm\n    emptyDir:\n      medium: Memory\n",
+            "",
+        );
+    assert_ne!(no_shm, pod);
+    // Four GPUs by the claim: their ranks share /dev/shm.
+    assert_eq!(shm(&no_shm), vec![roce_model::Severity::Warning]);
+    let shm_off = no_shm.replace(
+        "    env:\n",
+        "    env:\n    - name: NCCL_SHM_DISABLE\n      value: \"1\"\n",
+    );
+    assert_eq!(shm(&shm_off), vec![roce_model::Severity::Warning]);
+    // One GPU, NCCL's shared-memory transport off: no peer in the pod to reach through /dev/shm.
+    let lone = shm_off.replace(
+        "          count: 4\n      - name: nic",
+        "          count: 1\n      - name: nic",
+    );
+    assert_ne!(lone, shm_off);
+    assert_eq!(shm(&lone), vec![roce_model::Severity::Info]);
+    // One GPU with the transport on: still slower without it.
+    let lone_shm_on = no_shm.replace(
+        "          count: 4\n      - name: nic",
+        "          count: 1\n      - name: nic",
+    );
+    assert_eq!(shm(&lone_shm_on), vec![roce_model::Severity::Warning]);
+}

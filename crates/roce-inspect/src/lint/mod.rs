@@ -620,7 +620,7 @@ impl<'a> Cx<'a> {
                         self.clique_affinity(t, v);
                     }
                 }
-                Need::SharedMemory => self.shm(c, &owner),
+                Need::SharedMemory => self.shm(c, &owner, w),
                 Need::HostNetwork => self.host_network_mode(t, v, c, w, privileged.is_some()),
                 Need::HostDirectories => self.host_mounts(v, c, &owner, w),
                 Need::TopologyFile => self.topology_file(v, c, &owner, w),
@@ -677,23 +677,12 @@ impl<'a> Cx<'a> {
         );
     }
 
-    /// Does the container request or limit one of the profile's fabric resources?
-    /// Does the pod get its RDMA devices in its own form: a device-plugin resource or a NIC claim that is
-    /// not the profile's?
+    /// Does the pod get its RDMA devices in its own form ([`Wiring::rdma_devices_own`])?
     fn own_devices(&self, w: &Wiring<'a>) -> bool {
-        let plan = &self.linter.plan;
-        match w.rdma_access() {
-            Some(RdmaAccess::Resource(r)) => !plan
-                .wiring
-                .as_ref()
-                .is_some_and(|p| p.resources.iter().any(|(name, _)| name.as_str() == r)),
-            Some(RdmaAccess::Claim(c)) => {
-                plan.dra_spec.nics.dra().map(|n| n.claim().as_str()) != Some(c.as_str())
-            }
-            _ => false,
-        }
+        w.rdma_devices_own(&self.linter.plan)
     }
 
+    /// Does the container request or limit one of the profile's fabric resources?
     fn requests_profile_resource(&self, c: &Node) -> bool {
         self.linter.plan.wiring.as_ref().is_some_and(|w| {
             w.resources.iter().any(|(name, _)| {
@@ -788,24 +777,29 @@ impl<'a> Cx<'a> {
         );
     }
 
-    /// A memory-backed `/dev/shm`: anything mounted there.
-    fn shm(&mut self, c: &Node, owner: &str) {
+    /// A memory-backed `/dev/shm`: anything mounted there. A rank alone with its GPU whose NCCL runs
+    /// without the shared-memory transport (`NCCL_SHM_DISABLE=1`) has no peer in the pod to reach through
+    /// /dev/shm: there the missing mount only differs from the profile.
+    fn shm(&mut self, c: &Node, owner: &str, w: &Wiring) {
         let mounted = entry(c, "volumeMounts").is_some_and(|m| match &m.node.value {
             Value::Seq(items) => items
                 .iter()
                 .any(|i| text(i, "mountPath") == Some("/dev/shm")),
             _ => false,
         });
-        if !mounted {
-            self.push(
-                Problem::new(
-                    Code::LintShm,
-                    format!("{owner} mounts nothing at /dev/shm: the container runtime's {} MiB default is too small for NCCL's and UCX's shared-memory transports", roce_model::fabric::attach::RUNTIME_SHM_BYTES >> 20),
-                )
-                .at(self.container_at(c, &["volumeMounts"]), "no /dev/shm")
-                .help(format!("mount an `emptyDir: {{medium: Memory}}` volume at /dev/shm, or run `{}`", self.hint)),
-            );
+        if mounted {
+            return;
         }
+        let mut p = Problem::new(
+            Code::LintShm,
+            format!("{owner} mounts nothing at /dev/shm: the container runtime's {} MiB default is too small for NCCL's and UCX's shared-memory transports", roce_model::fabric::attach::RUNTIME_SHM_BYTES >> 20),
+        )
+        .at(self.container_at(c, &["volumeMounts"]), "no /dev/shm")
+        .help(format!("mount an `emptyDir: {{medium: Memory}}` volume at /dev/shm, or run `{}`", self.hint));
+        if w.nccl_shm_off() && !w.several_gpus() {
+            p.severity = Severity::Info;
+        }
+        self.push(p);
     }
 
     /// [`Cx::env`] for a worker, with the env it gets besides its own `env`: `envFrom` ConfigMaps of the

@@ -47,6 +47,8 @@ builtins!(
     "gcp/a4x",
     "gcp/a4x-max",
     "azure/ndv5-ib",
+    "azure/gb300-ib",
+    "azure/gb300-ib-dranet",
     "oci/h100-roce",
     "oci/h100-hostnet",
     "nebius/h100-ib",

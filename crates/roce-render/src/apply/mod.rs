@@ -420,15 +420,7 @@ impl Have {
         Have {
             met: edits::Met {
                 nics,
-                own_devices: nics
-                    || match &access {
-                        Some(RdmaAccess::Resource(r)) => !profile_resource(r),
-                        // Another claim than the profile's own NIC claim.
-                        Some(RdmaAccess::Claim(c)) => {
-                            plan.dra_spec.nics.dra().map(|n| n.claim().as_str()) != Some(c.as_str())
-                        }
-                        _ => false,
-                    },
+                own_devices: nics || w.rdma_devices_own(plan),
                 rdma: match access {
                     Some(RdmaAccess::Resource(r)) => !profile_resource(&r),
                     Some(RdmaAccess::Claim(_) | RdmaAccess::Privileged | RdmaAccess::Injected) => {
