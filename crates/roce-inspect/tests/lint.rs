@@ -615,14 +615,19 @@ fn host_network_is_the_mode_of_the_host_network_profile_only() {
 /// GKE's GPU device plugin mounts the node's driver directory at /usr/local/nvidia for a container with
 /// `nvidia.com/gpu`: the gIB profile's `library-dir-host` mount is met by the GPU request, not by a volume;
 /// the gIB plugin's own directory is not.
+/// The Pod target of a built-in.
+fn rendered_pod(name: &str) -> String {
+    let plan = roce_render::plan::lower(&profile(name));
+    roce_render::render(&plan, roce_render::Target::Pod, &Default::default()).unwrap()[0]
+        .contents
+        .clone()
+}
+
 #[test]
 fn the_gpu_device_plugin_meets_the_driver_directory_mount() {
     let name = "gcp/a3-ultra";
     let l = linter(name, None);
-    let plan = roce_render::plan::lower(&profile(name));
-    let pod = roce_render::render(&plan, roce_render::Target::Pod, &Default::default()).unwrap()[0]
-        .contents
-        .clone();
+    let pod = rendered_pod(name);
     let codes = |text: &str| -> Vec<Code> {
         l.lint(Source::new("p.yaml", text.to_string()))
             .problems
@@ -655,10 +660,7 @@ fn the_gpu_device_plugin_meets_the_driver_directory_mount() {
 fn a_lone_rank_without_nccl_shm_only_differs_on_dev_shm() {
     let name = "azure/gb300-ib-dranet";
     let l = linter(name, None);
-    let plan = roce_render::plan::lower(&profile(name));
-    let pod = roce_render::render(&plan, roce_render::Target::Pod, &Default::default()).unwrap()[0]
-        .contents
-        .clone();
+    let pod = rendered_pod(name);
     let shm = |text: &str| -> Vec<roce_model::Severity> {
         l.lint(Source::new("p.yaml", text.to_string()))
             .problems
