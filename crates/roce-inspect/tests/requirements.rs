@@ -36,6 +36,7 @@ fn codes(need: Need) -> &'static [Code] {
         Need::HostNetwork => &[Code::LintHostNetwork],
         Need::HostDirectories => &[Code::LintHostMount],
         Need::TopologyFile => &[Code::LintTopologyFile],
+        Need::InspectorOutput => &[Code::LintInspectorOutput],
         Need::Environment => &[Code::LintEnvMissing, Code::LintProviderEnv],
     }
 }

@@ -17,7 +17,9 @@ fn echoed_when_set(name: &str, e: &Explanation) -> bool {
         true
     } else if name == vars::NCCL_IB_HCA.name {
         e.ib_probed
-    } else if name == vars::NCCL_NET_PLUGIN.name {
+    } else if name == vars::NCCL_NET_PLUGIN.name || name == vars::NCCL_PROFILER_PLUGIN.name {
+        // Both echoed from 2.28 on (`src/plugin/net.cc`, `src/plugin/profiler.cc:55`): the profile's
+        // Inspector (`NCCL_PROFILER_PLUGIN`) missing from such a log was never loaded.
         e.nccl_version
             .as_deref()
             .is_some_and(|v| !verdict::version_lt(v, 2, 28))
