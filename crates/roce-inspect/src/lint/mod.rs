@@ -1239,14 +1239,13 @@ impl<'a> Cx<'a> {
             Problem::new(
                 Code::LintInspectorOutput,
                 format!(
-                    "{owner} mounts volume `{volume}` at {}, not the node's {h}: the Inspector's records do not reach the node directory the profile names",
+                    "{owner} mounts volume `{volume}` at {}, but not from the node's {h} (a `hostPath`): the Inspector's records stay out of the node's directory the profile names",
                     i.dump_dir()
                 ),
             )
             .at(mount.origin, format!("the node's {h} expected"))
             .help(format!(
-                "make `{volume}` a `hostPath` of {h}, or run `{}`",
-                self.hint
+                "make `{volume}` a `hostPath` of {h} (`roce apply` keeps a volume the container already mounts there)"
             )),
         );
     }

@@ -253,3 +253,113 @@ mod tests {
         assert!(!is_observability("NCCL_IB_HCA") && !is_inspector_var(NCCL_RUN_DIAGNOSTICS));
     }
 }
+
+#[cfg(test)]
+mod walk_tests {
+    use crate::fabric::env::profile_env;
+    use crate::{BuiltinsOnly, Code, Format, Source, load};
+
+    fn load_text(name: &str, text: &str) -> crate::Loaded {
+        let format = if name.ends_with(".kdl") {
+            Format::Kdl
+        } else {
+            Format::Yaml
+        };
+        load(Source::with_format(name, text, format), &BuiltinsOnly)
+    }
+
+    fn env_of(l: &crate::Loaded) -> Vec<String> {
+        profile_env(l.profile.as_ref().unwrap())
+            .into_iter()
+            .filter(|v| super::is_observability(&v.name))
+            .map(|v| format!("{}={}", v.name, v.value))
+            .collect()
+    }
+
+    #[test]
+    fn kdl_and_yaml_read_the_same_inspector() {
+        let kdl = load_text(
+            "p.kdl",
+            r#"profile "t/p" extends="coreweave/h100-ib" {
+                nccl diagnostics=#true {
+                    inspector "prometheus" dump-dir="/var/lib/x" host-path="/srv/x" interval-us=60000000
+                }
+            }"#,
+        );
+        let yaml = load_text(
+            "p.yaml",
+            "name: t/p\nextends: coreweave/h100-ib\nnccl:\n  diagnostics: true\n  inspector:\n    format: prometheus\n    dump-dir: /var/lib/x\n    host-path: /srv/x\n    interval-us: 60000000\n",
+        );
+        assert!(!kdl.has_errors(), "{:#?}", kdl.problems);
+        assert_eq!(kdl.profile, yaml.profile);
+        assert_eq!(
+            env_of(&kdl),
+            [
+                "NCCL_RUN_DIAGNOSTICS=1",
+                "NCCL_PROFILER_PLUGIN=inspector",
+                "NCCL_INSPECTOR_ENABLE=1",
+                "NCCL_INSPECTOR_PROM_DUMP=1",
+                "NCCL_INSPECTOR_DUMP_DIR=/var/lib/x",
+                "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=60000000",
+            ]
+        );
+        let p = kdl.profile.unwrap();
+        assert_eq!(
+            p.nccl.inspector.unwrap().value.host_path(),
+            Some("/srv/x")
+        );
+    }
+
+    #[test]
+    fn defaults_fill_in_and_false_sets_nothing() {
+        let base = r#"profile "t/p" extends="coreweave/h100-ib" { nccl diagnostics=#false { inspector "json" } }"#;
+        assert_eq!(
+            env_of(&load_text("p.kdl", base)),
+            [
+                "NCCL_PROFILER_PLUGIN=inspector",
+                "NCCL_INSPECTOR_ENABLE=1",
+                "NCCL_INSPECTOR_DUMP_DIR=/var/log/nccl-inspector",
+                "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS=500",
+            ]
+        );
+        let off = "name: t/q\nextends: coreweave/h100-ib\nnccl:\n  diagnostics: false\n";
+        assert!(env_of(&load_text("q.yaml", off)).is_empty());
+    }
+
+    #[test]
+    fn bad_values_are_coded() {
+        for (text, code) in [
+            (
+                r#"profile "t/p" extends="coreweave/h100-ib" { nccl { inspector dump-dir="/d" } }"#,
+                Code::MissingKey,
+            ),
+            (
+                r#"profile "t/p" extends="coreweave/h100-ib" { nccl { inspector "csv" } }"#,
+                Code::InvalidValue,
+            ),
+            (
+                r#"profile "t/p" extends="coreweave/h100-ib" { nccl { inspector "json" dump-dir="logs" } }"#,
+                Code::InvalidValue,
+            ),
+            (
+                r#"profile "t/p" extends="coreweave/h100-ib" { nccl { inspector "json" interval-us=0 } }"#,
+                Code::InvalidValue,
+            ),
+            (
+                r#"profile "t/p" extends="coreweave/h100-ib" { nccl { inspector "json" dump_dir="/d" } }"#,
+                Code::UnknownKey,
+            ),
+            (
+                r#"profile "t/p" extends="coreweave/h100-ib" { nccl diagnostics="yes" }"#,
+                Code::TypeMismatch,
+            ),
+        ] {
+            let l = load_text("p.kdl", text);
+            assert!(
+                l.problems.iter().any(|p| p.code == code),
+                "{text}: {:#?}",
+                l.problems
+            );
+        }
+    }
+}

@@ -871,10 +871,10 @@ pub(crate) const NCCL: Section = Section {
             diff: Diff::No,
             rows: &[Row {
                 kdl: r#"`inspector "json" …` (a child of `nccl`)"#,
-                yaml: "`inspector: {format: json, …}`",
-                ty: "map",
+                yaml: "`inspector: json` or `inspector: {format: json, …}`",
+                ty: "map or short form",
                 default: "none (off)",
-                drives: "the Inspector's variables and, in pod targets, its volume ([the Inspector](#the-inspector))",
+                drives: "the Inspector's variables and, in pod targets, its volume ([observability](#nccls-own-observability-diagnostics-inspector))",
             }],
             ..FIELD
         },
@@ -899,7 +899,7 @@ pub(crate) const NCCL: Section = Section {
 pub(crate) const NCCL_INSPECTOR: Section = Section {
     path: "nccl.inspector",
     positional: Some("format"),
-    short: None,
+    short: Some("Short form: the format."),
     fields: &[
         Field {
             key: "format",
@@ -970,8 +970,8 @@ pub(crate) const NCCL_INSPECTOR: Section = Section {
             },
             summary: "Pods: the node's directory mounted at dump-dir (a hostPath, created when missing) instead of an emptyDir.",
             rows: &[Row {
-                kdl: r#"`host-path="/var/lib/node_exporter/nccl_inspector"`"#,
-                yaml: "`host-path: /var/lib/node_exporter/nccl_inspector`",
+                kdl: r#"`host-path="/var/lib/node_exporter/textfile_collector"`"#,
+                yaml: "`host-path: /var/lib/node_exporter/textfile_collector`",
                 ty: "absolute path",
                 default: "none (an `emptyDir`)",
                 drives: "pod targets: the `nccl-inspector` volume is a `hostPath` (`DirectoryOrCreate`) of it, else an `emptyDir`; nothing in sbatch, env or Dockerfile",
