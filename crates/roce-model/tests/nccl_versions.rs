@@ -1,7 +1,9 @@
 //! The NCCL version table (`fabric::nccl_versions`): every entry cites where it comes from, and every
 //! NCCL variable a built-in profile sets, or the fabric core names, is in it.
 
-use roce_model::fabric::nccl_versions::{COVERED, FEATURES, HISTORY, NcclRelease, history, reads, v};
+use roce_model::fabric::nccl_versions::{
+    COVERED, FEATURES, HISTORY, NcclRelease, history, reads, v,
+};
 use roce_model::{BuiltinsOnly, builtin, load};
 
 /// A source is NCCL's own: a file and line at a release commit, or a release binary's string table; or,
@@ -83,10 +85,16 @@ fn every_feature_cites_its_sources() {
     // the Inspector from 2.28 (its first public release, 2.28.3, whatever the patch named); Prometheus from
     // 2.29.3, so a bare 2.29 may lack it
     let r = |t: &str| t.parse::<NcclRelease>().unwrap();
-    let inspector = FEATURES.iter().find(|f| f.name == "NCCL_INSPECTOR_ENABLE").unwrap();
+    let inspector = FEATURES
+        .iter()
+        .find(|f| f.name == "NCCL_INSPECTOR_ENABLE")
+        .unwrap();
     assert!(!inspector.accepted_by(r("2.27.7")));
     assert!(inspector.accepted_by(r("2.28")) && inspector.accepted_by(r("2.32.3")));
-    let prom = FEATURES.iter().find(|f| f.name == "NCCL_INSPECTOR_PROM_DUMP").unwrap();
+    let prom = FEATURES
+        .iter()
+        .find(|f| f.name == "NCCL_INSPECTOR_PROM_DUMP")
+        .unwrap();
     assert!(!prom.accepted_by(r("2.29")) && !prom.accepted_by(r("2.29.2")));
     assert!(prom.accepted_by(r("2.29.3")) && prom.accepted_by(r("2.30")));
 }

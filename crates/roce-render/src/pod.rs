@@ -218,7 +218,9 @@ pub fn inspector_volume(i: &Inspector) -> Yaml {
     match i.host_path() {
         Some(h) => v.with(
             "hostPath",
-            Yaml::map().with("path", h).with("type", "DirectoryOrCreate"),
+            Yaml::map()
+                .with("path", h)
+                .with("type", "DirectoryOrCreate"),
         ),
         None => v.with("emptyDir", Yaml::map()),
     }

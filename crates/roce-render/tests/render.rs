@@ -742,9 +742,10 @@ fn the_inspector_reaches_every_target() {
         let plan = plan::lower(&profile(name));
         assert!(
             plan.inspector.is_none()
-                && plan.env.iter().all(|e| {
-                    !roce_model::fabric::observe::is_observability(&e.name)
-                }),
+                && plan
+                    .env
+                    .iter()
+                    .all(|e| { !roce_model::fabric::observe::is_observability(&e.name) }),
             "{name} turns NCCL's observability on"
         );
         assert!(volume(&pod_of(&plan)).is_none(), "{name}");

@@ -482,7 +482,8 @@ mod tests {
         };
         let off = missing(&head("2.28.9"));
         assert!(
-            off.iter().any(|m| m.contains("NCCL_PROFILER_PLUGIN=inspector")),
+            off.iter()
+                .any(|m| m.contains("NCCL_PROFILER_PLUGIN=inspector")),
             "{off:?}"
         );
         let on = format!(
@@ -490,7 +491,9 @@ mod tests {
             head("2.28.9")
         );
         assert!(
-            !missing(&on).iter().any(|m| m.contains("NCCL_PROFILER_PLUGIN")),
+            !missing(&on)
+                .iter()
+                .any(|m| m.contains("NCCL_PROFILER_PLUGIN")),
             "{:?}",
             missing(&on)
         );

@@ -128,12 +128,16 @@ pub struct Inspector {
 impl Inspector {
     /// The plugin NCCL loads.
     pub fn plugin(&self) -> &str {
-        self.plugin.as_ref().map_or(INSPECTOR_PLUGIN, |p| p.value.as_str())
+        self.plugin
+            .as_ref()
+            .map_or(INSPECTOR_PLUGIN, |p| p.value.as_str())
     }
 
     /// Where the records go.
     pub fn dump_dir(&self) -> &str {
-        self.dump_dir.as_ref().map_or(INSPECTOR_DIR, |d| d.value.as_str())
+        self.dump_dir
+            .as_ref()
+            .map_or(INSPECTOR_DIR, |d| d.value.as_str())
     }
 
     /// How often the plugin writes, in microseconds.
@@ -304,10 +308,7 @@ mod walk_tests {
             ]
         );
         let p = kdl.profile.unwrap();
-        assert_eq!(
-            p.nccl.inspector.unwrap().value.host_path(),
-            Some("/srv/x")
-        );
+        assert_eq!(p.nccl.inspector.unwrap().value.host_path(), Some("/srv/x"));
     }
 
     #[test]

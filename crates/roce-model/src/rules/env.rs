@@ -14,11 +14,11 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
             .filter(|_| super::nccl::generates(p, key))
             .map(str::to_string)
             .or_else(|| {
-            p.nccl
-                .knobs
-                .contains_key(key)
-                .then(|| format!("nccl knobs {key}"))
-        });
+                p.nccl
+                    .knobs
+                    .contains_key(key)
+                    .then(|| format!("nccl knobs {key}"))
+            });
         if let Some(field) = shadowed {
             out.push(
                 Problem::new(

@@ -418,8 +418,7 @@ impl Feature {
     pub fn accepted_by(&self, release: NcclRelease) -> bool {
         let (minor, patch) = self.since;
         release.minor() > minor
-            || (release.minor() == minor
-                && patch.is_none_or(|p| release.patch.unwrap_or(0) >= p))
+            || (release.minor() == minor && patch.is_none_or(|p| release.patch.unwrap_or(0) >= p))
     }
 
     /// `2.28`, `2.29.3`.
