@@ -8,6 +8,7 @@ use indexmap::IndexMap;
 
 use crate::fabric::dra::{NicAttachment, NvlinkDomain, Placement};
 pub use crate::fabric::nccl_versions::NcclRelease;
+pub use crate::fabric::observe::{Inspector, InspectorFormat};
 pub use crate::fabric::provider::NcclNet;
 pub use crate::names::NadRef;
 use crate::names::{Capability, DnsLabel, EnvKey, IfName, K8sName, ResourceName};
@@ -382,6 +383,11 @@ pub struct Nccl {
     pub debug: Option<Spanned<String>>,
     /// `NCCL_DEBUG_SUBSYS`.
     pub debug_subsys: Option<Spanned<String>>,
+    /// `NCCL_RUN_DIAGNOSTICS=1` when true: NCCL's active diagnostics (2.31+,
+    /// [`crate::fabric::observe`]).
+    pub diagnostics: Option<Spanned<bool>>,
+    /// The Inspector profiler plugin, turned on, with its defaults filled ([`crate::fabric::observe`]).
+    pub inspector: Option<Spanned<Inspector>>,
     /// Further `NCCL_*` variables, in author order.
     pub knobs: IndexMap<EnvKey, Spanned<String>>,
 }

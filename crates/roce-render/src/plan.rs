@@ -93,6 +93,10 @@ pub struct Plan {
     /// A topology file from a ConfigMap, mounted read-only at its path (`NCCL_TOPO_FILE` is in
     /// [`Plan::env`]). Pod targets carry the volume; on Slurm the file must be at that path on the nodes.
     pub topology: Option<fabric::provider::TopologyFile>,
+    /// The Inspector profiler plugin, when the profile turns it on (its variables are in [`Plan::env`]).
+    /// Pod targets mount its directory (an `emptyDir`, or the node's directory the profile names); on
+    /// Slurm it is the nodes' own directory.
+    pub inspector: Option<fabric::observe::Inspector>,
     /// Pod annotations the network provider's attachment needs (GKE `networking.gke.io/interfaces`), in
     /// profile order.
     pub pod_annotations: Vec<(String, String)>,
@@ -170,6 +174,7 @@ pub fn lower(p: &Profile) -> Plan {
             .map(|m| m.value.clone())
             .collect(),
         topology: p.nccl_net.topology.as_ref().map(|t| t.value.clone()),
+        inspector: p.nccl.inspector.as_ref().map(|i| i.value.clone()),
         pod_annotations: p
             .nccl_net
             .pod_annotations

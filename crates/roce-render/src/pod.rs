@@ -5,6 +5,7 @@ use crate::edits::{self, Edit, Skeleton};
 use crate::plan::Plan;
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
+use roce_model::fabric::observe::{INSPECTOR_VOLUME, Inspector};
 use roce_model::fabric::provider::{HostMount, TOPOLOGY_VOLUME, TopologyFile};
 
 /// Render the plan as a Pod.
@@ -207,6 +208,29 @@ pub fn topology_mount(t: &TopologyFile) -> Yaml {
         .with("mountPath", t.path.as_str())
         .with("subPath", t.key.as_str())
         .with("readOnly", true)
+}
+
+/// The Inspector's output directory as a volume: the node's directory the profile names (`hostPath`, type
+/// `DirectoryOrCreate`: the kubelet creates it, so a node exporter's textfile collector can read it), or an
+/// `emptyDir` that lives as long as the pod.
+pub fn inspector_volume(i: &Inspector) -> Yaml {
+    let v = Yaml::map().with("name", INSPECTOR_VOLUME);
+    match i.host_path() {
+        Some(h) => v.with(
+            "hostPath",
+            Yaml::map()
+                .with("path", h)
+                .with("type", "DirectoryOrCreate"),
+        ),
+        None => v.with("emptyDir", Yaml::map()),
+    }
+}
+
+/// The container's writable mount of [`inspector_volume`] at the directory `NCCL_INSPECTOR_DUMP_DIR` names.
+pub fn inspector_mount(i: &Inspector) -> Yaml {
+    Yaml::map()
+        .with("name", INSPECTOR_VOLUME)
+        .with("mountPath", i.dump_dir())
 }
 
 /// A host directory as a `hostPath` volume of type `Directory`: the pod fails to start when the node has

@@ -4,6 +4,7 @@
 //! `lower` (roce-render), `check`'s shadowing rules, `lint` and `doctor` read the names from here; a
 //! variable a typed field owns may not be set again as a knob or as extra env.
 
+use super::observe;
 use crate::model::{FabricKind, Profile, UcxMode};
 use crate::source::Origin;
 
@@ -63,6 +64,24 @@ pub const NCCL_NET_PLUGIN: TypedEnv = nccl("NCCL_NET_PLUGIN", "nccl net-plugin")
 pub const NCCL_DEBUG: TypedEnv = nccl("NCCL_DEBUG", "nccl debug");
 /// `NCCL_DEBUG_SUBSYS`.
 pub const NCCL_DEBUG_SUBSYS: TypedEnv = nccl("NCCL_DEBUG_SUBSYS", "nccl debug-subsys");
+/// `NCCL_RUN_DIAGNOSTICS`: NCCL's active diagnostics (2.31+, [`super::observe`]).
+pub const NCCL_RUN_DIAGNOSTICS: TypedEnv = nccl(observe::NCCL_RUN_DIAGNOSTICS, "nccl diagnostics");
+/// `NCCL_INSPECTOR_ENABLE`: the Inspector profiler plugin records.
+pub const NCCL_INSPECTOR_ENABLE: TypedEnv =
+    nccl(observe::NCCL_INSPECTOR_ENABLE, "inspector format");
+/// `NCCL_PROFILER_PLUGIN`: the Inspector's library.
+pub const NCCL_PROFILER_PLUGIN: TypedEnv = nccl(observe::NCCL_PROFILER_PLUGIN, "inspector plugin");
+/// `NCCL_INSPECTOR_PROM_DUMP`: Prometheus files instead of JSON records.
+pub const NCCL_INSPECTOR_PROM_DUMP: TypedEnv =
+    nccl(observe::NCCL_INSPECTOR_PROM_DUMP, "inspector format");
+/// `NCCL_INSPECTOR_DUMP_DIR`: where the Inspector writes.
+pub const NCCL_INSPECTOR_DUMP_DIR: TypedEnv =
+    nccl(observe::NCCL_INSPECTOR_DUMP_DIR, "inspector dump-dir");
+/// `NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS`: how often it writes.
+pub const NCCL_INSPECTOR_DUMP_INTERVAL: TypedEnv = nccl(
+    observe::NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS,
+    "inspector interval-us",
+);
 /// `UCX_TLS`: the transports UCX may use.
 pub const UCX_TLS: TypedEnv = ucx("UCX_TLS", "ucx tls");
 /// `UCX_NET_DEVICES`: the devices UCX may use.
@@ -79,6 +98,12 @@ pub const TYPED: &[TypedEnv] = &[
     NCCL_NET_PLUGIN,
     NCCL_DEBUG,
     NCCL_DEBUG_SUBSYS,
+    NCCL_RUN_DIAGNOSTICS,
+    NCCL_INSPECTOR_ENABLE,
+    NCCL_PROFILER_PLUGIN,
+    NCCL_INSPECTOR_PROM_DUMP,
+    NCCL_INSPECTOR_DUMP_DIR,
+    NCCL_INSPECTOR_DUMP_INTERVAL,
     NCCL_IB_ADDR_FAMILY,
     NCCL_IB_ADDR_RANGE,
     NCCL_IB_TC,
@@ -201,7 +226,8 @@ impl Env {
     }
 }
 
-/// The profile's environment in the order every target emits it: NCCL's typed fields, NCCL knobs, the
+/// The profile's environment in the order every target emits it: NCCL's typed fields (the observability
+/// ones, [`observe::observe_env`], last), NCCL knobs, the
 /// network provider's variables ([`super::provider::provider_env`]), UCX's typed fields (by UCX mode), then
 /// extra env in author order.
 ///
@@ -244,6 +270,11 @@ pub fn profile_env(p: &Profile) -> Vec<EnvVar> {
         if let Some(v) = v {
             e.typed(t, &v.value, v.origin);
         }
+    }
+    // NCCL's own observability: diagnostics and the Inspector profiler plugin.
+    let inspector = n.inspector.as_ref().map(|i| &i.value);
+    for (name, value, origin) in observe::observe_env(n.diagnostics.as_ref(), inspector) {
+        e.push(name, value, Consumer::Nccl, origin);
     }
     for (k, v) in &n.knobs {
         e.push(k, &v.value, Consumer::Nccl, v.origin);
@@ -444,6 +475,8 @@ pub enum Consequence {
 ///   picks the GID from them; a wrong one is an unroutable address);
 /// * `NCCL_IB_DISABLE` turns the IB transport off: sockets;
 /// * UCX's device list and GID index: UCX fails to create endpoints on devices that are not there;
+/// * NCCL's diagnostics, its profiler plugin and the Inspector's variables ([`observe::is_observability`])
+///   only record: they differ;
 /// * any other `NCCL_*` is tuning (traffic class, QPs, chunk sizes): slower at worst;
 /// * the rest (`OMPI_MCA_*`, other `UCX_*`, user variables) only differs.
 pub fn consequence(name: &str) -> Consequence {
@@ -461,6 +494,8 @@ pub fn consequence(name: &str) -> Consequence {
         "NCCL_NET_PLUGIN" => Consequence::Differs,
         // Whether the file is in the pod is the topology check's to say (`roce::lint::topology_file`).
         "NCCL_TOPO_FILE" => Consequence::Differs,
+        // Diagnostics and the Inspector record what the job does; they change none of it.
+        n if observe::is_observability(n) => Consequence::Differs,
         "NCCL_IB_DISABLE" => Consequence::SilentTcp,
         n if n.starts_with(NCCL_PREFIX) => Consequence::Slower,
         _ => Consequence::Differs,

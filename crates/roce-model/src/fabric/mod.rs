@@ -18,6 +18,8 @@
 //! - [`bandwidth`]: the bus bandwidth a node's rails allow each nccl-tests collective (the line rate).
 //! - [`devices`]: what a pod's resources and claims give it (RDMA devices, whose accelerators, the IMEX
 //!   channel) and which variables are search paths.
+//! - [`observe`]: NCCL's own observability a profile can turn on (its diagnostics, the Inspector profiler
+//!   plugin and its output directory) and why RAS needs nothing.
 //! - [`dra`]: DRA NIC claims, the NVLink domain (ComputeDomain) and placement (clique affinity, Kueue
 //!   topology), the objects they add to a pod, and what is wrong with them.
 
@@ -28,6 +30,7 @@ pub mod dra;
 pub mod env;
 pub mod nccl;
 pub mod nccl_versions;
+pub mod observe;
 pub mod ofi_platform;
 pub mod provider;
 pub mod ucx;

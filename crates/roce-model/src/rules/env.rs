@@ -10,12 +10,15 @@ use crate::ucx_list::{UcxNetDevices, UcxTls};
 /// Check extra env and knob values.
 pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     for (key, value) in &p.env {
-        let shadowed = super::typed_field(key).map(str::to_string).or_else(|| {
-            p.nccl
-                .knobs
-                .contains_key(key)
-                .then(|| format!("nccl knobs {key}"))
-        });
+        let shadowed = super::typed_field(key)
+            .filter(|_| super::nccl::generates(p, key))
+            .map(str::to_string)
+            .or_else(|| {
+                p.nccl
+                    .knobs
+                    .contains_key(key)
+                    .then(|| format!("nccl knobs {key}"))
+            });
         if let Some(field) = shadowed {
             out.push(
                 Problem::new(

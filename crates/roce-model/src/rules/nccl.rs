@@ -189,7 +189,9 @@ pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     }
 
     for (key, value) in &p.nccl.knobs {
-        if let Some(field) = super::typed_field(key) {
+        if let Some(field) = super::typed_field(key)
+            && generates(p, key)
+        {
             out.push(
                 Problem::new(
                     Code::KnobShadowsField,
@@ -342,6 +344,13 @@ fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// Whether the profile generates `key` when a field could: always for a field of its own, but the
+/// Inspector's variables only while the `inspector` block is there (a knob may load another profiler
+/// plugin, `NCCL_PROFILER_PLUGIN`, where the profile turns no Inspector on).
+pub(super) fn generates(p: &Profile, key: &str) -> bool {
+    !crate::fabric::observe::is_inspector_var(key) || p.nccl.inspector.is_some()
 }
 
 #[cfg(test)]
