@@ -312,7 +312,8 @@ fn flatten_use(tree: &syn::UseTree, prefix: &mut Vec<String>, public: bool, out:
     }
 }
 
-/// Counts `pub` declarations (items other than `use`, inherent methods and constants, struct fields).
+/// Counts `pub` declarations (items other than `use`, inherent methods and constants, the fields of a `pub`
+/// struct; a `pub` field of a crate-private struct is only as visible as its struct).
 #[derive(Default)]
 struct PubCount(usize);
 
@@ -325,6 +326,11 @@ impl<'ast> Visit<'ast> for PubCount {
         self.visit_visibility(&m.vis);
     }
     fn visit_block(&mut self, _: &'ast syn::Block) {}
+    fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {
+        if is_pub(&s.vis) {
+            syn::visit::visit_item_struct(self, s);
+        }
+    }
 }
 
 /// Collects the paths code names, and the `use`s inside function bodies.
@@ -580,10 +586,10 @@ impl Crate {
             }
         }
         for u in module.uses.iter().filter(|u| u.name.is_none()) {
-            if let Some(Target::Module(g)) = self.resolve_path(m, &u.path, depth + 1) {
-                if let Some(t) = self.lookup(g, name, depth + 1) {
-                    return Some(t);
-                }
+            if let Some(Target::Module(g)) = self.resolve_path(m, &u.path, depth + 1)
+                && let Some(t) = self.lookup(g, name, depth + 1)
+            {
+                return Some(t);
             }
         }
         None

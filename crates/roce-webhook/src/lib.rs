@@ -10,7 +10,7 @@
 //! [`serve`] runs a [`Server`] until SIGTERM or SIGINT; `roce webhook` calls it.
 
 pub mod admission;
-pub mod metrics;
+mod metrics;
 pub mod profiles;
 mod server;
 mod tls;

@@ -106,7 +106,7 @@ impl Env {
 /// Parse `/proc/<pid>/environ`: records split on NUL, each `NAME=value`; records without `=` are
 /// skipped; a later duplicate wins (as `getenv` would see the first, but duplicates do not occur in
 /// practice).
-pub fn parse_environ(bytes: &[u8]) -> BTreeMap<String, String> {
+pub(super) fn parse_environ(bytes: &[u8]) -> BTreeMap<String, String> {
     bytes
         .split(|b| *b == 0)
         .filter(|r| !r.is_empty())

@@ -245,7 +245,7 @@ pub struct SharedObject {
 /// `<root>/proc/self/environ`.
 ///
 /// ```
-/// use roce_inspect::doctor::{facts, root::Root};
+/// use roce_inspect::doctor::{facts, Root};
 /// let dir = std::env::temp_dir().join("roce-doctor-doc-empty");
 /// std::fs::create_dir_all(&dir).unwrap();
 /// let f = facts::collect(&Root::new(&dir), None);

@@ -21,17 +21,18 @@
 //! ```
 
 pub mod dra_metadata;
-pub mod env;
+mod env;
 pub mod facts;
-pub mod findings;
-pub mod gid;
+mod findings;
+pub(crate) mod gid;
 mod json;
 mod needs;
-pub mod root;
+mod root;
 
-pub use env::Env;
+pub use env::{Env, EnvSource};
 pub use facts::HostFacts;
 pub use findings::{PortReport, Report};
+pub use gid::{Cidr, Family, GidClass, RoceVersion, Want};
 pub use needs::{HostRequirement, Seen};
 pub use root::Root;
 

@@ -43,7 +43,7 @@
 //! assert_eq!(launch.env["NCCL_IB_HCA"], "ibp");
 //! ```
 
-pub mod rails;
+mod rails;
 
 use std::ffi::OsStr;
 use std::fmt;

@@ -8,7 +8,7 @@ use crate::source::Spanned;
 use crate::ucx_list::{UcxNetDevices, UcxTls};
 
 /// Check extra env and knob values.
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
     for (key, value) in &p.env {
         let shadowed = super::typed_field(key).map(str::to_string).or_else(|| {
             p.nccl

@@ -8,7 +8,7 @@ use crate::source::Origin;
 use crate::fabric::nccl::{SPCX_MIN_GPUS, is_string_knob};
 
 /// The problem for one list token NCCL would drop or misread.
-pub fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem {
+pub(crate) fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem {
     let (message, help) = match kind {
         TokenIssueKind::NameTooLong { len } => (
             format!("{env}: a {len}-character name overflows NCCL's 64-byte buffer"),
@@ -96,7 +96,7 @@ fn leading_int(text: &str) -> Option<i64> {
 }
 
 /// Check the NCCL block.
-pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     let devices: Vec<&str> = rails.iter().map(|r| r.pod_device.as_str()).collect();
 
     // A name left with a placeholder is reported by the rails check; matching against it only adds noise.
@@ -238,7 +238,7 @@ pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
 }
 
 /// What `strtoll(s, NULL, 0)` returns and whether it read the whole string.
-pub fn strtoll(s: &str) -> (i64, bool) {
+pub(crate) fn strtoll(s: &str) -> (i64, bool) {
     let t = s.trim_start();
     let (neg, body) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),

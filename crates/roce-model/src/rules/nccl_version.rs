@@ -12,7 +12,7 @@ use crate::source::Spanned;
 use super::nccl::strtoll;
 
 /// Check the profile's variables against its NCCL release.
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
     let Some(release) = &p.nccl.version else {
         return;
     };

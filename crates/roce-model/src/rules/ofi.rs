@@ -10,7 +10,7 @@ use crate::problem::{Code, Problem};
 /// Check an EFA profile's variables against what aws-ofi-nccl sets itself on its instance type. A value
 /// equal to the plugin's is not reported: it changes nothing here and pins the value for plugin releases
 /// whose table differs (AWS's own samples set `NCCL_BUFFSIZE` and `NCCL_P2P_NET_CHUNKSIZE` as p5's entry does).
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
     if p.nccl_net.provider.value != Provider::Ofi {
         return;
     }

@@ -25,7 +25,7 @@ mod events;
 /// Deepest nesting a manifest may have. A JobSet container's `env[].valueFrom.fieldRef` sits about 16
 /// levels deep, but a CustomResourceDefinition's OpenAPI schema in the same directory goes past 40; 256
 /// leaves room for anything real while hostile input stops early.
-pub const MAX_DEPTH: usize = 256;
+pub(crate) const MAX_DEPTH: usize = 256;
 
 /// Stack a parse of [`MAX_DEPTH`] levels needs, with room to spare. serde's recursive descent takes tens
 /// of kilobytes per level in debug builds, so [`parse`] runs on a thread of its own with this much stack
@@ -249,7 +249,7 @@ fn convert(text: &str, source: SourceId, v: YSpanned<YVal>) -> Node {
 /// ([`Yaml::Raw`]); strings written plain stay plain and verbatim ([`Yaml::Plain`]); quoted strings are
 /// double-quoted ([`Yaml::Quoted`]); multi-line strings become literal blocks ([`Yaml::Block`]). Comments,
 /// anchors and flow style are not kept.
-pub fn to_yaml(node: &Node, text: &str) -> Yaml {
+pub(crate) fn to_yaml(node: &Node, text: &str) -> Yaml {
     match &node.value {
         Value::Map(entries) => Yaml::Map(
             entries

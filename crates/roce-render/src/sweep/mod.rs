@@ -14,8 +14,8 @@
 //! - Slurm: one batch script per round whose steps run the pairs in parallel (`srun --nodelist … &`,
 //!   `wait`), each writing its output where the campaign says; `run.sh` submits the rounds in order.
 
-pub mod nodes;
-pub mod schedule;
+mod nodes;
+mod schedule;
 
 mod kubernetes;
 mod rails;

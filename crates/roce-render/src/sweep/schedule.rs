@@ -14,7 +14,7 @@
 /// assert_eq!(rounds.len(), 3);
 /// assert!(rounds.iter().all(|r| r.len() == 3)); // every node busy in every round
 /// ```
-pub fn rounds(n: usize, partners: usize) -> Vec<Vec<(usize, usize)>> {
+pub(super) fn rounds(n: usize, partners: usize) -> Vec<Vec<(usize, usize)>> {
     if n < 2 || partners == 0 {
         return Vec::new();
     }

@@ -18,8 +18,8 @@
 //! assert_eq!(test.env_value("NCCL_DEBUG"), Some("INFO"));
 //! ```
 
-pub mod mpijob;
-pub mod sbatch;
+pub(crate) mod mpijob;
+pub(crate) mod sbatch;
 pub mod ucx_perftest;
 
 pub(crate) use crate::comment::block as comment;
