@@ -10,9 +10,15 @@
 //! left out). The workspace denies `unreachable_pub` and `unnameable_types`, so every `pub` item is on the
 //! list and every type a public item mentions can be named.
 //!
-//! [`import_graphs_have_no_cycle`] builds, for each crate, the graph of its top-level modules (an edge where a
-//! `use` or a path in one module names an item defined in another; items of `lib.rs` itself are the node
-//! `crate`) and fails on a cycle, printing the edges of each (docs/decisions.md, "(api)").
+//! Items a macro generates (`problem::Code`, the `names` newtypes) are not expanded: their re-exports show
+//! as `re-export path = target` lines. The test prints each crate's count of `pub` declarations and of public
+//! items (docs/architecture.md quotes them); `ROCE_API_ROOT=<dir>` reads the crates under another checkout
+//! (`<dir>/crates/*/src`), e.g. an older commit's `git archive`, to count its API the same way.
+//!
+//! [`import_graphs_have_no_new_cycle`] builds, for each crate, the graph of its modules (an edge where a `use`
+//! or a path in one module's code names an item defined in another, the module's own parents left out) and
+//! fails on a cycle that [`KNOWN_CYCLES`] does not list, printing its edges (docs/decisions.md, "(api)").
+//! `ROCE_PRINT_GRAPH=1 cargo test -p roce-model --test api import -- --nocapture` prints the graphs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -30,7 +36,10 @@ const CRATES: &[(&str, &str)] = &[
 ];
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    match std::env::var_os("ROCE_API_ROOT") {
+        Some(root) => PathBuf::from(root),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
+    }
 }
 
 #[test]
@@ -77,12 +86,45 @@ fn api_lists_are_current() {
     );
 }
 
+/// Import cycles not broken yet, each as the modules of one strongly connected component. A new cycle
+/// fails the test, and so does one listed here that is gone (take it off the list).
+const KNOWN_CYCLES: &[(&str, &[&str])] = &[
+    ("roce-render", &["edits", "edits::write", "pod"]),
+    ("roce-render", &["plan::note", "plan::workload"]),
+    (
+        "roce-inspect",
+        &["doctor::dra_metadata", "doctor::facts", "doctor::gid"],
+    ),
+    (
+        "roce-cli",
+        &[
+            "cli",
+            "commands::apply",
+            "commands::diff",
+            "commands::doctor",
+            "commands::exec",
+            "commands::explain",
+            "commands::lint",
+            "commands::render",
+            "commands::sweep",
+            "commands::webhook",
+            "git",
+            "io",
+            "report",
+        ],
+    ),
+];
+
 #[test]
-fn import_graphs_have_no_cycle() {
+fn import_graphs_have_no_new_cycle() {
     let mut found = Vec::new();
+    let mut known: BTreeSet<(&str, BTreeSet<String>)> = KNOWN_CYCLES
+        .iter()
+        .map(|(dir, scc)| (*dir, scc.iter().map(ToString::to_string).collect()))
+        .collect();
     for &(dir, _) in CRATES {
         let krate = Crate::load(&workspace().join("crates").join(dir).join("src/lib.rs"));
-        let graph = krate.top_level_graph();
+        let graph = krate.module_graph();
         if std::env::var_os("ROCE_PRINT_GRAPH").is_some() {
             println!("{dir}:");
             for (from, to) in &graph {
@@ -93,6 +135,9 @@ fn import_graphs_have_no_cycle() {
             }
         }
         for scc in cycles(&graph) {
+            if known.remove(&(dir, scc.clone())) {
+                continue;
+            }
             let edges = scc.iter().flat_map(|from| {
                 graph[from]
                     .iter()
@@ -104,8 +149,12 @@ fn import_graphs_have_no_cycle() {
     }
     assert!(
         found.is_empty(),
-        "import cycles between top-level modules:\n{}",
+        "import cycles between modules:\n{}",
         found.join("\n")
+    );
+    assert!(
+        known.is_empty(),
+        "cycles in KNOWN_CYCLES that are gone (take them off): {known:?}"
     );
 }
 
@@ -165,13 +214,13 @@ fn a_cycle_is_found() {
         "pub(crate) struct C; fn f() { let _ = super::a::A; }",
     )
     .unwrap();
-    let graph = Crate::load(&dir.join("lib.rs")).top_level_graph();
+    let graph = Crate::load(&dir.join("lib.rs")).module_graph();
     assert_eq!(
         cycles(&graph),
         [BTreeSet::from(["a".into(), "b".into(), "c".into()])]
     );
     std::fs::write(dir.join("c.rs"), "pub(crate) struct C;").unwrap();
-    let graph = Crate::load(&dir.join("lib.rs")).top_level_graph();
+    let graph = Crate::load(&dir.join("lib.rs")).module_graph();
     assert_eq!(cycles(&graph), []);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -705,7 +754,7 @@ impl Crate {
         }
     }
 
-    /// The full path of module `m`.
+    /// The path of module `m` in its crate.
     fn name(&self, m: usize) -> String {
         match self.modules[m].parent {
             None => "crate".into(),
@@ -714,25 +763,12 @@ impl Crate {
         }
     }
 
-    /// The top-level module (child of the crate root) that module `m` is in; `crate` for the root.
-    fn top(&self, mut m: usize) -> String {
-        if std::env::var_os("ROCE_FULL_GRAPH").is_some() {
-            return self.name(m);
-        }
-        while let Some(p) = self.modules[m].parent {
-            if p == 0 {
-                return self.modules[m].name.clone();
-            }
-            m = p;
-        }
-        "crate".into()
-    }
-
-    /// Top-level module → the top-level modules its code names.
-    fn top_level_graph(&self) -> BTreeMap<String, BTreeSet<String>> {
+    /// Module → the modules its code names, a module's own parents left out: a child module is part of its
+    /// parent and sees its items by design (`super::`). Paths name modules as `a::b`, the root as `crate`.
+    fn module_graph(&self) -> BTreeMap<String, BTreeSet<String>> {
         let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (m, module) in self.modules.iter().enumerate() {
-            let from = self.top(m);
+            let from = self.name(m);
             graph.entry(from.clone()).or_default();
             for path in &module.paths {
                 // The longest prefix that names something here: `Type::method`, `Enum::Variant` name the type.
@@ -743,7 +779,7 @@ impl Crate {
                     Some(Target::Module(t) | Target::Def(t, _)) if self.is_ancestor(t, m) => {
                         continue;
                     }
-                    Some(Target::Module(t) | Target::Def(t, _)) => self.top(t),
+                    Some(Target::Module(t) | Target::Def(t, _)) => self.name(t),
                     None => continue,
                 };
                 if to != from {

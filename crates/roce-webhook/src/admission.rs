@@ -239,7 +239,7 @@ pub fn review(body: &[u8], profiles: &Profiles, on_error: OnError) -> Result<Rev
 /// The profile names in `roce.dev/profile` labels: the object's own, and those of every pod template in
 /// it (any `metadata.labels` below the root: `spec.template`, `spec.jobTemplate.spec.template`, the
 /// replica specs of MPIJob / PyTorchJob / JobSet / LeaderWorkerSet / RayCluster…).
-pub fn profile_labels(value: &Value, out: &mut BTreeSet<String>) {
+pub(crate) fn profile_labels(value: &Value, out: &mut BTreeSet<String>) {
     match value {
         Value::Object(map) => {
             if let Some(name) = map

@@ -322,7 +322,7 @@ impl Launch {
 pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
     let env = &facts.env;
     let fabric = profile.fabric.kind.value;
-    let profile_env = fenv::profile_env(profile);
+    let profile_env = profile.env_vars();
     let want = gid_want(env, &profile_env);
     let hca_filter = profile
         .nccl
@@ -354,7 +354,7 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
     };
     pod.gid_indexes(survey.gid_index, &gid_text);
     pod.ucx_net_devices(&profile_env, &usable);
-    let decisions = decisions(&fenv::profile_env(&pod.pod), &profile_env, &pod.why, env);
+    let decisions = decisions(&pod.pod.env_vars(), &profile_env, &pod.why, env);
     let env_out: IndexMap<String, String> = decisions
         .iter()
         .filter_map(|d| d.value.clone().map(|v| (d.name.clone(), v)))

@@ -74,7 +74,7 @@ pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
     // the same in manifests, `roce::lint::ib_knob_ignored`)
     let provider = &p.nccl_net.provider.value;
     if !provider.reads_nccl_ib() {
-        for v in env::profile_env(p) {
+        for v in p.env_vars() {
             if let (true, Some(at)) = (nccl::configures_ib(&v.name), v.origin) {
                 out.push(
                     Problem::new(

@@ -5,7 +5,7 @@ use crate::nccl_list::TokenIssueKind;
 use crate::problem::{Code, Problem};
 use crate::source::Origin;
 
-use crate::fabric::nccl::{SPCX_MIN_GPUS, is_string_knob};
+use crate::fabric::nccl::{SPCX_MIN_GPUS, is_string_knob, strtoll};
 
 /// The problem for one list token NCCL would drop or misread.
 pub(crate) fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem {
@@ -235,33 +235,6 @@ pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
             .help("INFO logs thousands of lines per rank; use `debug=\"WARN\"` in production, or mark the profile `production #false` for validation runs"),
         );
     }
-}
-
-/// What `strtoll(s, NULL, 0)` returns and whether it read the whole string.
-pub(crate) fn strtoll(s: &str) -> (i64, bool) {
-    let t = s.trim_start();
-    let (neg, body) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let (radix, digits) = if let Some(h) = body
-        .strip_prefix("0x")
-        .or_else(|| body.strip_prefix("0X"))
-        .filter(|h| h.starts_with(|c: char| c.is_ascii_hexdigit()))
-    {
-        (16, h)
-    } else if body.starts_with('0') && body.len() > 1 {
-        (8, &body[1..])
-    } else {
-        (10, body)
-    };
-    let end = digits
-        .find(|c: char| !c.is_digit(radix))
-        .unwrap_or(digits.len());
-    let value = i64::from_str_radix(&digits[..end], radix).unwrap_or(0);
-    let whole = end == digits.len() && !body.is_empty() && s.len() == t.len();
-    (if neg { -value } else { value }, whole)
 }
 
 fn int_syntax(key: &str, value: &str, origin: Origin, out: &mut Vec<Problem>) {

@@ -2,14 +2,13 @@
 //! through [`crate::fabric::nccl_versions`] (which release reads each variable, and the defaults that
 //! changed, and the value syntaxes it accepts). Without `version` nothing here runs.
 
-use crate::fabric::env::profile_env;
 use crate::fabric::nccl_versions::NcclRelease;
 use crate::fabric::nccl_versions::{self as versions, COVERED, Unread};
 use crate::model::Profile;
 use crate::problem::{Code, Problem};
 use crate::source::Spanned;
 
-use super::nccl::strtoll;
+use crate::fabric::nccl::strtoll;
 
 /// Check the profile's variables against its NCCL release.
 pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
@@ -52,7 +51,7 @@ pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
         );
         return;
     }
-    for var in profile_env(p) {
+    for var in p.env_vars() {
         if !var.name.starts_with("NCCL_") {
             continue;
         }
@@ -141,7 +140,7 @@ pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
 /// Values in a syntax the release does not accept ([`versions::SYNTAX`]). Judged for every release, covered or
 /// not: the table says from which release on a syntax is read, so any older one reads it the old way.
 fn syntax(p: &Profile, release: &Spanned<NcclRelease>, out: &mut Vec<Problem>) {
-    for var in profile_env(p) {
+    for var in p.env_vars() {
         for s in versions::SYNTAX.iter().filter(|s| s.name == var.name) {
             if !s.used_in(&var.value) || s.accepted_by(release.value) {
                 continue;

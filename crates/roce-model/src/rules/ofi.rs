@@ -1,7 +1,6 @@
 //! aws-ofi-nccl's platform defaults against the profile: a variable the plugin tunes per instance type that
 //! the profile sets to another value (`fabric::ofi_platform`).
 
-use crate::fabric::env::profile_env;
 use crate::fabric::ofi_platform::{self, RELEASE};
 use crate::fabric::provider::Provider;
 use crate::model::Profile;
@@ -21,7 +20,7 @@ pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
     let block = ofi_platform::platform_name(&instance.value)
         .map(|b| format!("its platform block `{b}`"))
         .unwrap_or_else(|| "no platform block of its own".to_string());
-    for var in profile_env(p) {
+    for var in p.env_vars() {
         let Some(d) = defaults.iter().find(|d| d.name == var.name) else {
             continue;
         };
