@@ -134,6 +134,25 @@ impl std::fmt::Display for BadReview {
 
 /// Review one AdmissionReview body.
 ///
+/// ```
+/// use roce_webhook::admission::{self, Outcome};
+/// use roce_webhook::{profiles::Profiles, OnError};
+/// let pod = serde_json::json!({
+///     "apiVersion": "v1", "kind": "Pod",
+///     "metadata": {"name": "train", "labels": {"roce.dev/profile": "coreweave/gb300-roce"}},
+///     "spec": {"containers": [{"name": "main", "image": "nccl-tests"}]},
+/// });
+/// let body = serde_json::json!({
+///     "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+///     "request": {"uid": "705ab4f5", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+///                 "operation": "CREATE", "namespace": "training", "object": pod},
+/// });
+/// let reviewed = admission::review(body.to_string().as_bytes(), &Profiles::new(None), OnError::Deny).unwrap();
+/// assert_eq!(reviewed.outcome, Outcome::Patched);
+/// assert!(reviewed.patch_ops > 0);
+/// assert!(admission::review(b"not json", &Profiles::new(None), OnError::Deny).is_err());
+/// ```
+///
 /// # Errors
 ///
 /// [`BadReview`] when the body is not JSON, not `admission.k8s.io/v1` `AdmissionReview`, or has no

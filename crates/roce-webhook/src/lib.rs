@@ -20,6 +20,13 @@ pub use server::{Config, Server};
 
 /// Serve `config` until SIGTERM or SIGINT (Ctrl-C), then shut down gracefully.
 ///
+/// ```no_run
+/// use roce_webhook::{serve, Config};
+/// let mut config = Config::new("0.0.0.0:8443".parse().unwrap(), "tls.crt".into(), "tls.key".into());
+/// config.profiles = Some("/etc/roce/profiles".into());
+/// serve(config).unwrap();
+/// ```
+///
 /// # Errors
 ///
 /// The runtime cannot start, the certificate does not load, the address cannot be bound.

@@ -66,7 +66,7 @@ impl Env {
     /// Variables given directly.
     ///
     /// ```
-    /// use roce_inspect::doctor::env::Env;
+    /// use roce_inspect::doctor::Env;
     /// let env = Env::from_pairs([("NCCL_IB_HCA", "ibp")]);
     /// assert_eq!(env.get("NCCL_IB_HCA"), Some("ibp"));
     /// ```

@@ -39,7 +39,7 @@ impl Root {
     /// The real path of a host path: `/sys/x` → `<base>/sys/x`.
     ///
     /// ```
-    /// use roce_inspect::doctor::root::Root;
+    /// use roce_inspect::doctor::Root;
     /// let root = Root::new("/tmp/tree");
     /// assert_eq!(root.path("/sys/class/net"), std::path::Path::new("/tmp/tree/sys/class/net"));
     /// ```

@@ -141,6 +141,20 @@ pub struct Pair {
 
 impl Campaign {
     /// Plan a campaign over `nodes`. `plan` is the profile's job plan; the tests are its nccl-tests workload.
+    ///
+    /// ```
+    /// use roce_model::{builtin, load, BuiltinsOnly};
+    /// use roce_render::sweep::{Campaign, NodeList, SweepOptions};
+    /// use roce_render::{plan, RenderOptions};
+    /// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+    /// let plan = plan::lower(&profile);
+    /// let nodes = NodeList::parse("gpu[001-004]").unwrap();
+    /// let (opts, render) = (SweepOptions::default(), RenderOptions::default());
+    /// let campaign = Campaign::plan(&plan, &nodes, &opts, &render).unwrap();
+    /// assert_eq!(campaign.checks.len(), 4);
+    /// let files = campaign.render(&plan, &opts, &render).unwrap();
+    /// assert!(files.iter().any(|f| f.path == "campaign.json"));
+    /// ```
     pub fn plan(
         plan: &Plan,
         nodes: &NodeList,
