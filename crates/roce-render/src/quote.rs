@@ -20,8 +20,8 @@ pub enum Unrepresentable {
     /// Any other control character: tab, the rest of C0, DEL, or C1.
     OtherControl(char),
     /// A character that the readers of the target disagree on, so no single
-    /// spelling reads back unchanged in all of them. See [`dockerfile_env`]
-    /// (`\` at the end or before `"`) and [`dotenv`] (`'`, `\`, `$`).
+    /// spelling reads back unchanged in all of them. See `dockerfile_env`
+    /// (`\` at the end or before `"`) and `dotenv` (`'`, `\`, `$`).
     NotPortable(char),
 }
 

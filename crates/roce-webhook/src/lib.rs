@@ -3,7 +3,7 @@
 //!
 //! * [`admission`]: AdmissionReview in, AdmissionReview with a JSONPatch out (no I/O);
 //! * [`profiles`]: the built-ins and a directory of profile files, re-read when it changes;
-//! * [`metrics`]: the Prometheus exposition;
+//! * `metrics` (private): the Prometheus exposition the server serves;
 //! * [`Server`]: HTTPS (tokio, hyper 1, tokio-rustls with ring) on `POST /mutate`, `GET /healthz`,
 //!   `/readyz`, `/metrics`; body limit, timeouts, certificate reload, graceful shutdown.
 //!

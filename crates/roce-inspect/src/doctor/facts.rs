@@ -20,7 +20,7 @@ use super::root::Root;
 pub(crate) const CAP_IPC_LOCK_BIT: u32 = 14;
 
 /// Kernel modules worth reporting, in this order.
-pub(crate) const MODULES: &[&str] = &[
+pub const MODULES: &[&str] = &[
     "mlx5_core",
     "mlx5_ib",
     "ib_core",
@@ -32,7 +32,7 @@ pub(crate) const MODULES: &[&str] = &[
 ];
 
 /// Library directories searched for `libibverbs.so.1`, after `LD_LIBRARY_PATH` and `/etc/ld.so.conf`.
-pub(crate) const LIB_DIRS: &[&str] = &[
+pub const LIB_DIRS: &[&str] = &[
     "/usr/lib/x86_64-linux-gnu",
     "/lib/x86_64-linux-gnu",
     "/usr/lib/aarch64-linux-gnu",
@@ -259,7 +259,7 @@ pub fn collect(root: &Root, env: Option<Env>) -> HostFacts {
 /// [`collect`], also listing the net-plugin libraries of `extra_lib_dirs` (a profile's `LD_LIBRARY_PATH`,
 /// which the environment may not carry yet) and looking for `extra_files` (the topology file a profile
 /// names).
-pub(crate) fn collect_with(
+pub fn collect_with(
     root: &Root,
     env: Option<Env>,
     extra_lib_dirs: &[&str],

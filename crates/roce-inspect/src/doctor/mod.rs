@@ -7,7 +7,7 @@
 //! (`/dev/nvidia-caps-imex-channels`), the NCCL net-plugin libraries (`libnccl-net*`) on the loader's path,
 //! the DRA device metadata files mounted into the container ([`dra_metadata`]) and the environment. Every path goes through a [`Root`], so a test (or a
 //! copy of a host's files) can stand in for `/`. The facts are then compared with a profile's
-//! [`Plan`](roce_render::Plan) and the environment ([`findings`]).
+//! [`Plan`](roce_render::Plan) and the environment (`findings`).
 //!
 //! ```
 //! use roce_inspect::doctor::{self, Env, Root};

@@ -7,7 +7,7 @@
 //! NVIDIA/nccl#718). [`decide`] reads the same facts as `doctor` ([`facts::collect`](crate::doctor::facts::collect))
 //! and returns, for every variable of the profile's plan, what the job gets and why:
 //!
-//! * `NCCL_IB_HCA`: exactly the usable rail ports (`=dev:port,…`), see [`rails`];
+//! * `NCCL_IB_HCA`: exactly the usable rail ports (`=dev:port,…`), see `rails`;
 //! * `NCCL_IB_GID_INDEX` (RoCE) and `UCX_IB_GID_INDEX` (RoCE, UCX over RDMA): the one index every usable
 //!   port has a RoCE v2 GID of the profile's family and range at, bound to a netdev of this namespace;
 //! * `UCX_NET_DEVICES` (UCX over RDMA): the profile's devices that are usable, or every usable rail port;

@@ -1,5 +1,5 @@
 //! Reading workload manifests: multi-document YAML → one spanned [`Node`] tree per document, and a tree
-//! back to an ordered [`Yaml`] value that re-emits with the author's spellings.
+//! back to an ordered `Yaml` value that re-emits with the author's spellings.
 //!
 //! The same reader serves `roce apply` (which re-emits the documents) and `roce lint` (which points
 //! problems at lines of the user's file), so both see a manifest the same way. It uses serde-saphyr like
@@ -25,7 +25,7 @@ mod events;
 /// Deepest nesting a manifest may have. A JobSet container's `env[].valueFrom.fieldRef` sits about 16
 /// levels deep, but a CustomResourceDefinition's OpenAPI schema in the same directory goes past 40; 256
 /// leaves room for anything real while hostile input stops early.
-pub(crate) const MAX_DEPTH: usize = 256;
+pub const MAX_DEPTH: usize = 256;
 
 /// Stack a parse of [`MAX_DEPTH`] levels needs, with room to spare. serde's recursive descent takes tens
 /// of kilobytes per level in debug builds, so [`parse`] runs on a thread of its own with this much stack

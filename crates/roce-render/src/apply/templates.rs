@@ -139,7 +139,7 @@ pub struct Template {
     pub role: Role,
     /// How to name it in messages: `MPIJob launcher`, `JobSet replicatedJob workers`, …
     pub label: String,
-    /// Found by its shape in a kind roce has no table entry for ([`generic`]).
+    /// Found by its shape in a kind roce has no table entry for (`generic`).
     pub generic: bool,
 }
 
@@ -322,7 +322,7 @@ pub(crate) const INFERENCE_KINDS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Is `kind` one of [`INFERENCE_KINDS`] (or a kind with its own table entry)?
+/// Is `kind` one of `INFERENCE_KINDS` (or a kind with its own table entry)?
 pub fn known_kind(kind: &str) -> bool {
     KINDS.contains(&kind) || INFERENCE_KINDS.iter().any(|(k, _)| *k == kind)
 }

@@ -49,7 +49,7 @@ pub struct Selector {
 }
 
 /// Workload kinds patched when there is no selector (or a selector has no `kind`).
-pub(crate) const DEFAULT_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "Job"];
+pub const DEFAULT_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "Job"];
 
 /// Local-config annotation: kustomize drops the object from the build output.
 const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";

@@ -3,7 +3,7 @@
 //!
 //! A campaign is data first ([`Campaign`], serialised as `campaign.json`, the contract `roce sweep report`
 //! and other tools read): a single-node check of every node (NVLink, no fabric), then rounds of pairwise
-//! nccl-tests, each round a perfect matching ([`schedule`]), so every node is busy in every round and meets
+//! nccl-tests, each round a perfect matching (`schedule`), so every node is busy in every round and meets
 //! `partners` distinct others in that many rounds, not N². Every test is the `nccl-tests` workload of the
 //! profile's plan — the same lowering, wiring and env as `--target nccl-tests-mpijob`/`nccl-tests-sbatch` —
 //! pinned to its nodes:
