@@ -736,7 +736,7 @@ pub fn nccl_upgrade(a: &Profile, b: &Profile) -> Option<NcclUpgrade> {
             COVERED.0, COVERED.1
         ));
     }
-    let env = crate::fabric::env::profile_env(b);
+    let env = b.env_vars();
     for var in env.iter().filter(|v| v.name.starts_with("NCCL_")) {
         let (Some(old), Some(new)) = (
             versions::reads(&var.name, va),

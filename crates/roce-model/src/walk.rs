@@ -24,7 +24,7 @@ use crate::tree::{Entry, Node, Scalar, Value};
 use crate::ucx_list;
 
 /// Walk a merged tree into a profile.
-pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
+pub(crate) fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
     let mut w = Walker { problems };
     let before = w.problems.len();
     let mut top = w.map(root, &fields::PROFILE)?;

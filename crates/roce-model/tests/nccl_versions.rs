@@ -117,7 +117,7 @@ fn every_variable_roce_knows_has_a_history() {
         let p = load(builtin::source(name).unwrap(), &BuiltinsOnly)
             .profile
             .unwrap();
-        for e in roce_model::fabric::env::profile_env(&p) {
+        for e in p.env_vars() {
             if !e.name.starts_with("NCCL_") {
                 continue;
             }

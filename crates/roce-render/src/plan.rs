@@ -120,7 +120,7 @@ pub struct Plan {
 /// assert_eq!(plan.wiring.unwrap().networks.len(), 16);
 /// ```
 pub fn lower(p: &Profile) -> Plan {
-    let wiring = fabric::attach::pod_wiring(p);
+    let wiring = p.pod_wiring();
     let pool = &p.node_pool;
     let dra_spec = fabric::dra::DraSpec {
         nics: p.nics.value.clone(),
@@ -139,7 +139,7 @@ pub fn lower(p: &Profile) -> Plan {
             .iter()
             .map(|(k, v)| (k.clone(), v.value.clone()))
             .collect(),
-        env: fabric::env::profile_env(p),
+        env: p.env_vars(),
         slurm: SlurmPlan {
             partition: pool.partition.as_ref().unwrap_or(&pool.name).value.clone(),
             nodes: p.job.nodes.as_ref().map_or(1, |n| n.value),
@@ -166,7 +166,7 @@ pub fn lower(p: &Profile) -> Plan {
         test_args: None,
         dra: dra_spec.wiring(),
         dra_spec,
-        gpu_resource: fabric::attach::requests_gpu_resource(p),
+        gpu_resource: p.requests_gpu_resource(),
         host_mounts: p
             .nccl_net
             .host_mounts
@@ -187,7 +187,7 @@ pub fn lower(p: &Profile) -> Plan {
             .map(|r| (r.pod_device, p.rails.port_num.value))
             .collect(),
         provider: p.nccl_net.provider.value.clone(),
-        host_network: fabric::attach::host_network(p),
+        host_network: p.host_network(),
     };
     plan.notes = note::notes(&plan);
     plan

@@ -1258,7 +1258,7 @@ fn sources_script(argv: &[&str]) -> bool {
 }
 
 /// Open MPI's `--mca KEY VALUE` (and `-mca`, `--gmca`) pairs of an argv or of a shell script in it.
-pub fn mca_params(argv: &[&str]) -> Vec<(String, String)> {
+pub(crate) fn mca_params(argv: &[&str]) -> Vec<(String, String)> {
     let words: Vec<String> = argv
         .iter()
         .flat_map(|a| {

@@ -1,11 +1,10 @@
-//! The environment a profile sets: which typed field becomes which variable, who reads it, and the order
-//! every target emits them in.
+//! The environment a profile sets: which typed field becomes which variable and who reads it; the order
+//! every target emits them in is [`Profile::env_vars`](crate::Profile::env_vars)'s.
 //!
 //! `lower` (roce-render), `check`'s shadowing rules, `lint` and `doctor` read the names from here; a
 //! variable a typed field owns may not be set again as a knob or as extra env.
 
 use super::observe;
-use crate::model::{FabricKind, Profile, UcxMode};
 use crate::source::Origin;
 
 /// Who reads an env variable.
@@ -208,15 +207,22 @@ pub struct EnvVar {
     pub origin: Option<Origin>,
 }
 
+/// Builds a list of [`EnvVar`]s: what [`Profile::env_vars`](crate::Profile::env_vars) emits.
 #[derive(Default)]
-struct Env(Vec<EnvVar>);
+pub(crate) struct Env(pub(crate) Vec<EnvVar>);
 
 impl Env {
-    fn typed(&mut self, t: TypedEnv, value: impl Into<String>, origin: Origin) {
+    pub(crate) fn typed(&mut self, t: TypedEnv, value: impl Into<String>, origin: Origin) {
         self.push(t.name, value, t.consumer, origin);
     }
 
-    fn push(&mut self, name: &str, value: impl Into<String>, consumer: Consumer, origin: Origin) {
+    pub(crate) fn push(
+        &mut self,
+        name: &str,
+        value: impl Into<String>,
+        consumer: Consumer,
+        origin: Origin,
+    ) {
         self.0.push(EnvVar {
             name: name.to_string(),
             value: value.into(),
@@ -224,89 +230,6 @@ impl Env {
             origin: Some(origin),
         });
     }
-}
-
-/// The profile's environment in the order every target emits it: NCCL's typed fields (the observability
-/// ones, [`observe::observe_env`], last), NCCL knobs, the
-/// network provider's variables ([`super::provider::provider_env`]), UCX's typed fields (by UCX mode), then
-/// extra env in author order.
-///
-/// ```
-/// use roce_model::{builtin, load, BuiltinsOnly, fabric};
-/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
-/// let env = fabric::env::profile_env(&profile);
-/// assert_eq!(env[0].name, "NCCL_SOCKET_IFNAME");
-/// assert!(env.iter().any(|v| v.name == "UCX_TLS" && v.value == "tcp"));
-/// ```
-pub fn profile_env(p: &Profile) -> Vec<EnvVar> {
-    let mut e = Env::default();
-    let n = &p.nccl;
-    if let Some(s) = &n.socket_ifname {
-        e.typed(NCCL_SOCKET_IFNAME, &s.text().value, s.text().origin);
-    }
-    if let Some(h) = &n.ib_hca {
-        e.typed(NCCL_IB_HCA, &h.text().value, h.text().origin);
-    }
-    if p.fabric.kind.value == FabricKind::Roce {
-        let f = &p.fabric;
-        if let Some(a) = &f.addr_family {
-            e.typed(NCCL_IB_ADDR_FAMILY, a.value.nccl(), a.origin);
-        }
-        if let Some(r) = &f.addr_range {
-            e.typed(NCCL_IB_ADDR_RANGE, &r.value, r.origin);
-        }
-        if let Some(tc) = &f.traffic_class {
-            e.typed(NCCL_IB_TC, tc.value.to_string(), tc.origin);
-        }
-        if let Some(g) = &f.gid_index {
-            e.typed(NCCL_IB_GID_INDEX, g.value.to_string(), g.origin);
-        }
-    }
-    for (t, v) in [
-        (NCCL_NET_PLUGIN, &n.net_plugin),
-        (NCCL_DEBUG, &n.debug),
-        (NCCL_DEBUG_SUBSYS, &n.debug_subsys),
-    ] {
-        if let Some(v) = v {
-            e.typed(t, &v.value, v.origin);
-        }
-    }
-    // NCCL's own observability: diagnostics and the Inspector profiler plugin.
-    let inspector = n.inspector.as_ref().map(|i| &i.value);
-    for (name, value, origin) in observe::observe_env(n.diagnostics.as_ref(), inspector) {
-        e.push(name, value, Consumer::Nccl, origin);
-    }
-    for (k, v) in &n.knobs {
-        e.push(k, &v.value, Consumer::Nccl, v.origin);
-    }
-    // The network provider's variables: `NCCL_NET`, `LD_LIBRARY_PATH`, `FI_*` (none for IB verbs).
-    for (name, value, origin) in super::provider::provider_env(&p.nccl_net) {
-        e.push(&name, value, consumer_of(&name), origin);
-    }
-    let u = &p.ucx;
-    if u.mode.value != UcxMode::Off {
-        match (&u.tls, u.mode.value) {
-            (Some(t), _) => e.typed(UCX_TLS, &t.text().value, t.text().origin),
-            // TCP mode pins the transport even when the author names none.
-            (None, UcxMode::Tcp) => e.typed(UCX_TLS, "tcp", u.mode.origin),
-            (None, _) => {}
-        }
-        if let Some(d) = &u.net_devices {
-            e.typed(UCX_NET_DEVICES, &d.text().value, d.text().origin);
-        }
-    }
-    if u.mode.value == UcxMode::Rdma {
-        if let Some(g) = u.gid_index.or(p.fabric.gid_index) {
-            e.typed(UCX_IB_GID_INDEX, g.value.to_string(), g.origin);
-        }
-        if let Some(r) = &u.max_rma_rails {
-            e.typed(UCX_MAX_RMA_RAILS, r.value.to_string(), r.origin);
-        }
-    }
-    for (k, v) in &p.env {
-        e.push(k, &v.value, Consumer::Other, v.origin);
-    }
-    e.0
 }
 
 /// A variable a validation job sets on top of the profile's environment. Not a typed field: these make

@@ -260,7 +260,6 @@ mod tests {
 
 #[cfg(test)]
 mod walk_tests {
-    use crate::fabric::env::profile_env;
     use crate::{BuiltinsOnly, Code, Format, Source, load};
 
     fn load_text(name: &str, text: &str) -> crate::Loaded {
@@ -273,7 +272,10 @@ mod walk_tests {
     }
 
     fn env_of(l: &crate::Loaded) -> Vec<String> {
-        profile_env(l.profile.as_ref().unwrap())
+        l.profile
+            .as_ref()
+            .unwrap()
+            .env_vars()
             .into_iter()
             .filter(|v| super::is_observability(&v.name))
             .map(|v| format!("{}={}", v.name, v.value))

@@ -3,17 +3,16 @@
 //! changed, and the value syntaxes it accepts, and the features it has). Without `version` nothing here
 //! runs.
 
-use crate::fabric::env::profile_env;
 use crate::fabric::nccl_versions::NcclRelease;
 use crate::fabric::nccl_versions::{self as versions, COVERED, Unread};
 use crate::model::Profile;
 use crate::problem::{Code, Problem};
 use crate::source::Spanned;
 
-use super::nccl::strtoll;
+use crate::fabric::nccl::strtoll;
 
 /// Check the profile's variables against its NCCL release.
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
     let Some(release) = &p.nccl.version else {
         return;
     };
@@ -54,7 +53,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         );
         return;
     }
-    for var in profile_env(p) {
+    for var in p.env_vars() {
         if !var.name.starts_with("NCCL_") {
             continue;
         }
@@ -143,7 +142,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
 /// Values in a syntax the release does not accept ([`versions::SYNTAX`]). Judged for every release, covered or
 /// not: the table says from which release on a syntax is read, so any older one reads it the old way.
 fn syntax(p: &Profile, release: &Spanned<NcclRelease>, out: &mut Vec<Problem>) {
-    for var in profile_env(p) {
+    for var in p.env_vars() {
         for s in versions::SYNTAX.iter().filter(|s| s.name == var.name) {
             if !s.used_in(&var.value) || s.accepted_by(release.value) {
                 continue;
@@ -188,7 +187,7 @@ fn syntax(p: &Profile, release: &Spanned<NcclRelease>, out: &mut Vec<Problem>) {
 /// covered or not, as [`syntax`] is: a release older than the feature's first lacks it.
 fn features(p: &Profile, release: &Spanned<NcclRelease>, out: &mut Vec<Problem>) {
     let mut lacking: Vec<&str> = Vec::new();
-    for var in profile_env(p) {
+    for var in p.env_vars() {
         for f in versions::FEATURES.iter().filter(|f| f.name == var.name) {
             if !f.used_in(&var.value) || f.accepted_by(release.value) {
                 continue;

@@ -1,7 +1,7 @@
 //! `roce apply`: wire a [`Plan`] into workload manifests the user already has.
 //!
 //! [`apply`] reads a multi-document YAML file ([`manifest::parse`]), finds every pod template in it
-//! ([`templates::discover`]: Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, the Kubeflow
+//! (`templates::discover`: Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, the Kubeflow
 //! jobs — MPIJob, PyTorchJob, TFJob… —, JobSet, Kubeflow Trainer's TrainingRuntime and TrainJob,
 //! LeaderWorkerSet, RayCluster and RayJob, and `List`s of them), checks the fields it will touch
 //! ([`view::view`]), and writes the plan into each template:

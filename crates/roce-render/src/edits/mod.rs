@@ -193,6 +193,15 @@ pub enum Edit {
 /// `roce exec` computes in the pod (a static value would win over the computed one).
 ///
 /// The edits of all of them, in this order, are the Pod target's wiring.
+///
+/// ```
+/// use roce_model::{builtin, load, BuiltinsOnly};
+/// use roce_render::edits::{self, Need};
+/// use roce_render::plan;
+/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+/// let reqs = edits::requirements(&plan::lower(&profile), None);
+/// assert!(reqs.iter().any(|r| r.need == Need::Memlock && !r.edits.is_empty()));
+/// ```
 pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
     let rdma = rdma_devices(plan);
     let node_pool = node_pool(plan, &rdma.edits);
