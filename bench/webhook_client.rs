@@ -15,7 +15,7 @@ use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 
 /// A client configuration (ring, TLS 1.2 and 1.3, no session resumption) trusting exactly `roots`.
-pub fn client_config(roots: &[CertificateDer<'static>]) -> Arc<rustls::ClientConfig> {
+pub(crate) fn client_config(roots: &[CertificateDer<'static>]) -> Arc<rustls::ClientConfig> {
     let mut store = rustls::RootCertStore::empty();
     for r in roots {
         store.add(r.clone()).expect("a root certificate");
@@ -35,10 +35,10 @@ pub fn client_config(roots: &[CertificateDer<'static>]) -> Arc<rustls::ClientCon
 
 /// A connection: the sender, the certificate the server presented, and the task driving it (it ends when
 /// the connection closes).
-pub struct Connection {
-    pub send: SendRequest<Full<Bytes>>,
-    pub peer_cert: Option<CertificateDer<'static>>,
-    pub driver: tokio::task::JoinHandle<()>,
+pub(crate) struct Connection {
+    pub(crate) send: SendRequest<Full<Bytes>>,
+    pub(crate) peer_cert: Option<CertificateDer<'static>>,
+    pub(crate) driver: tokio::task::JoinHandle<()>,
 }
 
 /// TCP (no Nagle), TLS for `localhost`, an HTTP/1.1 handshake; all within `timeout`.
@@ -46,7 +46,7 @@ pub struct Connection {
 /// # Errors
 ///
 /// A message naming the step that failed, or the timeout.
-pub async fn connect(
+pub(crate) async fn connect(
     addr: SocketAddr,
     config: Arc<rustls::ClientConfig>,
     timeout: Duration,
@@ -88,7 +88,7 @@ pub async fn connect(
 /// # Errors
 ///
 /// The connection failed before the answer was complete.
-pub async fn request(
+pub(crate) async fn request(
     send: &mut SendRequest<Full<Bytes>>,
     method: &str,
     path: &str,
@@ -116,7 +116,7 @@ pub async fn request(
 }
 
 /// The `p` quantile (0..=1) of `sorted`, in milliseconds; NaN when empty.
-pub fn quantile_ms(sorted: &[Duration], p: f64) -> f64 {
+pub(crate) fn quantile_ms(sorted: &[Duration], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }

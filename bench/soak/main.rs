@@ -45,27 +45,27 @@ use tokio_rustls::rustls::pki_types::CertificateDer;
 
 /// The run's settings.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Opts {
-    pub seconds: u64,
-    pub rate: u64,
-    pub cert_every: f64,
-    pub profiles_every: f64,
-    pub restart_every: f64,
+pub(crate) struct Opts {
+    pub(crate) seconds: u64,
+    pub(crate) rate: u64,
+    pub(crate) cert_every: f64,
+    pub(crate) profiles_every: f64,
+    pub(crate) restart_every: f64,
     /// The replicas' `--poll`, seconds.
-    pub poll: u64,
-    pub timeout_ms: u64,
-    pub sample_every: f64,
+    pub(crate) poll: u64,
+    pub(crate) timeout_ms: u64,
+    pub(crate) sample_every: f64,
     /// After a directory change, how long both the old and the new answers are accepted: the replica
     /// reloads on its next poll, asynchronously, so up to one poll interval plus the reload itself.
-    pub window: f64,
-    pub server: PathBuf,
-    pub out: Option<PathBuf>,
-    pub smoke: bool,
+    pub(crate) window: f64,
+    pub(crate) server: PathBuf,
+    pub(crate) out: Option<PathBuf>,
+    pub(crate) smoke: bool,
     /// The cargo profile the replicas were built with (for the report).
-    pub build: String,
+    pub(crate) build: String,
     /// Freeze both replicas (SIGSTOP) at this second for `stall_ms`: a recovery test, off by default.
-    pub stall_at: Option<f64>,
-    pub stall_ms: u64,
+    pub(crate) stall_at: Option<f64>,
+    pub(crate) stall_ms: u64,
 }
 
 impl Opts {
@@ -115,23 +115,23 @@ impl Opts {
 
 /// One `roce-webhook` process.
 #[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Instance {
-    pub slot: usize,
-    pub pid: u32,
-    pub spawned: f64,
-    pub ready: Option<f64>,
-    pub sigterm: Option<f64>,
-    pub exited: Option<f64>,
-    pub exit: Option<String>,
+pub(crate) struct Instance {
+    pub(crate) slot: usize,
+    pub(crate) pid: u32,
+    pub(crate) spawned: f64,
+    pub(crate) ready: Option<f64>,
+    pub(crate) sigterm: Option<f64>,
+    pub(crate) exited: Option<f64>,
+    pub(crate) exit: Option<String>,
     /// Requests on it when SIGTERM came, by the client's count.
-    pub in_flight_at_sigterm: u64,
+    pub(crate) in_flight_at_sigterm: u64,
     /// Of the requests sent to it before SIGTERM and finished after: answered, and failed.
-    pub drained_answered: u64,
-    pub drained_failed: u64,
+    pub(crate) drained_answered: u64,
+    pub(crate) drained_failed: u64,
     /// (seconds, /proc sample).
-    pub samples: Vec<(f64, ProcSample)>,
+    pub(crate) samples: Vec<(f64, ProcSample)>,
     /// Its last /metrics.
-    pub metrics: BTreeMap<String, u64>,
+    pub(crate) metrics: BTreeMap<String, u64>,
 }
 
 /// A keep-alive connection and the replica process it reached (the process current before and after it
@@ -143,58 +143,58 @@ struct Pooled {
 
 /// One minute of the run (by scheduled time).
 #[derive(Debug, Default, Clone)]
-pub struct Minute {
-    pub sent: u64,
-    pub answered: u64,
-    pub failed: u64,
-    pub retried: u64,
-    pub wrong: u64,
+pub(crate) struct Minute {
+    pub(crate) sent: u64,
+    pub(crate) answered: u64,
+    pub(crate) failed: u64,
+    pub(crate) retried: u64,
+    pub(crate) wrong: u64,
     /// `soak-team` answers within a change window, matching the old or the new version.
-    pub window_old: u64,
-    pub window_new: u64,
-    pub denied_expected: u64,
-    pub lat_us: Vec<u32>,
+    pub(crate) window_old: u64,
+    pub(crate) window_new: u64,
+    pub(crate) denied_expected: u64,
+    pub(crate) lat_us: Vec<u32>,
 }
 
 /// A /metrics probe on a fresh connection.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Probe {
-    pub t: f64,
-    pub slot: usize,
-    pub inst: usize,
+pub(crate) struct Probe {
+    pub(crate) t: f64,
+    pub(crate) slot: usize,
+    pub(crate) inst: usize,
     /// Which of the run's certificates the replica presented (index into the issued list).
-    pub cert: Option<usize>,
+    pub(crate) cert: Option<usize>,
 }
 
 /// One sampling round.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Sample {
-    pub t: f64,
-    pub load: [f64; 3],
+pub(crate) struct Sample {
+    pub(crate) t: f64,
+    pub(crate) load: [f64; 3],
     /// Per slot: instance, its /proc sample, the client's open connections to it.
-    pub slots: [Option<(usize, ProcSample, i64)>; 2],
-    pub client: Option<ProcSample>,
+    pub(crate) slots: [Option<(usize, ProcSample, i64)>; 2],
+    pub(crate) client: Option<ProcSample>,
 }
 
 /// What a directory change did on each replica, from /metrics before and a window after.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Change {
-    pub at: f64,
-    pub state: String,
+pub(crate) struct Change {
+    pub(crate) at: f64,
+    pub(crate) state: String,
     /// Per slot: (instance before, instance after, profile reloads, refused changes) or why unknown.
-    pub seen: [Result<(usize, usize, u64, u64), String>; 2],
+    pub(crate) seen: [Result<(usize, usize, u64, u64), String>; 2],
 }
 
 /// Everything the tasks share (crate-private: no `Debug` needed for the pools and processes).
 pub(crate) struct Shared {
-    pub opts: Opts,
-    pub t0: Instant,
-    pub model: Model,
-    pub addrs: [SocketAddr; 2],
+    pub(crate) opts: Opts,
+    pub(crate) t0: Instant,
+    pub(crate) model: Model,
+    pub(crate) addrs: [SocketAddr; 2],
     tls: Arc<rustls::ClientConfig>,
     launch: Launch,
-    pub events: RwLock<Vec<DirEvent>>,
-    pub instances: Mutex<Vec<Instance>>,
+    pub(crate) events: RwLock<Vec<DirEvent>>,
+    pub(crate) instances: Mutex<Vec<Instance>>,
     children: Mutex<Vec<Option<Child>>>,
     current: [AtomicUsize; 2],
     pools: [Mutex<Vec<Pooled>>; 2],
@@ -203,16 +203,16 @@ pub(crate) struct Shared {
     open: [Arc<AtomicI64>; 2],
     in_flight: [AtomicU64; 2],
     outstanding: AtomicU64,
-    pub leaves: Mutex<Vec<(f64, CertificateDer<'static>)>>,
-    pub minutes: Mutex<Vec<Minute>>,
-    pub retry_reasons: Mutex<BTreeMap<String, u64>>,
-    pub failures: Mutex<Vec<String>>,
-    pub wrongs: Mutex<Vec<String>>,
+    pub(crate) leaves: Mutex<Vec<(f64, CertificateDer<'static>)>>,
+    pub(crate) minutes: Mutex<Vec<Minute>>,
+    pub(crate) retry_reasons: Mutex<BTreeMap<String, u64>>,
+    pub(crate) failures: Mutex<Vec<String>>,
+    pub(crate) wrongs: Mutex<Vec<String>>,
     /// The longest an old `soak-team` version was still answered after the change that replaced it.
-    pub old_after_change: Mutex<f64>,
-    pub probes: Mutex<Vec<Probe>>,
-    pub samples: Mutex<Vec<Sample>>,
-    pub changes: Mutex<Vec<Change>>,
+    pub(crate) old_after_change: Mutex<f64>,
+    pub(crate) probes: Mutex<Vec<Probe>>,
+    pub(crate) samples: Mutex<Vec<Sample>>,
+    pub(crate) changes: Mutex<Vec<Change>>,
     stop: AtomicBool,
 }
 
@@ -221,7 +221,7 @@ const STARTUP: Duration = Duration::from_secs(5);
 
 impl Shared {
     /// Seconds since t0 (negative before it: the replicas start first).
-    pub fn secs(&self, t: Instant) -> f64 {
+    pub(crate) fn secs(&self, t: Instant) -> f64 {
         match t.checked_duration_since(self.t0) {
             Some(d) => d.as_secs_f64(),
             None => -(self.t0 - t).as_secs_f64(),

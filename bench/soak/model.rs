@@ -18,12 +18,12 @@ use roce_render::plan::Plan;
 use serde_json::{Value, json};
 
 /// The file stem of the profile that changes.
-pub const TEAM: &str = "soak-team";
+pub(crate) const TEAM: &str = "soak-team";
 /// The file stem of the profile that does not.
-pub const OTHER: &str = "soak-other";
+pub(crate) const OTHER: &str = "soak-other";
 
 /// A valid version of `soak-team.kdl`: generation `generation`.
-pub fn team_text(generation: u32) -> String {
+pub(crate) fn team_text(generation: u32) -> String {
     format!(
         "profile \"soak/team\" extends=\"coreweave/gb300-roce\" {{\n    env {{\n        SOAK_GENERATION \"{generation}\"\n    }}\n}}\n"
     )
@@ -31,7 +31,7 @@ pub fn team_text(generation: u32) -> String {
 
 /// An invalid version of `soak-team.kdl`: alternately a rule error (an HCA name no rail has) and a KDL
 /// syntax error.
-pub fn bad_text(k: u32) -> String {
+pub(crate) fn bad_text(k: u32) -> String {
     if k.is_multiple_of(2) {
         format!(
             "profile \"soak/team\" extends=\"coreweave/gb300-roce\" {{\n    nccl ib-hca=\"mlx9\"\n    env {{\n        SOAK_GENERATION \"bad-{k}\"\n    }}\n}}\n"
@@ -42,14 +42,14 @@ pub fn bad_text(k: u32) -> String {
 }
 
 /// `soak-other.kdl`.
-pub fn other_text() -> String {
+pub(crate) fn other_text() -> String {
     "profile \"soak/other\" extends=\"aws/p5-efa\" {\n    env {\n        SOAK_OTHER \"1\"\n    }\n}\n"
         .to_string()
 }
 
 /// What the directory's `soak-team.kdl` holds after a change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DirState {
+pub(crate) enum DirState {
     /// Valid, this generation.
     Good(u32),
     /// Invalid (the `k`th invalid version).
@@ -58,14 +58,14 @@ pub enum DirState {
 
 /// A change of the directory, at `at` seconds into the run (taken just before the files were swapped).
 #[derive(Debug, Clone, Copy)]
-pub struct DirEvent {
-    pub at: f64,
-    pub state: DirState,
+pub(crate) struct DirEvent {
+    pub(crate) at: f64,
+    pub(crate) state: DirState,
 }
 
 /// What a replica answers for a `soak-team` object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TeamState {
+pub(crate) enum TeamState {
     /// Wired with this generation.
     Good(u32),
     /// Denied: the replica started on an invalid file and has no version to keep.
@@ -93,7 +93,7 @@ fn last_at(events: &[DirEvent], t: f64) -> usize {
 /// Every state a replica process may answer with for a request sent at `sent` and answered at `answered`:
 /// it read the directory at start somewhere in [`spawned`, `ready`], and sees a change within `window`
 /// seconds (its poll interval, plus the reload, plus slack). Newest state last.
-pub fn team_states(
+pub(crate) fn team_states(
     events: &[DirEvent],
     spawned: f64,
     ready: f64,
@@ -116,7 +116,7 @@ pub fn team_states(
 
 /// Which profile a request object names.
 #[derive(Debug, Clone)]
-pub enum Names {
+pub(crate) enum Names {
     /// No label: allowed, no patch.
     Nothing,
     /// A built-in or `soak-other`: one expected object for the whole run.
@@ -127,10 +127,10 @@ pub enum Names {
 
 /// One request object and its AdmissionReview body, with a fixed-width uid placeholder.
 #[derive(Debug)]
-pub struct Object {
-    pub what: String,
-    pub value: Value,
-    pub names: Names,
+pub(crate) struct Object {
+    pub(crate) what: String,
+    pub(crate) value: Value,
+    pub(crate) names: Names,
     review: Vec<u8>,
     uid_at: usize,
 }
@@ -138,13 +138,13 @@ pub struct Object {
 const UID_PLACEHOLDER: &str = "00000000-0000-4000-8000-000000000000";
 
 /// The request `i`'s uid (36 characters, as the API server's).
-pub fn uid(i: u64) -> String {
+pub(crate) fn uid(i: u64) -> String {
     format!("50a50a50-0000-4000-8000-{i:012x}")
 }
 
 impl Object {
     /// The review body with `uid`.
-    pub fn body(&self, uid: &str) -> Vec<u8> {
+    pub(crate) fn body(&self, uid: &str) -> Vec<u8> {
         let mut b = self.review.clone();
         b[self.uid_at..self.uid_at + uid.len()].copy_from_slice(uid.as_bytes());
         b
@@ -153,8 +153,8 @@ impl Object {
 
 /// The objects, and the expected `soak-team` answers per generation.
 #[derive(Debug)]
-pub struct Model {
-    pub objects: Vec<Object>,
+pub(crate) struct Model {
+    pub(crate) objects: Vec<Object>,
     team: RwLock<HashMap<u32, Vec<Option<Arc<Value>>>>>,
     /// (object, base64 patch) → the object with the patch applied.
     applied: Mutex<HashMap<(usize, String), Arc<Value>>>,
@@ -312,7 +312,7 @@ fn review(object: &Value) -> (Vec<u8>, usize) {
 impl Model {
     /// The request mix: Pods and Deployments of several built-ins, of both directory profiles, an
     /// already-wired Pod (no patch), unlabelled objects (no patch).
-    pub fn new() -> Model {
+    pub(crate) fn new() -> Model {
         let mut objects = Vec::new();
         let mut add = |what: &str, value: Value, names: Names| {
             let (review, uid_at) = review(&value);
@@ -403,7 +403,7 @@ impl Model {
     }
 
     /// Compute the expected answers of generation `generation` (before the file is written).
-    pub fn add_generation(&self, generation: u32) {
+    pub(crate) fn add_generation(&self, generation: u32) {
         let plan = plan_of(file(TEAM, team_text(generation))).expect("a valid soak-team loads");
         let per: Vec<Option<Arc<Value>>> = self
             .objects
@@ -417,7 +417,7 @@ impl Model {
     }
 
     /// Check that an invalid version really is invalid (so the run tests what it says).
-    pub fn assert_invalid(k: u32) {
+    pub(crate) fn assert_invalid(k: u32) {
         assert!(
             plan_of(file(TEAM, bad_text(k))).is_err(),
             "invalid version {k} loads"
@@ -445,7 +445,7 @@ impl Model {
     }
 
     /// Judge one answer: `Ok(index of the state it matched)` or `Err(why it is wrong)`.
-    pub fn check(
+    pub(crate) fn check(
         &self,
         object: usize,
         uid: &str,

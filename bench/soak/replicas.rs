@@ -17,19 +17,19 @@ use tokio_rustls::rustls::pki_types::CertificateDer;
 /// into a new hidden directory, the `..data` symlink is swapped to it with one rename, and the visible
 /// names are symlinks through `..data`, so a reader sees the whole old set or the whole new one.
 #[derive(Debug)]
-pub struct Volume {
+pub(crate) struct Volume {
     root: PathBuf,
     version: u32,
 }
 
 impl Volume {
-    pub fn new(root: PathBuf) -> io::Result<Volume> {
+    pub(crate) fn new(root: PathBuf) -> io::Result<Volume> {
         fs::create_dir_all(&root)?;
         Ok(Volume { root, version: 0 })
     }
 
     /// Replace the volume's contents with `files`.
-    pub fn write(&mut self, files: &[(&str, &[u8])]) -> io::Result<()> {
+    pub(crate) fn write(&mut self, files: &[(&str, &[u8])]) -> io::Result<()> {
         self.version += 1;
         let dir = format!("..v{}", self.version);
         fs::create_dir(self.root.join(&dir))?;
@@ -56,13 +56,13 @@ impl Volume {
 
 /// The CA the client trusts; it signs every serving certificate of the run.
 #[derive(Debug)]
-pub struct Ca {
+pub(crate) struct Ca {
     issuer: Issuer<'static, KeyPair>,
-    pub der: CertificateDer<'static>,
+    pub(crate) der: CertificateDer<'static>,
 }
 
 impl Ca {
-    pub fn new() -> Ca {
+    pub(crate) fn new() -> Ca {
         let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params
@@ -82,7 +82,7 @@ impl Ca {
     }
 
     /// A fresh serving certificate (a new key) for `localhost` and 127.0.0.1: (cert PEM, key PEM, DER).
-    pub fn leaf(&self, n: u32) -> (String, String, CertificateDer<'static>) {
+    pub(crate) fn leaf(&self, n: u32) -> (String, String, CertificateDer<'static>) {
         let mut params =
             CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
                 .expect("leaf params");
@@ -98,17 +98,17 @@ impl Ca {
 
 /// Everything a replica is started with.
 #[derive(Debug, Clone)]
-pub struct Launch {
-    pub server: PathBuf,
-    pub tls: PathBuf,
-    pub profiles: PathBuf,
-    pub poll: u64,
-    pub timeout: u64,
-    pub logs: PathBuf,
+pub(crate) struct Launch {
+    pub(crate) server: PathBuf,
+    pub(crate) tls: PathBuf,
+    pub(crate) profiles: PathBuf,
+    pub(crate) poll: u64,
+    pub(crate) timeout: u64,
+    pub(crate) logs: PathBuf,
 }
 
 /// Start `roce-webhook webhook` on `addr`, its stderr (the JSON log) into `logs/NAME.log`.
-pub fn spawn(launch: &Launch, addr: SocketAddr, name: &str) -> io::Result<Child> {
+pub(crate) fn spawn(launch: &Launch, addr: SocketAddr, name: &str) -> io::Result<Child> {
     let log = fs::File::create(launch.logs.join(format!("{name}.log")))?;
     Command::new(&launch.server)
         .arg("webhook")
@@ -131,7 +131,7 @@ pub fn spawn(launch: &Launch, addr: SocketAddr, name: &str) -> io::Result<Child>
 }
 
 /// Send `signal` (`TERM`, `KILL`) to `pid` with kill(1) (the workspace forbids `unsafe`, so no libc call).
-pub fn signal(pid: u32, signal: &str) -> bool {
+pub(crate) fn signal(pid: u32, signal: &str) -> bool {
     Command::new("kill")
         .arg(format!("-{signal}"))
         .arg(pid.to_string())
@@ -140,24 +140,24 @@ pub fn signal(pid: u32, signal: &str) -> bool {
 }
 
 /// A free loopback port (bound and released; the replica binds it again with SO_REUSEADDR).
-pub fn free_port() -> SocketAddr {
+pub(crate) fn free_port() -> SocketAddr {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
     l.local_addr().expect("its address")
 }
 
 /// What /proc says about one process.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
-pub struct ProcSample {
+pub(crate) struct ProcSample {
     /// Resident set, KiB.
-    pub rss_kib: u64,
+    pub(crate) rss_kib: u64,
     /// Open file descriptors.
-    pub fds: u64,
-    pub threads: u64,
+    pub(crate) fds: u64,
+    pub(crate) threads: u64,
     /// User + system CPU, clock ticks.
-    pub cpu_ticks: u64,
+    pub(crate) cpu_ticks: u64,
 }
 
-pub fn proc_sample(pid: u32) -> Option<ProcSample> {
+pub(crate) fn proc_sample(pid: u32) -> Option<ProcSample> {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let field = |name: &str| {
         status
@@ -181,7 +181,7 @@ pub fn proc_sample(pid: u32) -> Option<ProcSample> {
 }
 
 /// The 1-, 5- and 15-minute load averages.
-pub fn loadavg() -> [f64; 3] {
+pub(crate) fn loadavg() -> [f64; 3] {
     let text = fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let mut it = text
         .split_whitespace()
@@ -194,7 +194,7 @@ pub fn loadavg() -> [f64; 3] {
 }
 
 /// The machine, for the report: CPU model and count.
-pub fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cpu = fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|t| {

@@ -12,7 +12,7 @@ use crate::client::quantile_ms;
 use crate::{Minute, Shared};
 
 /// Counts of the replicas' log events (`{"event": …}` lines), over every process of the run.
-pub fn log_events(dir: &Path) -> BTreeMap<String, u64> {
+pub(crate) fn log_events(dir: &Path) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return out;
@@ -38,52 +38,52 @@ pub fn log_events(dir: &Path) -> BTreeMap<String, u64> {
 
 /// One row of the per-minute table.
 #[derive(Debug, serde::Serialize)]
-pub struct Row {
-    pub minute: usize,
-    pub sent: u64,
-    pub answered: u64,
-    pub failed: u64,
-    pub retried: u64,
-    pub wrong: u64,
-    pub window_old: u64,
-    pub window_new: u64,
-    pub p50_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
+pub(crate) struct Row {
+    pub(crate) minute: usize,
+    pub(crate) sent: u64,
+    pub(crate) answered: u64,
+    pub(crate) failed: u64,
+    pub(crate) retried: u64,
+    pub(crate) wrong: u64,
+    pub(crate) window_old: u64,
+    pub(crate) window_new: u64,
+    pub(crate) p50_ms: f64,
+    pub(crate) p99_ms: f64,
+    pub(crate) max_ms: f64,
     /// Per replica: RSS MiB (min, max), fds (min, max), client connections (max), CPU ms per admission
     /// answered in the minute (both replicas).
-    pub rss_mib: [(f64, f64); 2],
-    pub fds: [(u64, u64); 2],
-    pub conns: [i64; 2],
-    pub restarted: bool,
-    pub load1: f64,
-    pub client_rss_mib: f64,
+    pub(crate) rss_mib: [(f64, f64); 2],
+    pub(crate) fds: [(u64, u64); 2],
+    pub(crate) conns: [i64; 2],
+    pub(crate) restarted: bool,
+    pub(crate) load1: f64,
+    pub(crate) client_rss_mib: f64,
 }
 
 #[derive(Debug)]
-pub struct Report {
-    pub wall: f64,
-    pub sent: u64,
-    pub answered: u64,
-    pub failed: u64,
-    pub retried: u64,
-    pub wrong: u64,
-    pub window_old: u64,
-    pub window_new: u64,
-    pub denied_expected: u64,
-    pub p50: f64,
-    pub p99: f64,
-    pub max: f64,
-    pub rows: Vec<Row>,
-    pub load_before: [f64; 3],
-    pub load_during: (f64, f64, f64),
-    pub log_events: BTreeMap<String, u64>,
+pub(crate) struct Report {
+    pub(crate) wall: f64,
+    pub(crate) sent: u64,
+    pub(crate) answered: u64,
+    pub(crate) failed: u64,
+    pub(crate) retried: u64,
+    pub(crate) wrong: u64,
+    pub(crate) window_old: u64,
+    pub(crate) window_new: u64,
+    pub(crate) denied_expected: u64,
+    pub(crate) p50: f64,
+    pub(crate) p99: f64,
+    pub(crate) max: f64,
+    pub(crate) rows: Vec<Row>,
+    pub(crate) load_before: [f64; 3],
+    pub(crate) load_during: (f64, f64, f64),
+    pub(crate) log_events: BTreeMap<String, u64>,
     /// Per replica: the longest time from a rotation to a fresh connection seeing the new certificate,
     /// and the probes that saw an older one more than the window after a rotation.
-    pub cert_lag: [f64; 2],
-    pub cert_stale: [u64; 2],
-    pub cert_probes: [u64; 2],
-    pub cpu_ms_per_admission: f64,
+    pub(crate) cert_lag: [f64; 2],
+    pub(crate) cert_stale: [u64; 2],
+    pub(crate) cert_probes: [u64; 2],
+    pub(crate) cpu_ms_per_admission: f64,
 }
 
 fn mib(kib: u64) -> f64 {
@@ -91,7 +91,7 @@ fn mib(kib: u64) -> f64 {
 }
 
 impl Report {
-    pub fn new(
+    pub(crate) fn new(
         sh: &Shared,
         wall: f64,
         load_before: [f64; 3],
@@ -235,7 +235,7 @@ impl Report {
         }
     }
 
-    pub fn markdown(&self, sh: &Shared) -> String {
+    pub(crate) fn markdown(&self, sh: &Shared) -> String {
         let o = &sh.opts;
         let mut s = String::new();
         let _ = writeln!(
@@ -514,7 +514,7 @@ impl Report {
         s
     }
 
-    pub fn json(&self, sh: &Shared) -> Value {
+    pub(crate) fn json(&self, sh: &Shared) -> Value {
         json!({
             "options": sh.opts,
             "machine": crate::replicas::machine(),

@@ -10,7 +10,7 @@ use roce_render::Target;
 /// artifacts, and check them.
 #[derive(Debug, Parser)]
 #[command(name = "roce", version, max_term_width = 100)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// When to colour diagnostics (NO_COLOR is respected by `auto`).
     #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
     pub color: Color,
@@ -20,7 +20,7 @@ pub struct Cli {
 
 /// Colour choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Color {
+pub(crate) enum Color {
     /// Colour when stderr is a terminal and NO_COLOR is unset.
     Auto,
     /// Always colour.
@@ -31,7 +31,7 @@ pub enum Color {
 
 /// Output format for diagnostics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Rendered for people, with source snippets.
     Human,
     /// One JSON object on stdout.
@@ -40,7 +40,7 @@ pub enum Format {
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// List the built-in profiles, or show one.
     Profiles(Lazy<ProfilesArgs>),
     /// Validate profiles: built-ins, a file, or a named profile.
@@ -84,13 +84,13 @@ pub enum Command {
 /// that tree eagerly, exactly as before. The `Args` structs carry no doc comment: a deferred one would replace
 /// the variant's `about` when the subcommand is built.
 #[derive(Debug)]
-pub struct Lazy<T>(pub T);
+pub(crate) struct Lazy<T>(pub T);
 
 /// Whether [`Lazy`] builds arguments at once: set only by [`full_command`].
 static EAGER: AtomicBool = AtomicBool::new(false);
 
 /// The whole command tree with every subcommand's arguments built (for completions and the man page).
-pub fn full_command() -> clap::Command {
+pub(crate) fn full_command() -> clap::Command {
     EAGER.store(true, Ordering::Relaxed);
     Cli::command()
 }
@@ -138,7 +138,7 @@ impl<T: FromArgMatches> FromArgMatches for Lazy<T> {
 /// Parses a profile argument (any string: a built-in name or a path) and offers the built-in names to
 /// help and shell completion.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ProfileArg;
+pub(crate) struct ProfileArg;
 
 impl clap::builder::TypedValueParser for ProfileArg {
     type Value = String;
@@ -163,14 +163,14 @@ impl clap::builder::TypedValueParser for ProfileArg {
 
 // `roce profiles`.
 #[derive(Debug, Args)]
-pub struct ProfilesArgs {
+pub(crate) struct ProfilesArgs {
     #[command(subcommand)]
     pub action: Option<ProfilesAction>,
 }
 
 // `roce profiles show NAME`.
 #[derive(Debug, Subcommand)]
-pub enum ProfilesAction {
+pub(crate) enum ProfilesAction {
     /// Print a built-in profile's source.
     Show {
         /// Built-in profile name, e.g. coreweave/gb300-roce.
@@ -185,7 +185,7 @@ pub enum ProfilesAction {
 
 // `roce check`.
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// Profile files to check (KDL or YAML; `-` reads stdin as KDL unless --yaml).
     pub files: Vec<PathBuf>,
     /// A built-in profile name or a file. Without FILE or --profile every built-in is checked.
@@ -201,7 +201,7 @@ pub struct CheckArgs {
 
 // `roce render`.
 #[derive(Debug, Args)]
-pub struct RenderArgs {
+pub(crate) struct RenderArgs {
     /// What to produce.
     #[arg(long, short, value_enum)]
     pub target: Target,
@@ -253,7 +253,7 @@ pub struct RenderArgs {
 // apply to them too: the image defaults to the nccl-tests image for the profile's fabric, the nodes to the
 // profile's `job nodes`, at least 2.
 #[derive(Debug, Args)]
-pub struct ValidationArgs {
+pub(crate) struct ValidationArgs {
     /// nccl-tests-*: the nccl-tests binary to run.
     #[arg(long, default_value = roce_render::validation::NCCL_TEST_BIN)]
     pub nccl_test: String,
@@ -268,7 +268,7 @@ pub struct ValidationArgs {
 
 // sbatch overrides.
 #[derive(Debug, Args)]
-pub struct SlurmArgs {
+pub(crate) struct SlurmArgs {
     /// sbatch: --partition (default: the profile's).
     #[arg(long)]
     pub partition: Option<String>,

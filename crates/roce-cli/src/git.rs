@@ -11,7 +11,7 @@ use crate::io::{FileResolver, read_profile};
 
 /// Load a built-in, a file, or `REV:path`. A profile that does not load is a `Loaded` with problems;
 /// only a Git failure is an error.
-pub fn load_spec(spec: &str) -> miette::Result<Loaded> {
+pub(crate) fn load_spec(spec: &str) -> miette::Result<Loaded> {
     let Some((rev, path)) = git_spec(spec) else {
         return Ok(match read_profile(spec, false)? {
             Ok(source) => load(source, &FileResolver),

@@ -9,7 +9,7 @@ use roce_model::{Format, Problem, Profile, Resolve, Source, builtin};
 
 /// Read and load the profile `spec` names (a built-in, a file, `-`), printing its problems (warnings too):
 /// the profile and the sources its problems point into, or `None` when it could not be read or has errors.
-pub fn load_profile(
+pub(crate) fn load_profile(
     spec: &str,
     out: &crate::report::Output,
 ) -> miette::Result<Option<(Profile, Sources)>> {
@@ -27,7 +27,10 @@ pub fn load_profile(
 
 /// Read a profile named on the command line: a built-in name, a file path, or `-` for stdin.
 /// The inner `Err` is a profile that is not text: a coded problem, not a failure of the command.
-pub fn read_profile(spec: &str, yaml_stdin: bool) -> miette::Result<Result<Source, Box<Problem>>> {
+pub(crate) fn read_profile(
+    spec: &str,
+    yaml_stdin: bool,
+) -> miette::Result<Result<Source, Box<Problem>>> {
     if let Some(source) = builtin::source(spec) {
         return Ok(Ok(source));
     }
@@ -70,7 +73,7 @@ fn decode(name: &str, bytes: Vec<u8>) -> Result<Source, Box<Problem>> {
 
 /// Resolves `extends` paths relative to the file that names them.
 #[derive(Debug, Default)]
-pub struct FileResolver;
+pub(crate) struct FileResolver;
 
 impl Resolve for FileResolver {
     fn resolve(&self, reference: &str, from: &Source) -> Result<Source, String> {
@@ -91,7 +94,7 @@ impl Resolve for FileResolver {
 
 /// Write files into `dir` atomically: every file goes to a temporary file in `dir` first, and only when
 /// all were written are they renamed into place.
-pub fn write_all(dir: &Path, files: &[(String, String)]) -> miette::Result<()> {
+pub(crate) fn write_all(dir: &Path, files: &[(String, String)]) -> miette::Result<()> {
     std::fs::create_dir_all(dir)
         .into_diagnostic()
         .wrap_err_with(|| format!("creating {}", dir.display()))?;
@@ -106,14 +109,14 @@ pub fn write_all(dir: &Path, files: &[(String, String)]) -> miette::Result<()> {
 }
 
 /// Files written beside their targets, synced, and not yet renamed over them.
-pub struct Staged {
+pub(crate) struct Staged {
     files: Vec<(tempfile::NamedTempFile, PathBuf)>,
     dirs: Vec<PathBuf>,
 }
 
 /// Stage every file (removing what a killed run of roce left in the same directories first), so that
 /// [`Staged::commit`] only renames: a file is then the old content or the new one, never a part of it.
-pub fn stage_all<'a>(
+pub(crate) fn stage_all<'a>(
     targets: impl IntoIterator<Item = (PathBuf, &'a str)>,
 ) -> miette::Result<Staged> {
     let mut staged = Staged {
@@ -134,7 +137,7 @@ pub fn stage_all<'a>(
 impl Staged {
     /// Rename every staged file over its target (`each` hears of each), then sync the directories so the
     /// renames outlive a crash of the machine too.
-    pub fn commit(self, mut each: impl FnMut(&Path)) -> miette::Result<()> {
+    pub(crate) fn commit(self, mut each: impl FnMut(&Path)) -> miette::Result<()> {
         for (tmp, target) in self.files {
             tmp.persist(&target)
                 .into_diagnostic()

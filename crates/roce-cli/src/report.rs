@@ -11,13 +11,13 @@ use crate::cli::Color;
 
 /// Where and how diagnostics go.
 #[derive(Debug)]
-pub struct Output {
+pub(crate) struct Output {
     color: bool,
 }
 
 impl Output {
     /// Decide on colour once: `auto` colours a terminal unless NO_COLOR is set.
-    pub fn new(color: Color) -> Self {
+    pub(crate) fn new(color: Color) -> Self {
         let color = match color {
             Color::Always => true,
             Color::Never => false,
@@ -41,7 +41,7 @@ impl Output {
     }
 
     /// Render one diagnostic to a string.
-    pub fn render(&self, diagnostic: &dyn Diagnostic) -> String {
+    pub(crate) fn render(&self, diagnostic: &dyn Diagnostic) -> String {
         let mut out = String::new();
         if self.handler().render_report(&mut out, diagnostic).is_err() {
             out = format!("{diagnostic}\n");
@@ -50,26 +50,26 @@ impl Output {
     }
 
     /// Print problems to stderr for people.
-    pub fn problems(&self, problems: &[Problem]) {
+    pub(crate) fn problems(&self, problems: &[Problem]) {
         for p in problems {
             err(&self.render(p));
         }
     }
 
     /// Print a failure of the command itself.
-    pub fn error(&self, err: &miette::Report) {
+    pub(crate) fn error(&self, err: &miette::Report) {
         self::err(&self.render(err.as_ref()));
     }
 }
 
 /// Write to stdout, ignoring a closed pipe (`roce … | head` must not panic).
-pub fn out(text: &str) {
+pub(crate) fn out(text: &str) {
     use std::io::Write;
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
 /// Write to stderr, ignoring a closed pipe.
-pub fn err(text: &str) {
+pub(crate) fn err(text: &str) {
     use std::io::Write;
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
@@ -77,14 +77,14 @@ pub fn err(text: &str) {
 /// The JSON form of a problem list, `{"problems":[…]}`: what `check`, `lint` and a `doctor` whose
 /// profile does not load print.
 #[derive(Debug, Serialize)]
-pub struct ProblemList {
+pub(crate) struct ProblemList {
     /// Each problem's record.
     pub problems: Vec<ProblemRecord>,
 }
 
 impl ProblemList {
     /// The records of `problems`, in order.
-    pub fn new(problems: &[Problem]) -> Self {
+    pub(crate) fn new(problems: &[Problem]) -> Self {
         ProblemList {
             problems: problems.iter().map(ProblemRecord::from).collect(),
         }
@@ -92,12 +92,12 @@ impl ProblemList {
 }
 
 /// [`ProblemList`] as one line of JSON.
-pub fn json(problems: &[Problem]) -> String {
+pub(crate) fn json(problems: &[Problem]) -> String {
     to_json(&ProblemList::new(problems), false)
 }
 
 /// Serialise a report, on one line or pretty-printed with two-space indents.
-pub fn to_json(value: &impl Serialize, pretty: bool) -> String {
+pub(crate) fn to_json(value: &impl Serialize, pretty: bool) -> String {
     let text = if pretty {
         serde_json::to_string_pretty(value)
     } else {

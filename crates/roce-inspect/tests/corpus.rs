@@ -1009,6 +1009,12 @@ const INPUT_SCHEMA_ERRORS: &[(&str, &str, &str)] = &[
          CRD requires it (the API server refuses the object)",
     ),
     (
+        "azure/aks-nccl-test-gb300-mpijob",
+        "/spec: Additional properties are not allowed ('launcherCreationPolicy' was unexpected)",
+        "the same chart as azure/heldout3-nccl-gb300-channel-claim-unlisted: launcherCreationPolicy is newer \
+         than the v0.4 MPIJob CRD the schema is pinned to",
+    ),
+    (
         "azure/heldout3-nccl-gb300-channel-claim-unlisted",
         "/spec: Additional properties are not allowed ('launcherCreationPolicy' was unexpected)",
         "Azure's nccl-test chart (ai-infrastructure-on-azure) sets launcherCreationPolicy: WaitForWorkersReady, \

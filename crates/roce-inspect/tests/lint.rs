@@ -615,14 +615,19 @@ fn host_network_is_the_mode_of_the_host_network_profile_only() {
 /// GKE's GPU device plugin mounts the node's driver directory at /usr/local/nvidia for a container with
 /// `nvidia.com/gpu`: the gIB profile's `library-dir-host` mount is met by the GPU request, not by a volume;
 /// the gIB plugin's own directory is not.
+/// The Pod target of a built-in.
+fn rendered_pod(name: &str) -> String {
+    let plan = roce_render::plan::lower(&profile(name));
+    roce_render::render(&plan, roce_render::Target::Pod, &Default::default()).unwrap()[0]
+        .contents
+        .clone()
+}
+
 #[test]
 fn the_gpu_device_plugin_meets_the_driver_directory_mount() {
     let name = "gcp/a3-ultra";
     let l = linter(name, None);
-    let plan = roce_render::plan::lower(&profile(name));
-    let pod = roce_render::render(&plan, roce_render::Target::Pod, &Default::default()).unwrap()[0]
-        .contents
-        .clone();
+    let pod = rendered_pod(name);
     let codes = |text: &str| -> Vec<Code> {
         l.lint(Source::new("p.yaml", text.to_string()))
             .problems
@@ -649,4 +654,50 @@ fn the_gpu_device_plugin_meets_the_driver_directory_mount() {
     // The gIB directory is the plugin's own: a GPU request does not bring it.
     let no_gib = pod.replace("mountPath: /usr/local/gib", "mountPath: /opt/unused");
     assert!(codes(&no_gib).contains(&Code::LintHostMount));
+}
+
+#[test]
+fn a_lone_rank_without_nccl_shm_only_differs_on_dev_shm() {
+    let name = "azure/gb300-ib-dranet";
+    let l = linter(name, None);
+    let pod = rendered_pod(name);
+    let shm = |text: &str| -> Vec<roce_model::Severity> {
+        l.lint(Source::new("p.yaml", text.to_string()))
+            .problems
+            .iter()
+            .filter(|p| p.code == Code::LintShm)
+            .map(|p| p.severity)
+            .collect()
+    };
+    assert_eq!(shm(&pod), Vec::new());
+    let no_shm = pod
+        .replace(
+            "    volumeMounts:\n    - name: dshm\n      mountPath: /dev/shm\n",
+            "",
+        )
+        .replace(
+            "  volumes:\n  - name: dshm\n    emptyDir:\n      medium: Memory\n",
+            "",
+        );
+    assert_ne!(no_shm, pod);
+    // Four GPUs by the claim: their ranks share /dev/shm.
+    assert_eq!(shm(&no_shm), vec![roce_model::Severity::Warning]);
+    let shm_off = no_shm.replace(
+        "    env:\n",
+        "    env:\n    - name: NCCL_SHM_DISABLE\n      value: \"1\"\n",
+    );
+    assert_eq!(shm(&shm_off), vec![roce_model::Severity::Warning]);
+    // One GPU, NCCL's shared-memory transport off: no peer in the pod to reach through /dev/shm.
+    let lone = shm_off.replace(
+        "          count: 4\n      - name: nic",
+        "          count: 1\n      - name: nic",
+    );
+    assert_ne!(lone, shm_off);
+    assert_eq!(shm(&lone), vec![roce_model::Severity::Info]);
+    // One GPU with the transport on: still slower without it.
+    let lone_shm_on = no_shm.replace(
+        "          count: 4\n      - name: nic",
+        "          count: 1\n      - name: nic",
+    );
+    assert_eq!(shm(&lone_shm_on), vec![roce_model::Severity::Warning]);
 }

@@ -36,6 +36,7 @@ fn codes(need: Need) -> &'static [Code] {
         Need::HostNetwork => &[Code::LintHostNetwork],
         Need::HostDirectories => &[Code::LintHostMount],
         Need::TopologyFile => &[Code::LintTopologyFile],
+        Need::InspectorOutput => &[Code::LintInspectorOutput],
         Need::Environment => &[Code::LintEnvMissing, Code::LintProviderEnv],
     }
 }
@@ -87,15 +88,38 @@ fn sorted(mut docs: Vec<Value>) -> Vec<Value> {
     docs
 }
 
+/// The example profiles that turn on what no built-in does (NCCL's observability: the Inspector's volume).
+const EXAMPLES: &[&str] = &["nccl-observability.kdl", "nccl-inspector-prometheus.yaml"];
+
+/// Every built-in, then every example, by name.
+fn profiles() -> Vec<(String, roce_model::Profile)> {
+    let builtins = builtin::names().map(|n| {
+        let p = load(builtin::source(n).unwrap(), &BuiltinsOnly)
+            .profile
+            .unwrap();
+        (n.to_string(), p)
+    });
+    let examples = EXAMPLES.iter().map(|f| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples")
+            .join(f);
+        let text = std::fs::read_to_string(path).unwrap();
+        let loaded = load(Source::new(*f, text), &BuiltinsOnly);
+        let p = loaded
+            .profile
+            .unwrap_or_else(|| panic!("{f}: {:#?}", loaded.problems));
+        (format!("examples/{f}"), p)
+    });
+    builtins.chain(examples).collect()
+}
+
 #[test]
 fn each_requirement_left_out_is_reported_by_lint_and_written_back_by_apply() {
     let opts = RenderOptions::default();
     let mut checked = 0;
+    let mut inspector = 0;
     let mut wrong: Vec<String> = Vec::new();
-    for name in builtin::names() {
-        let profile = load(builtin::source(name).unwrap(), &BuiltinsOnly)
-            .profile
-            .unwrap();
+    for (name, profile) in profiles() {
         let plan = lower(&profile);
         let reqs = edits::requirements(&plan, None);
         let every: Vec<_> = edits::all(&reqs).collect();
@@ -184,10 +208,14 @@ fn each_requirement_left_out_is_reported_by_lint_and_written_back_by_apply() {
                 ));
             }
             checked += 1;
+            if r.need == Need::InspectorOutput {
+                inspector += 1;
+            }
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
     assert!(checked >= 100, "only {checked} requirements checked");
+    assert_eq!(inspector, EXAMPLES.len(), "the examples' Inspector volume");
 }
 
 /// `doctor` asks the same requirements of a host. In a healthy pod of each built-in (what the Pod target
@@ -201,7 +229,12 @@ fn doctor_asks_the_same_requirements_of_a_host() {
     use support::tree::{self, CAP_DOCKER_DEFAULT, Tree};
 
     // What a host cannot show; every other need has a check that sees it.
-    let unseen = [Need::Provenance, Need::NodePool, Need::Placement];
+    let unseen = [
+        Need::Provenance,
+        Need::NodePool,
+        Need::Placement,
+        Need::InspectorOutput,
+    ];
     let healthy = |profile: &roce_model::Profile, plan: &roce_render::Plan| -> Tree {
         let t = tree::pod_of(profile, plan);
         t.file(
@@ -247,10 +280,7 @@ fn doctor_asks_the_same_requirements_of_a_host() {
         (Need::Environment, "NCCL_SOCKET_IFNAME wrong", |_, _| {}),
     ];
     let mut judged = 0;
-    for name in builtin::names() {
-        let profile = load(builtin::source(name).unwrap(), &BuiltinsOnly)
-            .profile
-            .unwrap();
+    for (name, profile) in profiles() {
         let plan = lower(&profile);
         let reqs = edits::requirements(&plan, None);
         let env = tree::pod_env(&plan);

@@ -394,6 +394,18 @@ pub fn fields(p: &Profile) -> Vec<Field> {
     f.str("nccl.net-plugin", n.net_plugin.as_ref());
     f.str("nccl.debug", n.debug.as_ref());
     f.str("nccl.debug-subsys", n.debug_subsys.as_ref());
+    f.show("nccl.diagnostics", n.diagnostics.as_ref());
+    if let Some(i) = &n.inspector {
+        let i = &i.value;
+        f.text(
+            "nccl.inspector.format",
+            Some(i.format.as_ref().map(|f| f.as_str())),
+        );
+        f.str("nccl.inspector.plugin", i.plugin.as_ref());
+        f.str("nccl.inspector.dump-dir", i.dump_dir.as_ref());
+        f.show("nccl.inspector.interval-us", i.interval_us.as_ref());
+        f.str("nccl.inspector.host-path", i.host_path.as_ref());
+    }
     f.map("nccl.knobs", &n.knobs);
 
     // The network provider, when the profile names one (the IB-verbs default adds no fields).
@@ -724,7 +736,7 @@ pub fn nccl_upgrade(a: &Profile, b: &Profile) -> Option<NcclUpgrade> {
             COVERED.0, COVERED.1
         ));
     }
-    let env = crate::fabric::env::profile_env(b);
+    let env = b.env_vars();
     for var in env.iter().filter(|v| v.name.starts_with("NCCL_")) {
         let (Some(old), Some(new)) = (
             versions::reads(&var.name, va),

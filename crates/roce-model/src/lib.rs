@@ -24,7 +24,7 @@ pub mod model;
 pub mod names;
 pub mod nccl_list;
 pub mod problem;
-pub mod rules;
+mod rules;
 pub mod source;
 mod suggest;
 mod syntax;
@@ -32,24 +32,25 @@ mod tree;
 pub mod ucx_list;
 mod walk;
 
+#[doc(hidden)]
 pub mod plumbing {
     //! What roce's own crates share beyond the API: the spanned tree every front end produces, the
     //! YAML reader `roce apply` and `roce lint` parse manifests with, and did-you-mean suggestions.
     //!
-    //! Not a stable interface: these change with the front ends. A tool outside roce loads profiles with
-    //! [`crate::load()`], works with [`crate::Profile`] and the parsers ([`crate::nccl_list`],
-    //! [`crate::ucx_list`]), and asks [`crate::fabric`] for fabric facts.
+    //! Not API: hidden from the docs, and these change with the front ends. A tool outside roce loads
+    //! profiles with [`crate::load()`], works with [`crate::Profile`] and the parsers ([`crate::nccl_list`],
+    //! [`crate::ucx_list`]), and asks [`crate::fabric`] for fabric facts (docs/decisions.md, "(api)").
     pub mod suggest {
         //! Did-you-mean for names: the closest candidate, and a `help` line naming it.
-        pub use crate::suggest::*;
+        pub use crate::suggest::{closest, help};
     }
     pub mod yaml {
         //! The spanned YAML reader (serde-saphyr) under profiles and manifests.
-        pub use crate::syntax::yaml::*;
+        pub use crate::syntax::yaml::{YVal, byte_range};
     }
     pub mod tree {
         //! The spanned tree: what KDL and YAML both become before the walker types them.
-        pub use crate::tree::*;
+        pub use crate::tree::{Entry, Node, Scalar, Value, content_origin};
     }
 }
 

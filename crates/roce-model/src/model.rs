@@ -6,9 +6,18 @@
 
 use indexmap::IndexMap;
 
-use crate::fabric::dra::{NicAttachment, NvlinkDomain, Placement};
+pub use crate::fabric::FabricKind;
+use crate::fabric::attach::PodWiring;
+use crate::fabric::dra::{DraNics, NicAttachment, NvlinkDomain, Placement};
+use crate::fabric::env::{
+    self, Consumer, EnvVar, NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_IB_ADDR_FAMILY, NCCL_IB_ADDR_RANGE,
+    NCCL_IB_GID_INDEX, NCCL_IB_HCA, NCCL_IB_TC, NCCL_NET_PLUGIN, NCCL_SOCKET_IFNAME,
+    UCX_IB_GID_INDEX, UCX_MAX_RMA_RAILS, UCX_NET_DEVICES, UCX_TLS, consumer_of,
+};
 pub use crate::fabric::nccl_versions::NcclRelease;
+pub use crate::fabric::observe::{Inspector, InspectorFormat};
 pub use crate::fabric::provider::NcclNet;
+pub use crate::fabric::ucx::UcxMode;
 pub use crate::names::NadRef;
 use crate::names::{Capability, DnsLabel, EnvKey, IfName, K8sName, ResourceName};
 use crate::nccl_list::ListKind;
@@ -55,25 +64,6 @@ pub struct Profile {
     pub placement: Spanned<Placement>,
     /// The NCCL network provider and what it needs in the pod (default: NCCL's IB verbs, nothing added).
     pub nccl_net: NcclNet,
-}
-
-/// InfiniBand or RoCE.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FabricKind {
-    /// NVIDIA Quantum InfiniBand: LID-addressed, no Multus.
-    InfiniBand,
-    /// RoCE v2 (e.g. Spectrum-X): IP-addressed, rail netdevs must be in the pod.
-    Roce,
-}
-
-impl FabricKind {
-    /// `infiniband` or `roce`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FabricKind::InfiniBand => "infiniband",
-            FabricKind::Roce => "roce",
-        }
-    }
 }
 
 /// IP address family for RoCE GID selection.
@@ -300,7 +290,7 @@ fn push_u32(out: &mut String, mut n: u32) {
 }
 
 /// The placeholders a name pattern may use.
-pub const PATTERN_PLACEHOLDERS: &[&str] =
+pub(crate) const PATTERN_PLACEHOLDERS: &[&str] =
     &["{nic}", "{port}", "{index}", "{index1}", "{host-port}"];
 
 /// How the pod gets its rail interfaces.
@@ -382,30 +372,13 @@ pub struct Nccl {
     pub debug: Option<Spanned<String>>,
     /// `NCCL_DEBUG_SUBSYS`.
     pub debug_subsys: Option<Spanned<String>>,
+    /// `NCCL_RUN_DIAGNOSTICS=1` when true: NCCL's active diagnostics (2.31+,
+    /// [`crate::fabric::observe`]).
+    pub diagnostics: Option<Spanned<bool>>,
+    /// The Inspector profiler plugin, turned on, with its defaults filled ([`crate::fabric::observe`]).
+    pub inspector: Option<Spanned<Inspector>>,
     /// Further `NCCL_*` variables, in author order.
     pub knobs: IndexMap<EnvKey, Spanned<String>>,
-}
-
-/// What UCX is for in this profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum UcxMode {
-    /// Emit no UCX variables.
-    Off,
-    /// Pin UCX to TCP (NCCL-only jobs: keeps UCX off the RDMA devices).
-    Tcp,
-    /// UCX over RDMA (MPI, NIXL/vLLM).
-    Rdma,
-}
-
-impl UcxMode {
-    /// `off`, `tcp` or `rdma`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            UcxMode::Off => "off",
-            UcxMode::Tcp => "tcp",
-            UcxMode::Rdma => "rdma",
-        }
-    }
 }
 
 /// UCX settings.
@@ -477,8 +450,142 @@ impl Profile {
     }
 }
 
+/// What a profile asks of the fabric core: its environment and its pods' wiring. The facts are `fabric`'s;
+/// these read them for one profile, so the fabric modules never depend on the model.
+impl Profile {
+    /// The profile's environment in the order every target emits it: NCCL's typed fields (the observability
+    /// ones, [`observe_env`](crate::fabric::observe::observe_env), last), NCCL knobs, the
+    /// network provider's variables ([`provider_env`](crate::fabric::provider::provider_env)), UCX's typed fields (by UCX mode), then
+    /// extra env in author order.
+    ///
+    /// ```
+    /// use roce_model::{builtin, load, BuiltinsOnly};
+    /// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+    /// let env = profile.env_vars();
+    /// assert_eq!(env[0].name, "NCCL_SOCKET_IFNAME");
+    /// assert!(env.iter().any(|v| v.name == "UCX_TLS" && v.value == "tcp"));
+    /// ```
+    pub fn env_vars(&self) -> Vec<EnvVar> {
+        let mut e = env::Env::default();
+        let n = &self.nccl;
+        if let Some(s) = &n.socket_ifname {
+            e.typed(NCCL_SOCKET_IFNAME, &s.text().value, s.text().origin);
+        }
+        if let Some(h) = &n.ib_hca {
+            e.typed(NCCL_IB_HCA, &h.text().value, h.text().origin);
+        }
+        if self.fabric.kind.value == FabricKind::Roce {
+            let f = &self.fabric;
+            if let Some(a) = &f.addr_family {
+                e.typed(NCCL_IB_ADDR_FAMILY, a.value.nccl(), a.origin);
+            }
+            if let Some(r) = &f.addr_range {
+                e.typed(NCCL_IB_ADDR_RANGE, &r.value, r.origin);
+            }
+            if let Some(tc) = &f.traffic_class {
+                e.typed(NCCL_IB_TC, tc.value.to_string(), tc.origin);
+            }
+            if let Some(g) = &f.gid_index {
+                e.typed(NCCL_IB_GID_INDEX, g.value.to_string(), g.origin);
+            }
+        }
+        for (t, v) in [
+            (NCCL_NET_PLUGIN, &n.net_plugin),
+            (NCCL_DEBUG, &n.debug),
+            (NCCL_DEBUG_SUBSYS, &n.debug_subsys),
+        ] {
+            if let Some(v) = v {
+                e.typed(t, &v.value, v.origin);
+            }
+        }
+        // NCCL's own observability: diagnostics and the Inspector profiler plugin.
+        let inspector = n.inspector.as_ref().map(|i| &i.value);
+        for (name, value, origin) in
+            crate::fabric::observe::observe_env(n.diagnostics.as_ref(), inspector)
+        {
+            e.push(name, value, env::Consumer::Nccl, origin);
+        }
+        for (k, v) in &n.knobs {
+            e.push(k, &v.value, Consumer::Nccl, v.origin);
+        }
+        // The network provider's variables: `NCCL_NET`, `LD_LIBRARY_PATH`, `FI_*` (none for IB verbs).
+        for (name, value, origin) in crate::fabric::provider::provider_env(&self.nccl_net) {
+            e.push(&name, value, consumer_of(&name), origin);
+        }
+        let u = &self.ucx;
+        if u.mode.value != UcxMode::Off {
+            match (&u.tls, u.mode.value) {
+                (Some(t), _) => e.typed(UCX_TLS, &t.text().value, t.text().origin),
+                // TCP mode pins the transport even when the author names none.
+                (None, UcxMode::Tcp) => e.typed(UCX_TLS, "tcp", u.mode.origin),
+                (None, _) => {}
+            }
+            if let Some(d) = &u.net_devices {
+                e.typed(UCX_NET_DEVICES, &d.text().value, d.text().origin);
+            }
+        }
+        if u.mode.value == UcxMode::Rdma {
+            if let Some(g) = u.gid_index.or(self.fabric.gid_index) {
+                e.typed(UCX_IB_GID_INDEX, g.value.to_string(), g.origin);
+            }
+            if let Some(r) = &u.max_rma_rails {
+                e.typed(UCX_MAX_RMA_RAILS, r.value.to_string(), r.origin);
+            }
+        }
+        for (k, v) in &self.env {
+            e.push(k, &v.value, Consumer::Other, v.origin);
+        }
+        e.0
+    }
+
+    /// The wiring a profile's pods need, or `None` when a SUNK NodeSet attaches the fabric itself (jobs on it
+    /// get env only). The RDMA resource is a scheduling gate: `1` in requests and limits, whatever the rails,
+    /// unless the profile gives a count (EFA's device plugin hands out one resource per interface).
+    ///
+    /// How the NICs arrive decides the rest ([`NicAttachment`]): Multus NADs plus the resource; the resource
+    /// only (no NADs, whatever `multus` says); a DRA claim, which brings the devices itself (neither NADs
+    /// nor the device-plugin resource; the claims are [`dra_wiring`](crate::fabric::dra::emit::dra_wiring)'s); or the host's own
+    /// NICs (neither: [`Profile::host_network`] says what the pod needs instead).
+    pub fn pod_wiring(&self) -> Option<PodWiring> {
+        let nics = &self.nics.value;
+        self.direct_pods().then(|| PodWiring {
+            networks: match nics {
+                NicAttachment::MultusAndResource => self.multus.nads(&self.rail_list()),
+                NicAttachment::ResourceOnly
+                | NicAttachment::Dra(_)
+                | NicAttachment::HostNetwork => Vec::new(),
+            },
+            resources: match nics {
+                NicAttachment::Dra(_) | NicAttachment::HostNetwork => Vec::new(),
+                _ => self
+                    .node_pool
+                    .rdma_resource
+                    .iter()
+                    .map(|r| {
+                        let count = self.node_pool.rdma_resource_count.map_or(1, |c| c.value);
+                        (r.value.clone(), count.to_string())
+                    })
+                    .collect(),
+            },
+            capabilities: self.capabilities.iter().map(|c| c.value.clone()).collect(),
+        })
+    }
+
+    /// Do the profile's pods run in the node's network namespace with its RDMA devices ([`HOST_NETWORK`](crate::fabric::attach::HOST_NETWORK))? Not
+    /// on a SUNK NodeSet, whose pods the NodeSet wires.
+    pub fn host_network(&self) -> bool {
+        self.direct_pods() && self.nics.value.host_network()
+    }
+
+    /// Whether the pods request GPUs as the `nvidia.com/gpu` resource: not when a DRA claim already allocates
+    /// them (aligned with the NICs), since the same GPUs would then be asked for twice.
+    pub fn requests_gpu_resource(&self) -> bool {
+        !self.nics.value.dra().is_some_and(DraNics::claims_gpus)
+    }
+}
+
 /// The kind of list each NCCL list field holds.
-pub fn nccl_list_kind(env: &str) -> ListKind {
+pub(crate) fn nccl_list_kind(env: &str) -> ListKind {
     if env == "NCCL_IB_HCA" {
         ListKind::IbHca
     } else {

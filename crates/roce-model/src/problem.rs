@@ -123,6 +123,9 @@ codes! {
     /// A value in a syntax the named NCCL release does not accept yet (`NCCL_IB_HCA`'s rail and plane fields
     /// before 2.30.7, `fabric::nccl_versions::SYNTAX`): that release reads it another way.
     NcclVersionSyntax = "roce::nccl::version_syntax", Warning;
+    /// A feature the profile turns on (the Inspector profiler plugin, its Prometheus output) that the named
+    /// NCCL release, or the plugin built from its tree, lacks (`fabric::nccl_versions::FEATURES`).
+    NcclVersionFeature = "roce::nccl::version_feature", Warning;
     /// `rc_verbs`/`ud_verbs` on a fabric that needs the mlx5 transports.
     VerbsTransport = "roce::ucx::verbs_transport", Error;
     /// UCX in RDMA mode on RoCE without a GID index.
@@ -237,6 +240,9 @@ codes! {
     LintCloudInterfaces = "roce::lint::cloud_interfaces", Error;
     /// The profile's topology file (`nccl-net topology-file`) is not mounted from its ConfigMap.
     LintTopologyFile = "roce::lint::topology_file", Warning;
+    /// The Inspector's output directory (`nccl { inspector … }`) is not a volume of the container, or not
+    /// the node's directory the profile names.
+    LintInspectorOutput = "roce::lint::inspector_output", Info;
     // Invariants that hold for every fabric: checked with or without a profile.
     /// A file in which no pod template was found (nothing was checked).
     LintNoPodTemplate = "roce::lint::no_pod_template", Warning;

@@ -8,7 +8,7 @@ use crate::problem::{Code, Problem};
 use crate::source::{Origin, Spanned};
 
 /// Deepest nesting a profile may have. The real format needs 4 levels.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 
 /// A scalar value as the syntax typed it.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,7 +116,7 @@ pub fn content_origin(text: &str, literal: Origin, value: &str) -> Option<Origin
 }
 
 /// Push an entry into a map, reporting a duplicate key with both places.
-pub fn push_entry(entries: &mut Vec<Entry>, entry: Entry, problems: &mut Vec<Problem>) {
+pub(crate) fn push_entry(entries: &mut Vec<Entry>, entry: Entry, problems: &mut Vec<Problem>) {
     if let Some(first) = entries.iter().find(|e| e.key.value == entry.key.value) {
         problems.push(
             Problem::new(
@@ -134,7 +134,7 @@ pub fn push_entry(entries: &mut Vec<Entry>, entry: Entry, problems: &mut Vec<Pro
 
 /// Merge an `extends` layer over its base: maps merge key by key, everything else is replaced by the
 /// upper layer, and a null in the upper layer removes the key.
-pub fn merge(base: Node, upper: Node) -> Node {
+pub(crate) fn merge(base: Node, upper: Node) -> Node {
     merge_at(base, upper, true)
 }
 
@@ -192,44 +192,6 @@ fn merge_at(base: Node, upper: Node, top: bool) -> Node {
             content: upper.content,
         },
     }
-}
-
-/// Depth of the deepest `{`/`[` nesting outside strings and comments, stopping early past `limit`.
-/// Run before parsing so hostile input cannot exhaust the parser's stack.
-pub fn bracket_depth(text: &str, limit: usize, hash_comments: bool) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut in_str = false;
-    let mut escaped = false;
-    let mut comment = false;
-    for (i, b) in text.bytes().enumerate() {
-        if comment {
-            comment = b != b'\n';
-            continue;
-        }
-        if in_str {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_str = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_str = true,
-            b'#' if hash_comments => comment = true,
-            b'/' if text.as_bytes().get(i + 1) == Some(&b'/') => comment = true,
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > limit {
-                    return Some(i);
-                }
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -311,14 +273,5 @@ mod tests {
             panic!("map")
         };
         assert!(matches!(&top[0].node.value, Value::Scalar(Scalar::Str(s)) if s == "none"));
-    }
-
-    #[test]
-    fn depth_scan_ignores_strings_and_comments() {
-        assert_eq!(bracket_depth("a { b { } }", 2, false), None);
-        assert!(bracket_depth("a { b { c { } } }", 2, false).is_some());
-        assert_eq!(bracket_depth("a \"{{{{\" // {{{{\n{}", 1, false), None);
-        assert_eq!(bracket_depth("a: [ # [[[[\n]", 1, true), None);
-        assert!(bracket_depth("a #true { b #true { c {", 2, false).is_some());
     }
 }

@@ -79,7 +79,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops::Range;
 
-use crate::fabric::ucx::{self as facts, ALIASES};
+use crate::fabric::ucx::transports::{self as facts, ALIASES};
 use crate::source::Spanned;
 
 /// Elements UCX reads from any list variable (`UCS_CONFIG_ARRAY_MAX`); the

@@ -24,7 +24,7 @@ use crate::tree::{Entry, Node, Scalar, Value};
 use crate::ucx_list;
 
 /// Walk a merged tree into a profile.
-pub fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
+pub(crate) fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
     let mut w = Walker { problems };
     let before = w.problems.len();
     let mut top = w.map(root, &fields::PROFILE)?;
@@ -135,6 +135,8 @@ impl Nccl {
             net_plugin: None,
             debug: None,
             debug_subsys: None,
+            diagnostics: None,
+            inspector: None,
             knobs: IndexMap::new(),
         }
     }
@@ -859,6 +861,8 @@ impl Walker<'_> {
         let net_plugin = m.get(self, "net-plugin").and_then(|n| self.nonempty(n));
         let debug = m.get(self, "debug").and_then(|n| self.nonempty(n));
         let debug_subsys = m.get(self, "debug-subsys").and_then(|n| self.nonempty(n));
+        let diagnostics = m.get(self, "diagnostics").and_then(|n| self.boolean(n));
+        let inspector = m.get(self, "inspector").and_then(|n| self.inspector(n));
         let knobs = m
             .get(self, "knobs")
             .map(|n| self.env_map(n, Some("NCCL_")))
@@ -871,8 +875,38 @@ impl Walker<'_> {
             net_plugin,
             debug,
             debug_subsys,
+            diagnostics,
+            inspector,
             knobs,
         })
+    }
+
+    /// `inspector "json"|"prometheus" [plugin=…] [dump-dir=/…] [interval-us=N] [host-path=/…]`.
+    fn inspector(&mut self, node: &Node) -> Option<Spanned<Inspector>> {
+        let mut m = self.map(node, &fields::NCCL_INSPECTOR)?;
+        let format = m.choose(
+            self,
+            "format",
+            &[
+                ("json", InspectorFormat::Json),
+                ("prometheus", InspectorFormat::Prometheus),
+            ],
+        );
+        let plugin = m.get(self, "plugin").and_then(|n| self.nonempty(n));
+        let dump_dir = m.get(self, "dump-dir").and_then(|n| self.abs_path(n));
+        let interval_us = m.int(self, "interval-us");
+        let host_path = m.get(self, "host-path").and_then(|n| self.abs_path(n));
+        m.finish(self);
+        Some(Spanned::new(
+            Inspector {
+                format: format?,
+                plugin,
+                dump_dir,
+                interval_us,
+                host_path,
+            },
+            node.origin,
+        ))
     }
 
     /// `nccl-net PROVIDER [name=…] [library-path=…] { host-mounts { NAME host-path=… mount-path=… };

@@ -1,7 +1,9 @@
 //! The NCCL version table (`fabric::nccl_versions`): every entry cites where it comes from, and every
 //! NCCL variable a built-in profile sets, or the fabric core names, is in it.
 
-use roce_model::fabric::nccl_versions::{COVERED, HISTORY, history, reads, v};
+use roce_model::fabric::nccl_versions::{
+    COVERED, FEATURES, HISTORY, NcclRelease, history, reads, v,
+};
 use roce_model::{BuiltinsOnly, builtin, load};
 
 /// A source is NCCL's own: a file and line at a release commit, or a release binary's string table; or,
@@ -47,6 +49,56 @@ fn every_entry_cites_its_source() {
     }
 }
 
+/// Every feature cites the release that first has it and the one before, each by file and line, and
+/// names a variable a profile field sets; a later feature of the same variable family names the one it is
+/// part of.
+#[test]
+fn every_feature_cites_its_sources() {
+    let cites = |source: &str, release: &str| {
+        source.starts_with(&format!("NVIDIA/nccl {release}"))
+            && source.split(", ").all(|part| {
+                part.rsplit(':')
+                    .next()
+                    .and_then(|l| l.split('-').next())
+                    .is_some_and(|l| l.parse::<u32>().is_ok())
+            })
+    };
+    assert!(!FEATURES.is_empty());
+    for f in FEATURES {
+        let since = f.since_text();
+        assert!(cites(f.source, &since), "{}: {}", f.name, f.source);
+        assert!(
+            f.before_source.starts_with("NVIDIA/nccl 2.") && cites(f.before_source, "2."),
+            "{}: {}",
+            f.name,
+            f.before_source
+        );
+        assert!(
+            roce_model::fabric::env::typed_field(f.name).is_some(),
+            "{}: no profile field sets it",
+            f.name
+        );
+        if let Some(whole) = f.part_of {
+            assert!(FEATURES.iter().any(|g| g.name == whole), "{}", f.name);
+        }
+    }
+    // the Inspector from 2.28 (its first public release, 2.28.3, whatever the patch named); Prometheus from
+    // 2.29.3, so a bare 2.29 may lack it
+    let r = |t: &str| t.parse::<NcclRelease>().unwrap();
+    let inspector = FEATURES
+        .iter()
+        .find(|f| f.name == "NCCL_INSPECTOR_ENABLE")
+        .unwrap();
+    assert!(!inspector.accepted_by(r("2.27.7")));
+    assert!(inspector.accepted_by(r("2.28")) && inspector.accepted_by(r("2.32.3")));
+    let prom = FEATURES
+        .iter()
+        .find(|f| f.name == "NCCL_INSPECTOR_PROM_DUMP")
+        .unwrap();
+    assert!(!prom.accepted_by(r("2.29")) && !prom.accepted_by(r("2.29.2")));
+    assert!(prom.accepted_by(r("2.29.3")) && prom.accepted_by(r("2.30")));
+}
+
 /// Every `NCCL_*` variable a built-in sets, and every string knob the fabric core lists, has a history;
 /// the built-ins set nothing the newest NCCL ignores unless a plugin reads it, but for one variable the
 /// vendor's recipe sets: CoreWeave's GB300 RoCE nccl-tests set `NCCL_IB_NET_LATENCY=50`, which no NCCL
@@ -65,7 +117,7 @@ fn every_variable_roce_knows_has_a_history() {
         let p = load(builtin::source(name).unwrap(), &BuiltinsOnly)
             .profile
             .unwrap();
-        for e in roce_model::fabric::env::profile_env(&p) {
+        for e in p.env_vars() {
             if !e.name.starts_with("NCCL_") {
                 continue;
             }

@@ -88,7 +88,7 @@ mod reference {
     }
 
     /// Does NCCL use `device:port` under this env value?
-    pub fn selects(env: &str, device: &str, port: i32, max: usize) -> bool {
+    pub(crate) fn selects(env: &str, device: &str, port: i32, max: usize) -> bool {
         let mut s = env.as_bytes();
         let not = s.first() == Some(&b'^');
         if not {

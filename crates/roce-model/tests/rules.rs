@@ -382,6 +382,19 @@ const WHY: &[(&str, &str)] = &[
          warning.",
     ),
     (
+        "roce::nccl::version_feature",
+        "Some of what a profile can turn on needs a release of NCCL, or of the plugin built from its tree, \
+         from one on, and an older one goes without it with no more than an INFO line. The Inspector \
+         profiler plugin (`nccl { inspector … }`) exports only the profiler API v5 \
+         (`ext-profiler/inspector/inspector_plugin.cc:486` at 2.28.3), which NCCL loads from 2.28 \
+         (2.28.3-1 `src/plugin/profiler.cc:70`); 2.27 tries v4 to v1 (`src/plugin/profiler.cc:53`), finds \
+         none and runs unprofiled. Its Prometheus output is read from the plugin of 2.29.3 \
+         (`ext-profiler/inspector/inspector.cc:1153`); 2.29.2's writes JSON. A release named without its \
+         patch is judged as its minor's first. The table is `fabric::nccl_versions::FEATURES`; NCCL's \
+         diagnostics are a variable NCCL reads (`NCCL_RUN_DIAGNOSTICS`, 2.31), judged by \
+         `roce::nccl::version_unread`.",
+    ),
+    (
         "roce::env::shadows_generated",
         "A variable in `env` that roce also generates from a typed field would override it and \
          escape the checks on that field: NCCL_SOCKET_IFNAME in `env` is not checked against the \

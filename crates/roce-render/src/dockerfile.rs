@@ -7,7 +7,7 @@ use crate::{RenderError, RenderOptions};
 use crate::{comment, quote};
 
 /// Render the plan's env as one `ENV` instruction, after what the plan says the image must ship.
-pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
+pub(crate) fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let mut out = crate::header("#", plan);
     out.push_str(&comment::notes(plan.notes_about(&[Topic::Image])));
     // Behind `roce exec` the variables it computes from the pod stay out of ENV, or they would win.

@@ -64,6 +64,14 @@ pub fn starts_behind_roce_exec<S: AsRef<str>>(argv: &[S]) -> bool {
 /// starts behind `roce exec` — those `roce exec` computes from the pod
 /// ([`POD_DEPENDENT`](roce_model::fabric::env::POD_DEPENDENT)): a static value would win over the computed
 /// one, since a variable already set in the environment wins.
+///
+/// ```
+/// use roce_model::{builtin, load, BuiltinsOnly};
+/// use roce_render::{exec, plan};
+/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+/// let plan = plan::lower(&profile);
+/// assert_eq!(exec::static_env(&plan, None).count(), plan.env.len());
+/// ```
 pub fn static_env<'a>(plan: &'a Plan, wrap: Option<&ExecWrap>) -> impl Iterator<Item = &'a EnvVar> {
     let wrapped = wrap.is_some();
     plan.env

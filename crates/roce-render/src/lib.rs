@@ -27,28 +27,27 @@ pub mod kustomize;
 pub mod plan;
 pub mod plan_diff;
 mod pod;
+#[cfg(test)]
+mod properties;
 mod quote;
 pub mod review;
 mod sbatch;
 pub mod sweep;
-pub mod target;
+mod target;
 pub mod validation;
 mod wiring;
 mod yaml;
 
+#[doc(hidden)]
 pub mod plumbing {
-    //! What roce's own crates and tests share beyond the API: the YAML writer and value quoting the
-    //! emitters use, and the manifest views `roce lint` reads pod templates through.
+    //! What `roce lint` (roce-inspect) and the command line share with the renderer beyond the API: value
+    //! quoting, the manifest views lint reads pod templates through, and Kubernetes' `$(VAR)` expansion.
     //!
-    //! Not a stable interface. A tool outside roce renders with [`crate::render`] and wires manifests
-    //! with [`crate::apply::apply`].
-    pub mod yaml {
-        //! The ordered YAML tree emitters build and its writer.
-        pub use crate::yaml::*;
-    }
+    //! Not API: hidden from the docs, and these change with apply and lint. A tool outside roce renders with
+    //! [`crate::render`] and wires manifests with [`crate::apply::apply`] (docs/decisions.md, "(api)").
     pub mod quote {
-        //! Quoting env values for each target's syntax.
-        pub use crate::quote::*;
+        //! Quoting env values for a POSIX shell.
+        pub use crate::quote::{Unrepresentable, shell_single};
     }
     pub mod pod {
         //! What the pod emitter exposes to lint: Kubernetes' `$(VAR)` expansion in env values.
@@ -56,28 +55,44 @@ pub mod plumbing {
     }
     pub mod view {
         //! Typed views of a pod template in a parsed manifest.
-        pub use crate::apply::view::*;
+        pub use crate::apply::view::{PodView, entry, text, view};
     }
     pub mod templates {
         //! Finding the pod templates of every workload kind in a manifest.
-        pub use crate::apply::templates::*;
+        pub use crate::apply::templates::{
+            FABRIC_KINDS, Form, Missing, Role, Step, Template, known_kind,
+        };
+        use roce_model::plumbing::tree::Node;
+
+        /// The pod templates of one parsed document, or `None` for a kind roce does not know.
+        pub fn discover(doc: &Node) -> Option<(Vec<Template>, Vec<Missing>)> {
+            crate::apply::templates::discover(doc)
+        }
+
+        /// The main container of a pod spec that names one (`mainContainer`, `runner`).
+        pub fn main_container(spec: &Node) -> Option<(&'static str, &Node)> {
+            crate::apply::templates::main_container(spec)
+        }
     }
     pub mod multus {
-        //! Reading and merging the Multus annotation.
-        pub use crate::apply::multus::*;
+        //! Reading the Multus annotation.
+        pub use crate::apply::multus::{Malformed, Network, parse};
     }
     pub mod mpirun {
         //! `mpirun -x NAME` forwarding in launcher commands.
-        pub use crate::apply::mpirun::*;
+        pub use crate::apply::mpirun::{Forward, Invocation, Place, find};
     }
     pub mod wiring {
         //! What a pod really gets from the fabric, read from a manifest.
-        pub use crate::wiring::*;
+        pub use crate::wiring::{
+            ClaimTemplate, EnvFrom, GKE_INTERFACES, Input, KvBackend, NadObject, PodClaim,
+            RdmaAccess, Resource, Var, Wiring, argv,
+        };
     }
 }
 
 pub use plan::{Plan, lower};
-pub use target::{Format, Target, Workload};
+pub use target::{Format, Target, UnknownTarget, Workload};
 
 /// Image used in generated pods when none is given: CoreWeave's nccl-tests image for GB300 RoCE, which
 /// ships NCCL, HPC-X UCX and rdma-core userspace (CoreWeave nccl-tests, pinned in its RoCE examples).

@@ -93,6 +93,10 @@ pub struct Plan {
     /// A topology file from a ConfigMap, mounted read-only at its path (`NCCL_TOPO_FILE` is in
     /// [`Plan::env`]). Pod targets carry the volume; on Slurm the file must be at that path on the nodes.
     pub topology: Option<fabric::provider::TopologyFile>,
+    /// The Inspector profiler plugin, when the profile turns it on (its variables are in [`Plan::env`]).
+    /// Pod targets mount its directory (an `emptyDir`, or the node's directory the profile names); on
+    /// Slurm it is the nodes' own directory.
+    pub inspector: Option<fabric::observe::Inspector>,
     /// Pod annotations the network provider's attachment needs (GKE `networking.gke.io/interfaces`), in
     /// profile order.
     pub pod_annotations: Vec<(String, String)>,
@@ -116,7 +120,7 @@ pub struct Plan {
 /// assert_eq!(plan.wiring.unwrap().networks.len(), 16);
 /// ```
 pub fn lower(p: &Profile) -> Plan {
-    let wiring = fabric::attach::pod_wiring(p);
+    let wiring = p.pod_wiring();
     let pool = &p.node_pool;
     let dra_spec = fabric::dra::DraSpec {
         nics: p.nics.value.clone(),
@@ -135,7 +139,7 @@ pub fn lower(p: &Profile) -> Plan {
             .iter()
             .map(|(k, v)| (k.clone(), v.value.clone()))
             .collect(),
-        env: fabric::env::profile_env(p),
+        env: p.env_vars(),
         slurm: SlurmPlan {
             partition: pool.partition.as_ref().unwrap_or(&pool.name).value.clone(),
             nodes: p.job.nodes.as_ref().map_or(1, |n| n.value),
@@ -162,7 +166,7 @@ pub fn lower(p: &Profile) -> Plan {
         test_args: None,
         dra: dra_spec.wiring(),
         dra_spec,
-        gpu_resource: fabric::attach::requests_gpu_resource(p),
+        gpu_resource: p.requests_gpu_resource(),
         host_mounts: p
             .nccl_net
             .host_mounts
@@ -170,6 +174,7 @@ pub fn lower(p: &Profile) -> Plan {
             .map(|m| m.value.clone())
             .collect(),
         topology: p.nccl_net.topology.as_ref().map(|t| t.value.clone()),
+        inspector: p.nccl.inspector.as_ref().map(|i| i.value.clone()),
         pod_annotations: p
             .nccl_net
             .pod_annotations
@@ -182,7 +187,7 @@ pub fn lower(p: &Profile) -> Plan {
             .map(|r| (r.pod_device, p.rails.port_num.value))
             .collect(),
         provider: p.nccl_net.provider.value.clone(),
-        host_network: fabric::attach::host_network(p),
+        host_network: p.host_network(),
     };
     plan.notes = note::notes(&plan);
     plan

@@ -347,7 +347,7 @@ impl PlanDiff {
 }
 
 /// Join phrases as `a, b and c`.
-pub fn join_and(parts: &[String]) -> String {
+pub(crate) fn join_and(parts: &[String]) -> String {
     match parts {
         [] => String::new(),
         [one] => one.clone(),
@@ -356,7 +356,7 @@ pub fn join_and(parts: &[String]) -> String {
 }
 
 /// Key of the [`PlanDiff::wiring`] change that says whether pods attach the fabric themselves.
-pub const WIRING_KEY: &str = "pods attach the fabric";
+pub(crate) const WIRING_KEY: &str = "pods attach the fabric";
 
 /// Compare two plans.
 pub fn diff(a: &Plan, b: &Plan) -> PlanDiff {

@@ -5,10 +5,11 @@ use crate::edits::{self, Edit, Skeleton};
 use crate::plan::Plan;
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
+use roce_model::fabric::observe::{INSPECTOR_VOLUME, Inspector};
 use roce_model::fabric::provider::{HostMount, TOPOLOGY_VOLUME, TopologyFile};
 
 /// Render the plan as a Pod.
-pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
+pub(crate) fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let reqs = edits::requirements(plan, opts.exec.as_ref());
     let all: Vec<&Edit> = edits::all(&reqs).collect();
     Ok(render_edits(plan, opts, &all))
@@ -143,7 +144,7 @@ fn documents_of(chosen: &[&Edit]) -> Vec<Yaml> {
 }
 
 /// Name of the memory-backed `/dev/shm` volume.
-pub const SHM_VOLUME: &str = "dshm";
+pub(crate) const SHM_VOLUME: &str = "dshm";
 
 /// The workload container before the plan's edits: name, image, the `roce exec` command when asked for,
 /// and a place for env (always written) and resources.
@@ -166,7 +167,7 @@ fn container_skeleton(opts: &RenderOptions) -> Yaml {
 
 /// The workload container, wired: image, the `roce exec` command when asked for, env, resources, claims,
 /// capabilities and mounts.
-pub fn container(plan: &Plan, opts: &RenderOptions) -> Yaml {
+pub(crate) fn container(plan: &Plan, opts: &RenderOptions) -> Yaml {
     let mut template = wired(plan, opts, Head::default());
     match take(&mut template, "containers") {
         Some(Yaml::Seq(mut cs)) if !cs.is_empty() => cs.swap_remove(0),
@@ -185,7 +186,7 @@ fn take(template: &mut Yaml, key: &str) -> Option<Yaml> {
 
 /// The topology file's ConfigMap as a volume holding just its key: the pod does not start while the
 /// ConfigMap is missing, instead of NCCL probing a topology the profile says is wrong.
-pub fn topology_volume(t: &TopologyFile) -> Yaml {
+pub(crate) fn topology_volume(t: &TopologyFile) -> Yaml {
     Yaml::map().with("name", TOPOLOGY_VOLUME).with(
         "configMap",
         Yaml::map().with("name", t.config_map.as_str()).with(
@@ -201,7 +202,7 @@ pub fn topology_volume(t: &TopologyFile) -> Yaml {
 
 /// The container's read-only mount of [`topology_volume`]'s one file at the profile's path (`subPath`, so
 /// the directory around it stays the image's).
-pub fn topology_mount(t: &TopologyFile) -> Yaml {
+pub(crate) fn topology_mount(t: &TopologyFile) -> Yaml {
     Yaml::map()
         .with("name", TOPOLOGY_VOLUME)
         .with("mountPath", t.path.as_str())
@@ -209,9 +210,32 @@ pub fn topology_mount(t: &TopologyFile) -> Yaml {
         .with("readOnly", true)
 }
 
+/// The Inspector's output directory as a volume: the node's directory the profile names (`hostPath`, type
+/// `DirectoryOrCreate`: the kubelet creates it, so a node exporter's textfile collector can read it), or an
+/// `emptyDir` that lives as long as the pod.
+pub(crate) fn inspector_volume(i: &Inspector) -> Yaml {
+    let v = Yaml::map().with("name", INSPECTOR_VOLUME);
+    match i.host_path() {
+        Some(h) => v.with(
+            "hostPath",
+            Yaml::map()
+                .with("path", h)
+                .with("type", "DirectoryOrCreate"),
+        ),
+        None => v.with("emptyDir", Yaml::map()),
+    }
+}
+
+/// The container's writable mount of [`inspector_volume`] at the directory `NCCL_INSPECTOR_DUMP_DIR` names.
+pub(crate) fn inspector_mount(i: &Inspector) -> Yaml {
+    Yaml::map()
+        .with("name", INSPECTOR_VOLUME)
+        .with("mountPath", i.dump_dir())
+}
+
 /// A host directory as a `hostPath` volume of type `Directory`: the pod fails to start when the node has
 /// not installed it, instead of NCCL falling back at run time.
-pub fn host_volume(m: &HostMount) -> Yaml {
+pub(crate) fn host_volume(m: &HostMount) -> Yaml {
     Yaml::map().with("name", m.name.as_str()).with(
         "hostPath",
         Yaml::map()
@@ -221,7 +245,7 @@ pub fn host_volume(m: &HostMount) -> Yaml {
 }
 
 /// The container's read-only mount of [`host_volume`].
-pub fn host_mount(m: &HostMount) -> Yaml {
+pub(crate) fn host_mount(m: &HostMount) -> Yaml {
     Yaml::map()
         .with("name", m.name.as_str())
         .with("mountPath", m.mount_path.as_str())
@@ -256,7 +280,7 @@ pub(crate) fn shm_volume_named(name: &str) -> Yaml {
 }
 
 /// `env:` entries, values as strings, with Kubernetes' `$(VAR)` expansion escaped.
-pub fn env_list(plan: &Plan) -> Vec<Yaml> {
+pub(crate) fn env_list(plan: &Plan) -> Vec<Yaml> {
     env_entries(plan.env.iter())
 }
 

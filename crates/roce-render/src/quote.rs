@@ -20,8 +20,8 @@ pub enum Unrepresentable {
     /// Any other control character: tab, the rest of C0, DEL, or C1.
     OtherControl(char),
     /// A character that the readers of the target disagree on, so no single
-    /// spelling reads back unchanged in all of them. See [`dockerfile_env`]
-    /// (`\` at the end or before `"`) and [`dotenv`] (`'`, `\`, `$`).
+    /// spelling reads back unchanged in all of them. See `dockerfile_env`
+    /// (`\` at the end or before `"`) and `dotenv` (`'`, `\`, `$`).
     NotPortable(char),
 }
 
@@ -83,7 +83,7 @@ pub fn shell_single(value: &str) -> Result<String, Unrepresentable> {
 /// has `\` right before `"`. BuildKit reads those fine, but hadolint's parser
 /// (language-docker) fails with DL1000 on a run of two or more backslashes
 /// before a double quote, and no other spelling suits both.
-pub fn dockerfile_env(value: &str) -> Result<String, Unrepresentable> {
+pub(crate) fn dockerfile_env(value: &str) -> Result<String, Unrepresentable> {
     check_controls(value)?;
     if value.ends_with('\\') || value.contains("\\\"") {
         return Err(Unrepresentable::NotPortable('\\'));
@@ -118,7 +118,7 @@ pub fn dockerfile_env(value: &str) -> Result<String, Unrepresentable> {
 /// python-dotenv turns `\\` into `\`, and compose-go, godotenv and
 /// python-dotenv take a final `\'` as an escaped quote; python-dotenv expands
 /// `${VAR}` even inside single quotes, and dotenv-expand `$VAR`.
-pub fn dotenv(value: &str) -> Result<String, Unrepresentable> {
+pub(crate) fn dotenv(value: &str) -> Result<String, Unrepresentable> {
     check_controls(value)?;
     if let Some(c) = value.chars().find(|c| matches!(c, '\'' | '\\' | '$')) {
         return Err(Unrepresentable::NotPortable(c));
@@ -131,7 +131,7 @@ pub fn dotenv(value: &str) -> Result<String, Unrepresentable> {
 
 /// Whether `key` is a portable environment variable name:
 /// `[A-Za-z_][A-Za-z0-9_]*`.
-pub fn is_env_key(key: &str) -> bool {
+pub(crate) fn is_env_key(key: &str) -> bool {
     let mut bytes = key.bytes();
     bytes
         .next()

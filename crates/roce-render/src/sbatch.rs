@@ -5,7 +5,7 @@ use crate::{RenderError, RenderOptions};
 use crate::{comment, quote};
 
 /// Render the plan as an sbatch script. Options override the node pool's `#SBATCH` defaults.
-pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
+pub(crate) fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let s = &opts.slurm;
     let mut out = String::from("#!/bin/bash\n");
     let job_name = s.job_name.clone().unwrap_or_else(|| plan.short_name());

@@ -46,6 +46,9 @@ pub struct ClaimTemplate<'a> {
     pub name: &'a str,
     /// `spec.spec.devices.requests[].deviceClassName` (or `.exactly.deviceClassName`).
     pub classes: Vec<&'a str>,
+    /// How many NVIDIA GPUs its requests allocate (`count`, 1 when unset; `allocationMode: All` counts as
+    /// several: every matching device of the node).
+    pub nvidia_gpus: u64,
     /// What Kueue judges in it: requests it refuses and `constraints`.
     pub shape: ClaimShape,
     /// Its place.
@@ -183,6 +186,14 @@ impl<'a> Input<'a> {
         Vec::new()
     }
 
+    /// The NVIDIA GPUs a pod claim of `template` allocates, where the input has the template.
+    pub fn nvidia_gpus_of(&self, template: &str) -> u64 {
+        self.claim_templates
+            .iter()
+            .find(|t| t.name == template)
+            .map_or(0, |t| t.nvidia_gpus)
+    }
+
     /// Does a device class allocate NICs (by its name, or a DeviceClass of the input whose driver is dranet)?
     pub fn nic_class(&self, class: &str) -> bool {
         devices::nic_class(class) || self.pod_level_class(class)
@@ -245,6 +256,7 @@ fn class_driver(spec: Option<&Node>) -> Option<String> {
 /// A ResourceClaimTemplate's device classes, and the request forms Kueue refuses or judges.
 fn claim_template<'a>(name: &'a str, spec: Option<&'a Node>, at: Origin) -> ClaimTemplate<'a> {
     let mut classes = Vec::new();
+    let mut nvidia_gpus = 0;
     let mut shape = ClaimShape::default();
     let devices = spec
         .and_then(|s| entry(s, "spec"))
@@ -253,13 +265,13 @@ fn claim_template<'a>(name: &'a str, spec: Option<&'a Node>, at: Origin) -> Clai
     if let Some(Value::Seq(items)) = requests.map(|r| &r.node.value) {
         for item in items {
             let exactly = entry(item, "exactly").map(|e| &e.node);
-            if let Some(c) = text(item, "deviceClassName")
-                .or_else(|| exactly.and_then(|e| text(e, "deviceClassName")))
-            {
-                classes.push(c);
-            }
             // v1 nests the request under `exactly`; v1beta1 wrote the same fields on the request
             let fields = exactly.unwrap_or(item);
+            let class = text(fields, "deviceClassName").or_else(|| text(item, "deviceClassName"));
+            classes.extend(class);
+            if class.and_then(devices::accelerator_class) == Some(Accelerator::Nvidia) {
+                nvidia_gpus += requested_devices(fields);
+            }
             if entry(item, "firstAvailable").is_some() {
                 shape.refused.push(Refused::FirstAvailable);
             }
@@ -281,8 +293,21 @@ fn claim_template<'a>(name: &'a str, spec: Option<&'a Node>, at: Origin) -> Clai
     ClaimTemplate {
         name,
         classes,
+        nvidia_gpus,
         shape,
         at,
+    }
+}
+
+/// How many devices a request allocates: its `count` (1 when unset, KEP-4381's ExactCount default), and
+/// for `allocationMode: All` every matching device of the node, counted as two (several).
+fn requested_devices(fields: &Node) -> u64 {
+    if text(fields, "allocationMode") == Some("All") {
+        return 2;
+    }
+    match entry(fields, "count").map(|e| &e.node.value) {
+        Some(Value::Scalar(Scalar::Int(n))) => u64::try_from(*n).unwrap_or(0),
+        _ => 1,
     }
 }
 
@@ -423,6 +448,8 @@ pub struct PodClaim<'a> {
     pub nic: bool,
     /// Does its driver give the devices to the whole pod, listed by a container or not (dranet)?
     pub pod_level: bool,
+    /// The NVIDIA GPUs it allocates (0 where the input does not have its template).
+    pub nvidia_gpus: u64,
     /// Its place.
     pub at: Origin,
 }
@@ -639,6 +666,7 @@ impl<'a> Wiring<'a> {
                     claim: text(i, "resourceClaimName"),
                     nic: classes.iter().any(|k| input.nic_class(k)),
                     pod_level: classes.iter().any(|k| input.pod_level_class(k)),
+                    nvidia_gpus: template.map_or(0, |t| input.nvidia_gpus_of(t)),
                     classes,
                     at: i.origin,
                 });
@@ -865,21 +893,30 @@ impl<'a> Wiring<'a> {
         out
     }
 
-    /// Does the container get more than one NVIDIA GPU (a count over 1, or `NVIDIA_VISIBLE_DEVICES` naming
-    /// all or several)? Then it runs several ranks side by side.
+    /// Does the container get more than one NVIDIA GPU (a count over 1, DRA claims it lists that allocate
+    /// more than one, or `NVIDIA_VISIBLE_DEVICES` naming all or several)? Then it runs several ranks side by
+    /// side.
     pub fn several_gpus(&self) -> bool {
         let by_resource = self
             .resources
             .iter()
             .filter(|r| devices::accelerator_resource(r.name) == Some(Accelerator::Nvidia))
             .any(|r| r.count().is_some_and(|n| n > 1));
+        // The NVIDIA DRA driver hands a claim's GPUs to the containers that list it (CDI per container).
+        let by_claim = self
+            .pod_claims
+            .iter()
+            .filter(|c| self.used_claims.iter().any(|(u, _)| *u == c.name))
+            .map(|c| c.nvidia_gpus)
+            .sum::<u64>()
+            > 1;
         let by_env = self.gpus_by_env()
             && self.var("NVIDIA_VISIBLE_DEVICES").is_some_and(|v| {
                 v.value
                     .as_deref()
                     .is_some_and(|x| x.trim() == "all" || x.contains(','))
             });
-        by_resource || by_env
+        by_resource || by_claim || by_env
     }
 
     /// GPUs the NVIDIA container toolkit injects from the container's own `NVIDIA_VISIBLE_DEVICES` (`all`
@@ -983,6 +1020,32 @@ impl<'a> Wiring<'a> {
         }
     }
 
+    /// Does the pod get its RDMA devices in its own form: a device-plugin resource that is not the
+    /// profile's, or a NIC claim that is not the profile's (another name, or the profile's name on a
+    /// template of the pod's own, whose devices it chose there)? Then the profile's device-selecting
+    /// variables are not the pod's.
+    pub fn rdma_devices_own(&self, plan: &crate::Plan) -> bool {
+        match self.rdma_access() {
+            Some(RdmaAccess::Resource(r)) => !plan
+                .wiring
+                .as_ref()
+                .is_some_and(|p| p.resources.iter().any(|(name, _)| name.as_str() == r)),
+            Some(RdmaAccess::Claim(c)) => plan.dra_spec.nics.dra().is_none_or(|n| {
+                n.claim().as_str() != c
+                    || self.pod_claims.iter().any(|p| {
+                        p.name == c && p.template.is_some_and(|t| t != n.template().as_str())
+                    })
+            }),
+            _ => false,
+        }
+    }
+
+    /// `NCCL_SHM_DISABLE=1`: NCCL's shared-memory transport is off (NCCL's env docs).
+    pub fn nccl_shm_off(&self) -> bool {
+        self.var("NCCL_SHM_DISABLE")
+            .is_some_and(|v| v.value.as_deref().map(str::trim) == Some("1"))
+    }
+
     /// Does the container run something that needs a large `/dev/shm`: NCCL's shared-memory transport (a
     /// program built on NCCL collectives — nccl-tests' `*_perf`, torch.distributed launchers, the serving
     /// and training engines — or `NCCL_*` env), unless `NCCL_SHM_DISABLE=1`; or Ray, whose object store
@@ -1002,10 +1065,7 @@ impl<'a> Wiring<'a> {
         let ray = ["ray start", "KUBERAY", "executor-backend ray"]
             .iter()
             .any(|p| all.contains(p));
-        let shm_off = self
-            .var("NCCL_SHM_DISABLE")
-            .is_some_and(|v| v.value.as_deref().map(str::trim) == Some("1"));
-        !shm_off
+        !self.nccl_shm_off()
             && (ray
                 || NCCL_PROGRAMS.iter().any(|p| all.contains(p))
                 || self
@@ -1198,7 +1258,7 @@ fn sources_script(argv: &[&str]) -> bool {
 }
 
 /// Open MPI's `--mca KEY VALUE` (and `-mca`, `--gmca`) pairs of an argv or of a shell script in it.
-pub fn mca_params(argv: &[&str]) -> Vec<(String, String)> {
+pub(crate) fn mca_params(argv: &[&str]) -> Vec<(String, String)> {
     let words: Vec<String> = argv
         .iter()
         .flat_map(|a| {

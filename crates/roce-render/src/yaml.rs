@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 /// Mappings keep the order in which entries were added, so the same model
 /// always renders to the same bytes.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Yaml {
+pub(crate) enum Yaml {
     /// A mapping with string keys, written in vector order.
     Map(Vec<(String, Yaml)>),
     /// A sequence.
@@ -49,12 +49,12 @@ pub enum Yaml {
 
 impl Yaml {
     /// An empty mapping, the start of a [`Yaml::with`] chain.
-    pub fn map() -> Self {
+    pub(crate) fn map() -> Self {
         Yaml::Map(Vec::new())
     }
 
     /// An empty sequence, the start of a [`Yaml::item`] chain.
-    pub fn seq() -> Self {
+    pub(crate) fn seq() -> Self {
         Yaml::Seq(Vec::new())
     }
 
@@ -64,7 +64,7 @@ impl Yaml {
     ///
     /// If `self` is not a [`Yaml::Map`].
     #[must_use]
-    pub fn with(mut self, key: &str, value: impl Into<Yaml>) -> Self {
+    pub(crate) fn with(mut self, key: &str, value: impl Into<Yaml>) -> Self {
         self.insert(key, value);
         self
     }
@@ -76,7 +76,7 @@ impl Yaml {
     /// # Panics
     ///
     /// If `self` is not a [`Yaml::Map`].
-    pub fn insert(&mut self, key: &str, value: impl Into<Yaml>) {
+    pub(crate) fn insert(&mut self, key: &str, value: impl Into<Yaml>) {
         let Yaml::Map(entries) = self else {
             panic!("Yaml::insert({key:?}) called on a non-mapping node");
         };
@@ -93,7 +93,7 @@ impl Yaml {
     ///
     /// If `self` is not a [`Yaml::Seq`].
     #[must_use]
-    pub fn item(mut self, value: impl Into<Yaml>) -> Self {
+    pub(crate) fn item(mut self, value: impl Into<Yaml>) -> Self {
         let Yaml::Seq(items) = &mut self else {
             panic!("Yaml::item called on a non-sequence node");
         };
@@ -102,7 +102,7 @@ impl Yaml {
     }
 
     /// The value under `key` when `self` is a mapping that has it.
-    pub fn get(&self, key: &str) -> Option<&Yaml> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Yaml> {
         match self {
             Yaml::Map(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
@@ -110,7 +110,7 @@ impl Yaml {
     }
 
     /// The string when `self` is a [`Yaml::Str`].
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             Yaml::Str(s) | Yaml::Quoted(s) | Yaml::Block(s) | Yaml::Plain(s) => Some(s),
             _ => None,
@@ -159,7 +159,7 @@ impl From<Vec<Yaml>> for Yaml {
 /// Layout: two-space indent; a sequence under a mapping key starts at the
 /// key's own column (`kubectl` style); a mapping inside a sequence starts on
 /// the dash line (`- name: x`); empty collections are `{}` and `[]`.
-pub fn to_string(doc: &Yaml) -> String {
+pub(crate) fn to_string(doc: &Yaml) -> String {
     let mut out = String::new();
     write_node(&mut out, doc, 0, false, KUBECTL);
     out
@@ -167,7 +167,7 @@ pub fn to_string(doc: &Yaml) -> String {
 
 /// Renders several documents, each as [`to_string`] does, separated by
 /// `---` lines.
-pub fn to_multi_doc(docs: &[Yaml]) -> String {
+pub(crate) fn to_multi_doc(docs: &[Yaml]) -> String {
     docs.iter().map(to_string).collect::<Vec<_>>().join("---\n")
 }
 
@@ -182,7 +182,7 @@ pub fn to_multi_doc(docs: &[Yaml]) -> String {
 /// anything number- or date-shaped (starting with a digit, `+`, `-` or `.`
 /// and using only characters of number and date forms, or a bare exponent
 /// such as `e5`).
-pub fn scalar(s: &str) -> Cow<'_, str> {
+pub(crate) fn scalar(s: &str) -> Cow<'_, str> {
     if is_plain_safe(s) {
         Cow::Borrowed(s)
     } else {

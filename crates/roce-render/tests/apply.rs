@@ -1342,3 +1342,58 @@ mod mangled {
         }
     }
 }
+
+/// The Inspector's directory (`examples/nccl-observability.kdl`): apply mounts an `emptyDir` there in a
+/// pod that has none, and keeps a volume the container already mounts there (adding no second one, and no
+/// volume without a mount); both times the Inspector's variables are written.
+#[test]
+fn apply_mounts_the_inspector_directory_unless_the_container_has_one() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/nccl-observability.kdl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let plan = roce_render::plan::lower(
+        &load(Source::new("nccl-observability.kdl", text), &BuiltinsOnly)
+            .profile
+            .unwrap(),
+    );
+    let pod = |mounts: &str, volumes: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: t\nspec:\n  containers:\n  - name: main\n    image: x\n{mounts}{volumes}"
+        )
+    };
+    let volumes_of = |text: &str| -> Vec<serde_json::Value> {
+        let doc = documents(text).pop().unwrap();
+        doc["spec"]["volumes"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let bare = run(&pod("", ""), &plan, &ApplyOptions::default());
+    let vols = volumes_of(&bare.text);
+    assert!(
+        vols.iter()
+            .any(|v| v["name"] == "nccl-inspector" && v["emptyDir"].is_object()),
+        "{}",
+        bare.text
+    );
+    assert!(bare.text.contains("mountPath: /var/log/nccl-inspector"));
+    assert!(bare.text.contains("NCCL_INSPECTOR_ENABLE"));
+
+    let own = pod(
+        "    volumeMounts:\n    - name: logs\n      mountPath: /var/log/nccl-inspector/\n",
+        "  volumes:\n  - name: logs\n    persistentVolumeClaim:\n      claimName: logs\n",
+    );
+    let kept = run(&own, &plan, &ApplyOptions::default());
+    let vols = volumes_of(&kept.text);
+    assert!(
+        !vols.iter().any(|v| v["name"] == "nccl-inspector"),
+        "{}",
+        kept.text
+    );
+    assert!(vols.iter().any(|v| v["name"] == "logs"));
+    assert_eq!(
+        kept.text.matches("/var/log/nccl-inspector").count(),
+        2,
+        "{}",
+        kept.text
+    );
+}

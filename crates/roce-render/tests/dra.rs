@@ -16,7 +16,6 @@ use roce_model::fabric::dra::{
     DraNics, K8sName, KueueTopology, LabelKey, LabelValue, NicAttachment, NvlinkDomain, Placement,
     TopologyMode, emit,
 };
-use roce_render::plumbing::yaml::{self, Yaml};
 use serde_json::{Value, json};
 
 fn n(v: u32) -> NonZeroU32 {
@@ -98,22 +97,15 @@ fn dranet_nics(gpus: Gpus) -> DraNics {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Printing through roce's own YAML writer, as a target would.
-
-/// A JSON value as the writer's document model. Strings stay `Str` (the writer quotes what could re-type).
-fn to_yaml(v: &Value) -> Yaml {
-    match v {
-        Value::Null => Yaml::Null,
-        Value::Bool(b) => Yaml::Bool(*b),
-        Value::Number(x) => Yaml::Int(x.as_i64().expect("DRA objects carry integers only")),
-        Value::String(s) => Yaml::Str(s.clone()),
-        Value::Array(items) => Yaml::Seq(items.iter().map(to_yaml).collect()),
-        Value::Object(m) => Yaml::Map(m.iter().map(|(k, v)| (k.clone(), to_yaml(v))).collect()),
-    }
-}
+// Printing for the consumers: each object as a JSON document (JSON is YAML), `---` between them. The
+// targets' YAML writer has its own tests (`roce-render/src/yaml.rs`, `src/properties.rs`); it is not API.
 
 fn printed(docs: &[Value]) -> String {
-    yaml::to_multi_doc(&docs.iter().map(to_yaml).collect::<Vec<_>>())
+    let docs: Vec<String> = docs
+        .iter()
+        .map(|d| serde_json::to_string_pretty(d).unwrap())
+        .collect();
+    docs.join("\n---\n") + "\n"
 }
 
 fn json_of<T: serde::Serialize>(v: &T) -> Value {

@@ -20,6 +20,47 @@ fn profile(name: &str) -> Profile {
         .unwrap_or_else(|| panic!("{name}: {:#?}", loaded.problems))
 }
 
+/// Example profiles (`examples/`) that turn on what no built-in does, each with the targets pinned by a
+/// snapshot (`TARGET@examples__STEM`): NCCL's diagnostics and the Inspector's JSON records into an
+/// `emptyDir`, and its Prometheus files into the node's directory (a `hostPath`).
+const EXAMPLES: &[(&str, &[Target])] = &[
+    ("nccl-observability.kdl", Target::ALL),
+    (
+        "nccl-inspector-prometheus.yaml",
+        &[Target::Pod, Target::Kustomize, Target::Sbatch],
+    ),
+];
+
+/// An example profile by its file name under `examples/`.
+fn example(file: &str) -> Profile {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let loaded = load(Source::new(file, text), &BuiltinsOnly);
+    loaded
+        .profile
+        .unwrap_or_else(|| panic!("{file}: {:#?}", loaded.problems))
+}
+
+/// `pod@examples__nccl-observability`.
+fn example_snapshot(target: Target, file: &str) -> String {
+    let stem = file.rsplit_once('.').map_or(file, |(s, _)| s);
+    format!("{}@examples__{stem}", target.slug())
+}
+
+/// Every built-in's plan and every example's, by name.
+fn all_plans() -> Vec<(String, Plan)> {
+    builtin::names()
+        .map(|n| (n.to_string(), plan::lower(&profile(n))))
+        .chain(
+            EXAMPLES
+                .iter()
+                .map(|(f, _)| (format!("examples/{f}"), plan::lower(&example(f)))),
+        )
+        .collect()
+}
+
 fn render_all(plan: &Plan, target: Target) -> String {
     render_with(plan, target, &RenderOptions::default())
 }
@@ -92,6 +133,22 @@ fn snapshots_of_options() {
 }
 
 #[test]
+fn snapshots_of_examples() {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../../../snapshots/render");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| {
+        for (file, targets) in EXAMPLES {
+            let plan = plan::lower(&example(file));
+            for &target in *targets {
+                insta::assert_snapshot!(example_snapshot(target, file), render_all(&plan, target));
+            }
+        }
+    });
+}
+
+#[test]
 fn no_snapshot_is_missing_or_orphaned() {
     let mut expected: Vec<String> = builtin::names()
         .flat_map(|n| {
@@ -104,6 +161,11 @@ fn no_snapshot_is_missing_or_orphaned() {
                 .into_iter()
                 .map(|(n, ..)| format!("{n}.snap")),
         )
+        .chain(EXAMPLES.iter().flat_map(|(f, targets)| {
+            targets
+                .iter()
+                .map(move |t| format!("{}.snap", example_snapshot(*t, f)))
+        }))
         .collect();
     expected.sort();
     let mut found: Vec<String> = std::fs::read_dir(snapshot_dir())
@@ -143,11 +205,10 @@ fn rendering_is_deterministic_and_identical_from_the_yaml_form() {
     }
 }
 
-/// Env as each consumer reads it back, compared with the plan.
+/// Env as each consumer reads it back, compared with the plan (every built-in, every example).
 #[test]
 fn every_target_carries_the_same_env() {
-    for name in builtin::names() {
-        let plan = plan::lower(&profile(name));
+    for (name, plan) in all_plans() {
         let want: BTreeMap<String, String> = plan
             .env
             .iter()
@@ -178,6 +239,14 @@ fn every_target_carries_the_same_env() {
             want,
             "{name}: env file sourced by sh"
         );
+        // The Kustomize patch holds every variable, each as its own `name:` entry.
+        let kustomize = render_all(&plan, Target::Kustomize);
+        for name_ in &names {
+            assert!(
+                kustomize.contains(&format!("- name: {name_}\n")),
+                "{name}: kustomize lacks {name_}"
+            );
+        }
     }
 }
 
@@ -259,8 +328,7 @@ fn shell_env(script: &str, names: &[&str]) -> BTreeMap<String, String> {
 
 #[test]
 fn pods_pass_kubernetes_strict_schema_validation() {
-    for name in builtin::names() {
-        let plan = plan::lower(&profile(name));
+    for (name, plan) in all_plans() {
         let pod = render_all(&plan, Target::Pod);
         if let Err(e) = consumers::validate_manifest(&pod, plan.dra.min_kubernetes_minor()) {
             panic!("{name}: {e}");
@@ -270,8 +338,8 @@ fn pods_pass_kubernetes_strict_schema_validation() {
 
 #[test]
 fn dockerfile_fragments_pass_hadolint_after_from() {
-    for name in builtin::names() {
-        let env = render_all(&plan::lower(&profile(name)), Target::Dockerfile);
+    for (name, plan) in all_plans() {
+        let env = render_all(&plan, Target::Dockerfile);
         let dockerfile = format!("FROM ubuntu:24.04\n{env}");
         if let Err(e) = consumers::hadolint(&dockerfile) {
             panic!("{name}: {e}");
@@ -281,8 +349,8 @@ fn dockerfile_fragments_pass_hadolint_after_from() {
 
 #[test]
 fn sbatch_scripts_pass_bash_syntax_check() {
-    for name in builtin::names() {
-        let script = render_all(&plan::lower(&profile(name)), Target::Sbatch);
+    for (name, plan) in all_plans() {
+        let script = render_all(&plan, Target::Sbatch);
         if let Err(e) = consumers::bash_syntax(&script) {
             panic!("{name}: {e}");
         }
@@ -590,5 +658,96 @@ mod generated_profiles {
             prop_assert!(first.len() == Target::ALL.len(), "did not load: {:?}\n{}", first, text);
             prop_assert_eq!(first, render_everything(&text), "not deterministic:\n{}", text);
         }
+    }
+}
+
+/// The examples' Inspector in each target: the Pod and the Kustomize patch mount its directory (an
+/// `emptyDir`, or the node's directory as a `hostPath`), the batch script and the Dockerfile say where the
+/// records go and what the image must ship; no built-in turns any of it on.
+#[test]
+fn the_inspector_reaches_every_target() {
+    let pod_of = |plan: &Plan| -> serde_json::Value {
+        serde_saphyr::from_multiple::<serde_json::Value>(&render_all(plan, Target::Pod))
+            .unwrap()
+            .pop()
+            .unwrap()
+    };
+    let volume = |pod: &serde_json::Value| {
+        pod["spec"]["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == "nccl-inspector")
+            .cloned()
+    };
+    let mount = |pod: &serde_json::Value| {
+        pod["spec"]["containers"][0]["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "nccl-inspector")
+            .map(|m| m["mountPath"].as_str().unwrap().to_string())
+    };
+
+    let json = plan::lower(&example("nccl-observability.kdl"));
+    assert_eq!(json.env_value("NCCL_RUN_DIAGNOSTICS"), Some("1"));
+    assert_eq!(json.env_value("NCCL_PROFILER_PLUGIN"), Some("inspector"));
+    assert_eq!(json.env_value("NCCL_INSPECTOR_ENABLE"), Some("1"));
+    assert_eq!(json.env_value("NCCL_INSPECTOR_PROM_DUMP"), None);
+    assert_eq!(
+        json.env_value("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS"),
+        Some("500")
+    );
+    let pod = pod_of(&json);
+    assert_eq!(
+        volume(&pod).unwrap(),
+        serde_json::json!({"name": "nccl-inspector", "emptyDir": {}})
+    );
+    assert_eq!(mount(&pod).as_deref(), Some("/var/log/nccl-inspector"));
+    let kustomize = render_all(&json, Target::Kustomize);
+    assert!(
+        kustomize.contains("mountPath: /var/log/nccl-inspector"),
+        "{kustomize}"
+    );
+    let sbatch = render_all(&json, Target::Sbatch);
+    assert!(
+        sbatch.contains("writes its JSON records to /var/log/nccl-inspector on each node"),
+        "{sbatch}"
+    );
+    assert!(!sbatch.contains("emptyDir:"), "no volume in a batch script");
+    let dockerfile = render_all(&json, Target::Dockerfile);
+    assert!(
+        dockerfile.contains("libnccl-profiler-inspector.so"),
+        "{dockerfile}"
+    );
+
+    let prom = plan::lower(&example("nccl-inspector-prometheus.yaml"));
+    assert_eq!(prom.env_value("NCCL_INSPECTOR_PROM_DUMP"), Some("1"));
+    assert_eq!(
+        prom.env_value("NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS"),
+        Some("30000000")
+    );
+    assert_eq!(prom.env_value("NCCL_RUN_DIAGNOSTICS"), None);
+    let pod = pod_of(&prom);
+    assert_eq!(
+        volume(&pod).unwrap()["hostPath"],
+        serde_json::json!({"path": "/var/lib/node_exporter/textfile_collector", "type": "DirectoryOrCreate"})
+    );
+    assert_eq!(
+        mount(&pod).as_deref(),
+        Some("/var/lib/node_exporter/textfile_collector")
+    );
+
+    for name in builtin::names() {
+        let plan = plan::lower(&profile(name));
+        assert!(
+            plan.inspector.is_none()
+                && plan
+                    .env
+                    .iter()
+                    .all(|e| { !roce_model::fabric::observe::is_observability(&e.name) }),
+            "{name} turns NCCL's observability on"
+        );
+        assert!(volume(&pod_of(&plan)).is_none(), "{name}");
     }
 }

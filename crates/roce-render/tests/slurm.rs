@@ -234,6 +234,8 @@ profile_tests! {
     env_reaches_the_step_gcp_a4x => "gcp/a4x",
     env_reaches_the_step_gcp_a4x_max => "gcp/a4x-max",
     env_reaches_the_step_azure_ndv5_ib => "azure/ndv5-ib",
+    env_reaches_the_step_azure_gb300_ib => "azure/gb300-ib",
+    env_reaches_the_step_azure_gb300_ib_dranet => "azure/gb300-ib-dranet",
     env_reaches_the_step_oci_h100_roce => "oci/h100-roce",
     env_reaches_the_step_oci_h100_hostnet => "oci/h100-hostnet",
     env_reaches_the_step_nebius_h100_ib => "nebius/h100-ib",

@@ -134,6 +134,25 @@ impl std::fmt::Display for BadReview {
 
 /// Review one AdmissionReview body.
 ///
+/// ```
+/// use roce_webhook::admission::{self, Outcome};
+/// use roce_webhook::{profiles::Profiles, OnError};
+/// let pod = serde_json::json!({
+///     "apiVersion": "v1", "kind": "Pod",
+///     "metadata": {"name": "train", "labels": {"roce.dev/profile": "coreweave/gb300-roce"}},
+///     "spec": {"containers": [{"name": "main", "image": "nccl-tests"}]},
+/// });
+/// let body = serde_json::json!({
+///     "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+///     "request": {"uid": "705ab4f5", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+///                 "operation": "CREATE", "namespace": "training", "object": pod},
+/// });
+/// let reviewed = admission::review(body.to_string().as_bytes(), &Profiles::new(None), OnError::Deny).unwrap();
+/// assert_eq!(reviewed.outcome, Outcome::Patched);
+/// assert!(reviewed.patch_ops > 0);
+/// assert!(admission::review(b"not json", &Profiles::new(None), OnError::Deny).is_err());
+/// ```
+///
 /// # Errors
 ///
 /// [`BadReview`] when the body is not JSON, not `admission.k8s.io/v1` `AdmissionReview`, or has no
@@ -239,7 +258,7 @@ pub fn review(body: &[u8], profiles: &Profiles, on_error: OnError) -> Result<Rev
 /// The profile names in `roce.dev/profile` labels: the object's own, and those of every pod template in
 /// it (any `metadata.labels` below the root: `spec.template`, `spec.jobTemplate.spec.template`, the
 /// replica specs of MPIJob / PyTorchJob / JobSet / LeaderWorkerSet / RayCluster…).
-pub fn profile_labels(value: &Value, out: &mut BTreeSet<String>) {
+pub(crate) fn profile_labels(value: &Value, out: &mut BTreeSet<String>) {
     match value {
         Value::Object(map) => {
             if let Some(name) = map

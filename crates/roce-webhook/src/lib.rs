@@ -3,14 +3,14 @@
 //!
 //! * [`admission`]: AdmissionReview in, AdmissionReview with a JSONPatch out (no I/O);
 //! * [`profiles`]: the built-ins and a directory of profile files, re-read when it changes;
-//! * [`metrics`]: the Prometheus exposition;
+//! * `metrics` (private): the Prometheus exposition the server serves;
 //! * [`Server`]: HTTPS (tokio, hyper 1, tokio-rustls with ring) on `POST /mutate`, `GET /healthz`,
 //!   `/readyz`, `/metrics`; body limit, timeouts, certificate reload, graceful shutdown.
 //!
 //! [`serve`] runs a [`Server`] until SIGTERM or SIGINT; `roce webhook` calls it.
 
 pub mod admission;
-pub mod metrics;
+mod metrics;
 pub mod profiles;
 mod server;
 mod tls;
@@ -19,6 +19,13 @@ pub use admission::OnError;
 pub use server::{Config, Server};
 
 /// Serve `config` until SIGTERM or SIGINT (Ctrl-C), then shut down gracefully.
+///
+/// ```no_run
+/// use roce_webhook::{serve, Config};
+/// let mut config = Config::new("0.0.0.0:8443".parse().unwrap(), "tls.crt".into(), "tls.key".into());
+/// config.profiles = Some("/etc/roce/profiles".into());
+/// serve(config).unwrap();
+/// ```
 ///
 /// # Errors
 ///

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The `result` label values of `roce_webhook_requests_total`, in exposition order.
-pub const RESULTS: &[&str] = &[
+pub(crate) const RESULTS: &[&str] = &[
     "patched",
     "unchanged",
     "skipped",
@@ -19,13 +19,13 @@ pub const RESULTS: &[&str] = &[
 ];
 
 /// Upper bounds (seconds) of the latency histogram's buckets.
-pub const BUCKETS: &[f64] = &[
+pub(crate) const BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 ];
 
 /// Every counter the webhook keeps.
 #[derive(Debug)]
-pub struct Metrics {
+pub(crate) struct Metrics {
     results: Vec<AtomicU64>,
     patches: AtomicU64,
     patch_ops: AtomicU64,
@@ -61,7 +61,7 @@ impl Default for Metrics {
 
 impl Metrics {
     /// Count a `/mutate` request that ended with `result` (one of [`RESULTS`]) after `took`.
-    pub fn request(&self, result: &str, took: Duration) {
+    pub(crate) fn request(&self, result: &str, took: Duration) {
         if let Some(i) = RESULTS.iter().position(|r| *r == result) {
             self.results[i].fetch_add(1, Ordering::Relaxed);
         }
@@ -79,28 +79,28 @@ impl Metrics {
     }
 
     /// Count a patch of `ops` operations.
-    pub fn patch(&self, ops: usize) {
+    pub(crate) fn patch(&self, ops: usize) {
         self.patches.fetch_add(1, Ordering::Relaxed);
         self.patch_ops.fetch_add(ops as u64, Ordering::Relaxed);
     }
 
     /// Count a denial.
-    pub fn denial(&self) {
+    pub(crate) fn denial(&self) {
         self.denials.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Count a change of the profile directory.
-    pub fn profile_reload(&self) {
+    pub(crate) fn profile_reload(&self) {
         self.profile_reloads.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Count a profile file read with errors (refused, or denying the objects that name it).
-    pub fn profile_reload_error(&self) {
+    pub(crate) fn profile_reload_error(&self) {
         self.profile_reload_errors.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Count a certificate reload (`ok: false`: the new files did not load; the old certificate stays).
-    pub fn cert_reload(&self, ok: bool) {
+    pub(crate) fn cert_reload(&self, ok: bool) {
         if ok {
             self.cert_reloads.fetch_add(1, Ordering::Relaxed);
         } else {
@@ -109,12 +109,12 @@ impl Metrics {
     }
 
     /// Count a failed TLS handshake.
-    pub fn tls_error(&self) {
+    pub(crate) fn tls_error(&self) {
         self.tls_errors.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The exposition text.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let mut s = String::new();
         s.push_str(

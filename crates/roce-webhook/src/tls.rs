@@ -13,7 +13,7 @@ use tokio_rustls::rustls::sign::CertifiedKey;
 
 /// The certificate and key files, and what they held when last loaded.
 #[derive(Debug)]
-pub struct CertStore {
+pub(crate) struct CertStore {
     cert: PathBuf,
     key: PathBuf,
     current: RwLock<(Arc<CertifiedKey>, Stamp)>,
@@ -37,7 +37,7 @@ fn stamp(cert: &Path, key: &Path) -> Stamp {
 /// # Errors
 ///
 /// A message naming the file that could not be read or parsed.
-pub fn load(cert: &Path, key: &Path) -> Result<Arc<CertifiedKey>, String> {
+pub(crate) fn load(cert: &Path, key: &Path) -> Result<Arc<CertifiedKey>, String> {
     let cert_pem = std::fs::read(cert).map_err(|e| format!("{}: {e}", cert.display()))?;
     let key_pem = std::fs::read(key).map_err(|e| format!("{}: {e}", key.display()))?;
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
@@ -72,7 +72,7 @@ impl CertStore {
     /// # Errors
     ///
     /// As [`load`].
-    pub fn open(cert: PathBuf, key: PathBuf) -> Result<Self, String> {
+    pub(crate) fn open(cert: PathBuf, key: PathBuf) -> Result<Self, String> {
         let s = stamp(&cert, &key);
         let loaded = load(&cert, &key)?;
         Ok(CertStore {
@@ -84,7 +84,7 @@ impl CertStore {
 
     /// When the files changed since the last load, load them again: `Some(Ok)` reloaded, `Some(Err)` the
     /// new files do not load (the old certificate stays in use), `None` unchanged.
-    pub fn reload_if_changed(&self) -> Option<Result<(), String>> {
+    pub(crate) fn reload_if_changed(&self) -> Option<Result<(), String>> {
         let now = stamp(&self.cert, &self.key);
         if self.current.read().expect("cert lock").1 == now {
             return None;
@@ -114,7 +114,7 @@ impl ResolvesServerCert for CertStore {
 /// # Errors
 ///
 /// When the crypto provider rejects the protocol versions (it does not).
-pub fn server_config(store: Arc<CertStore>) -> Result<Arc<rustls::ServerConfig>, String> {
+pub(crate) fn server_config(store: Arc<CertStore>) -> Result<Arc<rustls::ServerConfig>, String> {
     let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))

@@ -16,7 +16,7 @@ use crate::report::{Output, errln, outp};
 
 // Arguments of `roce apply`.
 #[derive(Debug, Args)]
-pub struct ApplyArgs {
+pub(crate) struct ApplyArgs {
     /// Manifest files: multi-document YAML (`-` reads stdin).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -42,7 +42,7 @@ pub struct ApplyArgs {
     pub exec: Option<String>,
 }
 
-pub fn run(args: ApplyArgs, out: &Output) -> miette::Result<Exit> {
+pub(crate) fn run(args: ApplyArgs, out: &Output) -> miette::Result<Exit> {
     if args.in_place && args.files.iter().any(|f| f.as_os_str() == "-") {
         errln!("error: --in-place cannot rewrite stdin; drop `-` or print the result instead");
         return Ok(Exit::Usage);
@@ -118,7 +118,7 @@ pub fn run(args: ApplyArgs, out: &Output) -> miette::Result<Exit> {
 }
 
 /// Read a manifest; the inner `Err` is a file that is not text (a coded problem, not a command failure).
-pub fn read_manifest(path: &Path) -> miette::Result<Result<Source, Box<Problem>>> {
+pub(crate) fn read_manifest(path: &Path) -> miette::Result<Result<Source, Box<Problem>>> {
     let (name, bytes) = if path.as_os_str() == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()

@@ -7,7 +7,7 @@ use crate::cli::{CheckArgs, Format};
 use crate::io::{FileResolver, read_profile};
 use crate::report::{Output, json};
 
-pub fn run(args: CheckArgs, out: &Output) -> miette::Result<Exit> {
+pub(super) fn run(args: CheckArgs, out: &Output) -> miette::Result<Exit> {
     let mut specs: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
     specs.extend(args.profile.clone());
     if specs.is_empty() {

@@ -19,7 +19,7 @@ use crate::text::{capitalise, code, fence_for, md_cell, md_opt, table, wrap};
 
 // Arguments of `roce diff`.
 #[derive(Debug, Args)]
-pub struct DiffArgs {
+pub(crate) struct DiffArgs {
     /// The old profile: a built-in name, a file, or `REV:path` read from Git (`HEAD:profiles/x.kdl`).
     pub a: String,
     /// The new profile, in the same forms.
@@ -34,7 +34,7 @@ pub struct DiffArgs {
 
 /// How `roce diff` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DiffFormat {
+pub(crate) enum DiffFormat {
     /// Plain text for a terminal.
     Human,
     /// GitHub-flavoured Markdown, ready to paste into a pull-request comment.
@@ -43,7 +43,7 @@ pub enum DiffFormat {
     Json,
 }
 
-pub fn run(args: DiffArgs, out: &Output) -> miette::Result<Exit> {
+pub(crate) fn run(args: DiffArgs, out: &Output) -> miette::Result<Exit> {
     // Every failure of `roce diff` is exit 2, so that 1 keeps meaning "the profiles differ".
     diff(&args, out).or_else(|e| {
         out.error(&e);

@@ -14,7 +14,7 @@ use crate::report::{Output, errln, outln};
 
 // Arguments of `roce doctor`.
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Compare with this profile (a built-in name or a file); without it only the host is checked.
     #[arg(long, short)]
     pub profile: Option<String>,
@@ -26,7 +26,7 @@ pub struct DoctorArgs {
     pub format: Format,
 }
 
-pub fn run(args: DoctorArgs, out: &Output) -> miette::Result<Exit> {
+pub(crate) fn run(args: DoctorArgs, out: &Output) -> miette::Result<Exit> {
     let loaded = match &args.profile {
         Some(spec) => match read_profile(spec, false)? {
             Ok(source) => {

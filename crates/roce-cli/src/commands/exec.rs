@@ -18,7 +18,7 @@ use crate::report::{Output, errln, outln};
 
 // Arguments of `roce exec`.
 #[derive(Debug, Args)]
-pub struct ExecArgs {
+pub(crate) struct ExecArgs {
     /// The profile (a built-in name or a file in the image).
     #[arg(long, short, default_value = roce_model::builtin::DEFAULT, value_parser = ProfileArg, hide_possible_values = true)]
     pub profile: String,
@@ -42,7 +42,7 @@ pub struct ExecArgs {
     pub command: Vec<OsString>,
 }
 
-pub fn run(args: ExecArgs, out: &Output) -> miette::Result<Exit> {
+pub(crate) fn run(args: ExecArgs, out: &Output) -> miette::Result<Exit> {
     if args.profile == "-" {
         errln!(
             "error: `roce exec` cannot read its profile from stdin, which belongs to the command; give a built-in name or a file"

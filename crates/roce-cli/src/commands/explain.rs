@@ -15,7 +15,7 @@ use crate::report::{Output, outln};
 
 // Arguments of `roce explain`.
 #[derive(Debug, Args)]
-pub struct ExplainArgs {
+pub(crate) struct ExplainArgs {
     /// NCCL/UCX log files or directories of them (`-` reads stdin); several files (one per node or rank) are
     /// read as one job, in parallel.
     #[arg(required = true, value_name = "LOG")]
@@ -40,7 +40,7 @@ const BUF: usize = 1 << 16;
 /// Files read in parallel before their explainers are folded into the running one.
 const EXPLAIN_BATCH: usize = 256;
 
-pub fn run(args: ExplainArgs, out: &Output) -> miette::Result<Exit> {
+pub(crate) fn run(args: ExplainArgs, out: &Output) -> miette::Result<Exit> {
     // load the profile first: a bad profile is a usage problem, before reading gigabytes of log
     let profile = match &args.profile {
         None => None,

@@ -16,7 +16,7 @@ use crate::report::{Output, errln, json, outln};
 
 // Arguments of `roce lint`.
 #[derive(Debug, Args)]
-pub struct LintArgs {
+pub(crate) struct LintArgs {
     /// Manifest files, or directories searched for `*.yaml` and `*.yml` (`-` reads stdin).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
@@ -40,7 +40,7 @@ pub struct LintArgs {
     pub jobs: usize,
 }
 
-pub fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
+pub(crate) fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
     let (stdin, paths): (Vec<PathBuf>, Vec<PathBuf>) = args
         .paths
         .iter()

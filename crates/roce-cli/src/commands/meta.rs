@@ -4,14 +4,14 @@ use super::Exit;
 use crate::cli::full_command;
 use crate::report::out;
 
-pub fn completions(shell: clap_complete::Shell) -> miette::Result<Exit> {
+pub(super) fn completions(shell: clap_complete::Shell) -> miette::Result<Exit> {
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut full_command(), "roce", &mut buf);
     out(&String::from_utf8_lossy(&buf));
     Ok(Exit::Ok)
 }
 
-pub fn man() -> miette::Result<Exit> {
+pub(super) fn man() -> miette::Result<Exit> {
     let mut buf = Vec::new();
     clap_mangen::Man::new(full_command())
         .render(&mut buf)
@@ -20,7 +20,7 @@ pub fn man() -> miette::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-pub fn schema() -> miette::Result<Exit> {
+pub(super) fn schema() -> miette::Result<Exit> {
     out(&roce_model::profile_schema());
     Ok(Exit::Ok)
 }

@@ -1,17 +1,17 @@
 //! One module per subcommand; each returns how the process should exit.
 
-pub mod apply;
+pub(crate) mod apply;
 mod check;
-pub mod diff;
-pub mod doctor;
-pub mod exec;
-pub mod explain;
-pub mod lint;
+pub(crate) mod diff;
+pub(crate) mod doctor;
+pub(crate) mod exec;
+pub(crate) mod explain;
+pub(crate) mod lint;
 mod meta;
 mod profiles;
 mod render;
-pub mod sweep;
-pub mod webhook;
+pub(crate) mod sweep;
+pub(crate) mod webhook;
 
 use std::process::ExitCode;
 
@@ -21,7 +21,7 @@ use crate::report::Output;
 /// Exit statuses: 0 success, 1 problems (or a stale `--check`), 2 usage errors (clap's own); `roce exec`
 /// also 126 and 127 for a command it cannot run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// Nothing wrong.
     Ok,
     /// Errors were found, or outputs are stale.
@@ -45,10 +45,10 @@ impl From<Exit> for ExitCode {
 
 /// How `roce webhook` runs: [`webhook::serve`] in `roce-webhook`, [`webhook::exec_server`] elsewhere.
 /// Passed in, not matched on, so an executable links only the one it names.
-pub type WebhookRunner = fn(webhook::WebhookArgs) -> miette::Result<Exit>;
+pub(crate) type WebhookRunner = fn(webhook::WebhookArgs) -> miette::Result<Exit>;
 
 /// Run a subcommand.
-pub fn run(command: Command, out: &Output, webhook: WebhookRunner) -> miette::Result<Exit> {
+pub(crate) fn run(command: Command, out: &Output, webhook: WebhookRunner) -> miette::Result<Exit> {
     match command {
         Command::Profiles(Lazy(args)) => profiles::run(args),
         Command::Check(Lazy(args)) => check::run(args, out),

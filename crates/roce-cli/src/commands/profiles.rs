@@ -5,7 +5,7 @@ use roce_model::builtin;
 use super::Exit;
 use crate::cli::{ProfilesAction, ProfilesArgs};
 
-pub fn run(args: ProfilesArgs) -> miette::Result<Exit> {
+pub(super) fn run(args: ProfilesArgs) -> miette::Result<Exit> {
     match args.action {
         None => {
             for name in builtin::names() {

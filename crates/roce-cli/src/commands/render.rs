@@ -13,7 +13,7 @@ use crate::cli::RenderArgs;
 use crate::io::{load_profile, write_all};
 use crate::report::Output;
 
-pub fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
+pub(super) fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
     let Some((profile, sources)) = load_profile(&args.profile, out)? else {
         return Ok(Exit::Problems);
     };

@@ -18,14 +18,14 @@ use crate::report::{Output, errln, outp};
 // Arguments of `roce sweep`.
 #[derive(Debug, Args)]
 #[command(after_help = SWEEP_EXAMPLE)]
-pub struct SweepArgs {
+pub(crate) struct SweepArgs {
     #[command(subcommand)]
     pub action: SweepAction,
 }
 
 // `roce sweep plan|report`.
 #[derive(Debug, Subcommand)]
-pub enum SweepAction {
+pub(crate) enum SweepAction {
     /// Plan a campaign: single-node checks, then rounds of pairwise nccl-tests on the user's scheduler.
     #[command(after_help = PLAN_EXAMPLE)]
     Plan(PlanArgs),
@@ -46,7 +46,7 @@ roce sweep report sweep/ --format html -o sweep/report.html";
 
 // `roce sweep plan`.
 #[derive(Debug, Args)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// A built-in profile name or a profile file.
     #[arg(long, short)]
     pub profile: String,
@@ -87,7 +87,7 @@ pub struct PlanArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SchedulerArg {
+pub(crate) enum SchedulerArg {
     /// MPIJobs (Kubeflow MPI Operator) pinned to their nodes.
     Kubernetes,
     /// Batch scripts with one `srun` step per pair.
@@ -96,7 +96,7 @@ pub enum SchedulerArg {
 
 // `roce sweep report`.
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// The campaign's directory (with campaign.json).
     pub dir: PathBuf,
     /// The profile (default: the campaign's, when it is a built-in): what the fleet is expected to do.
@@ -114,7 +114,7 @@ pub struct ReportArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     /// A table for people.
     Human,
     /// The JSON report (docs/sweep-report.schema.json).
@@ -123,7 +123,7 @@ pub enum ReportFormat {
     Html,
 }
 
-pub fn run(args: SweepArgs, out: &Output) -> miette::Result<Exit> {
+pub(crate) fn run(args: SweepArgs, out: &Output) -> miette::Result<Exit> {
     match args.action {
         SweepAction::Plan(a) => plan_cmd(a, out),
         SweepAction::Report(a) => report_cmd(a, out),

@@ -17,7 +17,7 @@ use crate::report::errln;
 
 /// What to do with an object whose profile cannot be applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OnErrorArg {
+pub(crate) enum OnErrorArg {
     /// Deny it (`allowed: false`, the diagnostics as the message).
     Deny,
     /// Admit it unchanged, with the diagnostics as warnings.
@@ -26,7 +26,7 @@ pub enum OnErrorArg {
 
 // Arguments of `roce webhook`.
 #[derive(Debug, Args)]
-pub struct WebhookArgs {
+pub(crate) struct WebhookArgs {
     /// Address to listen on.
     #[arg(long, default_value = "0.0.0.0:8443", value_name = "ADDR")]
     pub listen: SocketAddr,
@@ -61,7 +61,7 @@ pub struct WebhookArgs {
 }
 
 /// Serve in this process: the `roce-webhook` executable's `roce webhook`.
-pub fn serve(args: WebhookArgs) -> miette::Result<Exit> {
+pub(crate) fn serve(args: WebhookArgs) -> miette::Result<Exit> {
     let mut config = Config::new(args.listen, args.tls_cert, args.tls_key);
     config.profiles = args.profiles;
     config.on_error = match args.on_error {
@@ -89,7 +89,7 @@ const SERVER: &str = "roce-webhook";
 /// `roce webhook` in `roce` and `kubectl-roce`: replace this process with `roce-webhook` and the same
 /// arguments (clap has already checked them, with the same definitions), keeping the PID, so signals and
 /// the exit status are the server's own.
-pub fn exec_server(_args: WebhookArgs) -> miette::Result<Exit> {
+pub(crate) fn exec_server(_args: WebhookArgs) -> miette::Result<Exit> {
     let program = std::env::current_exe()
         .ok()
         .map(|exe| exe.with_file_name(format!("{SERVER}{}", std::env::consts::EXE_SUFFIX)))

@@ -66,7 +66,7 @@ impl Env {
     /// Variables given directly.
     ///
     /// ```
-    /// use roce_inspect::doctor::env::Env;
+    /// use roce_inspect::doctor::Env;
     /// let env = Env::from_pairs([("NCCL_IB_HCA", "ibp")]);
     /// assert_eq!(env.get("NCCL_IB_HCA"), Some("ibp"));
     /// ```
@@ -106,7 +106,7 @@ impl Env {
 /// Parse `/proc/<pid>/environ`: records split on NUL, each `NAME=value`; records without `=` are
 /// skipped; a later duplicate wins (as `getenv` would see the first, but duplicates do not occur in
 /// practice).
-pub fn parse_environ(bytes: &[u8]) -> BTreeMap<String, String> {
+pub(super) fn parse_environ(bytes: &[u8]) -> BTreeMap<String, String> {
     bytes
         .split(|b| *b == 0)
         .filter(|r| !r.is_empty())

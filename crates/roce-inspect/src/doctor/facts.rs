@@ -17,7 +17,7 @@ use super::gid::{self, GidClass, RoceVersion};
 use super::root::Root;
 
 /// `CAP_IPC_LOCK` is bit 14 of the capability sets (`include/uapi/linux/capability.h`).
-pub const CAP_IPC_LOCK_BIT: u32 = 14;
+pub(crate) const CAP_IPC_LOCK_BIT: u32 = 14;
 
 /// Kernel modules worth reporting, in this order.
 pub const MODULES: &[&str] = &[
@@ -245,7 +245,7 @@ pub struct SharedObject {
 /// `<root>/proc/self/environ`.
 ///
 /// ```
-/// use roce_inspect::doctor::{facts, root::Root};
+/// use roce_inspect::doctor::{facts, Root};
 /// let dir = std::env::temp_dir().join("roce-doctor-doc-empty");
 /// std::fs::create_dir_all(&dir).unwrap();
 /// let f = facts::collect(&Root::new(&dir), None);
@@ -377,7 +377,7 @@ pub fn collect_with(
 
 /// The last mount at [`SHM_DIR`] in a `/proc/self/mounts` table (`fs_spec fs_file fs_vfstype fs_mntops …`,
 /// fstab(5); spaces in a path are written `\040`, which `/dev/shm` has none of).
-pub fn parse_shm(mounts: &str) -> ShmMount {
+pub(crate) fn parse_shm(mounts: &str) -> ShmMount {
     let Some((kind, options)) = mounts.lines().rev().find_map(|l| {
         let mut f = l.split_whitespace();
         let (_, path, kind, options) = (f.next()?, f.next()?, f.next()?, f.next()?);
@@ -589,7 +589,7 @@ fn port(root: &Root, dir: &str, num: u32) -> Port {
 }
 
 /// `0000:3b:00.0` (domain:bus:device.function, hexadecimal), as sysfs names a PCI function.
-pub fn is_pci_address(s: &str) -> bool {
+pub(crate) fn is_pci_address(s: &str) -> bool {
     let hex = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit());
     let mut parts = s.split(':');
     match (parts.next(), parts.next(), parts.next(), parts.next()) {
@@ -605,7 +605,7 @@ pub fn is_pci_address(s: &str) -> bool {
 }
 
 /// `CapEff:\t0000003fffffffff` → the mask.
-pub fn parse_cap_eff(status: &str) -> Option<u64> {
+pub(crate) fn parse_cap_eff(status: &str) -> Option<u64> {
     status
         .lines()
         .find_map(|l| l.strip_prefix("CapEff:"))
@@ -613,7 +613,7 @@ pub fn parse_cap_eff(status: &str) -> Option<u64> {
 }
 
 /// The soft limit of the `Max locked memory` row of `/proc/self/limits`.
-pub fn parse_memlock(limits: &str) -> Option<Limit> {
+pub(crate) fn parse_memlock(limits: &str) -> Option<Limit> {
     let row = limits
         .lines()
         .find_map(|l| l.strip_prefix("Max locked memory"))?;
@@ -736,7 +736,7 @@ fn resolve_links(root: &Root, host_path: &Path) -> PathBuf {
 }
 
 /// `libibverbs.so.1.14.50.0` → `50.0` (the part after the ABI number).
-pub fn parse_version(soname: &str, file: &str) -> Option<String> {
+pub(crate) fn parse_version(soname: &str, file: &str) -> Option<String> {
     let rest = file.strip_prefix(soname)?.strip_prefix('.')?;
     let (abi, release) = rest.split_once('.')?;
     (abi.bytes().all(|b| b.is_ascii_digit())
@@ -746,7 +746,7 @@ pub fn parse_version(soname: &str, file: &str) -> Option<String> {
 }
 
 /// The major release of an rdma-core version: `50.0` → 50, `2410mlnx54.0` → 54 (MLNX_OFED spelling).
-pub fn major_of(version: &str) -> Option<u32> {
+pub(crate) fn major_of(version: &str) -> Option<u32> {
     let digits = |s: &str| -> Option<u32> {
         let d: String = s.chars().take_while(char::is_ascii_digit).collect();
         d.parse().ok()

@@ -131,7 +131,7 @@ pub(super) const ORDER: &[Check] = &[
 ];
 
 /// Compare the facts with a profile (optional) and produce the report.
-pub fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
+pub(super) fn diagnose(facts: HostFacts, profile: Option<&Profile>) -> Report {
     let plan = profile.map(plan::lower);
     let mut ctx = Ctx {
         facts: &facts,

@@ -28,13 +28,7 @@ pub enum GidClass {
 
 /// Classify a GID.
 ///
-/// ```
-/// use roce_inspect::doctor::gid::{classify, GidClass};
-/// let g: std::net::Ipv6Addr = "0000:0000:0000:0000:0000:ffff:0a00:0001".parse().unwrap();
-/// assert_eq!(classify(&g), GidClass::Ipv4Mapped([10, 0, 0, 1].into()));
-/// assert_eq!(classify(&"fe80::1".parse().unwrap()), GidClass::LinkLocal);
-/// ```
-pub fn classify(gid: &Ipv6Addr) -> GidClass {
+pub(crate) fn classify(gid: &Ipv6Addr) -> GidClass {
     let s = gid.segments();
     if gid.is_unspecified() {
         GidClass::Empty
@@ -154,7 +148,7 @@ pub struct Want {
 
 /// Why a GID entry does not fit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unfit {
+pub(crate) enum Unfit {
     /// The index is past the end of the table.
     NoSuchIndex {
         /// Table length.
@@ -183,7 +177,7 @@ pub enum Unfit {
 
 impl Unfit {
     /// A short reason, for grouping and messages: `link-local`, `RoCE v1`…
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self {
             Unfit::NoSuchIndex { len } => format!("past the end of the GID table ({len} entries)"),
             Unfit::Empty => "an empty GID entry".to_string(),
@@ -202,7 +196,7 @@ impl Unfit {
 }
 
 /// Check one entry. `netdevs` is the namespace's netdev list, when known.
-pub fn check(
+pub(crate) fn check(
     entry: &GidEntry,
     want: &Want,
     netdevs: Option<&BTreeSet<String>>,
@@ -242,7 +236,7 @@ pub fn check(
 }
 
 /// Check the entry at `index` of a port.
-pub fn check_index(
+pub(crate) fn check_index(
     port: &Port,
     index: u32,
     want: &Want,
@@ -257,7 +251,7 @@ pub fn check_index(
 }
 
 /// The GID index to use on a RoCE port: the lowest usable entry (IPv4 first when no family is given).
-pub fn suggest(port: &Port, want: &Want, netdevs: Option<&BTreeSet<String>>) -> Option<u32> {
+pub(crate) fn suggest(port: &Port, want: &Want, netdevs: Option<&BTreeSet<String>>) -> Option<u32> {
     let usable: Vec<(u32, Family)> = port
         .gids
         .iter()
@@ -279,6 +273,13 @@ pub fn suggest(port: &Port, want: &Want, netdevs: Option<&BTreeSet<String>>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gids_are_classified_by_their_address() {
+        let g: Ipv6Addr = "0000:0000:0000:0000:0000:ffff:0a00:0001".parse().unwrap();
+        assert_eq!(classify(&g), GidClass::Ipv4Mapped([10, 0, 0, 1].into()));
+        assert_eq!(classify(&"fe80::1".parse().unwrap()), GidClass::LinkLocal);
+    }
 
     fn entry(index: u32, gid: &str, v: RoceVersion, ndev: &str) -> GidEntry {
         GidEntry {

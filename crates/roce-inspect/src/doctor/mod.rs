@@ -7,7 +7,7 @@
 //! (`/dev/nvidia-caps-imex-channels`), the NCCL net-plugin libraries (`libnccl-net*`) on the loader's path,
 //! the DRA device metadata files mounted into the container ([`dra_metadata`]) and the environment. Every path goes through a [`Root`], so a test (or a
 //! copy of a host's files) can stand in for `/`. The facts are then compared with a profile's
-//! [`Plan`](roce_render::Plan) and the environment ([`findings`]).
+//! [`Plan`](roce_render::Plan) and the environment (`findings`).
 //!
 //! ```
 //! use roce_inspect::doctor::{self, Env, Root};
@@ -21,17 +21,18 @@
 //! ```
 
 pub mod dra_metadata;
-pub mod env;
+mod env;
 pub mod facts;
-pub mod findings;
-pub mod gid;
+mod findings;
+pub(crate) mod gid;
 mod json;
 mod needs;
-pub mod root;
+mod root;
 
-pub use env::Env;
+pub use env::{Env, EnvSource};
 pub use facts::HostFacts;
 pub use findings::{PortReport, Report};
+pub use gid::{Cidr, Family, GidClass, RoceVersion, Want};
 pub use needs::{HostRequirement, Seen};
 pub use root::Root;
 

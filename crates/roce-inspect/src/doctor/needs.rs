@@ -81,6 +81,10 @@ pub(super) fn on_host(need: Need) -> Result<&'static [Check], &'static str> {
         // What the provider's host directories carry is its net plugin.
         Need::HostDirectories => Ok(&[NetPlugin]),
         Need::TopologyFile => Ok(&[TopologyFile]),
+        // The plugin creates its directory when the job starts; what holds it is the pod spec's.
+        Need::InspectorOutput => Err(
+            "whether a volume holds the Inspector's directory is in the pod's spec (`roce lint` checks it); the plugin creates the directory itself when the job starts",
+        ),
         Need::Environment => Ok(&[
             NcclGidIndex,
             UcxGidIndex,
@@ -180,7 +184,7 @@ pub(super) fn judge(
 mod tests {
     use super::*;
 
-    const NEEDS: [Need; 13] = [
+    const NEEDS: [Need; 14] = [
         Need::Provenance,
         Need::RailNics,
         Need::RdmaDevices,
@@ -193,6 +197,7 @@ mod tests {
         Need::HostNetwork,
         Need::HostDirectories,
         Need::TopologyFile,
+        Need::InspectorOutput,
         Need::Environment,
     ];
 

@@ -9,10 +9,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Most bytes read from one ordinary file (sysfs attributes are a page at most).
-pub const READ_LIMIT: u64 = 64 * 1024;
+pub(super) const READ_LIMIT: u64 = 64 * 1024;
 
 /// Most bytes read from `/proc/self/environ`.
-pub const ENVIRON_LIMIT: u64 = 1024 * 1024;
+pub(super) const ENVIRON_LIMIT: u64 = 1024 * 1024;
 
 /// A directory that stands for `/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +39,7 @@ impl Root {
     /// The real path of a host path: `/sys/x` → `<base>/sys/x`.
     ///
     /// ```
-    /// use roce_inspect::doctor::root::Root;
+    /// use roce_inspect::doctor::Root;
     /// let root = Root::new("/tmp/tree");
     /// assert_eq!(root.path("/sys/class/net"), std::path::Path::new("/tmp/tree/sys/class/net"));
     /// ```
@@ -113,7 +113,7 @@ impl Root {
 }
 
 /// A sort key that orders digit runs by value: `ibp2` < `ibp10`, `mlx5_9` < `mlx5_10`.
-pub fn natural_key(s: &str) -> Vec<(String, u64)> {
+pub(super) fn natural_key(s: &str) -> Vec<(String, u64)> {
     let mut out = Vec::new();
     let mut text = String::new();
     let mut chars = s.chars().peekable();

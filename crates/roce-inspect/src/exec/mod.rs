@@ -7,7 +7,7 @@
 //! NVIDIA/nccl#718). [`decide`] reads the same facts as `doctor` ([`facts::collect`](crate::doctor::facts::collect))
 //! and returns, for every variable of the profile's plan, what the job gets and why:
 //!
-//! * `NCCL_IB_HCA`: exactly the usable rail ports (`=dev:port,…`), see [`rails`];
+//! * `NCCL_IB_HCA`: exactly the usable rail ports (`=dev:port,…`), see `rails`;
 //! * `NCCL_IB_GID_INDEX` (RoCE) and `UCX_IB_GID_INDEX` (RoCE, UCX over RDMA): the one index every usable
 //!   port has a RoCE v2 GID of the profile's family and range at, bound to a netdev of this namespace;
 //! * `UCX_NET_DEVICES` (UCX over RDMA): the profile's devices that are usable, or every usable rail port;
@@ -43,7 +43,7 @@
 //! assert_eq!(launch.env["NCCL_IB_HCA"], "ibp");
 //! ```
 
-pub mod rails;
+mod rails;
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -322,7 +322,7 @@ impl Launch {
 pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
     let env = &facts.env;
     let fabric = profile.fabric.kind.value;
-    let profile_env = fenv::profile_env(profile);
+    let profile_env = profile.env_vars();
     let want = gid_want(env, &profile_env);
     let hca_filter = profile
         .nccl
@@ -354,7 +354,7 @@ pub fn decide(facts: &HostFacts, profile: &Profile, opts: Options) -> Launch {
     };
     pod.gid_indexes(survey.gid_index, &gid_text);
     pod.ucx_net_devices(&profile_env, &usable);
-    let decisions = decisions(&fenv::profile_env(&pod.pod), &profile_env, &pod.why, env);
+    let decisions = decisions(&pod.pod.env_vars(), &profile_env, &pod.why, env);
     let env_out: IndexMap<String, String> = decisions
         .iter()
         .filter_map(|d| d.value.clone().map(|v| (d.name.clone(), v)))

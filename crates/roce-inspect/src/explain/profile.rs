@@ -17,7 +17,9 @@ fn echoed_when_set(name: &str, e: &Explanation) -> bool {
         true
     } else if name == vars::NCCL_IB_HCA.name {
         e.ib_probed
-    } else if name == vars::NCCL_NET_PLUGIN.name {
+    } else if name == vars::NCCL_NET_PLUGIN.name || name == vars::NCCL_PROFILER_PLUGIN.name {
+        // Both echoed from 2.28 on (`src/plugin/net.cc`, `src/plugin/profiler.cc:55`): the profile's
+        // Inspector (`NCCL_PROFILER_PLUGIN`) missing from such a log was never loaded.
         e.nccl_version
             .as_deref()
             .is_some_and(|v| !verdict::version_lt(v, 2, 28))
@@ -450,6 +452,56 @@ mod tests {
         let ofi = "h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v9)\n";
         assert!(codes(ofi, "coreweave/gb300-roce").contains(&Code::ExplainProfileNetPlugin));
         assert!(!codes(ofi, "aws/p5-efa").contains(&Code::ExplainProfileNetPlugin));
+    }
+
+    /// A profile that loads the Inspector, against 2.28+ logs that echo the environment: NCCL echoes
+    /// `NCCL_PROFILER_PLUGIN` whenever it is set, so a log without the echo never had it; 2.27 does not
+    /// echo it, so nothing is said there.
+    #[test]
+    fn the_inspector_the_profile_loads_is_echoed_from_2_28() {
+        let text = r#"profile "t/i" extends="coreweave/h100-ib" { nccl { inspector "json" } }"#;
+        let profile = roce_model::load(
+            roce_model::Source::new("i.kdl", text),
+            &roce_model::BuiltinsOnly,
+        )
+        .profile
+        .unwrap();
+        let missing = |log: &str| -> Vec<String> {
+            let mut e = super::super::explain_str("t", log);
+            e.compare_profile(&profile);
+            e.findings
+                .iter()
+                .filter(|f| f.code == Code::ExplainProfileEnvMissing)
+                .map(|f| f.message.clone())
+                .collect()
+        };
+        let head = |v: &str| {
+            format!(
+                "h:1:1 [0] NCCL INFO NCCL version {v}+cuda12.9\nh:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\n"
+            )
+        };
+        let off = missing(&head("2.28.9"));
+        assert!(
+            off.iter()
+                .any(|m| m.contains("NCCL_PROFILER_PLUGIN=inspector")),
+            "{off:?}"
+        );
+        let on = format!(
+            "{}h:1:1 [0] NCCL INFO NCCL_PROFILER_PLUGIN set by environment to inspector\n",
+            head("2.28.9")
+        );
+        assert!(
+            !missing(&on)
+                .iter()
+                .any(|m| m.contains("NCCL_PROFILER_PLUGIN")),
+            "{:?}",
+            missing(&on)
+        );
+        assert!(
+            !missing(&head("2.27.7"))
+                .iter()
+                .any(|m| m.contains("NCCL_PROFILER_PLUGIN"))
+        );
     }
 
     #[test]

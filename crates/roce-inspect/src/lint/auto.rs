@@ -18,6 +18,11 @@ pub struct Choice {
 }
 
 /// Choose among the built-ins for manifests with these texts; `None` when no built-in's signal is there.
+///
+/// ```
+/// use roce_inspect::lint::auto;
+/// assert!(auto::choose(["apiVersion: v1\nkind: ConfigMap\n"]).is_none());
+/// ```
 pub fn choose<'t>(texts: impl IntoIterator<Item = &'t str> + Clone) -> Option<Choice> {
     let mut best: Option<(u32, Choice)> = None;
     for name in builtin::names() {

@@ -620,10 +620,11 @@ impl<'a> Cx<'a> {
                         self.clique_affinity(t, v);
                     }
                 }
-                Need::SharedMemory => self.shm(c, &owner),
+                Need::SharedMemory => self.shm(c, &owner, w),
                 Need::HostNetwork => self.host_network_mode(t, v, c, w, privileged.is_some()),
                 Need::HostDirectories => self.host_mounts(v, c, &owner, w),
                 Need::TopologyFile => self.topology_file(v, c, &owner, w),
+                Need::InspectorOutput => self.inspector_output(v, c, &owner, w),
                 Need::Environment => {
                     self.provider_env(c, &owner, forwarded, true);
                     let mut skip: BTreeSet<&str> =
@@ -677,23 +678,12 @@ impl<'a> Cx<'a> {
         );
     }
 
-    /// Does the container request or limit one of the profile's fabric resources?
-    /// Does the pod get its RDMA devices in its own form: a device-plugin resource or a NIC claim that is
-    /// not the profile's?
+    /// Does the pod get its RDMA devices in its own form ([`Wiring::rdma_devices_own`])?
     fn own_devices(&self, w: &Wiring<'a>) -> bool {
-        let plan = &self.linter.plan;
-        match w.rdma_access() {
-            Some(RdmaAccess::Resource(r)) => !plan
-                .wiring
-                .as_ref()
-                .is_some_and(|p| p.resources.iter().any(|(name, _)| name.as_str() == r)),
-            Some(RdmaAccess::Claim(c)) => {
-                plan.dra_spec.nics.dra().map(|n| n.claim().as_str()) != Some(c.as_str())
-            }
-            _ => false,
-        }
+        w.rdma_devices_own(&self.linter.plan)
     }
 
+    /// Does the container request or limit one of the profile's fabric resources?
     fn requests_profile_resource(&self, c: &Node) -> bool {
         self.linter.plan.wiring.as_ref().is_some_and(|w| {
             w.resources.iter().any(|(name, _)| {
@@ -788,24 +778,29 @@ impl<'a> Cx<'a> {
         );
     }
 
-    /// A memory-backed `/dev/shm`: anything mounted there.
-    fn shm(&mut self, c: &Node, owner: &str) {
+    /// A memory-backed `/dev/shm`: anything mounted there. A rank alone with its GPU whose NCCL runs
+    /// without the shared-memory transport (`NCCL_SHM_DISABLE=1`) has no peer in the pod to reach through
+    /// /dev/shm: there the missing mount only differs from the profile.
+    fn shm(&mut self, c: &Node, owner: &str, w: &Wiring) {
         let mounted = entry(c, "volumeMounts").is_some_and(|m| match &m.node.value {
             Value::Seq(items) => items
                 .iter()
                 .any(|i| text(i, "mountPath") == Some("/dev/shm")),
             _ => false,
         });
-        if !mounted {
-            self.push(
-                Problem::new(
-                    Code::LintShm,
-                    format!("{owner} mounts nothing at /dev/shm: the container runtime's {} MiB default is too small for NCCL's and UCX's shared-memory transports", roce_model::fabric::attach::RUNTIME_SHM_BYTES >> 20),
-                )
-                .at(self.container_at(c, &["volumeMounts"]), "no /dev/shm")
-                .help(format!("mount an `emptyDir: {{medium: Memory}}` volume at /dev/shm, or run `{}`", self.hint)),
-            );
+        if mounted {
+            return;
         }
+        let mut p = Problem::new(
+            Code::LintShm,
+            format!("{owner} mounts nothing at /dev/shm: the container runtime's {} MiB default is too small for NCCL's and UCX's shared-memory transports", roce_model::fabric::attach::RUNTIME_SHM_BYTES >> 20),
+        )
+        .at(self.container_at(c, &["volumeMounts"]), "no /dev/shm")
+        .help(format!("mount an `emptyDir: {{medium: Memory}}` volume at /dev/shm, or run `{}`", self.hint));
+        if w.nccl_shm_off() && !w.several_gpus() {
+            p.severity = Severity::Info;
+        }
+        self.push(p);
     }
 
     /// [`Cx::env`] for a worker, with the env it gets besides its own `env`: `envFrom` ConfigMaps of the
@@ -1161,6 +1156,90 @@ impl<'a> Cx<'a> {
                 t.path,
                 t.key,
                 self.hint
+            )),
+        );
+    }
+
+    /// The Inspector's output directory: a volume mounted where `NCCL_INSPECTOR_DUMP_DIR` sends its records
+    /// (the node's directory where the profile names one). Without one the records stay in the container's
+    /// own filesystem and go with it; the job runs the same, so this is a note.
+    fn inspector_output(&mut self, v: &PodView<'a>, c: &'a Node, owner: &str, w: &Wiring<'a>) {
+        let Some(i) = self.linter.plan.inspector.clone() else {
+            return;
+        };
+        let mounts: Vec<&Node> = match entry(c, "volumeMounts").map(|e| &e.node.value) {
+            Some(Value::Seq(items)) => items.iter().collect(),
+            _ => Vec::new(),
+        };
+        let mount_at = |dir: &str| {
+            mounts.iter().copied().find(|m| {
+                text(m, "mountPath").map(|p| p.trim_end_matches('/'))
+                    == Some(dir.trim_end_matches('/'))
+            })
+        };
+        // The rank's own NCCL_INSPECTOR_DUMP_DIR, where it names another directory it mounts: the output
+        // directory in another form.
+        let own = w
+            .var(roce_model::fabric::observe::NCCL_INSPECTOR_DUMP_DIR)
+            .and_then(|v| v.value.as_deref())
+            .filter(|d| *d != i.dump_dir() && !d.contains('$'));
+        if own.is_some_and(|d| mount_at(d).is_some()) {
+            return;
+        }
+        let Some(mount) = mount_at(i.dump_dir()) else {
+            self.push(
+                Problem::new(
+                    Code::LintInspectorOutput,
+                    format!(
+                        "{owner} mounts nothing at {}, where NCCL_INSPECTOR_DUMP_DIR sends the Inspector's records: they stay in the container's own filesystem and go with it{}",
+                        i.dump_dir(),
+                        match i.host_path() {
+                            Some(h) => format!(", not to the node's {h}"),
+                            None => String::new(),
+                        }
+                    ),
+                )
+                .at(self.container_at(c, &["volumeMounts"]), format!("{} expected", i.dump_dir()))
+                .help(format!(
+                    "mount {} at {} (a volume named `{}`), or run `{}`",
+                    match i.host_path() {
+                        Some(h) => format!("a `hostPath` of {h}"),
+                        None => "an `emptyDir`".to_string(),
+                    },
+                    i.dump_dir(),
+                    roce_model::fabric::observe::INSPECTOR_VOLUME,
+                    self.hint
+                )),
+            );
+            return;
+        };
+        let Some(h) = i.host_path() else {
+            return;
+        };
+        let volume = text(mount, "name").unwrap_or_default();
+        let host = v
+            .spec
+            .and_then(|s| entry(s, "volumes"))
+            .and_then(|e| match &e.node.value {
+                Value::Seq(items) => items.iter().find(|vol| text(vol, "name") == Some(volume)),
+                _ => None,
+            })
+            .and_then(|vol| entry(vol, "hostPath"))
+            .and_then(|hp| text(&hp.node, "path"));
+        if host.is_some_and(|p| p.trim_end_matches('/') == h.trim_end_matches('/')) {
+            return;
+        }
+        self.push(
+            Problem::new(
+                Code::LintInspectorOutput,
+                format!(
+                    "{owner} mounts volume `{volume}` at {}, but not from the node's {h} (a `hostPath`): the Inspector's records stay out of the node's directory the profile names",
+                    i.dump_dir()
+                ),
+            )
+            .at(mount.origin, format!("the node's {h} expected"))
+            .help(format!(
+                "make `{volume}` a `hostPath` of {h} (`roce apply` keeps a volume the container already mounts there)"
             )),
         );
     }

@@ -89,6 +89,21 @@ fn read_and(
 
 /// Lint `files` on `jobs` threads (0: one per CPU), calling `sink` with each file's index, path and report
 /// in file order.
+///
+/// ```
+/// use roce_inspect::lint::{walk, LintOptions, Linter};
+/// use roce_model::{builtin, load, BuiltinsOnly};
+/// let dir = std::env::temp_dir().join(format!("roce-lint-walk-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// std::fs::write(dir.join("pod.yaml"), "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n  - {name: c, image: i}\n").unwrap();
+/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+/// let linter = Linter::new(&profile, LintOptions::default());
+/// let files = walk::files(&[dir.clone()]).unwrap();
+/// let mut problems = 0;
+/// walk::lint_files(&linter, &files, 1, |_, _, report| problems += report.unwrap().problems.len());
+/// assert!(problems > 0, "a pod with no RDMA wiring");
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// ```
 pub fn lint_files<F>(linter: &Linter, files: &[PathBuf], jobs: usize, mut sink: F)
 where
     F: FnMut(usize, &Path, io::Result<FileReport>),

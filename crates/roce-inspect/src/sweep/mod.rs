@@ -445,6 +445,24 @@ fn fleet_wide(campaign: &Campaign, tests: &[TestResult]) -> Option<(Cause, Optio
 }
 
 /// Judge the fleet from every test's result (`checks` then pairs, as [`Campaign::outputs`] lists them).
+///
+/// ```
+/// use roce_inspect::sweep::{self, Expectation};
+/// use roce_model::{builtin, load, BuiltinsOnly};
+/// use roce_render::sweep::{Campaign, NodeList, SweepOptions};
+/// use roce_render::{plan, RenderOptions};
+/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+/// let nodes = NodeList::parse("gpu[001-004]").unwrap();
+/// let campaign =
+///     Campaign::plan(&plan::lower(&profile), &nodes, &SweepOptions::default(), &RenderOptions::default())
+///         .unwrap();
+/// let expect = Expectation::of(&profile);
+/// // No result has come back yet: every node is untested.
+/// let tests = sweep::read_all(&campaign, &expect, |_path| None);
+/// let report = sweep::judge(&campaign, tests, &expect);
+/// assert_eq!((report.counts.nodes, report.counts.untested), (4, 4));
+/// assert!(report.to_text().contains("gpu001"));
+/// ```
 pub fn judge(campaign: &Campaign, tests: Vec<TestResult>, expect: &Expectation) -> Report {
     let n_checks = campaign.checks.len().min(tests.len());
     let wide = fleet_wide(campaign, &tests);

@@ -130,7 +130,7 @@ pub fn read(
 /// message`): the first error (or, for peer memory and a port down, warning) that explains a slow or
 /// failing node. Anything else it says (memlock, env drift) is not a network cause; unreadable JSON is
 /// no evidence.
-pub fn doctor(path: &str, json: &[u8]) -> Option<(Cause, String)> {
+pub(crate) fn doctor(path: &str, json: &[u8]) -> Option<(Cause, String)> {
     let v: serde_json::Value = serde_json::from_slice(json).ok()?;
     v.get("findings")?.as_array()?.iter().find_map(|f| {
         let code = f.get("code")?.as_str()?;
@@ -155,7 +155,7 @@ pub fn doctor(path: &str, json: &[u8]) -> Option<(Cause, String)> {
 /// The rail check's results: per `roce-sweep: rail DEV:PORT` marker, the average of the last row of the
 /// perftest table after it (`#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]` with
 /// `--report_gbits`, linux-rdma/perftest `src/perftest_parameters.h`), unless a `… failed` marker follows.
-pub fn rail_results(bytes: &[u8]) -> Vec<Rail> {
+pub(crate) fn rail_results(bytes: &[u8]) -> Vec<Rail> {
     let head = format!("{MARKER} rail ");
     let Some(first) = memchr::memmem::find(bytes, head.as_bytes()) else {
         return Vec::new();

@@ -23,7 +23,7 @@ use roce_model::{BuiltinsOnly, builtin, load};
 use roce_render::sweep::{Campaign, NodeList, RESULTS_DIR, Scheduler, SweepOptions};
 use roce_render::{RenderOptions, plan};
 
-pub const PROFILE: &str = "oci/h100-roce";
+pub(crate) const PROFILE: &str = "oci/h100-roce";
 const GPUS: usize = 8;
 const RAILS: usize = 16;
 /// A healthy pair's bus bandwidth: 92 % of the line rate (16 × 200 Gb/s = 400 GB/s).
@@ -33,7 +33,7 @@ const NVLINK: f64 = 480.0;
 
 /// What was injected.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct Truth {
+pub(crate) struct Truth {
     /// Bad nodes and their cause code.
     pub bad_nodes: BTreeMap<String, &'static str>,
     /// Bad links (`a--b`, in campaign order) and their cause code.
@@ -72,7 +72,7 @@ impl Rng {
     }
 }
 
-pub fn campaign(nodes: usize, partners: u32) -> (Campaign, roce_model::Profile) {
+pub(crate) fn campaign(nodes: usize, partners: u32) -> (Campaign, roce_model::Profile) {
     let profile = load(builtin::source(PROFILE).unwrap(), &BuiltinsOnly)
         .profile
         .unwrap();
@@ -93,12 +93,12 @@ pub fn campaign(nodes: usize, partners: u32) -> (Campaign, roce_model::Profile) 
 }
 
 /// Write `campaign.json` and every result under `dir`, each node meeting 3 partners.
-pub fn simulate(dir: &Path, nodes: usize, seed: u64) -> Truth {
+pub(crate) fn simulate(dir: &Path, nodes: usize, seed: u64) -> Truth {
     simulate_with(dir, nodes, 3, seed)
 }
 
 /// As [`simulate`], with `partners` per node.
-pub fn simulate_with(dir: &Path, nodes: usize, partners: u32, seed: u64) -> Truth {
+pub(crate) fn simulate_with(dir: &Path, nodes: usize, partners: u32, seed: u64) -> Truth {
     let (c, _) = campaign(nodes, partners);
     let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x5EED);
     let mut truth = Truth::default();

@@ -13,7 +13,7 @@ use roce_model::model::{AddrFamily, FabricKind};
 use roce_render::Plan;
 
 /// A fixture tree under a temporary directory, removed when dropped.
-pub struct Tree {
+pub(crate) struct Tree {
     pub dir: tempfile::TempDir,
     /// Directories already created (file creation is slow in some sandboxes: skip repeated mkdirs).
     made: RefCell<HashSet<PathBuf>>,
@@ -26,41 +26,41 @@ impl Default for Tree {
 }
 
 impl Tree {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Tree {
             dir: tempfile::tempdir().unwrap(),
             made: RefCell::default(),
         }
     }
 
-    pub fn parent_of(&self, path: &Path) {
+    pub(crate) fn parent_of(&self, path: &Path) {
         let parent = path.parent().unwrap();
         if self.made.borrow_mut().insert(parent.to_path_buf()) {
             std::fs::create_dir_all(parent).unwrap();
         }
     }
 
-    pub fn path(&self, p: &str) -> PathBuf {
+    pub(crate) fn path(&self, p: &str) -> PathBuf {
         self.dir.path().join(p.trim_start_matches('/'))
     }
 
-    pub fn root(&self) -> Root {
+    pub(crate) fn root(&self) -> Root {
         Root::new(self.dir.path())
     }
 
-    pub fn file(&self, p: &str, contents: &str) -> &Self {
+    pub(crate) fn file(&self, p: &str, contents: &str) -> &Self {
         let path = self.path(p);
         self.parent_of(&path);
         std::fs::write(path, contents).unwrap();
         self
     }
 
-    pub fn mkdir(&self, p: &str) -> &Self {
+    pub(crate) fn mkdir(&self, p: &str) -> &Self {
         std::fs::create_dir_all(self.path(p)).unwrap();
         self
     }
 
-    pub fn remove(&self, p: &str) -> &Self {
+    pub(crate) fn remove(&self, p: &str) -> &Self {
         let path = self.path(p);
         self.made.borrow_mut().retain(|d| !d.starts_with(&path));
         if path.is_dir() {
@@ -71,7 +71,7 @@ impl Tree {
         self
     }
 
-    pub fn link(&self, p: &str, target: &str) -> &Self {
+    pub(crate) fn link(&self, p: &str, target: &str) -> &Self {
         let path = self.path(p);
         self.parent_of(&path);
         let _ = std::fs::remove_file(&path);
@@ -79,7 +79,7 @@ impl Tree {
         self
     }
 
-    pub fn environ(&self, vars: &[(String, String)]) -> &Self {
+    pub(crate) fn environ(&self, vars: &[(String, String)]) -> &Self {
         let mut bytes = Vec::new();
         for (k, v) in vars {
             bytes.extend_from_slice(format!("{k}={v}").as_bytes());
@@ -91,7 +91,7 @@ impl Tree {
         self
     }
 
-    pub fn netdevs(&self, names: &[String]) -> &Self {
+    pub(crate) fn netdevs(&self, names: &[String]) -> &Self {
         self.mkdir("/sys/class/net");
         for n in names {
             self.file(&format!("/sys/class/net/{n}/operstate"), "up\n");
@@ -99,14 +99,14 @@ impl Tree {
         self
     }
 
-    pub fn status(&self, cap_eff: u64) -> &Self {
+    pub(crate) fn status(&self, cap_eff: u64) -> &Self {
         self.file(
             "/proc/self/status",
             &format!("Name:\troce\nUmask:\t0022\nState:\tR (running)\nCapInh:\t0000000000000000\nCapPrm:\t{cap_eff:016x}\nCapEff:\t{cap_eff:016x}\nCapBnd:\t{cap_eff:016x}\n"),
         )
     }
 
-    pub fn memlock(&self, soft: &str) -> &Self {
+    pub(crate) fn memlock(&self, soft: &str) -> &Self {
         self.file(
             "/proc/self/limits",
             &format!(
@@ -118,7 +118,7 @@ impl Tree {
         )
     }
 
-    pub fn rdma_core(&self, version: &str) -> &Self {
+    pub(crate) fn rdma_core(&self, version: &str) -> &Self {
         let dir = "/usr/lib/x86_64-linux-gnu";
         self.file(&format!("{dir}/libibverbs.so.1.14.{version}"), "ELF")
             .link(
@@ -132,7 +132,7 @@ impl Tree {
             )
     }
 
-    pub fn modules(&self, names: &[&str]) -> &Self {
+    pub(crate) fn modules(&self, names: &[&str]) -> &Self {
         self.mkdir("/sys/module");
         for m in names {
             self.file(&format!("/sys/module/{m}/refcnt"), "1\n");
@@ -140,7 +140,7 @@ impl Tree {
         self
     }
 
-    pub fn gpus(&self, n: u32) -> &Self {
+    pub(crate) fn gpus(&self, n: u32) -> &Self {
         self.file("/dev/nvidiactl", "").file("/dev/nvidia-uvm", "");
         for i in 0..n {
             self.file(&format!("/dev/nvidia{i}"), "");
@@ -150,7 +150,7 @@ impl Tree {
 
     /// The verbs device of `dev` as the kernel shows it: `/sys/class/infiniband_verbs/uverbs<n>/ibdev` naming
     /// it, and its node `/dev/infiniband/uverbs<n>` (what the RDMA device plugin mounts).
-    pub fn uverbs(&self, dev: &str, n: u32) -> &Self {
+    pub(crate) fn uverbs(&self, dev: &str, n: u32) -> &Self {
         self.file(
             &format!("/sys/class/infiniband_verbs/uverbs{n}/ibdev"),
             &format!("{dev}\n"),
@@ -158,7 +158,7 @@ impl Tree {
         .file(&format!("/dev/infiniband/uverbs{n}"), "")
     }
 
-    pub fn port(
+    pub(crate) fn port(
         &self,
         dev: &str,
         num: u32,
@@ -197,7 +197,7 @@ impl Tree {
 impl Tree {
     /// What every healthy pod has besides the fabric: rdma-core 54, IPC_LOCK, unlimited memlock, `gpus`
     /// GPUs, the RDMA and GPU modules with nvidia_peermem, a service-account mount.
-    pub fn pod_basics(&self, gpus: u32) -> &Self {
+    pub(crate) fn pod_basics(&self, gpus: u32) -> &Self {
         self.status(CAP_DOCKER_DEFAULT | CAP_IPC_LOCK)
             .memlock("unlimited")
             .rdma_core("54.0")
@@ -220,14 +220,14 @@ impl Tree {
 
 /// A GID table entry to write.
 #[derive(Clone)]
-pub struct Gid {
+pub(crate) struct Gid {
     pub index: u32,
     pub gid: Ipv6Addr,
     pub kind: &'static str,
     pub ndev: Option<String>,
 }
 
-pub fn g(index: u32, gid: Ipv6Addr, kind: &'static str, ndev: &str) -> Gid {
+pub(crate) fn g(index: u32, gid: Ipv6Addr, kind: &'static str, ndev: &str) -> Gid {
     Gid {
         index,
         gid,
@@ -237,7 +237,7 @@ pub fn g(index: u32, gid: Ipv6Addr, kind: &'static str, ndev: &str) -> Gid {
 }
 
 /// sysfs prints GIDs as eight 4-digit groups (`%pI6`, no compression).
-pub fn sysfs_gid(ip: &Ipv6Addr) -> String {
+pub(crate) fn sysfs_gid(ip: &Ipv6Addr) -> String {
     ip.segments()
         .iter()
         .map(|s| format!("{s:04x}"))
@@ -245,15 +245,15 @@ pub fn sysfs_gid(ip: &Ipv6Addr) -> String {
         .join(":")
 }
 
-pub const V1: &str = "IB/RoCE v1";
-pub const V2: &str = "RoCE v2";
+pub(crate) const V1: &str = "IB/RoCE v1";
+pub(crate) const V2: &str = "RoCE v2";
 
-pub const CAP_DOCKER_DEFAULT: u64 = 0x00000000a80425fb; // no IPC_LOCK
-pub const CAP_IPC_LOCK: u64 = 1 << 14;
+pub(crate) const CAP_DOCKER_DEFAULT: u64 = 0x00000000a80425fb; // no IPC_LOCK
+pub(crate) const CAP_IPC_LOCK: u64 = 1 << 14;
 
 /// The index the healthy job uses for its RoCE v2 global GID: the profile's, else 7 (NCCL and UCX then
 /// choose by family and range).
-pub fn gid_index_of(plan: &Plan) -> u32 {
+pub(crate) fn gid_index_of(plan: &Plan) -> u32 {
     plan.env_value("NCCL_IB_GID_INDEX")
         .or(plan.env_value("UCX_IB_GID_INDEX"))
         .map_or(7, |v| v.parse().unwrap())
@@ -331,7 +331,7 @@ fn pod_netdev(r: &roce_model::model::Rail) -> String {
 
 /// A healthy pod of `profile`: every rail's device, port, GID table and verbs node, IPC_LOCK, unlimited
 /// memlock, rdma-core 54, the modules and GPUs of its node pool, in a Kubernetes pod.
-pub fn pod_of(p: &Profile, plan: &Plan) -> Tree {
+pub(crate) fn pod_of(p: &Profile, plan: &Plan) -> Tree {
     let t = Tree::new();
     t.pod_basics(p.node_pool.gpus_per_node.value);
     let roce = p.fabric.kind.value == FabricKind::Roce;
@@ -392,7 +392,7 @@ pub fn pod_of(p: &Profile, plan: &Plan) -> Tree {
 }
 
 /// The environment of a pod rendered from the profile: the plan's env beside what Kubernetes sets.
-pub fn pod_env(plan: &Plan) -> Vec<(String, String)> {
+pub(crate) fn pod_env(plan: &Plan) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = [
         (
             "PATH",

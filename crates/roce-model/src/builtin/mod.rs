@@ -47,6 +47,8 @@ builtins!(
     "gcp/a4x",
     "gcp/a4x-max",
     "azure/ndv5-ib",
+    "azure/gb300-ib",
+    "azure/gb300-ib-dranet",
     "oci/h100-roce",
     "oci/h100-hostnet",
     "nebius/h100-ib",
@@ -61,6 +63,14 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 }
 
 /// The source of a built-in profile (its KDL text), named `builtin:<name>`.
+///
+/// ```
+/// use roce_model::{builtin, load, BuiltinsOnly};
+/// assert!(builtin::names().any(|n| n == builtin::DEFAULT));
+/// let loaded = load(builtin::source(builtin::DEFAULT).unwrap(), &BuiltinsOnly);
+/// assert!(!loaded.has_errors());
+/// assert!(builtin::source("no/such-profile").is_none());
+/// ```
 pub fn source(name: &str) -> Option<Source> {
     entry(name).map(|(n, kdl)| Source::with_format(format!("builtin:{n}"), *kdl, Format::Kdl))
 }

@@ -3,8 +3,7 @@
 //! `lower` builds the plan's wiring here, `lint` compares manifests with it and `doctor` names it when a pod
 //! has no RDMA devices; none of them decides it again.
 
-use crate::fabric::dra::{DraNics, NicAttachment};
-use crate::model::{NadRef, Profile};
+use crate::names::NadRef;
 use crate::names::{Capability, ResourceName};
 
 /// The Multus annotation key (`k8s.v1.cni.cncf.io/networks`, Network Plumbing WG multi-net spec).
@@ -33,7 +32,7 @@ pub const SHM_DIR: &str = "/dev/shm";
 /// replaces it.
 pub const RUNTIME_SHM_BYTES: u64 = 64 * 1024 * 1024;
 
-/// What a pod of a host-network profile ([`NicAttachment::HostNetwork`]) gets, as OCI's host-network mode
+/// What a pod of a host-network profile ([`NicAttachment::HostNetwork`](super::dra::NicAttachment::HostNetwork)) gets, as OCI's host-network mode
 /// wires it (oracle-quickstart/oci-hpc-oke `manifests/nccl-tests/host-network/mpi-operator/BM.GPU.H100.8.yaml`
 /// and `docs/running-pytorch-jobs-on-oke-using-hostnetwork-with-rdma.md`: "we use the host network to attach
 /// the RDMA interfaces on the node to the pod"):
@@ -91,51 +90,6 @@ pub fn multus_list(networks: &[NadRef]) -> String {
         })
         .collect();
     format!("[{}]", items.join(",\n "))
-}
-
-/// The wiring a profile's pods need, or `None` when a SUNK NodeSet attaches the fabric itself (jobs on it
-/// get env only). The RDMA resource is a scheduling gate: `1` in requests and limits, whatever the rails,
-/// unless the profile gives a count (EFA's device plugin hands out one resource per interface).
-///
-/// How the NICs arrive decides the rest ([`NicAttachment`]): Multus NADs plus the resource; the resource
-/// only (no NADs, whatever `multus` says); a DRA claim, which brings the devices itself (neither NADs
-/// nor the device-plugin resource; the claims are [`super::dra::emit::dra_wiring`]'s); or the host's own
-/// NICs (neither: [`host_network`] says what the pod needs instead).
-pub fn pod_wiring(p: &Profile) -> Option<PodWiring> {
-    let nics = &p.nics.value;
-    p.direct_pods().then(|| PodWiring {
-        networks: match nics {
-            NicAttachment::MultusAndResource => p.multus.nads(&p.rail_list()),
-            NicAttachment::ResourceOnly | NicAttachment::Dra(_) | NicAttachment::HostNetwork => {
-                Vec::new()
-            }
-        },
-        resources: match nics {
-            NicAttachment::Dra(_) | NicAttachment::HostNetwork => Vec::new(),
-            _ => p
-                .node_pool
-                .rdma_resource
-                .iter()
-                .map(|r| {
-                    let count = p.node_pool.rdma_resource_count.map_or(1, |c| c.value);
-                    (r.value.clone(), count.to_string())
-                })
-                .collect(),
-        },
-        capabilities: p.capabilities.iter().map(|c| c.value.clone()).collect(),
-    })
-}
-
-/// Do the profile's pods run in the node's network namespace with its RDMA devices ([`HOST_NETWORK`])? Not
-/// on a SUNK NodeSet, whose pods the NodeSet wires.
-pub fn host_network(p: &Profile) -> bool {
-    p.direct_pods() && p.nics.value.host_network()
-}
-
-/// Whether the pods request GPUs as the `nvidia.com/gpu` resource: not when a DRA claim already allocates
-/// them (aligned with the NICs), since the same GPUs would then be asked for twice.
-pub fn requests_gpu_resource(p: &Profile) -> bool {
-    !p.nics.value.dra().is_some_and(DraNics::claims_gpus)
 }
 
 /// One element of the Multus annotation, in the multi-net spec's field order.

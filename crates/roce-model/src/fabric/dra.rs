@@ -114,7 +114,7 @@ impl DraSpec {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NicAttachment {
     /// Multus NetworkAttachmentDefinitions plus a device-plugin resource (CoreWeave RoCE): the NADs and the
-    /// resource come from the profile's `multus` and `rdma-resource` ([`super::attach::pod_wiring`]).
+    /// resource come from the profile's `multus` and `rdma-resource` ([`Profile::pod_wiring`](crate::Profile::pod_wiring)).
     MultusAndResource,
     /// A device-plugin resource only (InfiniBand, AWS EFA without DRA).
     ResourceOnly,

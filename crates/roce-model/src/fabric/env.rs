@@ -1,10 +1,10 @@
-//! The environment a profile sets: which typed field becomes which variable, who reads it, and the order
-//! every target emits them in.
+//! The environment a profile sets: which typed field becomes which variable and who reads it; the order
+//! every target emits them in is [`Profile::env_vars`](crate::Profile::env_vars)'s.
 //!
 //! `lower` (roce-render), `check`'s shadowing rules, `lint` and `doctor` read the names from here; a
 //! variable a typed field owns may not be set again as a knob or as extra env.
 
-use crate::model::{FabricKind, Profile, UcxMode};
+use super::observe;
 use crate::source::Origin;
 
 /// Who reads an env variable.
@@ -63,6 +63,24 @@ pub const NCCL_NET_PLUGIN: TypedEnv = nccl("NCCL_NET_PLUGIN", "nccl net-plugin")
 pub const NCCL_DEBUG: TypedEnv = nccl("NCCL_DEBUG", "nccl debug");
 /// `NCCL_DEBUG_SUBSYS`.
 pub const NCCL_DEBUG_SUBSYS: TypedEnv = nccl("NCCL_DEBUG_SUBSYS", "nccl debug-subsys");
+/// `NCCL_RUN_DIAGNOSTICS`: NCCL's active diagnostics (2.31+, [`super::observe`]).
+pub const NCCL_RUN_DIAGNOSTICS: TypedEnv = nccl(observe::NCCL_RUN_DIAGNOSTICS, "nccl diagnostics");
+/// `NCCL_INSPECTOR_ENABLE`: the Inspector profiler plugin records.
+pub const NCCL_INSPECTOR_ENABLE: TypedEnv =
+    nccl(observe::NCCL_INSPECTOR_ENABLE, "inspector format");
+/// `NCCL_PROFILER_PLUGIN`: the Inspector's library.
+pub const NCCL_PROFILER_PLUGIN: TypedEnv = nccl(observe::NCCL_PROFILER_PLUGIN, "inspector plugin");
+/// `NCCL_INSPECTOR_PROM_DUMP`: Prometheus files instead of JSON records.
+pub const NCCL_INSPECTOR_PROM_DUMP: TypedEnv =
+    nccl(observe::NCCL_INSPECTOR_PROM_DUMP, "inspector format");
+/// `NCCL_INSPECTOR_DUMP_DIR`: where the Inspector writes.
+pub const NCCL_INSPECTOR_DUMP_DIR: TypedEnv =
+    nccl(observe::NCCL_INSPECTOR_DUMP_DIR, "inspector dump-dir");
+/// `NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS`: how often it writes.
+pub const NCCL_INSPECTOR_DUMP_INTERVAL: TypedEnv = nccl(
+    observe::NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS,
+    "inspector interval-us",
+);
 /// `UCX_TLS`: the transports UCX may use.
 pub const UCX_TLS: TypedEnv = ucx("UCX_TLS", "ucx tls");
 /// `UCX_NET_DEVICES`: the devices UCX may use.
@@ -79,6 +97,12 @@ pub const TYPED: &[TypedEnv] = &[
     NCCL_NET_PLUGIN,
     NCCL_DEBUG,
     NCCL_DEBUG_SUBSYS,
+    NCCL_RUN_DIAGNOSTICS,
+    NCCL_INSPECTOR_ENABLE,
+    NCCL_PROFILER_PLUGIN,
+    NCCL_INSPECTOR_PROM_DUMP,
+    NCCL_INSPECTOR_DUMP_DIR,
+    NCCL_INSPECTOR_DUMP_INTERVAL,
     NCCL_IB_ADDR_FAMILY,
     NCCL_IB_ADDR_RANGE,
     NCCL_IB_TC,
@@ -183,15 +207,22 @@ pub struct EnvVar {
     pub origin: Option<Origin>,
 }
 
+/// Builds a list of [`EnvVar`]s: what [`Profile::env_vars`](crate::Profile::env_vars) emits.
 #[derive(Default)]
-struct Env(Vec<EnvVar>);
+pub(crate) struct Env(pub(crate) Vec<EnvVar>);
 
 impl Env {
-    fn typed(&mut self, t: TypedEnv, value: impl Into<String>, origin: Origin) {
+    pub(crate) fn typed(&mut self, t: TypedEnv, value: impl Into<String>, origin: Origin) {
         self.push(t.name, value, t.consumer, origin);
     }
 
-    fn push(&mut self, name: &str, value: impl Into<String>, consumer: Consumer, origin: Origin) {
+    pub(crate) fn push(
+        &mut self,
+        name: &str,
+        value: impl Into<String>,
+        consumer: Consumer,
+        origin: Origin,
+    ) {
         self.0.push(EnvVar {
             name: name.to_string(),
             value: value.into(),
@@ -199,83 +230,6 @@ impl Env {
             origin: Some(origin),
         });
     }
-}
-
-/// The profile's environment in the order every target emits it: NCCL's typed fields, NCCL knobs, the
-/// network provider's variables ([`super::provider::provider_env`]), UCX's typed fields (by UCX mode), then
-/// extra env in author order.
-///
-/// ```
-/// use roce_model::{builtin, load, BuiltinsOnly, fabric};
-/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
-/// let env = fabric::env::profile_env(&profile);
-/// assert_eq!(env[0].name, "NCCL_SOCKET_IFNAME");
-/// assert!(env.iter().any(|v| v.name == "UCX_TLS" && v.value == "tcp"));
-/// ```
-pub fn profile_env(p: &Profile) -> Vec<EnvVar> {
-    let mut e = Env::default();
-    let n = &p.nccl;
-    if let Some(s) = &n.socket_ifname {
-        e.typed(NCCL_SOCKET_IFNAME, &s.text().value, s.text().origin);
-    }
-    if let Some(h) = &n.ib_hca {
-        e.typed(NCCL_IB_HCA, &h.text().value, h.text().origin);
-    }
-    if p.fabric.kind.value == FabricKind::Roce {
-        let f = &p.fabric;
-        if let Some(a) = &f.addr_family {
-            e.typed(NCCL_IB_ADDR_FAMILY, a.value.nccl(), a.origin);
-        }
-        if let Some(r) = &f.addr_range {
-            e.typed(NCCL_IB_ADDR_RANGE, &r.value, r.origin);
-        }
-        if let Some(tc) = &f.traffic_class {
-            e.typed(NCCL_IB_TC, tc.value.to_string(), tc.origin);
-        }
-        if let Some(g) = &f.gid_index {
-            e.typed(NCCL_IB_GID_INDEX, g.value.to_string(), g.origin);
-        }
-    }
-    for (t, v) in [
-        (NCCL_NET_PLUGIN, &n.net_plugin),
-        (NCCL_DEBUG, &n.debug),
-        (NCCL_DEBUG_SUBSYS, &n.debug_subsys),
-    ] {
-        if let Some(v) = v {
-            e.typed(t, &v.value, v.origin);
-        }
-    }
-    for (k, v) in &n.knobs {
-        e.push(k, &v.value, Consumer::Nccl, v.origin);
-    }
-    // The network provider's variables: `NCCL_NET`, `LD_LIBRARY_PATH`, `FI_*` (none for IB verbs).
-    for (name, value, origin) in super::provider::provider_env(&p.nccl_net) {
-        e.push(&name, value, consumer_of(&name), origin);
-    }
-    let u = &p.ucx;
-    if u.mode.value != UcxMode::Off {
-        match (&u.tls, u.mode.value) {
-            (Some(t), _) => e.typed(UCX_TLS, &t.text().value, t.text().origin),
-            // TCP mode pins the transport even when the author names none.
-            (None, UcxMode::Tcp) => e.typed(UCX_TLS, "tcp", u.mode.origin),
-            (None, _) => {}
-        }
-        if let Some(d) = &u.net_devices {
-            e.typed(UCX_NET_DEVICES, &d.text().value, d.text().origin);
-        }
-    }
-    if u.mode.value == UcxMode::Rdma {
-        if let Some(g) = u.gid_index.or(p.fabric.gid_index) {
-            e.typed(UCX_IB_GID_INDEX, g.value.to_string(), g.origin);
-        }
-        if let Some(r) = &u.max_rma_rails {
-            e.typed(UCX_MAX_RMA_RAILS, r.value.to_string(), r.origin);
-        }
-    }
-    for (k, v) in &p.env {
-        e.push(k, &v.value, Consumer::Other, v.origin);
-    }
-    e.0
 }
 
 /// A variable a validation job sets on top of the profile's environment. Not a typed field: these make
@@ -444,6 +398,8 @@ pub enum Consequence {
 ///   picks the GID from them; a wrong one is an unroutable address);
 /// * `NCCL_IB_DISABLE` turns the IB transport off: sockets;
 /// * UCX's device list and GID index: UCX fails to create endpoints on devices that are not there;
+/// * NCCL's diagnostics, its profiler plugin and the Inspector's variables ([`observe::is_observability`])
+///   only record: they differ;
 /// * any other `NCCL_*` is tuning (traffic class, QPs, chunk sizes): slower at worst;
 /// * the rest (`OMPI_MCA_*`, other `UCX_*`, user variables) only differs.
 pub fn consequence(name: &str) -> Consequence {
@@ -461,6 +417,8 @@ pub fn consequence(name: &str) -> Consequence {
         "NCCL_NET_PLUGIN" => Consequence::Differs,
         // Whether the file is in the pod is the topology check's to say (`roce::lint::topology_file`).
         "NCCL_TOPO_FILE" => Consequence::Differs,
+        // Diagnostics and the Inspector record what the job does; they change none of it.
+        n if observe::is_observability(n) => Consequence::Differs,
         "NCCL_IB_DISABLE" => Consequence::SilentTcp,
         n if n.starts_with(NCCL_PREFIX) => Consequence::Slower,
         _ => Consequence::Differs,

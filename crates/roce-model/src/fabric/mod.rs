@@ -5,10 +5,10 @@
 //! Adding a fact — a UCX transport, a variable a typed field sets, a resource a fabric needs — is a change
 //! here and nowhere else.
 //!
-//! - [`ucx`]: UCX transports, their classes and releases, the aliases, and what is wrong with a `UCX_TLS`
-//!   value for a UCX mode ([`ucx::tls_concerns`]).
-//! - [`env`](mod@env): which typed field sets which variable, who reads it, and the profile's environment
-//!   in emit order ([`env::profile_env`]).
+//! - [`FabricKind`]: InfiniBand or RoCE.
+//! - [`ucx`]: UCX transports, their classes and releases, the aliases, the UCX mode, and what is wrong with
+//!   a `UCX_TLS` value for a UCX mode ([`ucx::tls_concerns`]).
+//! - [`env`](mod@env): which typed field sets which variable and who reads it.
 //! - [`nccl`]: which NCCL variables are strings, the net-plugin library rule, NCCL's internal networks.
 //! - [`attach`]: what a pod needs attached (Multus networks, resources, capabilities).
 //! - [`provider`]: the NCCL network provider (IB verbs, aws-ofi-nccl/EFA, gIB, a plugin by name) and what
@@ -18,8 +18,15 @@
 //! - [`bandwidth`]: the bus bandwidth a node's rails allow each nccl-tests collective (the line rate).
 //! - [`devices`]: what a pod's resources and claims give it (RDMA devices, whose accelerators, the IMEX
 //!   channel) and which variables are search paths.
+//! - [`observe`]: NCCL's own observability a profile can turn on (its diagnostics, the Inspector profiler
+//!   plugin and its output directory) and why RAS needs nothing.
 //! - [`dra`]: DRA NIC claims, the NVLink domain (ComputeDomain) and placement (clique affinity, Kueue
 //!   topology), the objects they add to a pod, and what is wrong with them.
+//!
+//! Nothing here reads a [`Profile`](crate::Profile): the profile asks these modules
+//! ([`Profile::env_vars`](crate::Profile::env_vars), the profile's environment in emit order;
+//! [`Profile::pod_wiring`](crate::Profile::pod_wiring)), so the model depends on the fabric core and not the
+//! reverse (docs/decisions.md, "(api)").
 
 pub mod attach;
 pub mod bandwidth;
@@ -28,6 +35,26 @@ pub mod dra;
 pub mod env;
 pub mod nccl;
 pub mod nccl_versions;
+pub mod observe;
 pub mod ofi_platform;
 pub mod provider;
 pub mod ucx;
+
+/// InfiniBand or RoCE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FabricKind {
+    /// NVIDIA Quantum InfiniBand: LID-addressed, no Multus.
+    InfiniBand,
+    /// RoCE v2 (e.g. Spectrum-X): IP-addressed, rail netdevs must be in the pod.
+    Roce,
+}
+
+impl FabricKind {
+    /// `infiniband` or `roce`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FabricKind::InfiniBand => "infiniband",
+            FabricKind::Roce => "roce",
+        }
+    }
+}

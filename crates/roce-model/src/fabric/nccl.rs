@@ -176,6 +176,33 @@ pub const NET_SOCKET: Network = Network {
     rdma: false,
 };
 
+/// What `strtoll(s, NULL, 0)` returns and whether it read the whole string.
+pub(crate) fn strtoll(s: &str) -> (i64, bool) {
+    let t = s.trim_start();
+    let (neg, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (radix, digits) = if let Some(h) = body
+        .strip_prefix("0x")
+        .or_else(|| body.strip_prefix("0X"))
+        .filter(|h| h.starts_with(|c: char| c.is_ascii_hexdigit()))
+    {
+        (16, h)
+    } else if body.starts_with('0') && body.len() > 1 {
+        (8, &body[1..])
+    } else {
+        (10, body)
+    };
+    let end = digits
+        .find(|c: char| !c.is_digit(radix))
+        .unwrap_or(digits.len());
+    let value = i64::from_str_radix(&digits[..end], radix).unwrap_or(0);
+    let whole = end == digits.len() && !body.is_empty() && s.len() == t.len();
+    (if neg { -value } else { value }, whole)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -242,8 +242,8 @@ pub fn platform_name(instance_type: &str) -> Option<&'static str> {
 pub fn same_value(d: &PluginDefault, have: &str) -> bool {
     match d.kind {
         ValueKind::NcclInt => {
-            let (a, whole_a) = crate::rules::nccl::strtoll(have);
-            let (b, _) = crate::rules::nccl::strtoll(d.value);
+            let (a, whole_a) = super::nccl::strtoll(have);
+            let (b, _) = super::nccl::strtoll(d.value);
             whole_a && a == b
         }
         ValueKind::Text => have == d.value,

@@ -27,7 +27,7 @@
 
 use indexmap::IndexMap;
 
-use crate::model::FabricKind;
+use super::FabricKind;
 use crate::names::{DnsLabel, EnvKey, K8sName};
 use crate::source::{Origin, Spanned};
 

@@ -851,6 +851,34 @@ pub(crate) const NCCL: Section = Section {
             ..FIELD
         },
         Field {
+            key: "diagnostics",
+            kind: Kind::Bool,
+            summary: "NCCL_RUN_DIAGNOSTICS=1: NCCL's active diagnostics at each communicator initialization (NCCL 2.31+), whose NCCL DIAG report roce explain reads.",
+            env: &["NCCL_RUN_DIAGNOSTICS"],
+            rows: &[Row {
+                kdl: "`diagnostics=#true`",
+                yaml: "`diagnostics: true`",
+                ty: "boolean",
+                default: "`#false` (NCCL's default: off)",
+                drives: "`NCCL_RUN_DIAGNOSTICS=1` (nothing when false); NCCL 2.31+ reads it (`roce::nccl::version_unread` on an older `version`)",
+            }],
+            ..FIELD
+        },
+        Field {
+            key: "inspector",
+            kind: Kind::Section(&NCCL_INSPECTOR),
+            summary: "The Inspector profiler plugin (NCCL 2.28+): per-collective records, JSON or Prometheus, in a directory pods get as a volume.",
+            diff: Diff::No,
+            rows: &[Row {
+                kdl: r#"`inspector "json" …` (a child of `nccl`)"#,
+                yaml: "`inspector: json` or `inspector: {format: json, …}`",
+                ty: "map or short form",
+                default: "none (off)",
+                drives: "the Inspector's variables and, in pod targets, its volume ([observability](#nccls-own-observability-diagnostics-inspector))",
+            }],
+            ..FIELD
+        },
+        Field {
             key: "knobs",
             kind: Kind::Env {
                 prefix: Some("NCCL_"),
@@ -862,6 +890,91 @@ pub(crate) const NCCL: Section = Section {
                 ty: "map of `NCCL_*` name → string or integer",
                 default: "empty",
                 drives: "each knob, after the typed NCCL variables, in author order",
+            }],
+            ..FIELD
+        },
+    ],
+};
+
+pub(crate) const NCCL_INSPECTOR: Section = Section {
+    path: "nccl.inspector",
+    positional: Some("format"),
+    short: Some("Short form: the format."),
+    fields: &[
+        Field {
+            key: "format",
+            kind: Kind::Choice(&["json", "prometheus"]),
+            summary: "json: one JSON record per collective (roce explain reads them); prometheus: text files for the node exporter's textfile collector (the plugin of NCCL 2.29.3+).",
+            req: Req::Merged,
+            env: &["NCCL_INSPECTOR_ENABLE", "NCCL_INSPECTOR_PROM_DUMP"],
+            rows: &[Row {
+                kdl: r#"`inspector "prometheus"`"#,
+                yaml: "`format: prometheus`",
+                ty: r#"`json` \| `prometheus`, **required**"#,
+                default: "—",
+                drives: "`NCCL_INSPECTOR_ENABLE=1`; `NCCL_INSPECTOR_PROM_DUMP=1` for `prometheus` (JSON is the plugin's default); the interval's default",
+            }],
+            ..FIELD
+        },
+        Field {
+            key: "plugin",
+            kind: Kind::Str { pattern: None },
+            summary: "NCCL_PROFILER_PLUGIN: the plugin's name or path (default inspector, which NCCL finds as libnccl-profiler-inspector.so on the loader's path).",
+            env: &["NCCL_PROFILER_PLUGIN"],
+            rows: &[Row {
+                kdl: r#"`plugin="/opt/nccl/libnccl-profiler-inspector.so"`"#,
+                yaml: "`plugin: /opt/nccl/libnccl-profiler-inspector.so`",
+                ty: "non-empty string",
+                default: "`inspector`",
+                drives: "`NCCL_PROFILER_PLUGIN`",
+            }],
+            ..FIELD
+        },
+        Field {
+            key: "dump-dir",
+            kind: Kind::Str {
+                pattern: Some("^/"),
+            },
+            summary: "NCCL_INSPECTOR_DUMP_DIR: where the records go, in the container (pods mount a volume there) or on a batch job's nodes (default /var/log/nccl-inspector).",
+            env: &["NCCL_INSPECTOR_DUMP_DIR"],
+            rows: &[Row {
+                kdl: r#"`dump-dir="/var/log/nccl-inspector"`"#,
+                yaml: "`dump-dir: /var/log/nccl-inspector`",
+                ty: "absolute path",
+                default: "`/var/log/nccl-inspector`",
+                drives: "`NCCL_INSPECTOR_DUMP_DIR`; in pod targets the mount path of the `nccl-inspector` volume",
+            }],
+            ..FIELD
+        },
+        Field {
+            key: "interval-us",
+            kind: Kind::Int {
+                min: 1,
+                max: u32::MAX,
+            },
+            summary: "NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS (default 500 for json, 30000000 for prometheus, the least the plugin accepts there).",
+            env: &["NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS"],
+            rows: &[Row {
+                kdl: "`interval-us=1000000`",
+                yaml: "`interval-us: 1000000`",
+                ty: "whole number of microseconds, 1 or more",
+                default: "`500` (json), `30000000` (prometheus)",
+                drives: "`NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS`, always set (the plugin's own default changed in 2.30)",
+            }],
+            ..FIELD
+        },
+        Field {
+            key: "host-path",
+            kind: Kind::Str {
+                pattern: Some("^/"),
+            },
+            summary: "Pods: the node's directory mounted at dump-dir (a hostPath, created when missing) instead of an emptyDir.",
+            rows: &[Row {
+                kdl: r#"`host-path="/var/lib/node_exporter/textfile_collector"`"#,
+                yaml: "`host-path: /var/lib/node_exporter/textfile_collector`",
+                ty: "absolute path",
+                default: "none (an `emptyDir`)",
+                drives: "pod targets: the `nccl-inspector` volume is a `hostPath` (`DirectoryOrCreate`) of it, else an `emptyDir`; nothing in sbatch, env or Dockerfile",
             }],
             ..FIELD
         },

@@ -24,7 +24,9 @@ const RARE: &str = r#"profile "t/rare" extends="coreweave/gb300-roce" {
         env { FI_PROVIDER "efa" }
         pod-annotations { "a.b/c" "d" }
     }
-    nccl debug-subsys="INIT"
+    nccl debug-subsys="INIT" diagnostics=#true {
+        inspector "json" plugin="/opt/nccl/libnccl-profiler-inspector.so" dump-dir="/d" interval-us=1000 host-path="/h"
+    }
     image rdma-core=54
     job nodes=2 expected-busbw=100
 }"#;

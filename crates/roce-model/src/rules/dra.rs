@@ -10,7 +10,7 @@ use crate::model::{Profile, Rail};
 use crate::problem::{Code, Problem, Severity};
 
 /// Check the `nics`, `nvlink-domain` and `placement` blocks.
-pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     let domain = &p.nvlink_domain;
     if let (Some(cd), Some(job)) = (domain.value.compute_domain(), &p.job.nodes) {
         match num_nodes_concern(cd, job.value) {

@@ -8,14 +8,17 @@ use crate::source::Spanned;
 use crate::ucx_list::{UcxNetDevices, UcxTls};
 
 /// Check extra env and knob values.
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
     for (key, value) in &p.env {
-        let shadowed = super::typed_field(key).map(str::to_string).or_else(|| {
-            p.nccl
-                .knobs
-                .contains_key(key)
-                .then(|| format!("nccl knobs {key}"))
-        });
+        let shadowed = super::typed_field(key)
+            .filter(|_| super::nccl::generates(p, key))
+            .map(str::to_string)
+            .or_else(|| {
+                p.nccl
+                    .knobs
+                    .contains_key(key)
+                    .then(|| format!("nccl knobs {key}"))
+            });
         if let Some(field) = shadowed {
             out.push(
                 Problem::new(
@@ -74,7 +77,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     // the same in manifests, `roce::lint::ib_knob_ignored`)
     let provider = &p.nccl_net.provider.value;
     if !provider.reads_nccl_ib() {
-        for v in env::profile_env(p) {
+        for v in p.env_vars() {
             if let (true, Some(at)) = (nccl::configures_ib(&v.name), v.origin) {
                 out.push(
                     Problem::new(

@@ -5,7 +5,7 @@ use crate::model::{FabricKind, Profile};
 use crate::problem::{Code, Problem};
 
 /// Check the fabric block.
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
     let f = &p.fabric;
     match f.kind.value {
         FabricKind::Roce => {

@@ -20,7 +20,7 @@ use crate::problem::Problem;
 pub(crate) use crate::fabric::env::typed_field;
 
 /// Run every rule.
-pub fn check(profile: &Profile) -> Vec<Problem> {
+pub(crate) fn check(profile: &Profile) -> Vec<Problem> {
     let mut out = Vec::new();
     // Expanded once for every rule that compares names with the rails.
     let rails: Vec<Rail> = profile.rail_list();

@@ -7,7 +7,7 @@ use crate::problem::{Code, Problem};
 use crate::suggest;
 
 /// Check the Multus block against the rails.
-pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     match (&p.multus, p.fabric.kind.value) {
         // DRA or device-plugin-only NICs need no NADs.
         (Multus::None { at }, FabricKind::Roce)

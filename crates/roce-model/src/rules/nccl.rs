@@ -5,10 +5,10 @@ use crate::nccl_list::TokenIssueKind;
 use crate::problem::{Code, Problem};
 use crate::source::Origin;
 
-use crate::fabric::nccl::{SPCX_MIN_GPUS, is_string_knob};
+use crate::fabric::nccl::{SPCX_MIN_GPUS, is_string_knob, strtoll};
 
 /// The problem for one list token NCCL would drop or misread.
-pub fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem {
+pub(crate) fn token_issue(env: &str, kind: &TokenIssueKind, origin: Origin) -> Problem {
     let (message, help) = match kind {
         TokenIssueKind::NameTooLong { len } => (
             format!("{env}: a {len}-character name overflows NCCL's 64-byte buffer"),
@@ -96,7 +96,7 @@ fn leading_int(text: &str) -> Option<i64> {
 }
 
 /// Check the NCCL block.
-pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     let devices: Vec<&str> = rails.iter().map(|r| r.pod_device.as_str()).collect();
 
     // A name left with a placeholder is reported by the rails check; matching against it only adds noise.
@@ -189,7 +189,9 @@ pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     }
 
     for (key, value) in &p.nccl.knobs {
-        if let Some(field) = super::typed_field(key) {
+        if let Some(field) = super::typed_field(key)
+            && generates(p, key)
+        {
             out.push(
                 Problem::new(
                     Code::KnobShadowsField,
@@ -235,33 +237,6 @@ pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
             .help("INFO logs thousands of lines per rank; use `debug=\"WARN\"` in production, or mark the profile `production #false` for validation runs"),
         );
     }
-}
-
-/// What `strtoll(s, NULL, 0)` returns and whether it read the whole string.
-pub fn strtoll(s: &str) -> (i64, bool) {
-    let t = s.trim_start();
-    let (neg, body) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let (radix, digits) = if let Some(h) = body
-        .strip_prefix("0x")
-        .or_else(|| body.strip_prefix("0X"))
-        .filter(|h| h.starts_with(|c: char| c.is_ascii_hexdigit()))
-    {
-        (16, h)
-    } else if body.starts_with('0') && body.len() > 1 {
-        (8, &body[1..])
-    } else {
-        (10, body)
-    };
-    let end = digits
-        .find(|c: char| !c.is_digit(radix))
-        .unwrap_or(digits.len());
-    let value = i64::from_str_radix(&digits[..end], radix).unwrap_or(0);
-    let whole = end == digits.len() && !body.is_empty() && s.len() == t.len();
-    (if neg { -value } else { value }, whole)
 }
 
 fn int_syntax(key: &str, value: &str, origin: Origin, out: &mut Vec<Problem>) {
@@ -342,6 +317,13 @@ fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// Whether the profile generates `key` when a field could: always for a field of its own, but the
+/// Inspector's variables only while the `inspector` block is there (a knob may load another profiler
+/// plugin, `NCCL_PROFILER_PLUGIN`, where the profile turns no Inspector on).
+pub(super) fn generates(p: &Profile, key: &str) -> bool {
+    !crate::fabric::observe::is_inspector_var(key) || p.nccl.inspector.is_some()
 }
 
 #[cfg(test)]

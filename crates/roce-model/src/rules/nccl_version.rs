@@ -1,23 +1,24 @@
 //! The NCCL release a profile names (`nccl version="2.28"`): the variables it sets, judged by that release
 //! through [`crate::fabric::nccl_versions`] (which release reads each variable, and the defaults that
-//! changed, and the value syntaxes it accepts). Without `version` nothing here runs.
+//! changed, and the value syntaxes it accepts, and the features it has). Without `version` nothing here
+//! runs.
 
-use crate::fabric::env::profile_env;
 use crate::fabric::nccl_versions::NcclRelease;
 use crate::fabric::nccl_versions::{self as versions, COVERED, Unread};
 use crate::model::Profile;
 use crate::problem::{Code, Problem};
 use crate::source::Spanned;
 
-use super::nccl::strtoll;
+use crate::fabric::nccl::strtoll;
 
 /// Check the profile's variables against its NCCL release.
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
     let Some(release) = &p.nccl.version else {
         return;
     };
     let version = release.value.minor();
     syntax(p, release, out);
+    features(p, release, out);
     if !release.value.covered() {
         let (side, judged) = if version < COVERED.0 {
             (
@@ -52,7 +53,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
         );
         return;
     }
-    for var in profile_env(p) {
+    for var in p.env_vars() {
         if !var.name.starts_with("NCCL_") {
             continue;
         }
@@ -141,7 +142,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
 /// Values in a syntax the release does not accept ([`versions::SYNTAX`]). Judged for every release, covered or
 /// not: the table says from which release on a syntax is read, so any older one reads it the old way.
 fn syntax(p: &Profile, release: &Spanned<NcclRelease>, out: &mut Vec<Problem>) {
-    for var in profile_env(p) {
+    for var in p.env_vars() {
         for s in versions::SYNTAX.iter().filter(|s| s.name == var.name) {
             if !s.used_in(&var.value) || s.accepted_by(release.value) {
                 continue;
@@ -176,6 +177,56 @@ fn syntax(p: &Profile, release: &Spanned<NcclRelease>, out: &mut Vec<Problem>) {
                     .help(format!(
                         "name the release the image runs in `nccl version` if it is {} or later, or write the value in the syntax {named} reads",
                         s.since_text()
+                    )),
+            );
+        }
+    }
+}
+
+/// Features the profile turns on that the release lacks ([`versions::FEATURES`]). Judged for every release,
+/// covered or not, as [`syntax`] is: a release older than the feature's first lacks it.
+fn features(p: &Profile, release: &Spanned<NcclRelease>, out: &mut Vec<Problem>) {
+    let mut lacking: Vec<&str> = Vec::new();
+    for var in p.env_vars() {
+        for f in versions::FEATURES.iter().filter(|f| f.name == var.name) {
+            if !f.used_in(&var.value) || f.accepted_by(release.value) {
+                continue;
+            }
+            lacking.push(f.name);
+            if f.part_of.is_some_and(|whole| lacking.contains(&whole)) {
+                continue;
+            }
+            let named = match (release.value.patch(), f.since.1) {
+                (None, Some(_)) => format!(
+                    "NCCL {} (named without its patch, so possibly older than {})",
+                    release.value,
+                    f.since_text()
+                ),
+                _ => format!("NCCL {}", release.value),
+            };
+            let mut problem = Problem::new(
+                Code::NcclVersionFeature,
+                format!(
+                    "{}={} turns on {}, which NCCL has from {} on ({}); {named} {} ({})",
+                    var.name,
+                    var.value,
+                    f.what,
+                    f.since_text(),
+                    f.source,
+                    f.before,
+                    f.before_source
+                ),
+            );
+            if let Some(at) = var.origin {
+                problem = problem.at(at, format!("needs NCCL {} or later", f.since_text()));
+            }
+            out.push(
+                problem
+                    .at(release.origin, "the release the job runs")
+                    .help(format!(
+                        "run NCCL {} or later (and the plugin built from its tree) and name it in `nccl version`, or leave {} off for this release",
+                        f.since_text(),
+                        f.what
                     )),
             );
         }

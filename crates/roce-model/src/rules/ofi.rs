@@ -1,7 +1,6 @@
 //! aws-ofi-nccl's platform defaults against the profile: a variable the plugin tunes per instance type that
 //! the profile sets to another value (`fabric::ofi_platform`).
 
-use crate::fabric::env::profile_env;
 use crate::fabric::ofi_platform::{self, RELEASE};
 use crate::fabric::provider::Provider;
 use crate::model::Profile;
@@ -10,7 +9,7 @@ use crate::problem::{Code, Problem};
 /// Check an EFA profile's variables against what aws-ofi-nccl sets itself on its instance type. A value
 /// equal to the plugin's is not reported: it changes nothing here and pins the value for plugin releases
 /// whose table differs (AWS's own samples set `NCCL_BUFFSIZE` and `NCCL_P2P_NET_CHUNKSIZE` as p5's entry does).
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
     if p.nccl_net.provider.value != Provider::Ofi {
         return;
     }
@@ -21,7 +20,7 @@ pub fn check(p: &Profile, out: &mut Vec<Problem>) {
     let block = ofi_platform::platform_name(&instance.value)
         .map(|b| format!("its platform block `{b}`"))
         .unwrap_or_else(|| "no platform block of its own".to_string());
-    for var in profile_env(p) {
+    for var in p.env_vars() {
         let Some(d) = defaults.iter().find(|d| d.name == var.name) else {
             continue;
         };

@@ -5,7 +5,7 @@ use crate::model::Profile;
 use crate::problem::{Code, Problem};
 
 /// Check the node pool and capabilities.
-pub fn check(p: &Profile, out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, out: &mut Vec<Problem>) {
     if !p.direct_pods() {
         return;
     }

@@ -8,7 +8,7 @@ use crate::suggest;
 use crate::ucx_list::UcxIssueKind;
 
 /// The problem for one malformed `UCX_TLS` / `UCX_NET_DEVICES` entry.
-pub fn list_issue(env: &str, kind: &UcxIssueKind, origin: Origin) -> Problem {
+pub(crate) fn list_issue(env: &str, kind: &UcxIssueKind, origin: Origin) -> Problem {
     let code = if env == crate::fabric::env::UCX_TLS.name {
         Code::UcxTls
     } else {
@@ -67,7 +67,7 @@ pub fn list_issue(env: &str, kind: &UcxIssueKind, origin: Origin) -> Problem {
 }
 
 /// Check the UCX block.
-pub fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
+pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     let u = &p.ucx;
     let port = p.rails.port_num.value;
     let rail_devices: Vec<String> = rails

@@ -13,14 +13,14 @@ use std::ops::Range;
 use kdl::{KdlDocument, KdlEntry, KdlIdentifier, KdlNode, KdlValue};
 
 mod guard;
-pub use guard::{KDL_MAX_DEPTH, brace_depth};
+pub(crate) use guard::{KDL_MAX_DEPTH, brace_depth};
 
 use crate::problem::{Code, Problem};
 use crate::source::{Origin, SourceId, Spanned};
 use crate::tree::{self, Entry, Node, Scalar, Value};
 
 /// Parse a KDL profile into a tree. Errors are coded problems with spans.
-pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
+pub(crate) fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
     let doc = match brace_depth(text, KDL_MAX_DEPTH) {
         None => KdlDocument::parse(text).map_err(|err| syntax_problems(text, source, &err))?,
         Some(at) => parse_blanked(text, source, at)?,

@@ -1,18 +1,18 @@
 //! Front ends: profile text in either syntax → the shared [`crate::tree::Node`] tree.
 
-pub mod kdl;
+pub(crate) mod kdl;
 pub(crate) mod to_yaml;
-pub mod yaml;
+pub(crate) mod yaml;
 
 use crate::problem::{Code, Problem};
 use crate::source::{Format, Origin, Source, SourceId};
 use crate::tree::Node;
 
 /// Largest profile text accepted (1 MiB). Real profiles are a few kilobytes.
-pub const MAX_PROFILE_BYTES: usize = 1 << 20;
+pub(crate) const MAX_PROFILE_BYTES: usize = 1 << 20;
 
 /// Parse a source in its format, after the size check.
-pub fn parse(source: &Source, id: SourceId) -> Result<Node, Vec<Problem>> {
+pub(crate) fn parse(source: &Source, id: SourceId) -> Result<Node, Vec<Problem>> {
     if source.text.len() > MAX_PROFILE_BYTES {
         return Err(vec![
             Problem::new(

@@ -15,7 +15,7 @@ use crate::source::{Origin, SourceId, Spanned};
 use crate::tree::{self, Entry, MAX_DEPTH, Node, Scalar, Value};
 
 /// Parse a YAML profile into a tree.
-pub fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
+pub(crate) fn parse(text: &str, source: SourceId) -> Result<Node, Vec<Problem>> {
     let mut options = serde_saphyr::Options::default();
     options.strict_booleans = true;
     options.leading_zero_numbers_as_strings = true;

@@ -1,5 +1,5 @@
 //! Reading workload manifests: multi-document YAML → one spanned [`Node`] tree per document, and a tree
-//! back to an ordered [`Yaml`] value that re-emits with the author's spellings.
+//! back to an ordered `Yaml` value that re-emits with the author's spellings.
 //!
 //! The same reader serves `roce apply` (which re-emits the documents) and `roce lint` (which points
 //! problems at lines of the user's file), so both see a manifest the same way. It uses serde-saphyr like
@@ -249,7 +249,7 @@ fn convert(text: &str, source: SourceId, v: YSpanned<YVal>) -> Node {
 /// ([`Yaml::Raw`]); strings written plain stay plain and verbatim ([`Yaml::Plain`]); quoted strings are
 /// double-quoted ([`Yaml::Quoted`]); multi-line strings become literal blocks ([`Yaml::Block`]). Comments,
 /// anchors and flow style are not kept.
-pub fn to_yaml(node: &Node, text: &str) -> Yaml {
+pub(crate) fn to_yaml(node: &Node, text: &str) -> Yaml {
     match &node.value {
         Value::Map(entries) => Yaml::Map(
             entries

@@ -1,7 +1,7 @@
 //! `roce apply`: wire a [`Plan`] into workload manifests the user already has.
 //!
 //! [`apply`] reads a multi-document YAML file ([`manifest::parse`]), finds every pod template in it
-//! ([`templates::discover`]: Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, the Kubeflow
+//! (`templates::discover`: Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, the Kubeflow
 //! jobs — MPIJob, PyTorchJob, TFJob… —, JobSet, Kubeflow Trainer's TrainingRuntime and TrainJob,
 //! LeaderWorkerSet, RayCluster and RayJob, and `List`s of them), checks the fields it will touch
 //! ([`view::view`]), and writes the plan into each template:
@@ -420,15 +420,7 @@ impl Have {
         Have {
             met: edits::Met {
                 nics,
-                own_devices: nics
-                    || match &access {
-                        Some(RdmaAccess::Resource(r)) => !profile_resource(r),
-                        // Another claim than the profile's own NIC claim.
-                        Some(RdmaAccess::Claim(c)) => {
-                            plan.dra_spec.nics.dra().map(|n| n.claim().as_str()) != Some(c.as_str())
-                        }
-                        _ => false,
-                    },
+                own_devices: nics || w.rdma_devices_own(plan),
                 rdma: match access {
                     Some(RdmaAccess::Resource(r)) => !profile_resource(&r),
                     Some(RdmaAccess::Claim(_) | RdmaAccess::Privileged | RdmaAccess::Injected) => {

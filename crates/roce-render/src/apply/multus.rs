@@ -200,7 +200,7 @@ fn parse_comma(value: &str) -> Result<Vec<Network>, Malformed> {
 
 /// The JSON object for a profile network (`{"name":…,"namespace":…}`, the layout of
 /// [`crate::plan::PodWiring::multus_annotation`]).
-pub fn nad_object(nad: &NadRef) -> Map<String, Value> {
+pub(crate) fn nad_object(nad: &NadRef) -> Map<String, Value> {
     let mut object = Map::new();
     object.insert("name".into(), Value::String(nad.name().to_string()));
     object.insert(
@@ -212,7 +212,7 @@ pub fn nad_object(nad: &NadRef) -> Map<String, Value> {
 
 /// Merge the profile's networks into an annotation's: every existing entry first, in its order, less any
 /// second copy of a profile network; then the profile networks it lacks, in rail order.
-pub fn merge(
+pub(crate) fn merge(
     existing: &[Network],
     nads: &[NadRef],
     pod_namespace: Option<&str>,
@@ -236,7 +236,7 @@ pub fn merge(
 }
 
 /// The annotation value: a JSON list, one object per line.
-pub fn render(objects: &[Map<String, Value>]) -> String {
+pub(crate) fn render(objects: &[Map<String, Value>]) -> String {
     let items: Vec<String> = objects
         .iter()
         .map(|o| serde_json::to_string(o).expect("a JSON map serialises"))

@@ -8,7 +8,7 @@ use roce_model::plumbing::tree::{Node, Scalar, Value};
 use crate::yaml::Yaml;
 
 /// Read access to a YAML tree, enough to find pod templates.
-pub trait Tree: Sized {
+pub(crate) trait Tree: Sized {
     /// The value under `key` of a mapping.
     fn get(&self, key: &str) -> Option<&Self>;
     /// The keys of a mapping, in order (empty for anything else).
@@ -85,7 +85,7 @@ pub enum Step {
 }
 
 /// Follow `path` from `root`.
-pub fn at<'a, T: Tree>(root: &'a T, path: &[Step]) -> Option<&'a T> {
+pub(crate) fn at<'a, T: Tree>(root: &'a T, path: &[Step]) -> Option<&'a T> {
     path.iter().try_fold(root, |node, step| match step {
         Step::Key(k) => node.get(k),
         Step::Index(i) => node.items()?.get(*i),
@@ -93,7 +93,7 @@ pub fn at<'a, T: Tree>(root: &'a T, path: &[Step]) -> Option<&'a T> {
 }
 
 /// Follow `path` from `root`, mutably.
-pub fn at_mut<'a>(root: &'a mut Yaml, path: &[Step]) -> Option<&'a mut Yaml> {
+pub(crate) fn at_mut<'a>(root: &'a mut Yaml, path: &[Step]) -> Option<&'a mut Yaml> {
     path.iter().try_fold(root, |node, step| match (step, node) {
         (Step::Key(k), Yaml::Map(entries)) => {
             entries.iter_mut().find(|(key, _)| key == k).map(|(_, v)| v)
@@ -139,7 +139,7 @@ pub struct Template {
     pub role: Role,
     /// How to name it in messages: `MPIJob launcher`, `JobSet replicatedJob workers`, …
     pub label: String,
-    /// Found by its shape in a kind roce has no table entry for ([`generic`]).
+    /// Found by its shape in a kind roce has no table entry for (`generic`).
     pub generic: bool,
 }
 
@@ -176,7 +176,7 @@ const SPEC_TEMPLATE_KINDS: &[&str] = &[
 const INITIALIZER_JOBS: &[&str] = &["dataset-initializer", "model-initializer"];
 
 /// Every kind `roce apply` and `roce lint` know, for messages and docs.
-pub const KINDS: &[&str] = &[
+pub(crate) const KINDS: &[&str] = &[
     "Pod",
     "Deployment",
     "StatefulSet",
@@ -201,22 +201,7 @@ pub const KINDS: &[&str] = &[
 ];
 
 /// The pod templates of one document, or `None` for a kind roce does not know (left alone).
-///
-/// ```
-/// use roce_render::plumbing::templates::{discover, Role};
-/// use roce_render::plumbing::yaml::Yaml;
-/// let pod_spec = || Yaml::map().with("spec", Yaml::map().with("containers", Yaml::seq()));
-/// let job = Yaml::map().with("kind", "MPIJob").with("spec", Yaml::map().with(
-///     "mpiReplicaSpecs",
-///     Yaml::map()
-///         .with("Launcher", Yaml::map().with("template", pod_spec()))
-///         .with("Worker", Yaml::map().with("template", pod_spec())),
-/// ));
-/// let (found, missing) = discover(&job).unwrap();
-/// assert!(missing.is_empty());
-/// assert_eq!(found.iter().map(|t| t.role).collect::<Vec<_>>(), [Role::Launcher, Role::Worker]);
-/// ```
-pub fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
+pub(crate) fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)> {
     let kind = doc.get("kind")?.text()?;
     let mut out = Found::default();
     if of_other_group(doc, kind) {
@@ -301,7 +286,7 @@ pub const FABRIC_KINDS: &[&str] = &[
 /// Inference and serving kinds whose pod templates the shape search finds, with where they are and what
 /// their roles are (tests/fixtures/corpus/inference-kinds.md cites a public sample of each). A kind not
 /// listed here is read the same way, and lint says so.
-pub const INFERENCE_KINDS: &[(&str, &str)] = &[
+pub(crate) const INFERENCE_KINDS: &[(&str, &str)] = &[
     (
         "RoleBasedGroup",
         "spec.roles[].template | .standalonePattern.template | .leaderWorkerPattern.template: router, prefill, decode, KV store",
@@ -337,7 +322,7 @@ pub const INFERENCE_KINDS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Is `kind` one of [`INFERENCE_KINDS`] (or a kind with its own table entry)?
+/// Is `kind` one of `INFERENCE_KINDS` (or a kind with its own table entry)?
 pub fn known_kind(kind: &str) -> bool {
     KINDS.contains(&kind) || INFERENCE_KINDS.iter().any(|(k, _)| *k == kind)
 }
@@ -358,7 +343,7 @@ const ROUTER_NAMES: &[&str] = &[
 
 /// Does a role named `name` move no tensors (a router)? Whole words of the name only (`decode-router`
 /// yes, `prefill` no).
-pub fn router_name(name: &str) -> bool {
+pub(crate) fn router_name(name: &str) -> bool {
     name.to_ascii_lowercase()
         .split(|c: char| !c.is_ascii_alphanumeric())
         .any(|w| {
@@ -372,7 +357,7 @@ pub fn router_name(name: &str) -> bool {
 /// list whose items are mappings with a `name` (Kubernetes' PodSpec and its containers' key). Under a `spec` key whose parent is a mapping, the parent is the template (a PodTemplateSpec:
 /// `metadata` and `spec`); anywhere else the PodSpec itself is ([`Form::Spec`]). The role comes from the
 /// nearest name on the path: a `name`/`groupName`/`role` field of a list item, else the key.
-pub fn generic<T: Tree>(doc: &T) -> Vec<Template> {
+pub(crate) fn generic<T: Tree>(doc: &T) -> Vec<Template> {
     let kind = doc.get("kind").and_then(Tree::text).unwrap_or("object");
     let mut out = Vec::new();
     let mut path = Vec::new();
@@ -453,11 +438,11 @@ fn is_pod_spec<T: Tree>(node: &T) -> bool {
 /// Keys under which an inference CRD keeps the one container of its pod spec: Dynamo's
 /// `extraPodSpec.mainContainer` (DynamoGraphDeployment), OME's `runner` (ServingRuntime `engineConfig`,
 /// `decoderConfig`, `routerConfig`, and their `leader`/`worker`).
-pub const MAIN_CONTAINER_KEYS: &[&str] = &["mainContainer", "runner"];
+pub(crate) const MAIN_CONTAINER_KEYS: &[&str] = &["mainContainer", "runner"];
 
 /// The main container of a pod spec kept under one of [`MAIN_CONTAINER_KEYS`] (a mapping that runs
 /// something: `image`, `command` or `args`), with its key.
-pub fn main_container<T: Tree>(node: &T) -> Option<(&'static str, &T)> {
+pub(crate) fn main_container<T: Tree>(node: &T) -> Option<(&'static str, &T)> {
     MAIN_CONTAINER_KEYS.iter().find_map(|k| {
         let c = node.get(k).filter(|c| c.is_map())?;
         ["image", "command", "args"]
@@ -743,7 +728,7 @@ impl Found {
 }
 
 /// `spec.replicatedJobs[0].template`.
-pub fn dotted(path: &[Step]) -> String {
+pub(crate) fn dotted(path: &[Step]) -> String {
     let mut out = String::new();
     for step in path {
         match step {
@@ -757,4 +742,30 @@ pub fn dotted(path: &[Step]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Role, discover};
+    use crate::yaml::Yaml;
+
+    #[test]
+    fn an_mpijob_has_a_launcher_and_a_worker_template() {
+        let pod_spec = || Yaml::map().with("spec", Yaml::map().with("containers", Yaml::seq()));
+        let job = Yaml::map().with("kind", "MPIJob").with(
+            "spec",
+            Yaml::map().with(
+                "mpiReplicaSpecs",
+                Yaml::map()
+                    .with("Launcher", Yaml::map().with("template", pod_spec()))
+                    .with("Worker", Yaml::map().with("template", pod_spec())),
+            ),
+        );
+        let (found, missing) = discover(&job).unwrap();
+        assert!(missing.is_empty());
+        assert_eq!(
+            found.iter().map(|t| t.role).collect::<Vec<_>>(),
+            [Role::Launcher, Role::Worker]
+        );
+    }
 }

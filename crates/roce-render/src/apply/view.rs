@@ -54,7 +54,7 @@ fn is_null(node: &Node) -> bool {
 
 /// Checks field types and collects shape problems.
 #[derive(Debug)]
-pub struct Shapes<'p> {
+pub(crate) struct Shapes<'p> {
     /// Where problems go.
     pub problems: &'p mut Vec<Problem>,
     /// What the fields belong to (`the MPIJob worker`), for messages.
@@ -87,7 +87,7 @@ impl Shapes<'_> {
     }
 
     /// A mapping field: `None` when absent or null (or wrong, which is reported).
-    pub fn map<'a>(&mut self, parent: Option<&'a Node>, key: &str) -> Option<&'a Node> {
+    pub(crate) fn map<'a>(&mut self, parent: Option<&'a Node>, key: &str) -> Option<&'a Node> {
         let e = entry(parent?, key)?;
         match &e.node.value {
             Value::Map(_) => Some(&e.node),
@@ -100,7 +100,7 @@ impl Shapes<'_> {
     }
 
     /// A sequence field's items.
-    pub fn seq<'a>(&mut self, parent: Option<&'a Node>, key: &str) -> Option<&'a [Node]> {
+    pub(crate) fn seq<'a>(&mut self, parent: Option<&'a Node>, key: &str) -> Option<&'a [Node]> {
         let e = entry(parent?, key)?;
         match &e.node.value {
             Value::Seq(items) => Some(items),
@@ -113,7 +113,7 @@ impl Shapes<'_> {
     }
 
     /// A string field.
-    pub fn string<'a>(&mut self, parent: Option<&'a Node>, key: &str) -> Option<&'a Entry> {
+    pub(crate) fn string<'a>(&mut self, parent: Option<&'a Node>, key: &str) -> Option<&'a Entry> {
         let e = entry(parent?, key)?;
         match &e.node.value {
             Value::Scalar(Scalar::Str(_)) => Some(e),
@@ -126,7 +126,7 @@ impl Shapes<'_> {
     }
 
     /// Items of a list that must be mappings (reported otherwise, and skipped).
-    pub fn maps<'a>(&mut self, items: Option<&'a [Node]>, what: &str) -> Vec<&'a Node> {
+    pub(crate) fn maps<'a>(&mut self, items: Option<&'a [Node]>, what: &str) -> Vec<&'a Node> {
         let mut out = Vec::new();
         for item in items.unwrap_or(&[]) {
             if matches!(item.value, Value::Map(_)) {

@@ -17,6 +17,7 @@ mod write;
 
 use roce_model::fabric::dra::emit::{Affinity, ContainerClaim, ExtraDocument, PodResourceClaim};
 use roce_model::fabric::env::Consequence;
+use roce_model::fabric::observe::Inspector;
 use roce_model::fabric::provider::{HostMount, TopologyFile};
 use roce_model::names::{Capability, NadRef};
 
@@ -57,6 +58,9 @@ pub enum Need {
     HostDirectories,
     /// The topology file NCCL_TOPO_FILE names, mounted from its ConfigMap.
     TopologyFile,
+    /// The Inspector profiler plugin's output directory, a volume (an `emptyDir`, or the node's directory
+    /// the profile names).
+    InspectorOutput,
     /// The fabric's environment, variable by variable (each with its reader's consequence).
     Environment,
 }
@@ -77,6 +81,7 @@ impl Need {
             Need::HostNetwork => "the node's network namespace and RDMA devices",
             Need::HostDirectories => "the network provider's host directories",
             Need::TopologyFile => "the NCCL topology file",
+            Need::InspectorOutput => "a volume for the NCCL Inspector's records",
             Need::Environment => "the fabric's environment",
         }
     }
@@ -120,6 +125,10 @@ pub enum Volume {
     /// The host's `/dev/infiniband` as a `hostPath` of type `Directory` (merge keys: the volume name, the
     /// mount path).
     RdmaDevices,
+    /// The Inspector's output directory, writable: an `emptyDir`, or the node's directory as a `hostPath`
+    /// of type `DirectoryOrCreate` (merge keys: the mount path; the volume named `nccl-inspector`, added
+    /// only where the container mounts nothing there).
+    Inspector(Inspector),
 }
 
 /// One typed change to a worker pod template, with the key it merges on.
@@ -184,6 +193,15 @@ pub enum Edit {
 /// `roce exec` computes in the pod (a static value would win over the computed one).
 ///
 /// The edits of all of them, in this order, are the Pod target's wiring.
+///
+/// ```
+/// use roce_model::{builtin, load, BuiltinsOnly};
+/// use roce_render::edits::{self, Need};
+/// use roce_render::plan;
+/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+/// let reqs = edits::requirements(&plan::lower(&profile), None);
+/// assert!(reqs.iter().any(|r| r.need == Need::Memlock && !r.edits.is_empty()));
+/// ```
 pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
     let rdma = rdma_devices(plan);
     let node_pool = node_pool(plan, &rdma.edits);
@@ -200,6 +218,7 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
         host_network(plan),
         host_directories(plan),
         topology_file(plan),
+        inspector_output(plan),
         environment(plan, exec),
     ];
     out.retain(|r| !r.edits.is_empty());
@@ -492,6 +511,19 @@ fn topology_file(plan: &Plan) -> Requirement {
         plan.topology
             .iter()
             .map(|t| Edit::Volume(Volume::Topology(t.clone())))
+            .collect(),
+    )
+}
+
+/// The Inspector's output directory; without a volume the plugin writes into the container's own
+/// filesystem (lost with it, and out of the node exporter's reach), which changes nothing the job does.
+fn inspector_output(plan: &Plan) -> Requirement {
+    alone(
+        Need::InspectorOutput,
+        Consequence::Differs,
+        plan.inspector
+            .iter()
+            .map(|i| Edit::Volume(Volume::Inspector(i.clone())))
             .collect(),
     )
 }

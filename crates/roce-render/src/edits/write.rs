@@ -136,6 +136,8 @@ struct Added {
     shm_name: Option<String>,
     /// Whether the host's RDMA device directory was added (the container did not mount it already).
     rdma_devices: bool,
+    /// Whether the Inspector's volume was added (the container mounted nothing at its directory).
+    inspector: bool,
 }
 
 /// The pod's volumes for the volume edits; which of them the container still has to mount.
@@ -143,6 +145,7 @@ fn pod_volumes(spec: &mut Yaml, index: usize, volumes: &[&Volume]) -> Added {
     let mut added = Added {
         shm_name: None,
         rdma_devices: false,
+        inspector: false,
     };
     for v in volumes {
         match v {
@@ -159,6 +162,15 @@ fn pod_volumes(spec: &mut Yaml, index: usize, volumes: &[&Volume]) -> Added {
                 add_volume(spec, roce_model::fabric::provider::TOPOLOGY_VOLUME, || {
                     crate::pod::topology_volume(t)
                 })
+            }
+            // A container that already mounts something at the directory keeps its own volume.
+            Volume::Inspector(i) => {
+                added.inspector = !mounts_at(spec, index, i.dump_dir().trim_end_matches('/'));
+                if added.inspector {
+                    add_volume(spec, roce_model::fabric::observe::INSPECTOR_VOLUME, || {
+                        crate::pod::inspector_volume(i)
+                    });
+                }
             }
         }
     }
@@ -221,6 +233,10 @@ fn volume_mounts(c: &mut Yaml, volumes: &[&Volume], added: &Added) {
                 crate::pod::rdma_device_mount(),
             ),
             Volume::RdmaDevices => continue,
+            Volume::Inspector(i) if added.inspector => {
+                (i.dump_dir(), crate::pod::inspector_mount(i))
+            }
+            Volume::Inspector(_) => continue,
         };
         if let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
             && (matches!(v, Volume::SharedMemory)

@@ -74,6 +74,14 @@ struct Ctx<'a> {
 }
 
 /// Render the Component: `kustomization.yaml` first, then the files it references.
+///
+/// ```
+/// use roce_model::{builtin, load, BuiltinsOnly};
+/// use roce_render::{kustomize, plan, RenderOptions};
+/// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+/// let files = kustomize::render(&plan::lower(&profile), &RenderOptions::default()).unwrap();
+/// assert_eq!(files[0].path, "kustomization.yaml");
+/// ```
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<Vec<Artifact>, RenderError> {
     let name = opts.name.clone().unwrap_or_else(|| plan.short_name());
     if !roce_model::names::is_dns_subdomain(&name) {

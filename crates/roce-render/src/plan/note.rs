@@ -107,8 +107,57 @@ pub(super) fn notes(plan: &Plan) -> Vec<Note> {
             ),
         ));
     }
+    out.extend(inspector(plan));
     out.extend(super::workload::notes(plan));
     out
+}
+
+/// Where the Inspector's records go on nodes without a pod volume, and the plugin the image must ship.
+fn inspector(plan: &Plan) -> Vec<Note> {
+    use roce_model::fabric::observe::{INSPECTOR_LIBRARY, InspectorFormat};
+    let Some(i) = &plan.inspector else {
+        return Vec::new();
+    };
+    let what = match i.format.value {
+        InspectorFormat::Json => "JSON records",
+        InspectorFormat::Prometheus => "Prometheus files",
+    };
+    let pods = match i.host_path() {
+        Some(h) => format!("pods mount the node's {h} there"),
+        None => "pods mount an emptyDir there".to_string(),
+    };
+    let library = if i.plugin().contains('/') {
+        format!("at {}", i.plugin())
+    } else {
+        format!(
+            "on the loader's path (NCCL_PROFILER_PLUGIN={} is looked up as {})",
+            i.plugin(),
+            if i.plugin() == roce_model::fabric::observe::INSPECTOR_PLUGIN {
+                INSPECTOR_LIBRARY.to_string()
+            } else {
+                format!("libnccl-profiler-{}.so", i.plugin())
+            }
+        )
+    };
+    vec![
+        Note::new(
+            Topic::Nodes,
+            format!(
+                "The Inspector profiler plugin writes its {what} to {} on each node \
+                 (NCCL_INSPECTOR_DUMP_DIR): a batch job gets no volume, so the directory is the node's \
+                 own and must be writable by the job's user ({pods}).",
+                i.dump_dir()
+            ),
+        ),
+        Note::new(
+            Topic::Image,
+            format!(
+                "The image must ship NCCL's Inspector profiler plugin {library}: NCCL's own build and \
+                 packages leave it out (build it in NCCL's plugins/profiler/inspector with `make`), and \
+                 without it NCCL logs `PROFILER/Plugin: Could not find` and the job runs unprofiled."
+            ),
+        ),
+    ]
 }
 
 /// `KEY=value KEY=value` of the UCX variables the profile sets (not those a workload adds).

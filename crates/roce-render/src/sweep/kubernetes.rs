@@ -8,7 +8,7 @@ use crate::yaml;
 use crate::{Artifact, RenderError, RenderOptions};
 
 /// Label on every MPIJob of a campaign: the round (`00` for the single-node checks).
-pub const ROUND_LABEL: &str = "roce.dev/sweep-round";
+pub(super) const ROUND_LABEL: &str = "roce.dev/sweep-round";
 
 pub(super) fn render(
     c: &Campaign,

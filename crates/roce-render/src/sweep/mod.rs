@@ -3,7 +3,7 @@
 //!
 //! A campaign is data first ([`Campaign`], serialised as `campaign.json`, the contract `roce sweep report`
 //! and other tools read): a single-node check of every node (NVLink, no fabric), then rounds of pairwise
-//! nccl-tests, each round a perfect matching ([`schedule`]), so every node is busy in every round and meets
+//! nccl-tests, each round a perfect matching (`schedule`), so every node is busy in every round and meets
 //! `partners` distinct others in that many rounds, not N². Every test is the `nccl-tests` workload of the
 //! profile's plan — the same lowering, wiring and env as `--target nccl-tests-mpijob`/`nccl-tests-sbatch` —
 //! pinned to its nodes:
@@ -14,8 +14,8 @@
 //! - Slurm: one batch script per round whose steps run the pairs in parallel (`srun --nodelist … &`,
 //!   `wait`), each writing its output where the campaign says; `run.sh` submits the rounds in order.
 
-pub mod nodes;
-pub mod schedule;
+mod nodes;
+mod schedule;
 
 mod kubernetes;
 mod rails;
@@ -141,6 +141,20 @@ pub struct Pair {
 
 impl Campaign {
     /// Plan a campaign over `nodes`. `plan` is the profile's job plan; the tests are its nccl-tests workload.
+    ///
+    /// ```
+    /// use roce_model::{builtin, load, BuiltinsOnly};
+    /// use roce_render::sweep::{Campaign, NodeList, SweepOptions};
+    /// use roce_render::{plan, RenderOptions};
+    /// let profile = load(builtin::source("coreweave/gb300-roce").unwrap(), &BuiltinsOnly).profile.unwrap();
+    /// let plan = plan::lower(&profile);
+    /// let nodes = NodeList::parse("gpu[001-004]").unwrap();
+    /// let (opts, render) = (SweepOptions::default(), RenderOptions::default());
+    /// let campaign = Campaign::plan(&plan, &nodes, &opts, &render).unwrap();
+    /// assert_eq!(campaign.checks.len(), 4);
+    /// let files = campaign.render(&plan, &opts, &render).unwrap();
+    /// assert!(files.iter().any(|f| f.path == "campaign.json"));
+    /// ```
     pub fn plan(
         plan: &Plan,
         nodes: &NodeList,

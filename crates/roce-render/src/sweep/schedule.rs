@@ -8,13 +8,7 @@
 
 /// Rounds of pairs (indices into the node list) so that each of `n` nodes meets at least `partners`
 /// distinct others (all `n - 1` when there are fewer), no node twice in a round.
-///
-/// ```
-/// let rounds = roce_render::sweep::schedule::rounds(6, 3);
-/// assert_eq!(rounds.len(), 3);
-/// assert!(rounds.iter().all(|r| r.len() == 3)); // every node busy in every round
-/// ```
-pub fn rounds(n: usize, partners: usize) -> Vec<Vec<(usize, usize)>> {
+pub(super) fn rounds(n: usize, partners: usize) -> Vec<Vec<(usize, usize)>> {
     if n < 2 || partners == 0 {
         return Vec::new();
     }
@@ -48,6 +42,13 @@ pub fn rounds(n: usize, partners: usize) -> Vec<Vec<(usize, usize)>> {
 mod tests {
     use super::*;
     use std::collections::{BTreeSet, HashMap};
+
+    #[test]
+    fn six_nodes_meet_three_partners_in_three_full_rounds() {
+        let rounds = rounds(6, 3);
+        assert_eq!(rounds.len(), 3);
+        assert!(rounds.iter().all(|r| r.len() == 3)); // every node busy in every round
+    }
 
     fn check(n: usize, k: usize) {
         let rounds = rounds(n, k);

@@ -1,7 +1,7 @@
 //! Validation jobs: ready-to-run tests that show whether a profile's fabric really carries traffic.
 //!
-//! - [`mpijob`]: nccl-tests `all_reduce_perf` as a Kubeflow MPIJob (`kubeflow.org/v2beta1`);
-//! - [`sbatch`]: the same test as a Slurm batch script (`srun --mpi=pmix`);
+//! - `mpijob`: nccl-tests `all_reduce_perf` as a Kubeflow MPIJob (`kubeflow.org/v2beta1`);
+//! - `sbatch`: the same test as a Slurm batch script (`srun --mpi=pmix`);
 //! - [`ucx_perftest`]: `ucx_perftest` between a server and a client Pod on two different nodes.
 //!
 //! Like every emitter they only format a [`Plan`], lowered for their [`Workload`]: the
@@ -18,8 +18,8 @@
 //! assert_eq!(test.env_value("NCCL_DEBUG"), Some("INFO"));
 //! ```
 
-pub mod mpijob;
-pub mod sbatch;
+pub(crate) mod mpijob;
+pub(crate) mod sbatch;
 pub mod ucx_perftest;
 
 pub(crate) use crate::comment::block as comment;

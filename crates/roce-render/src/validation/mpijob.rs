@@ -16,10 +16,10 @@ use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
 
 /// Name of the launcher container.
-pub const LAUNCHER_CONTAINER: &str = "launcher";
+pub(crate) const LAUNCHER_CONTAINER: &str = "launcher";
 
 /// Render the MPIJob from a plan lowered for nccl-tests.
-pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
+pub(crate) fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let built = build(plan, opts, None)?;
     let mut docs = built.documents;
     docs.push(built.job);

@@ -9,7 +9,7 @@ use crate::plan::{Plan, Topic};
 use crate::{RenderError, RenderOptions, quote};
 
 /// Render the batch script from a plan lowered for nccl-tests.
-pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
+pub(crate) fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let nodes = nodes(plan, opts)?;
     let mut step = vec!["--kill-on-bad-exit=1".to_string()];
     for word in nccl_test_command(opts)? {

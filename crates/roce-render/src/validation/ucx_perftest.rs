@@ -32,7 +32,7 @@ pub const TEST_LABEL: &str = "roce.dev/ucx-perftest";
 pub const ROLE_LABEL: &str = "roce.dev/role";
 
 /// Render the Service and the two Pods from a plan lowered for `ucx_perftest`.
-pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
+pub(crate) fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let name = object_name(plan, opts, "ucx-perftest")?;
     let container_opts = RenderOptions {
         image: image(plan, opts).to_string(),

@@ -71,15 +71,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Kubernetes versions the generated manifests are validated against by
 /// default: the oldest and newest minors whose schemas kubernetes-validate
 /// 1.37.0 bundles (it covers 1.25 ..= 1.37), plus one in between.
-pub const K8S_VERSIONS: &[&str] = &["1.25.0", "1.32.0", "1.37.0"];
+pub(crate) const K8S_VERSIONS: &[&str] = &["1.25.0", "1.32.0", "1.37.0"];
 
 /// The versions a manifest with DRA claims is validated against: `resource.k8s.io/v1` exists from 1.34;
 /// 1.37 is the newest kubernetes-validate 1.37.0 bundles.
-pub const DRA_K8S_VERSIONS: &[&str] = &["1.34.0", "1.37.0"];
+pub(crate) const DRA_K8S_VERSIONS: &[&str] = &["1.34.0", "1.37.0"];
 
 /// The versions to validate a manifest against: [`K8S_VERSIONS`], or from `min_minor` on when the manifest
 /// needs a newer API (the plan says: `DraWiring::min_kubernetes_minor`).
-pub fn k8s_versions_from(min_minor: Option<u32>) -> Vec<&'static str> {
+pub(crate) fn k8s_versions_from(min_minor: Option<u32>) -> Vec<&'static str> {
     let minor = |v: &str| {
         v.split('.')
             .nth(1)
@@ -105,7 +105,7 @@ pub fn k8s_versions_from(min_minor: Option<u32>) -> Vec<&'static str> {
 /// A multi-document manifest against its real consumers: the ComputeDomain documents against the CRD's
 /// schema (kubernetes-validate has no schema for them), every other document with
 /// [`kubernetes_validate_strict`] for [`k8s_versions_from`]`(min_minor)`.
-pub fn validate_manifest(yaml: &str, min_minor: Option<u32>) -> Result<(), String> {
+pub(crate) fn validate_manifest(yaml: &str, min_minor: Option<u32>) -> Result<(), String> {
     let mut core = Vec::new();
     for doc in yaml.split("\n---\n") {
         if doc.lines().any(|l| l == "kind: ComputeDomain") {
@@ -125,7 +125,7 @@ pub fn validate_manifest(yaml: &str, min_minor: Option<u32>) -> Result<(), Strin
 
 /// An external program a check needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tool {
+pub(crate) enum Tool {
     KubernetesValidate,
     Hadolint,
     Kubectl,
@@ -138,7 +138,7 @@ pub enum Tool {
 
 impl Tool {
     /// Executable name looked up in `<repo>/.venv/bin` and on `PATH`.
-    pub fn exe(self) -> &'static str {
+    pub(crate) fn exe(self) -> &'static str {
         match self {
             Tool::KubernetesValidate => "kubernetes-validate",
             Tool::Hadolint => "hadolint",
@@ -152,7 +152,7 @@ impl Tool {
 
 /// Outcome of a check that did not fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Checked {
+pub(crate) enum Checked {
     /// The real tool ran and accepted the input.
     Ran,
     /// The tool is not installed (and we are not under CI); nothing was checked.
@@ -161,7 +161,7 @@ pub enum Checked {
 
 /// True when missing tools must be a hard failure: `CI` set to anything but
 /// empty/`0`/`false`, or `ROCE_REQUIRE_TOOLS` set likewise.
-pub fn tools_required() -> bool {
+pub(crate) fn tools_required() -> bool {
     let on = |var: &str| {
         std::env::var(var).is_ok_and(|v| {
             let v = v.trim();
@@ -174,7 +174,7 @@ pub fn tools_required() -> bool {
 /// The workspace root: `ROCE_REPO_ROOT` if set, else the nearest ancestor of
 /// `CARGO_MANIFEST_DIR` whose `Cargo.toml` has a `[workspace]` table, else
 /// `CARGO_MANIFEST_DIR` itself.
-pub fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     if let Some(root) = std::env::var_os("ROCE_REPO_ROOT").filter(|v| !v.is_empty()) {
         return PathBuf::from(root);
     }
@@ -193,7 +193,7 @@ pub fn repo_root() -> PathBuf {
 
 /// A fresh, empty, uniquely named directory under `std::env::temp_dir()`.
 /// Not removed automatically.
-pub fn temp_dir(tag: &str) -> PathBuf {
+pub(crate) fn temp_dir(tag: &str) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let tag: String = tag
         .chars()
@@ -221,7 +221,7 @@ pub fn temp_dir(tag: &str) -> PathBuf {
 /// `Some(path)` when found. When absent: panics under CI (see
 /// [`tools_required`]), otherwise prints a loud skip banner to stderr and
 /// returns `None`.
-pub fn require(tool: Tool) -> Option<PathBuf> {
+pub(crate) fn require(tool: Tool) -> Option<PathBuf> {
     let venv_bin = repo_root().join(".venv").join("bin");
     if let Some(found) = find_executable(tool.exe(), &venv_bin) {
         return Some(found);
@@ -270,7 +270,10 @@ fn is_executable(path: &Path) -> bool {
 /// versions; schemas are bundled, no network). Fails on a non-zero exit, on
 /// any `WARN`/`ERROR`/`FATAL` line (an unknown kind only WARNs and exits 0),
 /// and when a version reports no passed resource.
-pub fn kubernetes_validate_strict(yaml: &str, k8s_versions: &[&str]) -> Result<Checked, String> {
+pub(crate) fn kubernetes_validate_strict(
+    yaml: &str,
+    k8s_versions: &[&str],
+) -> Result<Checked, String> {
     if k8s_versions.is_empty() {
         return Err("kubernetes_validate_strict: no Kubernetes versions given".into());
     }
@@ -348,7 +351,7 @@ fn major_minor(v: &str) -> String {
 /// errors and warnings fail; info/style findings pass. Bare `ENV` lines must be
 /// wrapped with a `FROM` line first (a Dockerfile not starting with
 /// `FROM`/`ARG` is error DL3061).
-pub fn hadolint(dockerfile: &str) -> Result<Checked, String> {
+pub(crate) fn hadolint(dockerfile: &str) -> Result<Checked, String> {
     let Some(exe) = require(Tool::Hadolint) else {
         return Ok(Checked::Skipped);
     };
@@ -379,7 +382,7 @@ pub fn hadolint(dockerfile: &str) -> Result<Checked, String> {
 
 /// Builds a kustomization with `kubectl kustomize DIR` and returns the YAML.
 /// `Ok(None)` when kubectl is missing outside CI (skipped).
-pub fn kubectl_kustomize(dir: &Path) -> Result<Option<String>, String> {
+pub(crate) fn kubectl_kustomize(dir: &Path) -> Result<Option<String>, String> {
     let Some(exe) = require(Tool::Kubectl) else {
         return Ok(None);
     };
@@ -402,7 +405,7 @@ pub fn kubectl_kustomize(dir: &Path) -> Result<Option<String>, String> {
 }
 
 /// Syntax-checks a shell script with `bash -n`.
-pub fn bash_syntax(script: &str) -> Result<Checked, String> {
+pub(crate) fn bash_syntax(script: &str) -> Result<Checked, String> {
     let Some(exe) = require(Tool::Bash) else {
         return Ok(Checked::Skipped);
     };
@@ -576,7 +579,7 @@ fn python_with_jsonschema() -> Option<PathBuf> {
 
 /// Checks `doc` against the CRD schema `tests/fixtures/crds/<fixture>` with strict field validation.
 /// `Ok(true)`: valid; `Ok(false)`: skipped (no validator, not under CI); `Err(report)`: rejected.
-pub fn crd_schema_strict(doc: &serde_json::Value, fixture: &str) -> Result<bool, String> {
+pub(crate) fn crd_schema_strict(doc: &serde_json::Value, fixture: &str) -> Result<bool, String> {
     let Some(py) = python_with_jsonschema() else {
         return Ok(false);
     };
@@ -611,7 +614,7 @@ pub fn crd_schema_strict(doc: &serde_json::Value, fixture: &str) -> Result<bool,
 /// Checks each `(document, schema fixture)` pair like [`crd_schema_strict`], all in one Python process.
 /// `Ok(None)`: skipped (no validator, not under CI); `Ok(Some(errors))`: for each document, in order, the
 /// schema's complaints (`/json/path: message`; empty: valid); `Err(report)`: the validator could not run.
-pub fn crd_schema_errors(
+pub(crate) fn crd_schema_errors(
     items: &[(&serde_json::Value, &str)],
 ) -> Result<Option<Vec<Vec<String>>>, String> {
     let Some(py) = python_with_jsonschema() else {

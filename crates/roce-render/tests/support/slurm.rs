@@ -82,19 +82,19 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The node's name (one-node clusters).
-pub const NODE: &str = "roce";
+pub(crate) const NODE: &str = "roce";
 /// Node names of a cluster of several nodes: `roce1`, `roce2`, …
-pub const NODE_PREFIX: &str = "roce";
+pub(crate) const NODE_PREFIX: &str = "roce";
 /// Environment variable that marks every process of one cluster.
-pub const MARKER: &str = "ROCE_SLURM_HARNESS";
+pub(crate) const MARKER: &str = "ROCE_SLURM_HARNESS";
 /// How long a test job may take before it is cancelled and the test fails.
-pub const JOB_TIMEOUT: Duration = Duration::from_secs(90);
+pub(crate) const JOB_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long startup may take (the budget).
-pub const STARTUP_BUDGET: Duration = Duration::from_secs(60);
+pub(crate) const STARTUP_BUDGET: Duration = Duration::from_secs(60);
 
 /// What the cluster offers: its nodes, and what each of them has.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Config {
+pub(crate) struct Config {
     /// Partitions, all holding every node; the first is the default.
     pub partitions: Vec<String>,
     /// GPUs (fake GRES devices) on each node.
@@ -107,7 +107,7 @@ pub struct Config {
 
 impl Config {
     /// A node with `gpus` fake GPUs and `cpus` CPUs in the given partitions.
-    pub fn new<S: Into<String>>(
+    pub(crate) fn new<S: Into<String>>(
         partitions: impl IntoIterator<Item = S>,
         gpus: u32,
         cpus: u32,
@@ -128,18 +128,18 @@ impl Config {
 
     /// The same, on `n` nodes `roce1`..`roceN` (each with `gpus` GPUs and `cpus` CPUs). `n` = 1 is the
     /// one-node cluster of [`Config::new`] (its node is [`NODE`]).
-    pub fn with_nodes(mut self, n: u32) -> Self {
+    pub(crate) fn with_nodes(mut self, n: u32) -> Self {
         self.nodes = n.max(1);
         self
     }
 
     /// More than one node: multiple-slurmd mode.
-    pub fn multi(&self) -> bool {
+    pub(crate) fn multi(&self) -> bool {
         self.nodes > 1
     }
 
     /// The node names, in order.
-    pub fn node_names(&self) -> Vec<String> {
+    pub(crate) fn node_names(&self) -> Vec<String> {
         if self.multi() {
             (1..=self.nodes)
                 .map(|k| format!("{NODE_PREFIX}{k}"))
@@ -150,7 +150,7 @@ impl Config {
     }
 
     /// The nodes as a Slurm host list: `roce`, or `roce[1-N]`.
-    pub fn nodelist(&self) -> String {
+    pub(crate) fn nodelist(&self) -> String {
         if self.multi() {
             format!("{NODE_PREFIX}[1-{}]", self.nodes)
         } else {
@@ -161,7 +161,7 @@ impl Config {
 
 /// Paths of the Slurm and munge programs.
 #[derive(Debug, Clone)]
-pub struct Bins {
+pub(crate) struct Bins {
     pub munged: PathBuf,
     pub slurmctld: PathBuf,
     pub slurmd: PathBuf,
@@ -173,7 +173,7 @@ pub struct Bins {
 }
 
 /// A running cluster. Dropping it tears it down.
-pub struct Slurm {
+pub(crate) struct Slurm {
     dir: PathBuf,
     conf: PathBuf,
     bins: Bins,
@@ -191,7 +191,7 @@ pub struct Slurm {
 
 /// One finished `sbatch --wait`.
 #[derive(Debug)]
-pub struct Job {
+pub(crate) struct Job {
     /// The job's working directory (`--chdir`), where its `slurm-%j.out` and anything the job
     /// writes with relative paths land.
     pub dir: PathBuf,
@@ -206,14 +206,14 @@ pub struct Job {
 
 impl Job {
     /// The batch step's output file (`slurm-<id>.out`), empty when there is none.
-    pub fn output(&self) -> String {
+    pub(crate) fn output(&self) -> String {
         self.id
             .and_then(|id| std::fs::read_to_string(self.dir.join(format!("slurm-{id}.out"))).ok())
             .unwrap_or_default()
     }
 
     /// Everything about the job, for a failure message.
-    pub fn report(&self, cluster: &Slurm) -> String {
+    pub(crate) fn report(&self, cluster: &Slurm) -> String {
         let mut r = String::new();
         let _ = writeln!(r, "job dir: {}", self.dir.display());
         let _ = writeln!(r, "sbatch --wait: {} (job id {:?})", self.status, self.id);
@@ -230,7 +230,7 @@ impl Job {
 
 /// True when a missing Slurm must be a failure: `CI` or `ROCE_REQUIRE_TOOLS` set to anything but
 /// empty/`0`/`false`.
-pub fn required() -> bool {
+pub(crate) fn required() -> bool {
     let on = |var: &str| {
         std::env::var(var).is_ok_and(|v| {
             let v = v.trim();
@@ -241,7 +241,7 @@ pub fn required() -> bool {
 }
 
 /// Skip loudly, or panic under CI.
-pub fn skip(what: &str) {
+pub(crate) fn skip(what: &str) {
     if required() {
         panic!(
             "{what} (CI/ROCE_REQUIRE_TOOLS is set, so this is a failure; run .ci/install-tools)"
@@ -257,7 +257,7 @@ pub fn skip(what: &str) {
 }
 
 /// Finds the programs on `PATH` and in the sbin directories (root's `PATH` may lack them).
-pub fn find_bins() -> Result<Bins, String> {
+pub(crate) fn find_bins() -> Result<Bins, String> {
     let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
@@ -297,7 +297,7 @@ fn is_executable(path: &Path) -> bool {
 
 /// The cluster shared by the tests of one test binary: started by the first caller, torn down when
 /// the last test holding it drops its `Arc` (a later caller starts a fresh one). `None`: skipped.
-pub fn shared(config: impl FnOnce() -> Config) -> Option<Arc<Slurm>> {
+pub(crate) fn shared(config: impl FnOnce() -> Config) -> Option<Arc<Slurm>> {
     static SHARED: Mutex<Weak<Slurm>> = Mutex::new(Weak::new());
     let mut slot = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(running) = slot.upgrade() {
@@ -310,7 +310,7 @@ pub fn shared(config: impl FnOnce() -> Config) -> Option<Arc<Slurm>> {
 
 /// Starts a private cluster. `None` when Slurm is not installed and not under CI (after a loud
 /// banner); panics with the daemons' logs when it is installed but does not come up.
-pub fn start(config: &Config) -> Option<Slurm> {
+pub(crate) fn start(config: &Config) -> Option<Slurm> {
     let bins = match find_bins() {
         Ok(b) => b,
         Err(why) => {
@@ -328,7 +328,7 @@ pub fn start(config: &Config) -> Option<Slurm> {
 /// Stops what clusters of test processes that died without unwinding (SIGKILL, a crash) left
 /// running: a temp dir `roce-slurm-<pid>-…` whose test process `<pid>` is gone still marks its
 /// daemons, slurmstepds and tasks. Returns the pids it killed. The dirs are left for inspection.
-pub fn reap_orphans() -> Vec<u32> {
+pub(crate) fn reap_orphans() -> Vec<u32> {
     let mut killed = Vec::new();
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return killed;
@@ -390,7 +390,7 @@ fn short_hostname() -> String {
 }
 
 /// `(major, minor)` from `slurm-wlm 22.05.8` / `slurm 24.11.1`.
-pub fn parse_version(text: &str) -> Option<(u32, u32)> {
+pub(crate) fn parse_version(text: &str) -> Option<(u32, u32)> {
     let v = text
         .split_whitespace()
         .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))?;
@@ -410,7 +410,7 @@ fn mkdir(path: &Path, mode: u32) -> Result<(), String> {
 }
 
 /// The last `n` lines of a file, for failure messages.
-pub fn tail(path: &Path, n: usize) -> String {
+pub(crate) fn tail(path: &Path, n: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| format!("<cannot read: {e}>"));
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
@@ -731,22 +731,22 @@ impl Slurm {
 
     /// topology/block and `--segment` came with Slurm 23.11 / 24.11; configure the plugin only where
     /// `--segment` exists.
-    pub fn has_block_topology(&self) -> bool {
+    pub(crate) fn has_block_topology(&self) -> bool {
         self.version >= (24, 11)
     }
 
     /// The temp dir holding everything.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// The generated `slurm.conf`.
-    pub fn conf(&self) -> &Path {
+    pub(crate) fn conf(&self) -> &Path {
         &self.conf
     }
 
     /// The node configuration.
-    pub fn config(&self) -> &Config {
+    pub(crate) fn config(&self) -> &Config {
         &self.config
     }
 
@@ -755,7 +755,7 @@ impl Slurm {
     }
 
     /// A command with a clean environment: `PATH`, `SLURM_CONF`, the cluster marker, `HOME`, `LANG`.
-    pub fn command(&self, program: &Path) -> Command {
+    pub(crate) fn command(&self, program: &Path) -> Command {
         let mut cmd = Command::new(program);
         cmd.env_clear()
             .env(
@@ -810,12 +810,12 @@ impl Slurm {
 
     /// `scontrol -o show node <first node>` (the one node [`NODE`] of a one-node cluster), when the
     /// controller answers.
-    pub fn node_state(&self) -> Option<String> {
+    pub(crate) fn node_state(&self) -> Option<String> {
         self.node_state_of(&self.config.node_names()[0])
     }
 
     /// `scontrol -o show node NAME`, when the controller answers.
-    pub fn node_state_of(&self, name: &str) -> Option<String> {
+    pub(crate) fn node_state_of(&self, name: &str) -> Option<String> {
         let out = self
             .command(&self.bins.scontrol)
             .args(["-o", "show", "node", name])
@@ -828,7 +828,7 @@ impl Slurm {
 
     /// Every node's `scontrol -o show node` line, by name (`NodeName=…`), in the controller's order;
     /// empty when it does not answer.
-    pub fn node_states(&self) -> Vec<(String, String)> {
+    pub(crate) fn node_states(&self) -> Vec<(String, String)> {
         let Ok(out) = self
             .command(&self.bins.scontrol)
             .args(["-o", "show", "node"])
@@ -851,7 +851,7 @@ impl Slurm {
     }
 
     /// A node's state as `scontrol` words it (`IDLE`, `ALLOCATED`, `MIXED`, `DOWN*`, …).
-    pub fn state_of(&self, name: &str) -> Option<String> {
+    pub(crate) fn state_of(&self, name: &str) -> Option<String> {
         let line = self.node_state_of(name)?;
         line.split_whitespace()
             .find_map(|w| w.strip_prefix("State="))
@@ -859,17 +859,17 @@ impl Slurm {
     }
 
     /// The node names: [`NODE`], or `roce1`..`roceN`.
-    pub fn nodes(&self) -> Vec<String> {
+    pub(crate) fn nodes(&self) -> Vec<String> {
         self.config.node_names()
     }
 
     /// The nodes as a Slurm host list (`roce`, `roce[1-N]`).
-    pub fn nodelist(&self) -> String {
+    pub(crate) fn nodelist(&self) -> String {
         self.config.nodelist()
     }
 
     /// A node's slurmd log (`log/slurmd.log` of a one-node cluster, else `log/slurmd-NAME.log`).
-    pub fn slurmd_log(&self, node: &str) -> PathBuf {
+    pub(crate) fn slurmd_log(&self, node: &str) -> PathBuf {
         if self.config.multi() {
             self.dir.join(format!("log/slurmd-{node}.log"))
         } else {
@@ -878,7 +878,7 @@ impl Slurm {
     }
 
     /// Daemon pids (munged, slurmctld, then one slurmd per node: `slurmd`, or `slurmd-roceK`).
-    pub fn daemon_pids(&self) -> Vec<(String, u32)> {
+    pub(crate) fn daemon_pids(&self) -> Vec<(String, u32)> {
         self.daemons
             .iter()
             .map(|(n, c)| (n.clone(), c.id()))
@@ -888,7 +888,7 @@ impl Slurm {
     /// Writes `script` into a fresh job dir and runs `sbatch --wait --chdir=DIR
     /// --output=DIR/slurm-%j.out job.sbatch ARGS…`. `Err` only when sbatch could not run or the job
     /// did not finish within `timeout` (it is then cancelled).
-    pub fn sbatch_wait(
+    pub(crate) fn sbatch_wait(
         &self,
         script: &str,
         args: &[&str],
@@ -932,7 +932,7 @@ impl Slurm {
     }
 
     /// Submits without waiting; returns the job dir and the job id.
-    pub fn sbatch(&self, script: &str, args: &[&str]) -> Result<(PathBuf, u32), String> {
+    pub(crate) fn sbatch(&self, script: &str, args: &[&str]) -> Result<(PathBuf, u32), String> {
         let (dir, mut child) = self.submit(script, args, false)?;
         let status = child.wait().map_err(|e| e.to_string())?;
         let stdout = std::fs::read_to_string(dir.join("sbatch.stdout")).unwrap_or_default();
@@ -967,7 +967,7 @@ impl Slurm {
     }
 
     /// `squeue`, the nodes, and the tails of the daemon logs.
-    pub fn diagnostics(&self) -> String {
+    pub(crate) fn diagnostics(&self) -> String {
         let mut r = String::new();
         let _ = writeln!(
             r,
@@ -1022,7 +1022,7 @@ impl Slurm {
 
     /// Stops everything this cluster started and returns the processes still carrying its marker
     /// afterwards (empty when the teardown was clean).
-    pub fn stop(&mut self) -> Vec<(u32, String)> {
+    pub(crate) fn stop(&mut self) -> Vec<(u32, String)> {
         if self.stopped {
             return marked_processes(&self.dir);
         }
@@ -1122,7 +1122,7 @@ fn stop_children(mut children: Vec<(String, Child)>) {
 /// inside `dir`. The second test is needed for `slurmstepd`, which overwrites its environment block
 /// with its process title (`slurmstepd: [1.batch]`) but keeps the spool dir, the job's output and
 /// slurmd's log open. `dir` is unique per cluster, so nothing else on the machine ever matches.
-pub fn marked_processes(dir: &Path) -> Vec<(u32, String)> {
+pub(crate) fn marked_processes(dir: &Path) -> Vec<(u32, String)> {
     let mut needle = format!("{MARKER}=").into_bytes();
     needle.extend_from_slice(dir.as_os_str().as_encoded_bytes());
     needle.push(0);
@@ -1172,7 +1172,7 @@ pub fn marked_processes(dir: &Path) -> Vec<(u32, String)> {
 }
 
 /// True when `pid` exists and is not a zombie.
-pub fn is_alive(pid: u32) -> bool {
+pub(crate) fn is_alive(pid: u32) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return false;
     };

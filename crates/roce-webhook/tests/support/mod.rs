@@ -18,10 +18,10 @@ use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 
 #[path = "../../../roce-render/tests/support/consumers.rs"]
-pub mod consumers;
+pub(crate) mod consumers;
 
 /// A self-signed certificate for `localhost` and 127.0.0.1: (cert PEM, key PEM, cert DER).
-pub fn self_signed() -> (String, String, CertificateDer<'static>) {
+pub(crate) fn self_signed() -> (String, String, CertificateDer<'static>) {
     let ck =
         rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
             .expect("rcgen");
@@ -33,7 +33,7 @@ pub fn self_signed() -> (String, String, CertificateDer<'static>) {
 }
 
 /// A running server.
-pub struct Running {
+pub(crate) struct Running {
     pub addr: SocketAddr,
     pub ca: CertificateDer<'static>,
     pub dir: tempfile::TempDir,
@@ -46,7 +46,7 @@ pub struct Running {
 
 impl Running {
     /// Ask the server to shut down and wait for it.
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
         }
@@ -60,7 +60,7 @@ impl Running {
 }
 
 /// Start the real server on 127.0.0.1:0; `tweak` adjusts the config (profiles dir, on-error, limits).
-pub async fn start(tweak: impl FnOnce(&mut Config)) -> Running {
+pub(crate) async fn start(tweak: impl FnOnce(&mut Config)) -> Running {
     let dir = tempfile::tempdir().expect("tempdir");
     let (cert_pem, key_pem, der) = self_signed();
     let cert = dir.path().join("tls.crt");
@@ -93,7 +93,7 @@ pub async fn start(tweak: impl FnOnce(&mut Config)) -> Running {
 }
 
 /// A TLS client configuration that trusts only `ca`.
-pub fn client_config(ca: &CertificateDer<'static>) -> Arc<rustls::ClientConfig> {
+pub(crate) fn client_config(ca: &CertificateDer<'static>) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(ca.clone()).expect("a CA");
     Arc::new(
@@ -112,7 +112,7 @@ pub fn client_config(ca: &CertificateDer<'static>) -> Arc<rustls::ClientConfig> 
 /// # Errors
 ///
 /// A message when the TLS handshake or the request fails.
-pub async fn request(
+pub(crate) async fn request(
     addr: SocketAddr,
     ca: &CertificateDer<'static>,
     method: &str,
@@ -150,7 +150,7 @@ pub async fn request(
 }
 
 /// POST an AdmissionReview for `object` to /mutate; the parsed response.
-pub async fn mutate(run: &Running, object: &Value) -> Value {
+pub(crate) async fn mutate(run: &Running, object: &Value) -> Value {
     let (status, body) = request(
         run.addr,
         &run.ca,
@@ -169,7 +169,7 @@ pub async fn mutate(run: &Running, object: &Value) -> Value {
 }
 
 /// An AdmissionReview (CREATE) as the API server sends it.
-pub fn review(object: &Value) -> Value {
+pub(crate) fn review(object: &Value) -> Value {
     let kind = object["kind"].as_str().unwrap_or("");
     let api = object["apiVersion"].as_str().unwrap_or("v1");
     let (group, version) = api.split_once('/').unwrap_or(("", api));
@@ -196,7 +196,7 @@ pub fn review(object: &Value) -> Value {
 }
 
 /// A Pod as the API server hands it to a mutating webhook (defaults filled in).
-pub fn pod(profile: Option<&str>) -> Value {
+pub(crate) fn pod(profile: Option<&str>) -> Value {
     let mut labels = json!({"app": "nccl-tests"});
     if let Some(p) = profile {
         labels["roce.dev/profile"] = json!(p);
@@ -231,7 +231,7 @@ pub fn pod(profile: Option<&str>) -> Value {
 }
 
 /// A Deployment whose pod template carries the label (and the Deployment too, as the objectSelector needs).
-pub fn deployment(profile: &str) -> Value {
+pub(crate) fn deployment(profile: &str) -> Value {
     json!({
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -259,7 +259,7 @@ pub fn deployment(profile: &str) -> Value {
 }
 
 /// The decoded JSONPatch of a response, if any.
-pub fn patch_of(response: &Value) -> Option<Value> {
+pub(crate) fn patch_of(response: &Value) -> Option<Value> {
     use base64::Engine as _;
     let p = response["response"]["patch"].as_str()?;
     assert_eq!(response["response"]["patchType"], "JSONPatch");
@@ -271,7 +271,7 @@ pub fn patch_of(response: &Value) -> Option<Value> {
 
 /// Apply `patch` to `object` with Python's `jsonpatch` (an independent RFC 6902 implementation).
 /// `None` when it is not installed and not under CI (a loud skip); panics under CI.
-pub fn python_jsonpatch(object: &Value, patch: &Value) -> Option<Value> {
+pub(crate) fn python_jsonpatch(object: &Value, patch: &Value) -> Option<Value> {
     let python = consumers::repo_root().join(".venv/bin/python");
     let has = python.exists()
         && std::process::Command::new(&python)
@@ -317,7 +317,7 @@ pub fn python_jsonpatch(object: &Value, patch: &Value) -> Option<Value> {
 }
 
 /// Write `text` to `path` atomically (as the kubelet swaps a ConfigMap's files).
-pub fn write_atomic(path: &Path, text: &str) {
+pub(crate) fn write_atomic(path: &Path, text: &str) {
     let tmp = path.with_extension("tmp~");
     std::fs::write(&tmp, text).unwrap();
     std::fs::rename(&tmp, path).unwrap();

@@ -45,7 +45,7 @@ impl DraWiring {
 pub const RESOURCE_API_MIN_MINOR: u32 = 34;
 
 /// The wiring for a profile's three choices. Multus and device-plugin attachments add nothing here: their
-/// wiring is [`super::super::attach::pod_wiring`]'s.
+/// wiring is [`Profile::pod_wiring`](crate::Profile::pod_wiring)'s.
 pub fn dra_wiring(nics: &NicAttachment, domain: &NvlinkDomain, placement: &Placement) -> DraWiring {
     let nics = nics.dra();
     DraWiring {

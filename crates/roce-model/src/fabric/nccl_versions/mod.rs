@@ -382,3 +382,88 @@ pub const SYNTAX: &[SyntaxChange] = &[
         uses: hca_rail_plane,
     },
 ];
+
+/// A feature a profile turns on that needs an NCCL release from one on: NCCL itself, or the plugin built
+/// from the same release's tree (the Inspector is built from `plugins/profiler/inspector`, and its
+/// profiler API follows the release's). Older releases lack it with no more than an INFO line.
+#[derive(Debug, Clone, Copy)]
+pub struct Feature {
+    /// The variable that turns it on, as the profile's environment holds it.
+    pub name: &'static str,
+    /// The feature, in words.
+    pub what: &'static str,
+    /// The first release with it: the minor, and the patch where it came within a minor (`None`: from the
+    /// minor's first public release).
+    pub since: (NcclVersion, Option<u32>),
+    /// What releases before `since` do instead.
+    pub before: &'static str,
+    /// Where that is seen.
+    pub before_source: &'static str,
+    /// Where the feature is seen first.
+    pub source: &'static str,
+    /// A feature this one is part of (its variable): not reported where that one is.
+    pub part_of: Option<&'static str>,
+    /// Whether a value turns it on.
+    uses: fn(&str) -> bool,
+}
+
+impl Feature {
+    /// Whether `value` turns the feature on.
+    pub fn used_in(&self, value: &str) -> bool {
+        (self.uses)(value)
+    }
+
+    /// Whether `release` has it. A release named without its patch is taken for the minor's first patch,
+    /// as [`SyntaxChange::accepted_by`] does.
+    pub fn accepted_by(&self, release: NcclRelease) -> bool {
+        let (minor, patch) = self.since;
+        release.minor() > minor
+            || (release.minor() == minor && patch.is_none_or(|p| release.patch.unwrap_or(0) >= p))
+    }
+
+    /// `2.28`, `2.29.3`.
+    pub fn since_text(&self) -> String {
+        match self.since {
+            (minor, Some(patch)) => format!("{minor}.{patch}"),
+            (minor, None) => minor.to_string(),
+        }
+    }
+}
+
+/// A non-zero flag, as the Inspector reads its switches (`atoi(str)`, non-zero is on).
+fn on(value: &str) -> bool {
+    value.trim().parse::<i64>().is_ok_and(|n| n != 0)
+}
+
+/// The features roce can turn on that need an NCCL release from one on, read in NVIDIA/nccl:
+/// * the Inspector profiler plugin (`nccl { inspector … }`) exports only the profiler API v5
+///   (`ncclProfiler_v5`), which NCCL loads from 2.28 on; 2.27 tries v4 to v1 and finds none, so the plugin
+///   is not loaded;
+/// * its Prometheus output (`inspector "prometheus"`): the plugin reads `NCCL_INSPECTOR_PROM_DUMP` from
+///   2.29.3 (2.29.2's does not, and writes JSON).
+///
+/// NCCL's diagnostics are a variable NCCL reads (`NCCL_RUN_DIAGNOSTICS`, 2.31): [`HISTORY`] has it, and
+/// `roce::nccl::version_unread` judges it.
+#[rustfmt::skip]
+pub const FEATURES: &[Feature] = &[
+    Feature {
+        name: "NCCL_INSPECTOR_ENABLE",
+        what: "the Inspector profiler plugin",
+        since: (v(28), None),
+        before: "loads profiler plugins of API v4 to v1 only, and the Inspector exports only ncclProfiler_v5: NCCL logs `PROFILER/Plugin: failed to find ncclProfiler_v4` and runs without it",
+        before_source: "NVIDIA/nccl 2.27.7-1 (593de54e) src/plugin/profiler.cc:53, src/plugin/profiler/profiler_v4.cc:19",
+        source: "NVIDIA/nccl 2.28.3-1 (f1308997) src/plugin/profiler.cc:70, ext-profiler/inspector/inspector_plugin.cc:486",
+        part_of: None,
+        uses: on,
+    },
+    Feature {
+        name: "NCCL_INSPECTOR_PROM_DUMP",
+        what: "the Inspector's Prometheus output",
+        since: (v(29), Some(3)),
+        before: "builds an Inspector that does not read NCCL_INSPECTOR_PROM_DUMP and writes JSON records instead",
+        before_source: "NVIDIA/nccl 2.29.2-1 (ebd1e929) ext-profiler/inspector/inspector.cc:944-1000",
+        source: "NVIDIA/nccl 2.29.3-1 (25368a7f) ext-profiler/inspector/inspector.cc:1153",
+        part_of: Some("NCCL_INSPECTOR_ENABLE"),
+        uses: on,
+    },
+];

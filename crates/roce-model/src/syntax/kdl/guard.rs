@@ -12,7 +12,7 @@ use std::ops::Range;
 /// How deep a KDL profile may nest children blocks. A profile needs four; the cap is low because the `kdl`
 /// crate (6.7) takes time exponential in the nesting of slashdashed children (`a /-{` repeated: 2^n, about a
 /// second at 14 levels; kdl-org/kdl-rs#177, found by our fuzzer), so depth is refused before `kdl` sees it.
-pub const KDL_MAX_DEPTH: usize = 8;
+pub(crate) const KDL_MAX_DEPTH: usize = 8;
 
 /// Offset of the first `{` that may open a block deeper than `limit`: an upper bound on the nesting `kdl` can
 /// see, whatever its error recovery makes of malformed input. Comments are read as KDL v2 reads them (`//` to
@@ -23,7 +23,7 @@ pub const KDL_MAX_DEPTH: usize = 8;
 /// character, a bad escape, no closing quote) may be re-read as code by its recovery, so braces in strings
 /// cannot be trusted to be inert, and a `}` there cannot be trusted to close. A placeholder re-read as code opens and closes one level, so `kdl`
 /// sees at most one level more than this counts. The count errs high only on braces in strings.
-pub fn brace_depth(text: &str, limit: usize) -> Option<usize> {
+pub(crate) fn brace_depth(text: &str, limit: usize) -> Option<usize> {
     let b = text.as_bytes();
     let mut depth = 0usize;
     let open = |depth: &mut usize, at: usize| {

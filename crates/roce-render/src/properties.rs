@@ -2,12 +2,15 @@
 //! yields the same string — or the value is refused. Real `sh` reads the shell forms; serde-saphyr (a
 //! YAML 1.2 parser) reads the YAML form (PyYAML, a 1.1 parser, is exercised on a large table in
 //! `yaml.rs`'s unit tests).
+//!
+//! Unit tests, not an integration test: the quoting functions and the YAML writer are not API.
 
 use std::process::Command;
 
 use proptest::prelude::*;
-use roce_render::plumbing::quote;
-use roce_render::plumbing::yaml::{self, Yaml};
+
+use crate::quote;
+use crate::yaml::{self, Yaml};
 
 fn any_text() -> impl Strategy<Value = String> {
     prop_oneof![
