@@ -3,6 +3,7 @@
 //! them to a terminal. The binaries `roce` and `kubectl-roce` call [`main`]; `roce-webhook`, the same
 //! command line with the webhook server linked in, calls [`webhook_main`].
 
+mod args;
 mod cli;
 mod commands;
 mod git;

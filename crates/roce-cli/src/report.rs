@@ -7,7 +7,7 @@ use roce_model::Problem;
 use roce_model::problem::ProblemRecord;
 use serde::Serialize;
 
-use crate::cli::Color;
+use crate::args::Color;
 
 /// Where and how diagnostics go.
 #[derive(Debug)]

@@ -23,10 +23,10 @@ mod dotenv;
 mod dra;
 pub mod edits;
 pub mod exec;
+mod expansion;
 pub mod kustomize;
 pub mod plan;
 pub mod plan_diff;
-mod pod;
 #[cfg(test)]
 mod properties;
 mod quote;
@@ -35,6 +35,7 @@ mod sbatch;
 pub mod sweep;
 mod target;
 pub mod validation;
+mod volumes;
 mod wiring;
 mod yaml;
 
@@ -51,7 +52,7 @@ pub mod plumbing {
     }
     pub mod pod {
         //! What the pod emitter exposes to lint: Kubernetes' `$(VAR)` expansion in env values.
-        pub use crate::pod::escape_dependent_vars;
+        pub use crate::expansion::escape_dependent_vars;
     }
     pub mod view {
         //! Typed views of a pod template in a parsed manifest.
@@ -271,7 +272,7 @@ pub fn render(
     let plan = &*plan.for_workload(target.workload())?;
     exec_options(target, opts)?;
     Ok(match target {
-        Target::Pod => one("pod.yaml", pod::render(plan, opts)?),
+        Target::Pod => one("pod.yaml", edits::pod::render(plan, opts)?),
         Target::Kustomize => kustomize::render(plan, opts)?,
         Target::Sbatch => one("job.sbatch", sbatch::render(plan, opts)?),
         Target::Dockerfile => one("Dockerfile.roce", dockerfile::render(plan, opts)?),

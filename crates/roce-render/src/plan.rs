@@ -189,7 +189,7 @@ pub fn lower(p: &Profile) -> Plan {
         provider: p.nccl_net.provider.value.clone(),
         host_network: p.host_network(),
     };
-    plan.notes = note::notes(&plan);
+    plan.notes = notes(&plan);
     plan
 }
 
@@ -210,7 +210,15 @@ pub fn lower_workload(p: &Profile, w: Workload) -> Plan {
 
 /// Recompute the notes of a plan whose fields were edited (`roce diff` swaps one aspect at a time).
 pub(crate) fn refresh_notes(plan: &mut Plan) {
-    plan.notes = note::notes(plan);
+    plan.notes = notes(plan);
+}
+
+/// The plan's notes, from its other fields (so they can be recomputed when those change): the job's, then
+/// the workload's.
+fn notes(plan: &Plan) -> Vec<Note> {
+    let mut out = note::notes(plan);
+    out.extend(workload::notes(plan));
+    out
 }
 
 impl Plan {

@@ -8,7 +8,7 @@ use roce_model::fabric::dra::IMEX_CHANNELS_DIR;
 use roce_model::{Problem, load};
 
 use super::Exit;
-use crate::cli::Format;
+use crate::args::Format;
 use crate::io::{FileResolver, read_profile};
 use crate::report::{Output, errln, outln};
 

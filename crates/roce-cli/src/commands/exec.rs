@@ -12,7 +12,7 @@ use roce_model::load;
 use roce_render::plumbing::quote;
 
 use super::Exit;
-use crate::cli::{Format, ProfileArg};
+use crate::args::{Format, ProfileArg};
 use crate::io::{FileResolver, read_profile};
 use crate::report::{Output, errln, outln};
 

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use roce_inspect::explain::{Explainer, Explanation, Rendered, Transport};
 
 use super::Exit;
-use crate::cli::Format;
+use crate::args::Format;
 use crate::io::load_profile;
 use crate::report::{Output, outln};
 

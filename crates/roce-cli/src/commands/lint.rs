@@ -10,7 +10,7 @@ use roce_model::{Problem, Severity};
 
 use super::Exit;
 use super::apply::read_manifest;
-use crate::cli::Format;
+use crate::args::Format;
 use crate::io::load_profile;
 use crate::report::{Output, errln, json, outln};
 

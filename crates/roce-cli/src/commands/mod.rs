@@ -1,15 +1,15 @@
 //! One module per subcommand; each returns how the process should exit.
 
 pub(crate) mod apply;
-mod check;
+pub(crate) mod check;
 pub(crate) mod diff;
 pub(crate) mod doctor;
 pub(crate) mod exec;
 pub(crate) mod explain;
 pub(crate) mod lint;
 mod meta;
-mod profiles;
-mod render;
+pub(crate) mod profiles;
+pub(crate) mod render;
 pub(crate) mod sweep;
 pub(crate) mod webhook;
 

@@ -1,9 +1,32 @@
 //! `roce profiles [show NAME]`.
 
+use clap::{Args, Subcommand};
 use roce_model::builtin;
 
 use super::Exit;
-use crate::cli::{ProfilesAction, ProfilesArgs};
+use crate::args::ProfileArg;
+
+// `roce profiles`.
+#[derive(Debug, Args)]
+pub(crate) struct ProfilesArgs {
+    #[command(subcommand)]
+    pub action: Option<ProfilesAction>,
+}
+
+// `roce profiles show NAME`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ProfilesAction {
+    /// Print a built-in profile's source.
+    Show {
+        /// Built-in profile name, e.g. coreweave/gb300-roce.
+        #[arg(value_parser = ProfileArg)]
+        name: String,
+        /// Print the profile written as YAML (the same model, without the KDL's comments) instead of
+        /// its KDL source.
+        #[arg(long)]
+        yaml: bool,
+    },
+}
 
 pub(super) fn run(args: ProfilesArgs) -> miette::Result<Exit> {
     match args.action {

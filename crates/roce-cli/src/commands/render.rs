@@ -1,17 +1,115 @@
 //! `roce render`: compile a profile into a target's artifacts.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use clap::Args;
 use roce_model::{Code, Problem};
 use roce_render::exec::ExecWrap;
 use roce_render::kustomize::Selector;
 use roce_render::validation::ValidationOptions;
-use roce_render::{RenderError, RenderOptions, SlurmOptions, plan, render};
+use roce_render::{RenderError, RenderOptions, SlurmOptions, Target, plan, render};
 
 use super::Exit;
-use crate::cli::RenderArgs;
+use crate::args::ProfileArg;
 use crate::io::{load_profile, write_all};
 use crate::report::Output;
+
+// `roce render`.
+#[derive(Debug, Args)]
+pub(crate) struct RenderArgs {
+    /// What to produce.
+    #[arg(long, short, value_enum)]
+    pub target: Target,
+    /// A built-in profile name or a profile file.
+    #[arg(long, short, default_value = roce_model::builtin::DEFAULT, value_parser = ProfileArg, hide_possible_values = true)]
+    pub profile: String,
+    /// Write the artifacts into this directory (required for multi-file targets).
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Do not write: exit 1 and show a diff when the files in --output are stale.
+    #[arg(long, requires = "output")]
+    pub check: bool,
+    /// Container that receives the wiring, default `main` (pod: its name; kustomize: the container
+    /// patched in each selected workload, which must have one of that name).
+    #[arg(long)]
+    pub container: Option<String>,
+    /// Container image for generated pods (validation jobs: unless given, the nccl-tests image for the
+    /// profile's fabric).
+    #[arg(long, default_value = roce_render::DEFAULT_IMAGE)]
+    pub image: String,
+    /// Name of generated objects (default: from the profile).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Kustomize: workloads to patch, as `kind=Deployment,name=trainer` (repeatable).
+    #[arg(long)]
+    pub select: Vec<String>,
+    /// Kustomize: workloads to patch, by label selector (`app=trainer`).
+    #[arg(long)]
+    pub selector: Option<String>,
+    /// pod, kustomize, dockerfile: start the job behind `roce exec --profile PROFILE --`, which sets the
+    /// fabric variables from the pod's devices (pod: the container's command, the job from --command;
+    /// kustomize: put in front of each selected container's own `command`, and the build fails for one
+    /// without a `command`; dockerfile: the ENTRYPOINT). PROFILE defaults to --profile when that is a
+    /// built-in; give a profile file as its path in the image.
+    #[arg(long, value_name = "PROFILE", num_args = 0..=1, default_missing_value = "", require_equals = true)]
+    pub exec: Option<String>,
+    /// dockerfile: copy a static `roce` binary into the image (/usr/local/bin/roce).
+    #[arg(long)]
+    pub with_roce_binary: bool,
+    /// Slurm options.
+    #[command(flatten)]
+    pub slurm: SlurmArgs,
+    /// Validation job options.
+    #[command(flatten)]
+    pub validation: ValidationArgs,
+}
+
+// Validation job overrides (`nccl-tests-mpijob`, `nccl-tests-sbatch`, `ucx-perftest`). `--image` and `--nodes`
+// apply to them too: the image defaults to the nccl-tests image for the profile's fabric, the nodes to the
+// profile's `job nodes`, at least 2.
+#[derive(Debug, Args)]
+pub(crate) struct ValidationArgs {
+    /// nccl-tests-*: the nccl-tests binary to run.
+    #[arg(long, default_value = roce_render::validation::NCCL_TEST_BIN)]
+    pub nccl_test: String,
+    /// nccl-tests-*: its arguments, e.g. "-b 1G -e 16G -f 2 -g 1".
+    #[arg(long, allow_hyphen_values = true, default_value = roce_render::validation::NCCL_TEST_ARGS)]
+    pub nccl_test_args: String,
+    /// ucx-perftest: the client's arguments (default "-t tag_bw -m cuda -s 16777216 -n 1000"; -m host when
+    /// the profile pins UCX to TCP).
+    #[arg(long, allow_hyphen_values = true)]
+    pub ucx_perftest_args: Option<String>,
+}
+
+// sbatch overrides.
+#[derive(Debug, Args)]
+pub(crate) struct SlurmArgs {
+    /// sbatch: --partition (default: the profile's).
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// sbatch: --nodes (default: the profile's `job nodes`, else 1); validation jobs: nodes to run across.
+    #[arg(long)]
+    pub nodes: Option<u32>,
+    /// sbatch: --job-name.
+    #[arg(long)]
+    pub job_name: Option<String>,
+    /// sbatch: --time.
+    #[arg(long)]
+    pub time: Option<String>,
+    /// sbatch: --segment (NVL72 rack alignment, e.g. 16).
+    #[arg(long)]
+    pub segment: Option<u32>,
+    /// sbatch: run the step with `srun --mpi=pmix`.
+    #[arg(long)]
+    pub mpi_pmix: bool,
+    /// sbatch: the job step's command (default: the script's arguments); pod with --exec: the job's
+    /// command line, run by `sh -c` behind `roce exec`.
+    #[arg(long)]
+    pub command: Option<String>,
+    /// sbatch: a file whose contents replace the default `srun` step (your own job body).
+    #[arg(long, value_name = "FILE", conflicts_with = "command")]
+    pub body: Option<PathBuf>,
+}
 
 pub(super) fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
     let Some((profile, sources)) = load_profile(&args.profile, out)? else {

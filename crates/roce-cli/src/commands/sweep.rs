@@ -82,8 +82,8 @@ pub(crate) struct PlanArgs {
     #[arg(long)]
     pub partition: Option<String>,
     /// Print the campaign as JSON on stdout (`human` prints a summary).
-    #[arg(long, value_enum, default_value_t = crate::cli::Format::Human)]
-    pub format: crate::cli::Format,
+    #[arg(long, value_enum, default_value_t = crate::args::Format::Human)]
+    pub format: crate::args::Format,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -189,8 +189,8 @@ fn plan_cmd(args: PlanArgs, out: &Output) -> miette::Result<Exit> {
     make_executable(&args.output.join("run.sh"))?;
     let pairs: usize = campaign.rounds.iter().map(|r| r.pairs.len()).sum();
     match args.format {
-        crate::cli::Format::Json => outp!("{}", campaign.to_json()),
-        crate::cli::Format::Human => {
+        crate::args::Format::Json => outp!("{}", campaign.to_json()),
+        crate::args::Format::Human => {
             errln!(
                 "campaign: {} node(s) ({} left out), {} single-node check(s), {} round(s) of {} pair(s) in all, each node with {} partner(s)",
                 campaign.nodes.len(),

@@ -60,7 +60,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::facts::RdmaDevice;
+use super::device::RdmaDevice;
 
 /// The directory inside the container that holds every metadata file (`ContainerDir`).
 pub const CONTAINER_DIR: &str = "/var/run/kubernetes.io/dra-device-attributes";

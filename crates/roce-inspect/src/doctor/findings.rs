@@ -21,7 +21,8 @@ use roce_model::{Code, DEFAULT_MIN_RDMA_CORE, Problem};
 use roce_render::plan::{self, Plan};
 
 use super::facts::{HostFacts, Limit, LinkLayer, PeerMemory, Port, RdmaDevice, ShmMount};
-use super::gid::{self, Cidr, Family, Unfit, Want};
+use super::gid::{Cidr, Family, Want};
+use super::gid_index::{self, Unfit};
 use super::needs::{self, Check, HostRequirement};
 
 /// One RDMA port as the report shows it.
@@ -686,10 +687,10 @@ impl Ctx<'_> {
         let mut bad = Vec::new();
         let mut census: BTreeMap<String, usize> = BTreeMap::new();
         for (d, p) in &ports {
-            if gid::suggest(p, &want, facts.netdevs.as_ref()).is_none() {
+            if gid_index::suggest(p, &want, facts.netdevs.as_ref()).is_none() {
                 if bad.is_empty() {
                     for e in &p.gids {
-                        if let Err(u) = gid::check(e, &want, facts.netdevs.as_ref()) {
+                        if let Err(u) = gid_index::check(e, &want, facts.netdevs.as_ref()) {
                             *census.entry(short_reason(&u)).or_default() += 1;
                         }
                     }
@@ -742,10 +743,10 @@ impl Ctx<'_> {
         // Grouped by the kind of problem; the netdev names of `NetdevAbsent` are listed together.
         let mut groups: BTreeMap<String, Vec<(String, Option<u32>, Unfit)>> = BTreeMap::new();
         for (d, p) in &ports {
-            if let Err(u) = gid::check_index(p, index, &want, netdevs) {
+            if let Err(u) = gid_index::check_index(p, index, &want, netdevs) {
                 groups.entry(short_reason(&u)).or_default().push((
                     port_label(d, p),
-                    gid::suggest(p, &want, netdevs),
+                    gid_index::suggest(p, &want, netdevs),
                     u,
                 ));
             }
@@ -1363,7 +1364,7 @@ impl Ctx<'_> {
             .ports()
             .map(|(d, p)| {
                 let suggested = (p.link_layer == LinkLayer::Ethernet)
-                    .then(|| gid::suggest(p, &self.want, netdevs))
+                    .then(|| gid_index::suggest(p, &self.want, netdevs))
                     .flatten();
                 let netdev = suggested
                     .and_then(|i| p.gid(i))

@@ -20,11 +20,13 @@
 //! assert_eq!(report.to_json()["rdma_core_version"], serde_json::Value::Null);
 //! ```
 
+mod device;
 pub mod dra_metadata;
 mod env;
 pub mod facts;
 mod findings;
 pub(crate) mod gid;
+pub(crate) mod gid_index;
 mod json;
 mod needs;
 mod root;

@@ -2,7 +2,7 @@
 //!
 //! A port is usable when it is ACTIVE (the only state NCCL and UCX use), has the link layer of the
 //! profile's fabric and, on RoCE, has a RoCE v2 GID of the wanted family and range bound to a netdev in this
-//! namespace ([`gid::check`], the test `doctor` uses). NCCL and UCX take one GID index for every port
+//! namespace ([`gid_index::check`], the test `doctor` uses). NCCL and UCX take one GID index for every port
 //! (`NCCL_IB_GID_INDEX`, `UCX_IB_GID_INDEX`), so the index chosen is the one usable on the most ports, then
 //! of the preferred family, then the lowest; a port whose usable GIDs are elsewhere is not used.
 //!
@@ -17,7 +17,8 @@ use serde::Serialize;
 
 use crate::doctor::dra_metadata::Allocation;
 use crate::doctor::facts::{HostFacts, LinkLayer, Port, RdmaDevice};
-use crate::doctor::gid::{self, Family, Unfit, Want};
+use crate::doctor::gid::{Family, Want};
+use crate::doctor::gid_index::{self, Unfit};
 
 /// Why a rail port is not used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -265,7 +266,11 @@ impl<'f> Look<'f> {
                 let usable: Vec<(u32, Family)> = p
                     .gids
                     .iter()
-                    .filter_map(|e| gid::check(e, want, netdevs).ok().map(|f| (e.index, f)))
+                    .filter_map(|e| {
+                        gid_index::check(e, want, netdevs)
+                            .ok()
+                            .map(|f| (e.index, f))
+                    })
                     .collect();
                 if usable.is_empty() {
                     Some(Unusable::NoGid(what_gids(p, want, netdevs)))
@@ -327,7 +332,7 @@ fn share_index(ports: &mut [RailPort], gid_sets: &[(usize, Vec<(u32, Family)>)],
 }
 
 /// The index usable on the most ports; then of the wanted family (IPv4 first when none is wanted, as
-/// [`gid::suggest`] prefers); then the lowest.
+/// [`gid_index::suggest`] prefers); then the lowest.
 fn choose_index(sets: &[(usize, Vec<(u32, Family)>)], want: &Want) -> Option<u32> {
     let mut all: Vec<(u32, Family)> = sets.iter().flat_map(|(_, s)| s.iter().copied()).collect();
     all.sort_by_key(|(i, _)| *i);
@@ -351,7 +356,7 @@ fn choose_index(sets: &[(usize, Vec<(u32, Family)>)], want: &Want) -> Option<u32
 fn what_gids(port: &Port, want: &Want, netdevs: Option<&BTreeSet<String>>) -> String {
     let mut seen: Vec<String> = Vec::new();
     for e in &port.gids {
-        let Err(u) = gid::check(e, want, netdevs) else {
+        let Err(u) = gid_index::check(e, want, netdevs) else {
             continue;
         };
         let text = match u {

@@ -636,7 +636,12 @@ pub fn missing_problem(doc: &Node, m: &templates::Missing) -> Problem {
 fn plan_env(plan: &Plan) -> Vec<(String, String)> {
     plan.env
         .iter()
-        .map(|e| (e.name.clone(), crate::pod::escape_dependent_vars(&e.value)))
+        .map(|e| {
+            (
+                e.name.clone(),
+                crate::expansion::escape_dependent_vars(&e.value),
+            )
+        })
         .collect()
 }
 

@@ -13,6 +13,7 @@
 //! variant here, its edits in [`requirements`], and the compiler points at each consumer that must say what
 //! it does with it.
 
+pub(crate) mod pod;
 mod write;
 
 use roce_model::fabric::dra::emit::{Affinity, ContainerClaim, ExtraDocument, PodResourceClaim};
@@ -569,7 +570,7 @@ fn environment(plan: &Plan, exec: Option<&ExecWrap>) -> Requirement {
 /// assert!(!edits::pod(&plan, &opts, &no_memlock).contains("IPC_LOCK"));
 /// ```
 pub fn pod(plan: &Plan, opts: &crate::RenderOptions, edits: &[&Edit]) -> String {
-    crate::pod::render_edits(plan, opts, edits)
+    pod::render_edits(plan, opts, edits)
 }
 
 /// Every edit of `reqs`, in requirement order.

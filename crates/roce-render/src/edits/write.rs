@@ -154,13 +154,13 @@ fn pod_volumes(spec: &mut Yaml, index: usize, volumes: &[&Volume]) -> Added {
                 use roce_model::fabric::attach::{RDMA_DEVICE_DIR, RDMA_DEVICE_VOLUME};
                 added.rdma_devices = !mounts_at(spec, index, RDMA_DEVICE_DIR);
                 if added.rdma_devices {
-                    add_volume(spec, RDMA_DEVICE_VOLUME, crate::pod::rdma_device_volume);
+                    add_volume(spec, RDMA_DEVICE_VOLUME, crate::volumes::rdma_device_volume);
                 }
             }
-            Volume::Host(m) => add_volume(spec, m.name.as_str(), || crate::pod::host_volume(m)),
+            Volume::Host(m) => add_volume(spec, m.name.as_str(), || crate::volumes::host_volume(m)),
             Volume::Topology(t) => {
                 add_volume(spec, roce_model::fabric::provider::TOPOLOGY_VOLUME, || {
-                    crate::pod::topology_volume(t)
+                    crate::volumes::topology_volume(t)
                 })
             }
             // A container that already mounts something at the directory keeps its own volume.
@@ -168,7 +168,7 @@ fn pod_volumes(spec: &mut Yaml, index: usize, volumes: &[&Volume]) -> Added {
                 added.inspector = !mounts_at(spec, index, i.dump_dir().trim_end_matches('/'));
                 if added.inspector {
                     add_volume(spec, roce_model::fabric::observe::INSPECTOR_VOLUME, || {
-                        crate::pod::inspector_volume(i)
+                        crate::volumes::inspector_volume(i)
                     });
                 }
             }
@@ -226,15 +226,15 @@ fn volume_mounts(c: &mut Yaml, volumes: &[&Volume], added: &Added) {
                 ),
                 None => continue,
             },
-            Volume::Host(m) => (m.mount_path.as_str(), crate::pod::host_mount(m)),
-            Volume::Topology(t) => (t.path.as_str(), crate::pod::topology_mount(t)),
+            Volume::Host(m) => (m.mount_path.as_str(), crate::volumes::host_mount(m)),
+            Volume::Topology(t) => (t.path.as_str(), crate::volumes::topology_mount(t)),
             Volume::RdmaDevices if added.rdma_devices => (
                 roce_model::fabric::attach::RDMA_DEVICE_DIR,
-                crate::pod::rdma_device_mount(),
+                crate::volumes::rdma_device_mount(),
             ),
             Volume::RdmaDevices => continue,
             Volume::Inspector(i) if added.inspector => {
-                (i.dump_dir(), crate::pod::inspector_mount(i))
+                (i.dump_dir(), crate::volumes::inspector_mount(i))
             }
             Volume::Inspector(_) => continue,
         };
@@ -553,7 +553,7 @@ fn shm_volume(spec: &mut Yaml, index: usize) -> Option<String> {
             .and_then(Yaml::as_str)
             == Some("Memory")
     };
-    for candidate in [crate::pod::SHM_VOLUME, "roce-dshm"] {
+    for candidate in [crate::volumes::SHM_VOLUME, "roce-dshm"] {
         match volumes
             .iter()
             .find(|v| v.get("name").and_then(Yaml::as_str) == Some(candidate))
@@ -561,7 +561,7 @@ fn shm_volume(spec: &mut Yaml, index: usize) -> Option<String> {
             Some(v) if is_memory(v) => return Some(candidate.to_string()),
             Some(_) => continue,
             None => {
-                volumes.push(crate::pod::shm_volume_named(candidate));
+                volumes.push(crate::volumes::shm_volume_named(candidate));
                 return Some(candidate.to_string());
             }
         }
@@ -667,7 +667,7 @@ pub(crate) fn unescape_dependent(v: &str) -> String {
 pub(crate) fn env_item(name: &str, value: &str) -> Yaml {
     Yaml::map().with("name", name).with(
         "value",
-        Yaml::Quoted(crate::pod::escape_dependent_vars(value)),
+        Yaml::Quoted(crate::expansion::escape_dependent_vars(value)),
     )
 }
 

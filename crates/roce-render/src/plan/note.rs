@@ -41,8 +41,7 @@ impl Note {
     }
 }
 
-/// The plan's notes, from its other fields (so they can be recomputed when those change): the job's, then
-/// the workload's.
+/// The job's notes, from the plan's other fields (the workload's follow them, [`super::notes`]).
 pub(super) fn notes(plan: &Plan) -> Vec<Note> {
     let mut out = Vec::new();
     if let Some(w) = &plan.wiring
@@ -108,7 +107,6 @@ pub(super) fn notes(plan: &Plan) -> Vec<Note> {
         ));
     }
     out.extend(inspector(plan));
-    out.extend(super::workload::notes(plan));
     out
 }
 

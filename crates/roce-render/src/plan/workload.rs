@@ -33,7 +33,7 @@ pub(super) fn lower(job: Plan, w: Workload) -> Plan {
             p.test_args = Some(format!("-t tag_bw -m {memory} -s 16777216 -n 1000"));
         }
     }
-    p.notes = super::note::notes(&p);
+    p.notes = super::notes(&p);
     p
 }
 

@@ -9,8 +9,9 @@ use roce_model::fabric::env::{
 };
 
 use super::{comment, image, nccl_test_command, nodes, object_name, with_command};
+use crate::edits::pod;
+use crate::expansion::escape_dependent_vars;
 use crate::plan::{Plan, Topic};
-use crate::pod;
 use crate::sweep::NodeName;
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
@@ -141,7 +142,7 @@ fn launcher_command(
     // Kubernetes expands `$(VAR)` in args too: keep user arguments verbatim.
     let args = mpirun
         .iter()
-        .map(|a| Yaml::from(pod::escape_dependent_vars(a)))
+        .map(|a| Yaml::from(escape_dependent_vars(a)))
         .collect();
     let Some(then) = then else {
         return Ok(with_command(launcher, &["mpirun"], args));
@@ -168,7 +169,7 @@ fn launcher_command(
     Ok(with_command(
         launcher,
         &["bash", "-c"],
-        vec![Yaml::from(pod::escape_dependent_vars(&script))],
+        vec![Yaml::from(escape_dependent_vars(&script))],
     ))
 }
 

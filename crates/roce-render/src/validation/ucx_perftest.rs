@@ -8,8 +8,9 @@
 //! the NVLink domain and the job's placement do not apply to a two-node network test, and the file says so.
 
 use super::{comment, image, object_name, with_command};
+use crate::edits::pod;
+use crate::expansion::escape_dependent_vars;
 use crate::plan::{Plan, Topic};
-use crate::pod;
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
 
@@ -90,7 +91,7 @@ fn client_args(
     let mut client_args: Vec<Yaml> = vec![server_host.into(), "-p".into(), PORT.to_string().into()];
     for word in super::words("ucx-perftest-args", args_text)? {
         // Kubernetes expands `$(VAR)` in args: keep user arguments verbatim.
-        client_args.push(pod::escape_dependent_vars(&word).into());
+        client_args.push(escape_dependent_vars(&word).into());
     }
     Ok(client_args)
 }

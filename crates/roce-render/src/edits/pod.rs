@@ -1,12 +1,10 @@
-//! `pod`: a complete Pod manifest: every edit of the plan ([`crate::edits::requirements`]) written onto an
+//! The Pod target: a complete Pod manifest: every edit of the plan ([`crate::edits::requirements`]) written onto an
 //! empty pod. The validation workloads' pods are built the same way ([`wired`]).
 
 use crate::edits::{self, Edit, Skeleton};
 use crate::plan::Plan;
 use crate::yaml::{self, Yaml};
 use crate::{RenderError, RenderOptions};
-use roce_model::fabric::observe::{INSPECTOR_VOLUME, Inspector};
-use roce_model::fabric::provider::{HostMount, TOPOLOGY_VOLUME, TopologyFile};
 
 /// Render the plan as a Pod.
 pub(crate) fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
@@ -143,9 +141,6 @@ fn documents_of(chosen: &[&Edit]) -> Vec<Yaml> {
     docs.into_iter().map(crate::dra::yaml_of).collect()
 }
 
-/// Name of the memory-backed `/dev/shm` volume.
-pub(crate) const SHM_VOLUME: &str = "dshm";
-
 /// The workload container before the plan's edits: name, image, the `roce exec` command when asked for,
 /// and a place for env (always written) and resources.
 fn container_skeleton(opts: &RenderOptions) -> Yaml {
@@ -184,101 +179,6 @@ fn take(template: &mut Yaml, key: &str) -> Option<Yaml> {
         .map(|v| std::mem::replace(v, Yaml::Null))
 }
 
-/// The topology file's ConfigMap as a volume holding just its key: the pod does not start while the
-/// ConfigMap is missing, instead of NCCL probing a topology the profile says is wrong.
-pub(crate) fn topology_volume(t: &TopologyFile) -> Yaml {
-    Yaml::map().with("name", TOPOLOGY_VOLUME).with(
-        "configMap",
-        Yaml::map().with("name", t.config_map.as_str()).with(
-            "items",
-            Yaml::Seq(vec![
-                Yaml::map()
-                    .with("key", t.key.as_str())
-                    .with("path", t.key.as_str()),
-            ]),
-        ),
-    )
-}
-
-/// The container's read-only mount of [`topology_volume`]'s one file at the profile's path (`subPath`, so
-/// the directory around it stays the image's).
-pub(crate) fn topology_mount(t: &TopologyFile) -> Yaml {
-    Yaml::map()
-        .with("name", TOPOLOGY_VOLUME)
-        .with("mountPath", t.path.as_str())
-        .with("subPath", t.key.as_str())
-        .with("readOnly", true)
-}
-
-/// The Inspector's output directory as a volume: the node's directory the profile names (`hostPath`, type
-/// `DirectoryOrCreate`: the kubelet creates it, so a node exporter's textfile collector can read it), or an
-/// `emptyDir` that lives as long as the pod.
-pub(crate) fn inspector_volume(i: &Inspector) -> Yaml {
-    let v = Yaml::map().with("name", INSPECTOR_VOLUME);
-    match i.host_path() {
-        Some(h) => v.with(
-            "hostPath",
-            Yaml::map()
-                .with("path", h)
-                .with("type", "DirectoryOrCreate"),
-        ),
-        None => v.with("emptyDir", Yaml::map()),
-    }
-}
-
-/// The container's writable mount of [`inspector_volume`] at the directory `NCCL_INSPECTOR_DUMP_DIR` names.
-pub(crate) fn inspector_mount(i: &Inspector) -> Yaml {
-    Yaml::map()
-        .with("name", INSPECTOR_VOLUME)
-        .with("mountPath", i.dump_dir())
-}
-
-/// A host directory as a `hostPath` volume of type `Directory`: the pod fails to start when the node has
-/// not installed it, instead of NCCL falling back at run time.
-pub(crate) fn host_volume(m: &HostMount) -> Yaml {
-    Yaml::map().with("name", m.name.as_str()).with(
-        "hostPath",
-        Yaml::map()
-            .with("path", m.host_path.as_str())
-            .with("type", "Directory"),
-    )
-}
-
-/// The container's read-only mount of [`host_volume`].
-pub(crate) fn host_mount(m: &HostMount) -> Yaml {
-    Yaml::map()
-        .with("name", m.name.as_str())
-        .with("mountPath", m.mount_path.as_str())
-        .with("readOnly", true)
-}
-
-/// The host's `/dev/infiniband` as a `hostPath` volume (type `Directory`: the pod does not start on a node
-/// without RDMA devices).
-pub(crate) fn rdma_device_volume() -> Yaml {
-    use roce_model::fabric::attach::{RDMA_DEVICE_DIR, RDMA_DEVICE_VOLUME};
-    Yaml::map().with("name", RDMA_DEVICE_VOLUME).with(
-        "hostPath",
-        Yaml::map()
-            .with("path", RDMA_DEVICE_DIR)
-            .with("type", "Directory"),
-    )
-}
-
-/// The container's mount of [`rdma_device_volume`] at `/dev/infiniband`.
-pub(crate) fn rdma_device_mount() -> Yaml {
-    use roce_model::fabric::attach::{RDMA_DEVICE_DIR, RDMA_DEVICE_VOLUME};
-    Yaml::map()
-        .with("name", RDMA_DEVICE_VOLUME)
-        .with("mountPath", RDMA_DEVICE_DIR)
-}
-
-/// A memory-backed `emptyDir` volume for `/dev/shm`.
-pub(crate) fn shm_volume_named(name: &str) -> Yaml {
-    Yaml::map()
-        .with("name", name)
-        .with("emptyDir", Yaml::map().with("medium", "Memory"))
-}
-
 /// `env:` entries, values as strings, with Kubernetes' `$(VAR)` expansion escaped.
 pub(crate) fn env_list(plan: &Plan) -> Vec<Yaml> {
     env_entries(plan.env.iter())
@@ -287,65 +187,4 @@ pub(crate) fn env_list(plan: &Plan) -> Vec<Yaml> {
 /// `env:` entries of `vars`, as [`env_list`] writes them.
 pub(crate) fn env_entries<'a>(vars: impl Iterator<Item = &'a crate::plan::EnvVar>) -> Vec<Yaml> {
     vars.map(|e| edits::env_item(&e.name, &e.value)).collect()
-}
-
-/// Kubernetes expands `$(NAME)` in env values and reduces `$$` to `$`; double a `$` that precedes `(` or
-/// `$` so the container sees the value verbatim.
-pub fn escape_dependent_vars(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    let mut chars = value.chars().peekable();
-    while let Some(c) = chars.next() {
-        out.push(c);
-        if c == '$' && matches!(chars.peek(), Some('(' | '$')) {
-            out.push('$');
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::escape_dependent_vars;
-
-    /// Kubernetes' expansion of env values (`third_party/forked/golang/expansion`): `$$` → `$`,
-    /// `$(NAME)` → the variable (here: `<NAME>`, since none is defined), any other `$` kept.
-    fn k8s_expand(s: &str) -> String {
-        let b: Vec<char> = s.chars().collect();
-        let mut out = String::new();
-        let mut i = 0;
-        while i < b.len() {
-            if b[i] == '$' && i + 1 < b.len() {
-                if b[i + 1] == '$' {
-                    out.push('$');
-                    i += 2;
-                    continue;
-                }
-                if b[i + 1] == '('
-                    && let Some(end) = b[i + 2..].iter().position(|c| *c == ')')
-                {
-                    let name: String = b[i + 2..i + 2 + end].iter().collect();
-                    out.push_str(&format!("<{name}>"));
-                    i += end + 3;
-                    continue;
-                }
-            }
-            out.push(b[i]);
-            i += 1;
-        }
-        out
-    }
-
-    #[test]
-    fn dollar_escaping_survives_kubernetes_expansion() {
-        for v in [
-            "a$(B)", "$$", "$$(X)", "$HOME", "x$", "$", "$($(A))", "plain", "$$$(",
-        ] {
-            assert_eq!(k8s_expand(&escape_dependent_vars(v)), v, "{v}");
-        }
-        assert_eq!(escape_dependent_vars("a$(B)"), "a$$(B)");
-        assert_eq!(escape_dependent_vars("$HOME"), "$HOME");
-        // The check above is meaningful: unescaped, Kubernetes would change these.
-        assert_ne!(k8s_expand("a$(B)"), "a$(B)");
-        assert_ne!(k8s_expand("$$"), "$$");
-    }
 }
