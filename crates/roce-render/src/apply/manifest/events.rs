@@ -17,7 +17,7 @@ use roce_model::source::{Origin, SourceId, Spanned};
 
 /// Inputs above this size go to serde-saphyr, whose budgets (events, nodes, scalar bytes) they might
 /// reach; a manifest is kilobytes.
-const MAX_TEXT: usize = 8 << 20;
+pub(super) const MAX_TEXT: usize = 8 << 20;
 
 /// The documents of `text`, as [`super::parse`] reads them, or `None` when serde-saphyr must decide.
 pub(super) fn read(text: &str, source: SourceId, max_depth: usize) -> Option<Vec<Node>> {
@@ -102,32 +102,8 @@ impl Reader<'_> {
                 } else {
                     Scalar::Str(value.into_owned())
                 };
-                let content = match &scalar {
-                    // What `content_origin` finds, without a substring search for a verbatim plain scalar.
-                    Scalar::Str(v)
-                        if !v.is_empty()
-                            && self
-                                .text
-                                .get(origin.range())
-                                .is_some_and(|literal| literal.starts_with(v.as_str())) =>
-                    {
-                        Some(Origin::new(
-                            self.source,
-                            origin.offset..origin.offset + v.len(),
-                        ))
-                    }
-                    Scalar::Str(v) => tree::content_origin(self.text, origin, v),
-                    _ => None,
-                };
                 let plain_key = style == ScalarStyle::Plain;
-                self.add(
-                    Node {
-                        value: Value::Scalar(scalar),
-                        origin,
-                        content,
-                    },
-                    plain_key,
-                )
+                self.add(scalar_node(self.text, origin, scalar), plain_key)
             }
             Event::MappingStart(_, anchor, tag) | Event::SequenceStart(_, anchor, tag)
                 if anchor != 0 || tag.is_some() || self.stack.len() >= self.max_depth =>
@@ -188,7 +164,7 @@ impl Reader<'_> {
     }
 
     /// Put a finished node where it belongs: a document root, a list item, a key, or a key's value.
-    fn add(&mut self, mut node: Node, plain: bool) -> Option<()> {
+    fn add(&mut self, node: Node, plain: bool) -> Option<()> {
         match self.stack.last_mut() {
             None => {
                 // Empty and null-only documents are skipped, as serde-saphyr's `from_multiple` does.
@@ -203,35 +179,76 @@ impl Reader<'_> {
                 let Value::Scalar(scalar) = node.value else {
                     return None;
                 };
-                let text = match scalar {
-                    // `<<` is a merge key to serde-saphyr.
-                    Scalar::Str(s) if plain && s == "<<" => return None,
-                    Scalar::Str(s) => s,
-                    Scalar::Int(i) => i.to_string(),
-                    Scalar::Bool(b) => b.to_string(),
-                    Scalar::Null => String::new(),
-                    Scalar::Float(_) => return None,
-                };
+                let text = key_text(scalar, plain)?;
                 *key = Some(Spanned::new(text, node.origin));
             }
             Some(Frame::Map { entries, key, .. }) => {
-                let key = key.take()?;
-                if matches!(node.value, Value::Map(_))
-                    || matches!(node.value, Value::Seq(_)) && node.origin.len == 0
-                {
-                    node.origin = key.origin;
-                }
-                entries.push(Entry { key, node });
+                entries.push(entry(key.take()?, node));
             }
         }
         Some(())
     }
 }
 
+/// A scalar's node: `origin` is its literal (quotes included); `content`, for a string, where its text
+/// stands verbatim in the file (what `tree::content_origin` finds, without a substring search when the
+/// literal starts with the text, or with it after the opening quote).
+pub(super) fn scalar_node(text: &str, origin: Origin, scalar: Scalar) -> Node {
+    let content = match &scalar {
+        Scalar::Str(v) if !v.is_empty() => {
+            let literal = text.get(origin.range()).unwrap_or("");
+            let at = |skip: usize| {
+                Origin::new(
+                    origin.source,
+                    origin.offset + skip..origin.offset + skip + v.len(),
+                )
+            };
+            if literal.starts_with(v.as_str()) {
+                Some(at(0))
+            } else if literal.starts_with(['"', '\'']) && literal[1..].starts_with(v.as_str()) {
+                // The first place `find` would give: the literal does not start with the text.
+                Some(at(1))
+            } else {
+                tree::content_origin(text, origin, v)
+            }
+        }
+        _ => None,
+    };
+    Node {
+        value: Value::Scalar(scalar),
+        origin,
+        content,
+    }
+}
+
+/// A mapping entry as serde-saphyr's reading places it: a mapping value, and a block sequence (whose own
+/// span is empty), at the key.
+pub(super) fn entry(key: Spanned<String>, mut node: Node) -> Entry {
+    if matches!(node.value, Value::Map(_))
+        || matches!(node.value, Value::Seq(_)) && node.origin.len == 0
+    {
+        node.origin = key.origin;
+    }
+    Entry { key, node }
+}
+
+/// A mapping key's text as serde-saphyr gives it, or `None` for what it alone decides (a float, the merge
+/// key `<<` written plain).
+pub(super) fn key_text(scalar: Scalar, plain: bool) -> Option<String> {
+    Some(match scalar {
+        Scalar::Str(s) if plain && s == "<<" => return None,
+        Scalar::Str(s) => s,
+        Scalar::Int(i) => i.to_string(),
+        Scalar::Bool(b) => b.to_string(),
+        Scalar::Null => String::new(),
+        Scalar::Float(_) => return None,
+    })
+}
+
 /// A plain scalar typed as serde-saphyr types it for [`super::parse`] (YAML 1.1 booleans, the core
 /// schema's nulls, decimal integers), or `None` for spellings it alone should decide: anything that
 /// may be a float, a non-decimal or underscored integer, or a decimal with a leading zero.
-fn plain(value: Cow<'_, str>) -> Option<Scalar> {
+pub(super) fn plain(value: Cow<'_, str>) -> Option<Scalar> {
     if matches!(&*value, "" | "~" | "null" | "Null" | "NULL") {
         return Some(Scalar::Null);
     }
@@ -274,7 +291,7 @@ fn yaml11_bool(s: &str) -> Option<bool> {
 }
 
 /// No key given twice (serde-saphyr refuses a duplicate, with its own message).
-fn unique_keys(entries: &[Entry]) -> bool {
+pub(super) fn unique_keys(entries: &[Entry]) -> bool {
     if entries.len() <= 16 {
         return entries
             .iter()
