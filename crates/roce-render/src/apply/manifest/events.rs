@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 
 use granit_parser::{Event, Parser, ScalarStyle, Span};
-use roce_model::plumbing::tree::{self, Entry, Node, Scalar, Value};
+use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
 use roce_model::source::{Origin, SourceId, Spanned};
 
 /// Inputs above this size go to serde-saphyr, whose budgets (events, nodes, scalar bytes) they might
@@ -191,27 +191,16 @@ impl Reader<'_> {
 }
 
 /// A scalar's node: `origin` is its literal (quotes included); `content`, for a string, where its text
-/// stands verbatim in the file (what `tree::content_origin` finds, without a substring search when the
-/// literal starts with the text, or with it after the opening quote).
+/// first stands verbatim in the literal, as `tree::content_origin` finds it.
 pub(super) fn scalar_node(text: &str, origin: Origin, scalar: Scalar) -> Node {
     let content = match &scalar {
-        Scalar::Str(v) if !v.is_empty() => {
-            let literal = text.get(origin.range()).unwrap_or("");
-            let at = |skip: usize| {
+        Scalar::Str(v) if !v.is_empty() => first_place(text.get(origin.range()).unwrap_or(""), v)
+            .map(|at| {
                 Origin::new(
                     origin.source,
-                    origin.offset + skip..origin.offset + skip + v.len(),
+                    origin.offset + at..origin.offset + at + v.len(),
                 )
-            };
-            if literal.starts_with(v.as_str()) {
-                Some(at(0))
-            } else if literal.starts_with(['"', '\'']) && literal[1..].starts_with(v.as_str()) {
-                // The first place `find` would give: the literal does not start with the text.
-                Some(at(1))
-            } else {
-                tree::content_origin(text, origin, v)
-            }
-        }
+            }),
         _ => None,
     };
     Node {
@@ -219,6 +208,24 @@ pub(super) fn scalar_node(text: &str, origin: Origin, scalar: Scalar) -> Node {
         origin,
         content,
     }
+}
+
+/// `literal.find(v)` for a non-empty `v`, without building a substring searcher where the first few
+/// places `v`'s first byte occurs settle it: a plain or quoted scalar's text starts at 0 or 1, and a
+/// multi-line block scalar's is not there (its lines are indented in the literal, not in the value); the
+/// searcher costs more than reading the whole manifest.
+fn first_place(literal: &str, v: &str) -> Option<usize> {
+    let (hay, needle) = (literal.as_bytes(), v.as_bytes());
+    let last = hay.len().checked_sub(needle.len())?;
+    let mut places = memchr::memchr_iter(needle[0], &hay[..=last]);
+    for at in places.by_ref().take(16) {
+        if hay[at..].starts_with(needle) {
+            return Some(at);
+        }
+    }
+    // `at` holds `v`'s first byte, so it starts a character.
+    let at = places.next()?;
+    literal[at..].find(v).map(|i| at + i)
 }
 
 /// A mapping entry as serde-saphyr's reading places it: a mapping value, and a block sequence (whose own
@@ -335,6 +342,28 @@ mod tests {
             } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
                 out.push(path);
             }
+        }
+    }
+
+    #[test]
+    fn first_place_is_find() {
+        let long = format!("{}ab", "a".repeat(40));
+        let cases = [
+            ("\"eth0\"", "eth0"),
+            ("a\n  b\n", "a\nb\n"),
+            ("xyz", "xyz"),
+            ("'\"a'", "\"a"),
+            ("\"\u{e9}t\u{e9}\"", "\u{e9}t\u{e9}"),
+            (long.as_str(), "aab"),
+            (long.as_str(), "aac"),
+            ("ab", "abc"),
+        ];
+        for (literal, v) in cases {
+            assert_eq!(
+                first_place(literal, v),
+                literal.find(v),
+                "{literal:?} {v:?}"
+            );
         }
     }
 
