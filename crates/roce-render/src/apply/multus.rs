@@ -110,6 +110,7 @@ fn flat_json(value: &str) -> Option<Vec<Network>> {
         (b.get(i) == Some(&b'{')).then_some(())?;
         i += 1;
         let mut object = Map::new();
+        let (mut name, mut namespace) = (None, None);
         loop {
             space(&mut i);
             let key = string(&mut i)?;
@@ -118,6 +119,11 @@ fn flat_json(value: &str) -> Option<Vec<Network>> {
             i += 1;
             space(&mut i);
             let v = string(&mut i)?;
+            match key {
+                "name" => name = Some(v),
+                "namespace" => namespace = Some(v),
+                _ => {}
+            }
             if object
                 .insert(key.to_string(), Value::String(v.to_string()))
                 .is_some()
@@ -132,16 +138,8 @@ fn flat_json(value: &str) -> Option<Vec<Network>> {
                 _ => return None,
             }
         }
-        let name = object
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty())?
-            .to_string();
-        let namespace = object
-            .get("namespace")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty())
-            .map(str::to_string);
+        let name = name.filter(|n| !n.is_empty())?.to_string();
+        let namespace = namespace.filter(|n| !n.is_empty()).map(str::to_string);
         let range = name_place(value, search_from, &name);
         search_from = range.end.max(search_from);
         out.push(Network {
@@ -168,8 +166,10 @@ fn flat_json(value: &str) -> Option<Vec<Network>> {
 /// Where `"name"` first stands in `value` from `from`: the name, without its quotes (`0..0` if nowhere).
 fn name_place(value: &str, from: usize, name: &str) -> Range<usize> {
     let b = value.as_bytes();
-    memchr::memchr_iter(b'"', &b[from..])
-        .map(|q| from + q + 1)
+    // A plain loop: the name is a few quotes on, too close for a vectorised search to pay.
+    (from..b.len())
+        .filter(|&q| b[q] == b'"')
+        .map(|q| q + 1)
         .find(|&at| b[at..].starts_with(name.as_bytes()) && b.get(at + name.len()) == Some(&b'"'))
         .map_or(0..0, |at| at..at + name.len())
 }
