@@ -11,7 +11,7 @@
 # TARGETS="a b" picks targets; FUZZ_ARGS passes more libFuzzer flags (e.g. -max_len=8192).
 set -euo pipefail
 bin=$1 corpus=$2 out=$3 secs=$4 workers=$5
-targets=(${TARGETS:-profile_kdl profile_yaml manifest_lint log_explain admission_review collector_prefix nccl_tests_table ucx_lines sweep_results})
+targets=(${TARGETS:-profile_kdl profile_yaml manifest_lint manifest_readers log_explain admission_review collector_prefix nccl_tests_table ucx_lines sweep_results})
 mkdir -p "$out"
 n_of() { local v="WORKERS_$1"; echo "${!v:-$workers}"; }
 for t in "${targets[@]}"; do

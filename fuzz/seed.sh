@@ -15,6 +15,9 @@ mkdir -p "$builtins_yaml"
 for name in $(roce profiles); do roce profiles show "$name" --yaml > "$builtins_yaml/${name//\//_}.yaml"; done
 copy profile_yaml "$builtins_yaml"/*.yaml $(find ../crates/roce-model/tests/fixtures/rules -name '*.yaml')
 copy manifest_lint $(find ../crates/roce-inspect/tests/fixtures/manifests ../examples -name '*.yaml')
+# issue 33: every YAML file in the repository, for the readers compared
+copy manifest_readers $(find .. \( -path ../target -o -path ../fuzz -o -path '*/.*' \) -prune -o \
+    -type f \( -name '*.yaml' -o -name '*.yml' \) -print)
 copy log_explain ../crates/roce-inspect/tests/fixtures/logs/*.log
 # issue 32: the readers added since the first campaign
 logs=$(find ../crates/roce-inspect/tests/fixtures/logs ../crates/roce-inspect/tests/fixtures/explain-corpus -name '*.log' -o -name '*.txt' | sort)

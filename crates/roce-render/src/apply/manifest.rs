@@ -20,6 +20,7 @@ use serde_saphyr::Spanned as YSpanned;
 
 use crate::yaml::Yaml;
 
+mod block;
 mod events;
 
 /// Deepest nesting a manifest may have. A JobSet container's `env[].valueFrom.fieldRef` sits about 16
@@ -85,10 +86,58 @@ fn parse_with_depth(
     source: SourceId,
     max_depth: usize,
 ) -> Result<Vec<Node>, Box<Problem>> {
-    if let Some(docs) = events::read(text, source, max_depth) {
+    if let Some(docs) =
+        block::read(text, source, max_depth).or_else(|| events::read(text, source, max_depth))
+    {
         return Ok(docs);
     }
     serde_saphyr_parse(text, source, max_depth)
+}
+
+/// Which of [`parse`]'s readers read a text ([`compare_readers`]).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadBy {
+    /// The block reader (`manifest/block.rs`) answered.
+    pub block: bool,
+    /// The event reader (`manifest/events.rs`) answered.
+    pub events: bool,
+}
+
+/// For tests and the `manifest_readers` fuzz target: read `text` with each of [`parse`]'s readers and
+/// panic where one answers and the next one, which it stands in for, would answer differently (other
+/// trees, spans or contents, or an error).
+#[doc(hidden)]
+pub fn compare_readers(text: &str) -> ReadBy {
+    let mut sources = roce_model::source::Sources::default();
+    let source = sources.add(roce_model::Source::new("t.yaml", ""));
+    let block = block::read(text, source, MAX_DEPTH);
+    let events = events::read(text, source, MAX_DEPTH);
+    if let Some(block) = &block {
+        let events = events.as_ref().unwrap_or_else(|| {
+            panic!("the event reader refuses what the block reader read:\n{text:?}")
+        });
+        assert_eq!(format!("{block:#?}"), format!("{events:#?}"), "{text:?}");
+    }
+    if let Some(events) = &events {
+        // serde-saphyr descends recursively: give it the stack `parse` gives it.
+        let full = std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .stack_size(STACK_BYTES)
+                .spawn_scoped(scope, || serde_saphyr_parse(text, source, MAX_DEPTH))
+                .expect("a thread")
+                .join()
+                .expect("serde-saphyr does not panic")
+        });
+        let full = full.unwrap_or_else(|p| {
+            panic!("serde-saphyr refuses what the event reader read: {p:?}\n{text:?}")
+        });
+        assert_eq!(format!("{events:#?}"), format!("{full:#?}"), "{text:?}");
+    }
+    ReadBy {
+        block: block.is_some(),
+        events: events.is_some(),
+    }
 }
 
 /// The full reader, for what [`events::read`] leaves to serde-saphyr (and the tests comparing both).

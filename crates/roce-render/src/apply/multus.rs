@@ -70,6 +70,112 @@ pub fn parse(value: &str) -> Result<Vec<Network>, Malformed> {
 }
 
 fn parse_json(value: &str) -> Result<Vec<Network>, Malformed> {
+    match flat_json(value) {
+        Some(networks) => Ok(networks),
+        None => serde_json_list(value),
+    }
+}
+
+/// The JSON form as written almost always (a list of objects whose values are strings without escapes),
+/// read without serde_json's `Value`s, whose building was a sixth of `roce lint`'s instructions. `None`
+/// for anything else (other values, escapes, a repeated key, no `name`, malformed text), which
+/// [`serde_json_list`] reads, or refuses, as before; the tests compare both.
+fn flat_json(value: &str) -> Option<Vec<Network>> {
+    let b = value.as_bytes();
+    let space = |i: &mut usize| {
+        while matches!(b.get(*i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            *i += 1;
+        }
+    };
+    let string = |i: &mut usize| -> Option<&str> {
+        let start = *i + 1;
+        (b.get(*i) == Some(&b'"')).then_some(())?;
+        let len = b[start..]
+            .iter()
+            .position(|&c| matches!(c, b'"' | b'\\' | ..b' '))?;
+        (b[start + len] == b'"').then_some(())?;
+        *i = start + len + 1;
+        Some(&value[start..start + len])
+    };
+    let (mut i, mut out, mut search_from) = (0, Vec::new(), 0);
+    space(&mut i);
+    (b.get(i) == Some(&b'[')).then_some(())?;
+    i += 1;
+    space(&mut i);
+    let mut more = b.get(i) != Some(&b']');
+    if !more {
+        i += 1;
+    }
+    while more {
+        (b.get(i) == Some(&b'{')).then_some(())?;
+        i += 1;
+        let mut object = Map::new();
+        let (mut name, mut namespace) = (None, None);
+        loop {
+            space(&mut i);
+            let key = string(&mut i)?;
+            space(&mut i);
+            (b.get(i) == Some(&b':')).then_some(())?;
+            i += 1;
+            space(&mut i);
+            let v = string(&mut i)?;
+            match key {
+                "name" => name = Some(v),
+                "namespace" => namespace = Some(v),
+                _ => {}
+            }
+            if object
+                .insert(key.to_string(), Value::String(v.to_string()))
+                .is_some()
+            {
+                return None;
+            }
+            space(&mut i);
+            i += 1;
+            match b.get(i - 1) {
+                Some(b',') => {}
+                Some(b'}') => break,
+                _ => return None,
+            }
+        }
+        let name = name.filter(|n| !n.is_empty())?.to_string();
+        let namespace = namespace.filter(|n| !n.is_empty()).map(str::to_string);
+        let range = name_place(value, search_from, &name);
+        search_from = range.end.max(search_from);
+        out.push(Network {
+            namespace,
+            name,
+            object,
+            range,
+        });
+        space(&mut i);
+        i += 1;
+        more = match b.get(i - 1) {
+            Some(b',') => {
+                space(&mut i);
+                true
+            }
+            Some(b']') => false,
+            _ => return None,
+        };
+    }
+    space(&mut i);
+    (i == b.len()).then_some(out)
+}
+
+/// Where `"name"` first stands in `value` from `from`: the name, without its quotes (`0..0` if nowhere).
+fn name_place(value: &str, from: usize, name: &str) -> Range<usize> {
+    let b = value.as_bytes();
+    // A plain loop: the name is a few quotes on, too close for a vectorised search to pay.
+    (from..b.len())
+        .filter(|&q| b[q] == b'"')
+        .map(|q| q + 1)
+        .find(|&at| b[at..].starts_with(name.as_bytes()) && b.get(at + name.len()) == Some(&b'"'))
+        .map_or(0..0, |at| at..at + name.len())
+}
+
+/// The JSON form read with serde_json: every shape Multus accepts, and the error where it does not.
+fn serde_json_list(value: &str) -> Result<Vec<Network>, Malformed> {
     let list: Vec<Value> = serde_json::from_str(value).map_err(|e| {
         // The place is the problem's label; drop serde_json's " at line L column C".
         let text = e.to_string();
@@ -109,10 +215,7 @@ fn parse_json(value: &str) -> Result<Vec<Network>, Malformed> {
                 });
             }
         };
-        let quoted = format!("\"{name}\"");
-        let range = value[search_from..].find(&quoted).map_or(0..0, |at| {
-            search_from + at + 1..search_from + at + 1 + name.len()
-        });
+        let range = name_place(value, search_from, &name);
         search_from = range.end.max(search_from);
         out.push(Network {
             namespace,
@@ -281,6 +384,37 @@ mod tests {
         assert_eq!(err.range.start, "[{\"name\":\"x\"},\n {\"name\" ".len());
         assert!(parse("[1]").is_err());
         assert!(parse("[{\"namespace\":\"a\"}]").is_err());
+    }
+
+    #[test]
+    fn flat_json_reads_as_serde_json_does() {
+        let texts = [
+            "[]",
+            " [ ] ",
+            "[{\"name\":\"a\"}]",
+            "[{\"name\":\"a\",\"namespace\":\"n\"},\n {\"name\":\"b\",\"namespace\":\"\"}]\n",
+            "[{\"namespace\":\"x\",\"name\":\"x\"}, {\"name\":\"x\"}]",
+            "[{\"name\":\"é\", \"interface\" : \"net1\"}]",
+            "[{\"name\":\"a\"},]",
+            "[{\"name\":\"a\"}",
+            "[{\"name\":\"a\"}] x",
+            "[{\"name\":\"a\",\"name\":\"b\"}]",
+            "[{\"name\":\"\"}]",
+            "[{\"namespace\":\"a\"}]",
+            "[{}]",
+            "[{\"name\":\"a\\\"b\"}]",
+            "[{\"name\":\"a\tb\"}]",
+            "[{\"name\":\"a\",\"ips\":[\"10.0.0.1\"]}]",
+            "[{\"name\":1}]",
+            "[1]",
+            "[{\"name\" \"y\"}]",
+        ];
+        for text in texts {
+            if let Some(fast) = flat_json(text) {
+                assert_eq!(Ok(fast), serde_json_list(text), "{text:?}");
+            }
+        }
+        assert!(flat_json(texts[3]).is_some() && flat_json(texts[4]).is_some());
     }
 
     #[test]

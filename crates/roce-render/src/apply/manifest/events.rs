@@ -12,12 +12,12 @@
 use std::borrow::Cow;
 
 use granit_parser::{Event, Parser, ScalarStyle, Span};
-use roce_model::plumbing::tree::{self, Entry, Node, Scalar, Value};
+use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
 use roce_model::source::{Origin, SourceId, Spanned};
 
 /// Inputs above this size go to serde-saphyr, whose budgets (events, nodes, scalar bytes) they might
 /// reach; a manifest is kilobytes.
-const MAX_TEXT: usize = 8 << 20;
+pub(super) const MAX_TEXT: usize = 8 << 20;
 
 /// The documents of `text`, as [`super::parse`] reads them, or `None` when serde-saphyr must decide.
 pub(super) fn read(text: &str, source: SourceId, max_depth: usize) -> Option<Vec<Node>> {
@@ -102,32 +102,8 @@ impl Reader<'_> {
                 } else {
                     Scalar::Str(value.into_owned())
                 };
-                let content = match &scalar {
-                    // What `content_origin` finds, without a substring search for a verbatim plain scalar.
-                    Scalar::Str(v)
-                        if !v.is_empty()
-                            && self
-                                .text
-                                .get(origin.range())
-                                .is_some_and(|literal| literal.starts_with(v.as_str())) =>
-                    {
-                        Some(Origin::new(
-                            self.source,
-                            origin.offset..origin.offset + v.len(),
-                        ))
-                    }
-                    Scalar::Str(v) => tree::content_origin(self.text, origin, v),
-                    _ => None,
-                };
                 let plain_key = style == ScalarStyle::Plain;
-                self.add(
-                    Node {
-                        value: Value::Scalar(scalar),
-                        origin,
-                        content,
-                    },
-                    plain_key,
-                )
+                self.add(scalar_node(self.text, origin, scalar), plain_key)
             }
             Event::MappingStart(_, anchor, tag) | Event::SequenceStart(_, anchor, tag)
                 if anchor != 0 || tag.is_some() || self.stack.len() >= self.max_depth =>
@@ -188,7 +164,7 @@ impl Reader<'_> {
     }
 
     /// Put a finished node where it belongs: a document root, a list item, a key, or a key's value.
-    fn add(&mut self, mut node: Node, plain: bool) -> Option<()> {
+    fn add(&mut self, node: Node, plain: bool) -> Option<()> {
         match self.stack.last_mut() {
             None => {
                 // Empty and null-only documents are skipped, as serde-saphyr's `from_multiple` does.
@@ -203,35 +179,83 @@ impl Reader<'_> {
                 let Value::Scalar(scalar) = node.value else {
                     return None;
                 };
-                let text = match scalar {
-                    // `<<` is a merge key to serde-saphyr.
-                    Scalar::Str(s) if plain && s == "<<" => return None,
-                    Scalar::Str(s) => s,
-                    Scalar::Int(i) => i.to_string(),
-                    Scalar::Bool(b) => b.to_string(),
-                    Scalar::Null => String::new(),
-                    Scalar::Float(_) => return None,
-                };
+                let text = key_text(scalar, plain)?;
                 *key = Some(Spanned::new(text, node.origin));
             }
             Some(Frame::Map { entries, key, .. }) => {
-                let key = key.take()?;
-                if matches!(node.value, Value::Map(_))
-                    || matches!(node.value, Value::Seq(_)) && node.origin.len == 0
-                {
-                    node.origin = key.origin;
-                }
-                entries.push(Entry { key, node });
+                entries.push(entry(key.take()?, node));
             }
         }
         Some(())
     }
 }
 
+/// A scalar's node: `origin` is its literal (quotes included); `content`, for a string, where its text
+/// first stands verbatim in the literal, as `tree::content_origin` finds it.
+pub(super) fn scalar_node(text: &str, origin: Origin, scalar: Scalar) -> Node {
+    let content = match &scalar {
+        Scalar::Str(v) if !v.is_empty() => first_place(text.get(origin.range()).unwrap_or(""), v)
+            .map(|at| {
+                Origin::new(
+                    origin.source,
+                    origin.offset + at..origin.offset + at + v.len(),
+                )
+            }),
+        _ => None,
+    };
+    Node {
+        value: Value::Scalar(scalar),
+        origin,
+        content,
+    }
+}
+
+/// `literal.find(v)` for a non-empty `v`, without building a substring searcher where the first few
+/// places `v`'s first byte occurs settle it: a plain or quoted scalar's text starts at 0 or 1, and a
+/// multi-line block scalar's is not there (its lines are indented in the literal, not in the value); the
+/// searcher costs more than reading the whole manifest.
+fn first_place(literal: &str, v: &str) -> Option<usize> {
+    let (hay, needle) = (literal.as_bytes(), v.as_bytes());
+    let last = hay.len().checked_sub(needle.len())?;
+    let mut places = memchr::memchr_iter(needle[0], &hay[..=last]);
+    for at in places.by_ref().take(16) {
+        if hay[at..].starts_with(needle) {
+            return Some(at);
+        }
+    }
+    // `at` holds `v`'s first byte, so it starts a character.
+    let at = places.next()?;
+    literal[at..].find(v).map(|i| at + i)
+}
+
+/// A mapping entry as serde-saphyr's reading places it: a mapping value, and a block sequence (whose own
+/// span is empty), at the key.
+pub(super) fn entry(key: Spanned<String>, mut node: Node) -> Entry {
+    if matches!(node.value, Value::Map(_))
+        || matches!(node.value, Value::Seq(_)) && node.origin.len == 0
+    {
+        node.origin = key.origin;
+    }
+    Entry { key, node }
+}
+
+/// A mapping key's text as serde-saphyr gives it, or `None` for what it alone decides (a float, the merge
+/// key `<<` written plain).
+pub(super) fn key_text(scalar: Scalar, plain: bool) -> Option<String> {
+    Some(match scalar {
+        Scalar::Str(s) if plain && s == "<<" => return None,
+        Scalar::Str(s) => s,
+        Scalar::Int(i) => i.to_string(),
+        Scalar::Bool(b) => b.to_string(),
+        Scalar::Null => String::new(),
+        Scalar::Float(_) => return None,
+    })
+}
+
 /// A plain scalar typed as serde-saphyr types it for [`super::parse`] (YAML 1.1 booleans, the core
 /// schema's nulls, decimal integers), or `None` for spellings it alone should decide: anything that
 /// may be a float, a non-decimal or underscored integer, or a decimal with a leading zero.
-fn plain(value: Cow<'_, str>) -> Option<Scalar> {
+pub(super) fn plain(value: Cow<'_, str>) -> Option<Scalar> {
     if matches!(&*value, "" | "~" | "null" | "Null" | "NULL") {
         return Some(Scalar::Null);
     }
@@ -274,7 +298,7 @@ fn yaml11_bool(s: &str) -> Option<bool> {
 }
 
 /// No key given twice (serde-saphyr refuses a duplicate, with its own message).
-fn unique_keys(entries: &[Entry]) -> bool {
+pub(super) fn unique_keys(entries: &[Entry]) -> bool {
     if entries.len() <= 16 {
         return entries
             .iter()
@@ -318,6 +342,28 @@ mod tests {
             } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
                 out.push(path);
             }
+        }
+    }
+
+    #[test]
+    fn first_place_is_find() {
+        let long = format!("{}ab", "a".repeat(40));
+        let cases = [
+            ("\"eth0\"", "eth0"),
+            ("a\n  b\n", "a\nb\n"),
+            ("xyz", "xyz"),
+            ("'\"a'", "\"a"),
+            ("\"\u{e9}t\u{e9}\"", "\u{e9}t\u{e9}"),
+            (long.as_str(), "aab"),
+            (long.as_str(), "aac"),
+            ("ab", "abc"),
+        ];
+        for (literal, v) in cases {
+            assert_eq!(
+                first_place(literal, v),
+                literal.find(v),
+                "{literal:?} {v:?}"
+            );
         }
     }
 

@@ -1,0 +1,777 @@
+//! The first reader tried: the block YAML that manifests are written in, read byte by byte straight into
+//! [`Node`] trees.
+//!
+//! Manifests use a small part of YAML: block mappings and sequences indented with spaces, plain and quoted
+//! scalars, literal and folded blocks, short flow collections, comments, `---`. This reader reads that part
+//! in one pass with no token queue (granit-parser's scanner alone costs several times what it does) and
+//! gives the trees [`super::events`] builds from granit-parser's events, spans included. Anything else
+//! makes it give up (`None`) and the file goes to `events` (and from there to serde-saphyr) as before:
+//! tabs, carriage returns, control and special Unicode characters, anchors, aliases, tags, directives,
+//! `...`, complex and multi-line keys, multi-line quoted scalars, empty flow entries, the rarer escapes, what
+//! serde-saphyr types itself (floats, odd integers, merge keys), duplicate keys, input near the budgets, and
+//! anything malformed (so errors keep serde-saphyr's words). It may be faster, never different: its tests
+//! compare both readers on every YAML file in the repository and on generated documents, and the
+//! `manifest_readers` fuzz target on whatever a fuzzer makes.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use memchr::{memchr, memchr2_iter, memchr3};
+use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
+use roce_model::source::{Origin, SourceId, Spanned};
+
+use super::events::{self, MAX_TEXT};
+
+/// Longest key read here: granit-parser looks at most 1,024 characters ahead for a key's `:`.
+const MAX_KEY: usize = 512;
+/// Nodes and documents read here: well inside serde-saphyr's budgets (250,000 nodes, 1,000,000 events,
+/// 1,024 documents), so that a file near them is read, or refused, by the readers that apply them.
+const MAX_NODES: usize = 100_000;
+const MAX_DOCS: usize = 512;
+
+/// The documents of `text` as [`super::parse`] reads them, or `None` when the other readers must decide.
+pub(super) fn read(text: &str, source: SourceId, max_depth: usize) -> Option<Vec<Node>> {
+    if text.len() > MAX_TEXT || !plain_text(text) {
+        return None;
+    }
+    Reader {
+        text,
+        b: text.as_bytes(),
+        pos: 0,
+        source,
+        // As `events` counts it: collections open at once.
+        depth: max_depth.saturating_sub(2),
+        nodes: 0,
+    }
+    .stream()
+}
+
+/// Text this reader reads: line feeds and printable characters. Tabs, carriage returns and control
+/// characters change how YAML reads indentation and line breaks (or are errors), and NEL, the line and
+/// paragraph separators, the byte-order mark and the non-characters are special to YAML parsers.
+fn plain_text(text: &str) -> bool {
+    // Branch-free per chunk, so the common all-ASCII file is checked at a few bytes per cycle.
+    let simple = |c: u8| (c == b'\n') | (c.wrapping_sub(b' ') < 0x5f);
+    if text
+        .as_bytes()
+        .chunks(64)
+        .all(|chunk| chunk.iter().fold(true, |ok, &c| ok & simple(c)))
+    {
+        return true;
+    }
+    text.chars().all(|c| {
+        matches!(c, '\n' | ' '..='~' | '\u{a1}'..='\u{2027}' | '\u{202a}'..='\u{fefe}'
+            | '\u{ff00}'..='\u{fffd}' | '\u{10000}'..)
+    })
+}
+
+/// A space, a line break, or the end of the text (which [`Reader::at`] reads as NUL: `plain_text` has none).
+fn sep(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | 0)
+}
+
+/// Can a block plain scalar not start with `c`, then `next`? YAML's indicators, and what is left to the
+/// full parser: anchors, aliases, tags, directives, reserved characters, complex keys.
+fn not_plain(c: u8, next: u8) -> bool {
+    match c {
+        b'-' | b'?' | b':' => sep(next),
+        b'&' | b'*' | b'!' | b'%' | b'@' | b'`' | b',' | b'[' | b']' | b'{' | b'}' | b'#'
+        | b'|' | b'>' | b'"' | b'\'' => true,
+        _ => false,
+    }
+}
+
+/// [`not_plain`] inside a flow collection, where `-`, `?` and `:` before a flow indicator are errors.
+fn not_plain_flow(c: u8, next: u8) -> bool {
+    not_plain(c, next)
+        || matches!(c, b'-' | b'?' | b':') && matches!(next, b',' | b'[' | b']' | b'{' | b'}')
+}
+
+struct Reader<'t> {
+    text: &'t str,
+    b: &'t [u8],
+    /// Between nodes: the start of a line.
+    pos: usize,
+    source: SourceId,
+    /// How many more collections may be open at once.
+    depth: usize,
+    nodes: usize,
+}
+
+impl Reader<'_> {
+    /// The byte at `i`, NUL past the end.
+    fn at(&self, i: usize) -> u8 {
+        self.b.get(i).copied().unwrap_or(0)
+    }
+
+    fn spaces(&self, from: usize) -> usize {
+        let rest = self.b.get(from..).unwrap_or_default();
+        rest.iter().position(|&c| c != b' ').unwrap_or(rest.len())
+    }
+
+    /// Where the line `from` is in ends: its line feed, or the end of the text.
+    fn line_end(&self, from: usize) -> usize {
+        memchr(b'\n', &self.b[from..]).map_or(self.b.len(), |i| from + i)
+    }
+
+    /// The start of the line after the one `at` is in (the end of the text after the last).
+    fn next_line(&self, at: usize) -> usize {
+        (self.line_end(at) + 1).min(self.b.len())
+    }
+
+    fn origin(&self, range: Range<usize>) -> Origin {
+        Origin::new(self.source, range)
+    }
+
+    fn count(&mut self) -> Option<()> {
+        self.nodes += 1;
+        (self.nodes <= MAX_NODES).then_some(())
+    }
+
+    fn open(&mut self) -> Option<()> {
+        self.count()?;
+        self.depth = self.depth.checked_sub(1)?;
+        Some(())
+    }
+
+    fn close(&mut self) {
+        self.depth += 1;
+    }
+
+    /// Skip blank and comment lines from `pos` (a line start): the indentation of the next line with
+    /// content, `pos` at its start, or `None` at the end of the text.
+    fn content_line(&mut self) -> Option<usize> {
+        loop {
+            let indent = self.spaces(self.pos);
+            match self.at(self.pos + indent) {
+                0 => {
+                    self.pos = self.b.len();
+                    return None;
+                }
+                b'\n' => self.pos += indent + 1,
+                b'#' => self.pos = self.next_line(self.pos + indent),
+                _ => return Some(indent),
+            }
+        }
+    }
+
+    /// The rest of a node's last line from `at`: spaces, then a comment or nothing. `pos` moves to the
+    /// next line.
+    fn end_line(&mut self, at: usize) -> Option<()> {
+        let i = at + self.spaces(at);
+        match self.at(i) {
+            b'\n' | 0 => {}
+            b'#' if i > at => {}
+            _ => return None,
+        }
+        self.pos = self.next_line(i);
+        Some(())
+    }
+
+    /// The document marker (`-` for `---`, `.` for `...`) at `pos`, a line start.
+    fn marker(&self) -> Option<u8> {
+        let c = self.at(self.pos);
+        (matches!(c, b'-' | b'.')
+            && self.at(self.pos + 1) == c
+            && self.at(self.pos + 2) == c
+            && sep(self.at(self.pos + 3)))
+        .then_some(c)
+    }
+
+    /// Every document; empty and null ones skipped, as serde-saphyr's `from_multiple` does.
+    fn stream(&mut self) -> Option<Vec<Node>> {
+        let mut docs = Vec::new();
+        let mut begun = 0;
+        while let Some(mut indent) = self.content_line() {
+            begun += 1;
+            if begun > MAX_DOCS {
+                return None;
+            }
+            if indent == 0 && self.marker() == Some(b'-') {
+                self.end_line(self.pos + 3)?;
+                match self.content_line() {
+                    None => break,
+                    Some(0) if self.marker() == Some(b'-') => continue,
+                    Some(i) => indent = i,
+                }
+            }
+            if indent == 0 && (self.marker().is_some() || self.at(self.pos) == b'%') {
+                return None;
+            }
+            let node = self.node(self.pos + indent, indent, -1)?;
+            if !matches!(node.value, Value::Scalar(Scalar::Null)) {
+                docs.push(node);
+            }
+            match self.content_line() {
+                None => break,
+                Some(0) if self.marker() == Some(b'-') => {}
+                Some(_) => return None,
+            }
+        }
+        Some(docs)
+    }
+
+    /// The node that starts at `p`, in column `col`, inside a block collection indented `parent` (-1 at
+    /// a document's root). `pos` moves to the line after it.
+    fn node(&mut self, p: usize, col: usize, parent: isize) -> Option<Node> {
+        let (c, next) = (self.at(p), self.at(p + 1));
+        match c {
+            b'-' if sep(next) => self.block_seq(p, col),
+            b'[' | b'{' => {
+                let (node, end) = self.flow(p)?;
+                self.end_line(end)?;
+                Some(node)
+            }
+            b'|' | b'>' => self.block_scalar(p, usize::try_from(parent).ok()?),
+            b'"' | b'\'' if self.key_colon(p).is_none() => {
+                let (node, end) = self.quoted(p)?;
+                self.end_line(end)?;
+                Some(node)
+            }
+            b'"' | b'\'' => self.block_map(p, col),
+            _ if not_plain(c, next) => None,
+            _ if self.key_colon(p).is_some() => self.block_map(p, col),
+            _ => self.plain(p, parent),
+        }
+    }
+
+    /// Where the `:` of a block mapping key that starts at `p` is, when its line has one.
+    fn key_colon(&self, p: usize) -> Option<usize> {
+        let colon = match self.b[p] {
+            b'"' | b'\'' => self.quoted_end(p)?,
+            _ => {
+                let line = &self.b[p..self.line_end(p)];
+                let mut found = None;
+                for i in memchr2_iter(b':', b'#', line) {
+                    if line[i] == b':' && sep(self.at(p + i + 1)) {
+                        found = Some(p + i);
+                        break;
+                    }
+                    if line[i] == b'#' && i > 0 && line[i - 1] == b' ' {
+                        return None;
+                    }
+                }
+                found?
+            }
+        };
+        (self.at(colon) == b':' && sep(self.at(colon + 1))).then_some(colon)
+    }
+
+    /// A mapping key from `p` to its `:` at `colon`, as serde-saphyr types and writes it.
+    fn key(&mut self, p: usize, colon: usize) -> Option<Spanned<String>> {
+        if colon - p > MAX_KEY {
+            return None;
+        }
+        self.count()?;
+        let text = match self.b[p] {
+            b'"' | b'\'' => events::key_text(Scalar::Str(self.quoted_value(p)?.0), false)?,
+            c if not_plain(c, self.at(p + 1)) => return None,
+            _ => {
+                let raw = &self.text[p..colon];
+                if raw.ends_with(' ') {
+                    return None;
+                }
+                events::key_text(events::plain(Cow::Borrowed(raw))?, true)?
+            }
+        };
+        Some(Spanned::new(text, self.origin(p..colon)))
+    }
+
+    /// A block mapping whose first key starts at `p`, in column `col`.
+    fn block_map(&mut self, mut p: usize, col: usize) -> Option<Node> {
+        self.open()?;
+        let mut entries: Vec<Entry> = Vec::new();
+        loop {
+            let colon = self.key_colon(p)?;
+            let key = self.key(p, colon)?;
+            let node = self.map_value(colon, col)?;
+            entries.push(events::entry(key, node));
+            if !self.same_column(col)? {
+                break;
+            }
+            p = self.pos + col;
+        }
+        self.close();
+        if !events::unique_keys(&entries) {
+            return None;
+        }
+        let origin = entries[0].key.origin;
+        Some(Node::new(Value::Map(entries), origin))
+    }
+
+    /// After an entry of a block collection in column `col`: does the next line go on in that column? A
+    /// deeper line there is an error, left to the parser.
+    fn same_column(&mut self, col: usize) -> Option<bool> {
+        match self.content_line() {
+            Some(i) if i > col => None,
+            Some(i) => Some(i == col && !(col == 0 && self.marker().is_some())),
+            None => Some(false),
+        }
+    }
+
+    /// Is there a block sequence's `- ` at `pos + col`?
+    fn dash(&self, col: usize) -> bool {
+        self.at(self.pos + col) == b'-' && sep(self.at(self.pos + col + 1))
+    }
+
+    /// The value after a key's `:` at `colon`, in a mapping in column `col`.
+    fn map_value(&mut self, colon: usize, col: usize) -> Option<Node> {
+        let v = colon + 1 + self.spaces(colon + 1);
+        if !matches!(self.at(v), b'\n' | 0 | b'#') {
+            return self.inline(v, col);
+        }
+        self.pos = self.next_line(v);
+        match self.content_line() {
+            Some(i) if i > col => self.node(self.pos + i, i, col as isize),
+            // A sequence may sit in its key's column.
+            Some(i) if i == col && self.dash(col) => self.block_seq(self.pos + col, col),
+            // granit-parser places an empty value at its key's `:`.
+            _ => self.scalar(colon..colon, Scalar::Null),
+        }
+    }
+
+    /// A mapping value that starts on its key's line, at `v`.
+    fn inline(&mut self, v: usize, col: usize) -> Option<Node> {
+        match self.at(v) {
+            b'|' | b'>' => self.block_scalar(v, col),
+            b'"' | b'\'' => {
+                let (node, end) = self.quoted(v)?;
+                self.end_line(end)?;
+                Some(node)
+            }
+            b'[' | b'{' => {
+                let (node, end) = self.flow(v)?;
+                self.end_line(end)?;
+                Some(node)
+            }
+            c if not_plain(c, self.at(v + 1)) => None,
+            _ => self.plain(v, col as isize),
+        }
+    }
+
+    /// A block sequence whose first `-` is at `p`, in column `col`.
+    fn block_seq(&mut self, mut p: usize, col: usize) -> Option<Node> {
+        self.open()?;
+        // granit-parser's span of a block sequence is empty, at its first dash.
+        let origin = self.origin(p..p);
+        let mut items = Vec::new();
+        loop {
+            let v = p + 1 + self.spaces(p + 1);
+            let item = match self.at(v) {
+                b'\n' | 0 | b'#' => self.item_below(v, col)?,
+                _ => self.node(v, col + (v - p), col as isize)?,
+            };
+            items.push(item);
+            match self.content_line() {
+                Some(i) if i == col && self.dash(col) => p = self.pos + col,
+                Some(i) if i > col => return None,
+                _ => break,
+            }
+        }
+        self.close();
+        Some(Node::new(Value::Seq(items), origin))
+    }
+
+    /// A sequence item that starts below its dash's line (whose rest, from `v`, is empty or a comment);
+    /// or null, placed where that line ends, as granit-parser places it.
+    fn item_below(&mut self, v: usize, col: usize) -> Option<Node> {
+        let end = self.line_end(v);
+        self.pos = self.next_line(v);
+        match self.content_line() {
+            Some(i) if i > col => self.node(self.pos + i, i, col as isize),
+            _ => self.scalar(end..end, Scalar::Null),
+        }
+    }
+
+    fn scalar(&mut self, range: Range<usize>, scalar: Scalar) -> Option<Node> {
+        self.count()?;
+        Some(events::scalar_node(self.text, self.origin(range), scalar))
+    }
+
+    /// A plain scalar from `p`, continued on the lines indented deeper than `parent` (none at the root),
+    /// folded as YAML folds them.
+    fn plain(&mut self, p: usize, parent: isize) -> Option<Node> {
+        let (mut end, mut line_end, mut comment) = self.plain_line(p)?;
+        let mut folded: Option<String> = None;
+        let mut next = line_end + 1;
+        let mut breaks = 0;
+        while parent >= 0 && !comment && next < self.b.len() {
+            let s = next + self.spaces(next);
+            match self.at(s) {
+                b'\n' => {
+                    breaks += 1;
+                    next = s + 1;
+                    continue;
+                }
+                0 | b'#' => break,
+                _ if (s - next) as isize <= parent => break,
+                c if not_plain(c, self.at(s + 1)) => return None,
+                _ => {}
+            }
+            let (e, le, c) = self.plain_line(s)?;
+            let value = folded.get_or_insert_with(|| self.text[p..end].to_owned());
+            if breaks == 0 {
+                value.push(' ');
+            }
+            value.extend(std::iter::repeat_n('\n', breaks));
+            value.push_str(&self.text[s..e]);
+            (end, line_end, comment, breaks, next) = (e, le, c, 0, le + 1);
+        }
+        self.pos = (line_end + 1).min(self.b.len());
+        let value = folded.map_or(Cow::Borrowed(&self.text[p..end]), Cow::Owned);
+        let scalar = events::plain(value)?;
+        self.scalar(p..end, scalar)
+    }
+
+    /// One line of a plain scalar from `p`: where its text ends (trailing spaces dropped), where the line
+    /// ends, and whether a comment ends it; `None` where a `: ` in it would make it a key.
+    fn plain_line(&self, p: usize) -> Option<(usize, usize, bool)> {
+        let le = self.line_end(p);
+        let (mut end, mut comment) = (le, false);
+        for i in memchr2_iter(b':', b'#', &self.b[p..le]) {
+            let at = p + i;
+            if self.b[at] == b':' {
+                if sep(self.at(at + 1)) {
+                    return None;
+                }
+            } else if i > 0 && self.b[at - 1] == b' ' {
+                (end, comment) = (at, true);
+                break;
+            }
+        }
+        while end > p && self.b[end - 1] == b' ' {
+            end -= 1;
+        }
+        Some((end, le, comment))
+    }
+
+    /// A quoted scalar at `p`, and where it ends.
+    fn quoted(&mut self, p: usize) -> Option<(Node, usize)> {
+        let (value, end) = self.quoted_value(p)?;
+        Some((self.scalar(p..end, Scalar::Str(value))?, end))
+    }
+
+    /// Where the quoted scalar at `p` ends, when it ends on its line.
+    fn quoted_end(&self, p: usize) -> Option<usize> {
+        let q = self.b[p];
+        let mut i = p + 1;
+        loop {
+            let j = i + memchr3(q, b'\\', b'\n', self.b.get(i..)?)?;
+            match self.b[j] {
+                b'\n' => return None,
+                b'\\' if q == b'"' => i = j + 2,
+                b'\\' => i = j + 1,
+                _ if q == b'\'' && self.at(j + 1) == b'\'' => i = j + 2,
+                _ => return Some(j + 1),
+            }
+        }
+    }
+
+    /// A one-line quoted scalar's value at `p`, and where it ends.
+    fn quoted_value(&self, p: usize) -> Option<(String, usize)> {
+        let q = self.b[p];
+        let mut out = String::new();
+        let mut i = p + 1;
+        loop {
+            let j = i + memchr3(q, b'\\', b'\n', &self.b[i..])?;
+            out.push_str(&self.text[i..j]);
+            match self.b[j] {
+                b'\n' => return None,
+                b'\\' if q == b'"' => i = escape(self.text, j + 1, &mut out)?,
+                b'\\' => {
+                    out.push('\\');
+                    i = j + 1;
+                }
+                _ if q == b'\'' && self.at(j + 1) == b'\'' => {
+                    out.push('\'');
+                    i = j + 2;
+                }
+                _ => return Some((out, j + 1)),
+            }
+        }
+    }
+
+    /// A literal (`|`) or folded (`>`) block scalar whose header is at `p`, in a block collection indented
+    /// `parent`: granit-parser's reading (`scan_block_scalar`), span included, for lines of spaces no
+    /// deeper than the scalar's indentation.
+    fn block_scalar(&mut self, p: usize, parent: usize) -> Option<Node> {
+        let literal = self.b[p] == b'|';
+        let (chomp, explicit, header_end) = self.block_header(p + 1)?;
+        let first = self.next_line(header_end);
+        let indent = match explicit {
+            Some(n) => parent + n,
+            None => self.block_indent(first, parent)?,
+        };
+        let (mut l, mut breaks) = (first, 0);
+        let mut at = loop {
+            let s = self.spaces(l);
+            match self.at(l + s) {
+                b'\n' if s <= indent => (l, breaks) = (l + s + 1, breaks + 1),
+                // An empty scalar, an error, or a deeper line of spaces: left to the parser.
+                _ if s < indent => return None,
+                b'\n' | 0 => return None,
+                _ => break l + indent,
+            }
+        };
+        let start = at;
+        let mut out = String::new();
+        let (mut leading_break, mut leading_blank) = (false, false);
+        let end = loop {
+            let blank = self.b[at] == b' ';
+            if !literal && leading_break && !leading_blank && !blank {
+                if breaks == 0 {
+                    out.push(' ');
+                }
+            } else if leading_break {
+                out.push('\n');
+            }
+            out.extend(std::iter::repeat_n('\n', breaks));
+            (breaks, leading_blank) = (0, blank);
+            let le = self.line_end(at);
+            out.push_str(&self.text[at..le]);
+            if le == self.b.len() {
+                (l, leading_break) = (le, false);
+                break le;
+            }
+            leading_break = true;
+            l = le + 1;
+            let s = loop {
+                let s = self.spaces(l);
+                match self.at(l + s) {
+                    b'\n' if s <= indent => (l, breaks) = (l + s + 1, breaks + 1),
+                    b'\n' => return None,
+                    0 if s > 0 => return None,
+                    _ => break s,
+                }
+            };
+            if s < indent || l == self.b.len() {
+                break l + s;
+            }
+            at = l + indent;
+        };
+        debug_assert!(leading_break || breaks == 0);
+        if chomp != Some(b'-') {
+            out.push('\n');
+        }
+        if chomp == Some(b'+') {
+            out.extend(std::iter::repeat_n('\n', breaks));
+        }
+        self.pos = l;
+        self.scalar(start..end, Scalar::Str(out))
+    }
+
+    /// A block scalar header's indicators from `i` (chomping, indentation, in either order) and where its
+    /// line ends; a comment may follow. `None` for anything else, or no line after it.
+    fn block_header(&self, mut i: usize) -> Option<(Option<u8>, Option<usize>, usize)> {
+        let (mut chomp, mut indent) = (None, None);
+        for _ in 0..2 {
+            match self.at(i) {
+                c @ (b'-' | b'+') if chomp.is_none() => chomp = Some(c),
+                c @ b'1'..=b'9' if indent.is_none() => indent = Some(usize::from(c - b'0')),
+                _ => break,
+            }
+            i += 1;
+        }
+        let j = i + self.spaces(i);
+        let end = match self.at(j) {
+            b'\n' => j,
+            b'#' if j > i => self.line_end(j),
+            _ => return None,
+        };
+        (end < self.b.len()).then_some((chomp, indent, end))
+    }
+
+    /// An auto-detected block scalar's indentation: its first content line's (from line `l` on), when
+    /// that is deeper than `parent` and than every line of spaces before it.
+    fn block_indent(&self, mut l: usize, parent: usize) -> Option<usize> {
+        let mut blank = 0;
+        loop {
+            let s = self.spaces(l);
+            match self.at(l + s) {
+                b'\n' => (blank, l) = (blank.max(s), l + s + 1),
+                0 => return None,
+                _ => return (s > parent && s >= blank).then_some(s),
+            }
+        }
+    }
+
+    /// A flow collection (`[…]` or `{…}`) from `p`: the node and where it ends.
+    fn flow(&mut self, p: usize) -> Option<(Node, usize)> {
+        self.open()?;
+        let read = if self.b[p] == b'[' {
+            self.flow_seq(p)
+        } else {
+            self.flow_map(p)
+        };
+        self.close();
+        read
+    }
+
+    fn flow_seq(&mut self, p: usize) -> Option<(Node, usize)> {
+        let mut items = Vec::new();
+        let mut i = self.flow_space(p + 1)?;
+        if self.at(i) != b']' {
+            loop {
+                let (item, end) = self.flow_node(i)?;
+                items.push(item);
+                i = self.flow_space(end)?;
+                match self.at(i) {
+                    b',' => i = self.flow_space(i + 1)?,
+                    b']' => break,
+                    _ => return None,
+                }
+                if self.at(i) == b']' {
+                    return None;
+                }
+            }
+        }
+        Some((Node::new(Value::Seq(items), self.origin(p..p + 1)), i + 1))
+    }
+
+    fn flow_map(&mut self, p: usize) -> Option<(Node, usize)> {
+        let mut entries = Vec::new();
+        let mut i = self.flow_space(p + 1)?;
+        if self.at(i) != b'}' {
+            loop {
+                let colon = self.flow_key_colon(i)?;
+                let key = self.key(i, colon)?;
+                let (node, end) = self.flow_node(self.flow_space(colon + 1)?)?;
+                entries.push(events::entry(key, node));
+                i = self.flow_space(end)?;
+                match self.at(i) {
+                    b',' => i = self.flow_space(i + 1)?,
+                    b'}' => break,
+                    _ => return None,
+                }
+                if self.at(i) == b'}' {
+                    return None;
+                }
+            }
+        }
+        if !events::unique_keys(&entries) {
+            return None;
+        }
+        let origin = entries
+            .first()
+            .map_or(self.origin(p..p + 1), |e| e.key.origin);
+        Some((Node::new(Value::Map(entries), origin), i + 1))
+    }
+
+    /// Where the `:` after a flow mapping key from `i` is: right after the key, before a space or a line
+    /// break.
+    fn flow_key_colon(&self, i: usize) -> Option<usize> {
+        let c = self.at(i);
+        let colon = match c {
+            b'"' | b'\'' => self.quoted_end(i)?,
+            _ if not_plain_flow(c, self.at(i + 1)) => return None,
+            _ => self.flow_plain_stop(i)?,
+        };
+        (self.at(colon) == b':' && matches!(self.at(colon + 1), b' ' | b'\n')).then_some(colon)
+    }
+
+    /// A node inside a flow collection, from `i`, and where it ends.
+    fn flow_node(&mut self, i: usize) -> Option<(Node, usize)> {
+        let c = self.at(i);
+        match c {
+            0 => None,
+            b'[' | b'{' => self.flow(i),
+            b'"' | b'\'' => self.quoted(i),
+            _ if not_plain_flow(c, self.at(i + 1)) => None,
+            _ => {
+                let stop = self.flow_plain_stop(i)?;
+                let mut end = stop;
+                while self.b[end - 1] == b' ' {
+                    end -= 1;
+                }
+                // A scalar that reaches a line break or a comment may go on on the next line.
+                if matches!(self.at(stop), b'\n' | b'#')
+                    && !matches!(self.at(self.flow_space(stop)?), b',' | b']' | b'}')
+                {
+                    return None;
+                }
+                let scalar = events::plain(Cow::Borrowed(&self.text[i..end]))?;
+                Some((self.scalar(i..end, scalar)?, end))
+            }
+        }
+    }
+
+    /// Where a plain scalar inside a flow collection, from `j`, stops: at `,` `]` `}`, at a `:` before a
+    /// space, a line break or one of those, at a comment, or at the line's end. `None` at a `[` or `{`.
+    fn flow_plain_stop(&self, mut j: usize) -> Option<usize> {
+        loop {
+            match self.at(j) {
+                b',' | b']' | b'}' | b'\n' | 0 => return Some(j),
+                b'[' | b'{' => return None,
+                b':' if matches!(
+                    self.at(j + 1),
+                    b' ' | b'\n' | 0 | b',' | b'[' | b']' | b'{' | b'}'
+                ) =>
+                {
+                    return Some(j);
+                }
+                b'#' if self.b[j - 1] == b' ' => return Some(j),
+                _ => j += 1,
+            }
+        }
+    }
+
+    /// Spaces, line breaks and comments inside a flow collection, from `i`. A line that starts in column
+    /// 0 is left to the parser, unless it closes a collection.
+    fn flow_space(&self, mut i: usize) -> Option<usize> {
+        loop {
+            match self.at(i) {
+                b' ' => i += 1,
+                b'\n' => {
+                    i += 1;
+                    if !matches!(self.at(i), b' ' | b'\n' | b']' | b'}' | 0) {
+                        return None;
+                    }
+                }
+                b'#' if matches!(self.b[i - 1], b' ' | b'\n') => i = self.line_end(i),
+                _ => return Some(i),
+            }
+        }
+    }
+}
+
+/// A double-quoted scalar's escape whose `\` is before `i` (YAML 1.2's set): where it ends. `None` for a
+/// line continuation or an unknown escape, left to the parser.
+fn escape(text: &str, i: usize, out: &mut String) -> Option<usize> {
+    let c = match text.as_bytes().get(i)? {
+        b'0' => '\0',
+        b'a' => '\u{7}',
+        b'b' => '\u{8}',
+        b't' => '\t',
+        b'n' => '\n',
+        b'v' => '\u{b}',
+        b'f' => '\u{c}',
+        b'r' => '\r',
+        b'e' => '\u{1b}',
+        b' ' => ' ',
+        b'"' => '"',
+        b'/' => '/',
+        b'\\' => '\\',
+        b'N' => '\u{85}',
+        b'_' => '\u{a0}',
+        b'L' => '\u{2028}',
+        b'P' => '\u{2029}',
+        b'x' => return hex(text, i + 1, 2, out),
+        b'u' => return hex(text, i + 1, 4, out),
+        b'U' => return hex(text, i + 1, 8, out),
+        _ => return None,
+    };
+    out.push(c);
+    Some(i + 1)
+}
+
+fn hex(text: &str, i: usize, digits: usize, out: &mut String) -> Option<usize> {
+    let hex = text.get(i..i + digits)?;
+    if !hex.bytes().all(|d| d.is_ascii_hexdigit()) {
+        return None;
+    }
+    out.push(char::from_u32(u32::from_str_radix(hex, 16).ok()?)?);
+    Some(i + digits)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,455 @@
+//! The block reader against the event reader (and that one against serde-saphyr): the same trees, spans
+//! and contents wherever it answers, on every YAML file in the repository, on edits of them, on edge cases
+//! and on generated documents.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+
+use super::super::{MAX_DEPTH, compare_readers, events};
+
+fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let hidden = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+        if path.is_dir() && !hidden && !path.ends_with("target") {
+            yaml_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            out.push(path);
+        }
+    }
+}
+
+fn repo_yaml() -> Vec<String> {
+    let mut files = Vec::new();
+    yaml_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
+        &mut files,
+    );
+    files.sort();
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .collect()
+}
+
+#[test]
+fn same_trees_on_every_yaml_file() {
+    let texts = repo_yaml();
+    let read = texts.iter().filter(|t| compare_readers(t).block).count();
+    // Most manifests take the block reader.
+    assert!(texts.len() > 150, "{} files", texts.len());
+    assert!(read * 10 > texts.len() * 8, "{read} of {}", texts.len());
+}
+
+/// The block reader against the event reader alone (the event reader is compared with serde-saphyr
+/// elsewhere): the same trees wherever it answers.
+fn block_vs_events(text: &str) {
+    let mut sources = roce_model::source::Sources::default();
+    let source = sources.add(roce_model::Source::new("t.yaml", ""));
+    if let Some(block) = super::read(text, source, MAX_DEPTH) {
+        let events = events::read(text, source, MAX_DEPTH).unwrap_or_else(|| {
+            panic!("the event reader refuses what the block reader read:\n{text:?}")
+        });
+        assert_eq!(format!("{block:#?}"), format!("{events:#?}"), "{text:?}");
+    }
+}
+
+/// Every file cut after each of its lines (every fifth in a debug build, where this takes minutes), and
+/// written with CRLF, a BOM, tabs, trailing or doubled spaces: the block reader reads the same or leaves
+/// the file to the others.
+#[test]
+fn same_trees_on_edited_yaml_files() {
+    let stride = if cfg!(debug_assertions) { 5 } else { 1 };
+    for text in repo_yaml() {
+        let mut cut = 0;
+        for (i, line) in text.split_inclusive('\n').enumerate() {
+            cut += line.len();
+            if i % stride != 0 {
+                continue;
+            }
+            // The cut, and the cut without its last character (an open quote, bracket or line).
+            let mut shorter = text[..cut].chars();
+            shorter.next_back();
+            block_vs_events(&text[..cut]);
+            block_vs_events(shorter.as_str());
+        }
+        block_vs_events(&text.replace('\n', "\r\n"));
+        block_vs_events(&format!("\u{feff}{text}"));
+        block_vs_events(&text.replace("  ", "\t"));
+        block_vs_events(&text.replace('\n', "  \n"));
+        block_vs_events(&text.replace(": ", ":  "));
+        block_vs_events(&text.replace("- ", "-  "));
+    }
+}
+
+#[test]
+fn edge_cases() {
+    // (text, read by the block reader)
+    let cases = [
+        ("a: 1\nb:\nc: x\n", true),
+        ("a:   # c\nb: 1\nc:", true),
+        ("- \n-   # c\n-", true),
+        ("-\n\n# c\n- x", true),
+        (
+            "a:\n  - x\n  -\n  - y: 1\n    z: 2\nb:\n- p\n- q\nc: []\nd: [a, b]\ne: {}\n",
+            true,
+        ),
+        ("- - x\n  - y\n- k: v\n-\n  k2: v2\n", true),
+        ("- a:\n  - x\n  b: 2\n", true),
+        (
+            "key: value\n\"k: #\": 'v # not a comment'\n'q''s': \"a\\\"b\"\n",
+            true,
+        ),
+        ("key:value\n", true),
+        ("a: key:value\nb: http://x:80/y\nc: a#b\nd: a #b\n", true),
+        ("a: multi\n  line\n\n  plain\nb: 2\n", true),
+        ("- multi\n  line\n- x\n", true),
+        (
+            "k: |\n  line one\n  line two\nl: >-\n  folded\n  text\n\nm: x\n",
+            true,
+        ),
+        ("a: |+\n  keep\n\n\nb: |-\n  strip\n\nc: >+\n  x\n", true),
+        ("a: >\n  one\n  two\n\n  three\n    more\n  four\n", true),
+        ("a: |2\n   indented\nb: |1-\n  x\nc: >-2\n    y\n", true),
+        ("a:\n  b: |\n    text\n  c: 1\n", true),
+        ("a: |\n  x\n  \nb: 1\n", true),
+        ("a: |\n  x", true),
+        ("a: |\n\n  x\n", true),
+        ("a: |\n    \n  x\n", false),
+        ("a: |\n  x\n    \n", false),
+        ("a: |\nb: 1\n", false),
+        ("a: |", false),
+        ("x: {a: 1, b: [x, \"y\"], c: {d: e}}\n", true),
+        ("y: [\n  a,\n  b\n]\nz: [a,\n  b]\n", true),
+        ("y: [a, b,]\n", false),
+        ("y: [a: b]\n", false),
+        ("y: {a}\n", false),
+        ("y: [a\n  b]\n", false),
+        ("- {}\n- []\n- {a: 1}\n", true),
+        ("---\na: 1\n---\nb: 2\n", true),
+        ("--- # c\na: \"\"\nb: ''\n", true),
+        ("---\n---\nkind: Pod\n---\n~\n", true),
+        ("a: 1\n...\n", false),
+        ("just a string\n", true),
+        ("just a\n  multi-line string\n", false),
+        ("", true),
+        ("# only a comment\n", true),
+        ("c: \"a\\tb\\/\\x41\\u00e9\"\n", true),
+        (
+            "c: \"\\0\\a\\b\\v\\f\\r\\e\\ \\N\\_\\L\\P\\x00\\x85\\uFEFF\\U0001F680\"\n",
+            true,
+        ),
+        ("c: \"\\q\"\n", false),
+        ("c: \"\\uD800\"\n", false),
+        ("c: \"a\\\n  b\"\n", false),
+        ("a: \"multi\n  line\"\n", false),
+        ("a: 1\n  b: 2\n", false),
+        ("a:\n  b: 1\n c: 2\n", false),
+        ("a: &x 1\n", false),
+        ("a: *x\n", false),
+        ("a: !!str 1\n", false),
+        ("<<: {a: 1}\n", false),
+        ("a: 1\na: 2\n", false),
+        ("? a\n: 1\n", false),
+        ("[a]: 1\n", false),
+        ("a: 1.5\n", false),
+        ("a: yes\nb: No\nc: ~\nd: 64Gi\ne: -np\nf: 10.0.0.1\n", true),
+        ("1: one\ntrue: t\n~: n\n", true),
+        ("a: é ü ✓ 🚀\n'ключ': значение\n", true),
+        ("a: 1\r\n", false),
+        ("\u{feff}a: 1\n", false),
+        ("a:\tb\n", false),
+        ("a: b\u{85}c\n", false),
+        ("a: x #c\n  y\n", false),
+        ("a: b: c\n", false),
+        ("- a\n b\n", true),
+        ("a:\n- b\n  - c\n", false),
+    ];
+    let wrong: Vec<_> = cases
+        .iter()
+        .filter(|(text, block)| compare_readers(text).block != *block)
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "read by the block reader or not, unlike expected: {wrong:#?}"
+    );
+}
+
+/// A small generator of block YAML: the shapes manifests have, the edge cases of each (quotes, comments,
+/// colons, chomping, indentation indicators, indentless sequences, flow collections, documents), and
+/// edits that take a text out of what the block reader reads (CRLF, tabs, BOM, dropped characters).
+struct Gen {
+    state: u64,
+    out: String,
+}
+
+const WORDS: &[&str] = &[
+    "a",
+    "b",
+    "name",
+    "kind",
+    "x-y",
+    "a.b/c",
+    "1",
+    "007",
+    "-2",
+    "1.5",
+    "0x1F",
+    "yes",
+    "No",
+    "on",
+    "~",
+    "null",
+    "true",
+    "64Gi",
+    "10.0.0.1",
+    "é",
+    "✓",
+    "a b",
+    "key:value",
+    "a#b",
+    "http://h:80",
+    "-np",
+    ":x",
+    "?x",
+    "<<",
+    "%x",
+    "@x",
+    "a[0]",
+    "a,b",
+    "{x}",
+    "NCCL_IB_HCA",
+];
+const QUOTED: &[&str] = &[
+    "\"eth0\"",
+    "\"\"",
+    "''",
+    "'it''s'",
+    "\"a: b\"",
+    "\"# x\"",
+    "'a #b'",
+    "\"\\\"q\\\"\"",
+    "\"\\t\\n\"",
+    "\"\\u00e9\\x41\"",
+    "\"\\e\"",
+    "\"a\\\\b\"",
+    "'\\'",
+    "\"unterminated",
+    "'k: v'",
+];
+
+impl Gen {
+    fn next(&mut self, n: usize) -> usize {
+        // xorshift64*
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        (self.state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n.max(1)
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.next(from.len())]
+    }
+
+    fn put(&mut self, from: &[&str]) {
+        let s = self.pick(from);
+        self.out.push_str(s);
+    }
+
+    fn indent(&mut self, n: usize) {
+        self.out.extend(std::iter::repeat_n(' ', n));
+    }
+
+    fn scalar(&mut self) {
+        let s = match self.next(10) {
+            0..=4 => self.pick(WORDS),
+            5..=7 => self.pick(QUOTED),
+            _ => self.pick(&["", " # comment", "   ", "#x", " #", ": x"]),
+        };
+        self.out.push_str(s);
+    }
+
+    fn flow(&mut self, depth: usize) {
+        let map = self.next(2) == 0;
+        self.out.push(if map { '{' } else { '[' });
+        for i in 0..self.next(4) {
+            if i > 0 {
+                self.put(&[", ", ",", ",\n  ", " , "]);
+            }
+            if map {
+                self.put(WORDS);
+                self.put(&[": ", ":", ": \n   "]);
+            }
+            if depth > 0 && self.next(4) == 0 {
+                self.flow(depth - 1);
+            } else {
+                self.scalar();
+            }
+        }
+        if self.next(8) == 0 {
+            self.out.push(',');
+        }
+        self.out.push(if map { '}' } else { ']' });
+    }
+
+    fn block_scalar(&mut self, indent: usize) {
+        self.put(&["|", ">"]);
+        self.put(&["", "-", "+", "2", "1-", "+1", "0"]);
+        self.put(&["\n", " # c\n", "  \n"]);
+        let deeper = indent + 1 + self.next(3);
+        for _ in 0..=self.next(4) {
+            match self.next(6) {
+                0 => self.out.push('\n'),
+                1 => {
+                    let n = deeper + self.next(3);
+                    self.indent(n);
+                    self.out.push('\n');
+                }
+                2 => {
+                    let n = deeper + 1 + self.next(2);
+                    self.indent(n);
+                    self.out.push_str("more\n");
+                }
+                _ => {
+                    self.indent(deeper);
+                    self.put(&["text", "# not a comment", "a: b", "- x", "é"]);
+                    self.out.push('\n');
+                }
+            }
+        }
+    }
+
+    /// A value after `key:` or `- ` (the line so far), for a collection in column `indent`.
+    fn value(&mut self, indent: usize, depth: usize) {
+        match self.next(12) {
+            0..=4 => {
+                self.out.push(' ');
+                self.scalar();
+                if self.next(6) == 0 {
+                    self.out.push('\n');
+                    let n = indent + self.next(4);
+                    self.indent(n);
+                    self.scalar();
+                }
+                self.out.push('\n');
+            }
+            5 => {
+                self.out.push(' ');
+                self.block_scalar(indent);
+            }
+            6 => {
+                self.out.push(' ');
+                self.flow(2);
+                self.out.push('\n');
+            }
+            7 => self.put(&["\n", " # c\n", "\n\n"]),
+            _ if depth == 0 => self.out.push_str(" leaf\n"),
+            _ => {
+                self.put(&["\n", " # c\n"]);
+                let inner = indent + [0, 1, 2, 2, 4][self.next(5)];
+                self.collection(inner, depth - 1);
+            }
+        }
+    }
+
+    fn collection(&mut self, indent: usize, depth: usize) {
+        let seq = self.next(3) == 0;
+        for _ in 0..=self.next(4) {
+            match self.next(12) {
+                0 => self.out.push('\n'),
+                1 => {
+                    let n = self.next(indent + 2);
+                    self.indent(n);
+                    self.out.push_str("# comment\n");
+                }
+                _ => {}
+            }
+            self.indent(indent);
+            if seq {
+                self.out.push('-');
+                if self.next(5) == 0 {
+                    // A collection on the dash's line: `- - x`, `- k: v`.
+                    self.put(&[" ", "  "]);
+                    let col = self.out.len() - self.out.rfind('\n').map_or(0, |i| i + 1);
+                    let start = self.out.len();
+                    self.collection(col, depth.saturating_sub(1));
+                    // Its first line is already indented.
+                    self.out.replace_range(start..start + col, "");
+                    continue;
+                }
+            } else {
+                match self.next(8) {
+                    0 => self.put(QUOTED),
+                    _ => self.put(WORDS),
+                }
+                self.out.push(':');
+            }
+            self.value(indent, depth);
+        }
+    }
+
+    fn document(seed: u64) -> String {
+        let mut g = Gen {
+            state: seed | 1,
+            out: String::new(),
+        };
+        for i in 0..=g.next(2) {
+            if i > 0 || g.next(3) == 0 {
+                g.put(&["---\n", "--- # c\n", "---\n\n"]);
+            }
+            match g.next(8) {
+                0 => g.flow(2),
+                1 => g.scalar(),
+                _ => g.collection(0, 3),
+            }
+            if !g.out.ends_with('\n') {
+                g.out.push('\n');
+            }
+        }
+        g.edit();
+        g.out
+    }
+
+    /// Now and then, an edit that the block reader must leave to the others or read the same.
+    fn edit(&mut self) {
+        let n = self.out.len();
+        match self.next(24) {
+            0 => self.out = self.out.replace('\n', "\r\n"),
+            1 => self.out.insert(0, '\u{feff}'),
+            2 => self.out = self.out.replacen("  ", "\t", 1),
+            3 => self.out = self.out.replace('\n', " \n"),
+            4 if n > 0 => {
+                let mut at = self.next(n);
+                while !self.out.is_char_boundary(at) {
+                    at -= 1;
+                }
+                self.out.remove(at);
+            }
+            5 => self.out.truncate(self.out.trim_end().len()),
+            _ => {}
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    #[test]
+    fn same_trees_on_generated_documents(seed: u64) {
+        compare_readers(&Gen::document(seed));
+    }
+}
+
+/// The generator reaches the block reader often, so the comparison above is not all fallbacks.
+#[test]
+fn generated_documents_are_mostly_read() {
+    let read = (1..=500u64)
+        .filter(|&seed| {
+            compare_readers(&Gen::document(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15))).block
+        })
+        .count();
+    assert!(read > 100, "{read} of 500");
+}
