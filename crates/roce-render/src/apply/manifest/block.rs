@@ -774,4 +774,4 @@ fn hex(text: &str, i: usize, digits: usize, out: &mut String) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -331,20 +331,6 @@ mod tests {
         true
     }
 
-    fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let hidden = path
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
-            if path.is_dir() && !hidden && !path.ends_with("target") {
-                yaml_files(&path, out);
-            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-                out.push(path);
-            }
-        }
-    }
-
     #[test]
     fn first_place_is_find() {
         let long = format!("{}ab", "a".repeat(40));
@@ -371,7 +357,7 @@ mod tests {
     fn same_trees_as_serde_saphyr_on_every_yaml_file() {
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut files = Vec::new();
-        yaml_files(&workspace, &mut files);
+        super::super::block::tests::yaml_files(&workspace, &mut files);
         let mut read_here = 0;
         for file in &files {
             let Ok(text) = std::fs::read_to_string(file) else {

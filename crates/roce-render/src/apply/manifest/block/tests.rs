@@ -8,7 +8,8 @@ use proptest::prelude::*;
 
 use super::super::{MAX_DEPTH, compare_readers, events};
 
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every YAML file below `dir` (hidden directories and `target` left out).
+pub(crate) fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let hidden = path
