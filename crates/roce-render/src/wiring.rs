@@ -151,10 +151,8 @@ impl<'a> Input<'a> {
                 self.provided.extend(nic_cluster_resources(spec));
                 self.rdma_ports.extend(shared_plugin_ports(spec));
             }
-            "MachineConfig" => {
-                if crio_memlock_unlimited(spec) {
-                    self.runtime_memlock.get_or_insert(doc.origin);
-                }
+            "MachineConfig" if crio_memlock_unlimited(spec) => {
+                self.runtime_memlock.get_or_insert(doc.origin);
             }
             "ConfigMap" => {
                 if let Some(data) = entry(doc, "data") {
