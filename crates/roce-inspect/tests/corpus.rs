@@ -601,6 +601,26 @@ const CRD_SCHEMAS: &[(&str, &str, &str)] = &[
         "networkattachmentdefinition-v1.json",
     ),
     ("ray.io/v1", "RayCluster", "raycluster-v1.json"),
+    (
+        "serving.kserve.io/v1alpha1",
+        "LLMInferenceService",
+        "llminferenceservice-v1alpha1.json",
+    ),
+    (
+        "machineconfiguration.openshift.io/v1",
+        "MachineConfig",
+        "machineconfig-v1.json",
+    ),
+    (
+        "spiderpool.spidernet.io/v2beta1",
+        "SpiderIPPool",
+        "spiderippool-v2beta1.json",
+    ),
+    (
+        "spiderpool.spidernet.io/v2beta1",
+        "SpiderMultusConfig",
+        "spidermultusconfig-v2beta1.json",
+    ),
 ];
 
 /// Built-ins whose apply output of every fixture is checked against the CRD schemas (beside the three the
@@ -1049,6 +1069,48 @@ const INPUT_SCHEMA_ERRORS: &[(&str, &str, &str)] = &[
         "the operator's doc/rdma-configuration.md writes metaPluginsConfig, but the SriovNetwork field is \
          `metaPlugins` (api/v1/sriovnetwork_types.go: MetaPluginsConfig string `json:\"metaPlugins\"`): the \
          rdma meta plugin is dropped from the generated NAD",
+    ),
+    (
+        "odh/heldout4-pytorchjob-rdma-shared-crio-memlock",
+        "/spec/rdmaSharedDevicePlugin: 'image' is a required property",
+        "the guide's 'Example NicClusterPolicy' (opendatahub-documentation 8de243d1, modules/creating-a-multi-node-\
+         pytorch-training-job-with-rdma.adoc, shown to read the resourceName off) gives rdmaSharedDevicePlugin \
+         only its config: no image/repository/version, and the Network Operator CRD requires image (the API \
+         server refuses the object as written)",
+    ),
+    (
+        "odh/heldout4-pytorchjob-worker-without-rdma",
+        "/spec/rdmaSharedDevicePlugin: 'image' is a required property",
+        "the same guide's example NicClusterPolicy: no image",
+    ),
+    (
+        "spiderpool/heldout4-macvlan-shared-rdma-tools",
+        "/spec: Additional properties are not allowed ('rdmaResourceName' was unexpected)",
+        "spiderpool a7fbd3b2 docs/usage/install/ai/get-started-macvlan.md writes rdmaResourceName directly \
+         under spec; the SpiderMultusConfig field is spec.macvlan.rdmaResourceName (where the same guide's MTU \
+         example puts it): dropped by the API server, or rejected under strict field validation. It only feeds \
+         the webhook's RDMA resource injection, which this DaemonSet does not use (it writes its resources)",
+    ),
+    (
+        "spiderpool/heldout4-rdma-resource-inject-webhook",
+        "/spec/sriov: Additional properties are not allowed ('enableRdma' was unexpected)",
+        "spiderpool's get-started-sriov-roce.md writes sriov.enableRdma, a field removed in spiderpool #4549 \
+         (938eeb7e, 2025-01, now sriov.rdmaIsolation): dropped, or rejected under strict field validation; \
+         spiderpool's webhook defaults rdmaIsolation to false",
+    ),
+    (
+        "spiderpool/heldout4-rdma-resource-inject-webhook",
+        "/spec: Additional properties are not allowed ('ippools' was unexpected)",
+        "the guide's webhook-injection section puts ippools directly under spec (the field is spec.sriov.ippools, \
+         as elsewhere in the guide): dropped, or rejected under strict field validation; pruned, the object has \
+         no pools, which spiderpool's validating webhook refuses for a SpiderMultusConfig annotated \
+         rdma-resource-inject (pkg/multuscniconfig/utils.go ValidateRdmaResouce: 'no any ippools configured')",
+    ),
+    (
+        "spiderpool/heldout4-sriov-roce-rdma-tools-resource-mismatch",
+        "/spec/sriov: Additional properties are not allowed ('enableRdma' was unexpected)",
+        "the same guide's Solution 1 SpiderMultusConfigs: sriov.enableRdma, removed in spiderpool #4549 \
+         (now rdmaIsolation)",
     ),
 ];
 

@@ -701,3 +701,95 @@ fn a_lone_rank_without_nccl_shm_only_differs_on_dev_shm() {
     );
     assert_eq!(shm(&lone_shm_on), vec![roce_model::Severity::Warning]);
 }
+
+/// Errors and warnings of `text` linted without a profile (the invariants of every fabric).
+fn invariant_codes(text: &str) -> Vec<Code> {
+    let report = linter("none", None).lint(Source::new("p.yaml", text.to_string()));
+    counted(&report).iter().map(|p| p.code).collect()
+}
+
+/// A pod with the RDMA shared device plugin's resource and no securityContext (heldout4's shape).
+const SHARED_RDMA_POD: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: rank
+spec:
+  containers:
+  - name: trainer
+    image: trainer:1
+    command: [torchrun, train.py]
+    env:
+    - name: NCCL_IB_HCA
+      value: mlx5_1
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+        rdma/rdma_shared_device_eth: 1
+";
+
+#[test]
+fn crio_default_ulimits_in_a_machine_config_lift_memlock() {
+    assert!(invariant_codes(SHARED_RDMA_POD).contains(&Code::LintMemlock));
+    let machine_config = |contents: &str| {
+        format!(
+            "apiVersion: machineconfiguration.openshift.io/v1\nkind: MachineConfig\nmetadata:\n  name: 02-crio\nspec:\n  config:\n    storage:\n      files:\n      - path: /etc/crio/crio.conf.d/10-custom\n        contents:\n{contents}\n---\n{SHARED_RDMA_POD}"
+        )
+    };
+    let inline = machine_config(
+        "          inline: |\n            [crio.runtime]\n            default_ulimits = [\n              \"memlock=-1:-1\"\n            ]",
+    );
+    assert!(!invariant_codes(&inline).contains(&Code::LintMemlock));
+    // Ignition's own form: a percent-encoded data URL, and a base64 one.
+    let encoded = machine_config(
+        "          source: data:,%5Bcrio.runtime%5D%0Adefault_ulimits%20%3D%20%5B%22memlock%3D-1%3A-1%22%5D%0A",
+    );
+    assert!(!invariant_codes(&encoded).contains(&Code::LintMemlock));
+    let base64 = machine_config(
+        "          source: data:text/plain;charset=utf-8;base64,W2NyaW8ucnVudGltZV0KZGVmYXVsdF91bGltaXRzID0gWyJtZW1sb2NrPS0xOi0xIl0K",
+    );
+    assert!(!invariant_codes(&base64).contains(&Code::LintMemlock));
+    // A finite limit, or a file CRI-O does not read, lifts nothing.
+    let finite = inline.replace("memlock=-1:-1", "memlock=65536:65536");
+    assert!(invariant_codes(&finite).contains(&Code::LintMemlock));
+    let elsewhere = inline.replace("/etc/crio/crio.conf.d/10-custom", "/etc/motd");
+    assert!(invariant_codes(&elsewhere).contains(&Code::LintMemlock));
+}
+
+#[test]
+fn spiderpools_injection_annotation_gives_rdma_devices_but_not_memlock() {
+    let no_device = SHARED_RDMA_POD.replace("        rdma/rdma_shared_device_eth: 1\n", "");
+    assert!(invariant_codes(&no_device).contains(&Code::LintRdmaEnvWithoutDevice));
+    let injected = no_device.replace(
+        "  name: rank\n",
+        "  name: rank\n  annotations:\n    cni.spidernet.io/rdma-resource-inject: rdma-network\n",
+    );
+    let codes = invariant_codes(&injected);
+    assert!(!codes.contains(&Code::LintRdmaEnvWithoutDevice));
+    // Spiderpool's webhook adds networks and resources, no capability.
+    assert!(codes.contains(&Code::LintMemlock));
+    // An empty class names no SpiderMultusConfig: nothing is injected.
+    let empty = injected.replace(": rdma-network", ": \"\"");
+    assert!(invariant_codes(&empty).contains(&Code::LintRdmaEnvWithoutDevice));
+}
+
+#[test]
+fn a_pod_with_one_gpu_has_no_nccl_peer_behind_dev_shm() {
+    let with_memlock = SHARED_RDMA_POD.replace(
+        "    resources:\n",
+        "    securityContext:\n      capabilities:\n        add: [IPC_LOCK]\n    resources:\n",
+    );
+    assert!(!invariant_codes(&with_memlock).contains(&Code::LintShm));
+    let two = with_memlock.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 2");
+    assert!(invariant_codes(&two).contains(&Code::LintShm));
+    // In the node's network namespace the pod has the node's hostname, which NCCL's host hash reads: the
+    // ranks of other pods on the node are on the same "host".
+    let host = with_memlock.replace(
+        "spec:\n  containers:",
+        "spec:\n  hostNetwork: true\n  containers:",
+    );
+    assert!(invariant_codes(&host).contains(&Code::LintShm));
+    // Ray keeps its object store in /dev/shm whatever the GPU count.
+    let ray = with_memlock.replace("[torchrun, train.py]", "[ray, start, --block]");
+    assert!(invariant_codes(&ray).contains(&Code::LintShm));
+}

@@ -35,6 +35,8 @@ pub struct NadObject<'a> {
     /// The device-plugin resource its VFs come from (`k8s.v1.cni.cncf.io/resourceName`, or an SR-IOV
     /// network's `spec.resourceName`).
     pub resource: Option<String>,
+    /// The host interface a macvlan/ipvlan network sits on (a MacvlanNetwork's `spec.master`).
+    pub master: Option<&'a str>,
     /// Its place.
     pub at: Origin,
 }
@@ -74,6 +76,12 @@ pub struct Input<'a> {
     /// Does the input hold a fabric object that declares resources (so a resource nothing provides is
     /// worth a word)?
     pub declares_resources: bool,
+    /// Host interfaces whose RDMA device the input's RDMA shared device plugin hands out (its
+    /// `selectors.ifNames`): a macvlan network on one is that RDMA device's network.
+    pub rdma_ports: Vec<String>,
+    /// A MachineConfig that sets CRI-O's `default_ulimits` memlock to unlimited for every container of its
+    /// nodes.
+    pub runtime_memlock: Option<Origin>,
 }
 
 impl<'a> Input<'a> {
@@ -109,6 +117,7 @@ impl<'a> Input<'a> {
                     name,
                     namespace,
                     resource,
+                    master: None,
                     at: doc.origin,
                 });
             }
@@ -140,6 +149,10 @@ impl<'a> Input<'a> {
             "NicClusterPolicy" => {
                 self.declares_resources = true;
                 self.provided.extend(nic_cluster_resources(spec));
+                self.rdma_ports.extend(shared_plugin_ports(spec));
+            }
+            "MachineConfig" if crio_memlock_unlimited(spec) => {
+                self.runtime_memlock.get_or_insert(doc.origin);
             }
             "ConfigMap" => {
                 if let Some(data) = entry(doc, "data") {
@@ -209,6 +222,19 @@ impl<'a> Input<'a> {
                 .any(|(n, d)| *n == class && d == roce_model::fabric::dra::DRANET_DRIVER)
     }
 
+    /// Is the network `n` (as a pod names it) a macvlan/ipvlan network on a port whose RDMA device the
+    /// input's shared device plugin hands out?
+    pub fn on_rdma_port(&self, n: &Network, pod_namespace: Option<&str>) -> bool {
+        let ns = n.namespace.as_deref().or(pod_namespace);
+        self.nads.iter().any(|nad| {
+            nad.name == n.name
+                && (ns.is_none() || nad.namespace.is_none() || nad.namespace == ns)
+                && nad
+                    .master
+                    .is_some_and(|m| self.rdma_ports.iter().any(|p| p == m))
+        })
+    }
+
     /// Is `template` the channel template of a ComputeDomain in the input?
     pub fn is_channel_template(&self, template: &str) -> bool {
         self.classes_of(template)
@@ -236,6 +262,7 @@ fn operator_network<'a>(
         resource: spec
             .and_then(|s| text(s, "resourceName"))
             .map(|r| qualified(r, prefix)),
+        master: spec.and_then(|s| text(s, "master")),
         at,
     }
 }
@@ -349,6 +376,94 @@ fn nic_cluster_resources(spec: Option<&Node>) -> Vec<String> {
         }
     }
     out
+}
+
+/// The interfaces the NicClusterPolicy's RDMA shared device plugin selects by name (`configList[].selectors.ifNames`).
+fn shared_plugin_ports(spec: Option<&Node>) -> Vec<String> {
+    let Some(config) = spec
+        .and_then(|s| entry(s, "rdmaSharedDevicePlugin"))
+        .and_then(|p| text(&p.node, "config"))
+    else {
+        return Vec::new();
+    };
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(config) else {
+        return Vec::new();
+    };
+    json.get("configList")
+        .and_then(|l| l.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item.pointer("/selectors/ifNames")?.as_array())
+        .flatten()
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .collect()
+}
+
+/// Does a MachineConfig write a CRI-O drop-in (`/etc/crio/…`) whose `default_ulimits` makes memlock
+/// unlimited? CRI-O sets each `"<name>=<soft>:<hard>"` of that list on every container it creates
+/// (crio.conf(5), `default_ulimits`), so `ibv_reg_mr` needs no `IPC_LOCK` there. The file's text is the
+/// Ignition `contents.source` data URL (percent-encoded, or `;base64,`), or Butane's `contents.inline`.
+fn crio_memlock_unlimited(spec: Option<&Node>) -> bool {
+    let files = spec
+        .and_then(|s| entry(s, "config"))
+        .and_then(|c| entry(&c.node, "storage"))
+        .and_then(|s| entry(&s.node, "files"));
+    let Some(Value::Seq(files)) = files.map(|f| &f.node.value) else {
+        return false;
+    };
+    files.iter().any(|f| {
+        let crio = text(f, "path").is_some_and(|p| p.starts_with("/etc/crio/"));
+        let contents = entry(f, "contents").map(|c| &c.node);
+        let body = contents
+            .and_then(|c| text(c, "inline").map(str::to_string))
+            .or_else(|| contents.and_then(|c| text(c, "source")).and_then(data_url));
+        crio && body.is_some_and(|b| unlimited_memlock_ulimit(&b))
+    })
+}
+
+/// The text of a `data:` URL (RFC 2397): percent-decoded, or base64 after `;base64,`.
+fn data_url(url: &str) -> Option<String> {
+    use base64::Engine as _;
+    let (head, data) = url.strip_prefix("data:")?.split_once(',')?;
+    if head.ends_with(";base64") {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .ok()?;
+        return String::from_utf8(bytes).ok();
+    }
+    let bytes = data.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Does a CRI-O config's `default_ulimits` hold `memlock=-1:-1` (unlimited soft and hard)?
+fn unlimited_memlock_ulimit(config: &str) -> bool {
+    let Some(list) = config.split("default_ulimits").nth(1) else {
+        return false;
+    };
+    let list = list.split(']').next().unwrap_or("");
+    list.split(['"', '\'', ',', '[', '=', ' ', '\n'])
+        .collect::<Vec<_>>()
+        .windows(2)
+        .any(|w| w[0] == "memlock" && w[1].trim() == "-1:-1")
 }
 
 /// The resources a device plugin deployed from a ConfigMap creates: the plugins read a JSON file the
@@ -513,8 +628,8 @@ pub struct Wiring<'a> {
     pub volumes: Vec<(&'a str, &'a Node)>,
     /// A `hostPath` volume of `/dev/infiniband`, mounted.
     pub dev_infiniband: Option<Origin>,
-    /// An annotation that makes an admission webhook add RDMA devices and `IPC_LOCK` at admission.
-    pub rdma_injected: Option<Origin>,
+    /// An annotation that makes an admission webhook add RDMA devices at admission, and which webhook.
+    pub rdma_injected: Option<(Origin, devices::RdmaInjector)>,
     /// The container's `command` then `args`.
     pub argv: Vec<&'a str>,
     /// Where the command is (`command`, else `args`).
@@ -522,6 +637,10 @@ pub struct Wiring<'a> {
     /// Resources that back a network the pod attaches (a NAD's `k8s.v1.cni.cncf.io/resourceName`): the
     /// device plugin hands out the NIC itself (an SR-IOV VF, a host device).
     pub nic_resources: Vec<String>,
+    /// The container runtime lifts the memlock limit for every container (a MachineConfig of the input).
+    pub runtime_memlock: Option<Origin>,
+    /// A network the pod names sits on a port of the input's RDMA shared device plugin.
+    pub rdma_port_network: bool,
     /// The pod is built by a controller that merges a preset into it (KServe's LLMInferenceService): what
     /// the template leaves out may come from the preset, so a missing field is unknown, not missing.
     pub merged_with_preset: bool,
@@ -557,7 +676,7 @@ pub enum RdmaAccess {
     /// not access: the device cgroup of an unprivileged container admits only the runtime's defaults and
     /// the devices a plugin or CDI adds, so opening `uverbsN` fails with EPERM.)
     Privileged,
-    /// An admission webhook adds the devices (its annotation: [`devices::RDMA_INJECTOR_ANNOTATIONS`]).
+    /// An admission webhook adds the devices (its annotation: [`devices::RDMA_INJECTORS`]).
     Injected,
     /// A cloud's multi-network annotation attaches RDMA NICs (GKE).
     CloudNetworks,
@@ -609,6 +728,8 @@ impl<'a> Wiring<'a> {
             .into_iter()
             .map(|(r, _)| r)
             .collect();
+        w.runtime_memlock = input.runtime_memlock;
+        w.rdma_port_network = w.networks.iter().any(|n| input.on_rdma_port(n, None));
         w
     }
 
@@ -635,12 +756,20 @@ impl<'a> Wiring<'a> {
         .into_iter()
         .flatten()
         .flat_map(|a| {
-            devices::RDMA_INJECTOR_ANNOTATIONS
+            devices::RDMA_INJECTORS
                 .iter()
-                .filter_map(|k| entry(a, k))
+                .filter_map(move |i| entry(a, i.annotation).map(|e| (e, i)))
         })
-        .find(|e| scalar(&e.node).is_some_and(|v| v.eq_ignore_ascii_case("true")))
-        .map(|e| e.node.origin);
+        .find(|(e, i)| {
+            scalar(&e.node).is_some_and(|v| {
+                if i.boolean {
+                    v.eq_ignore_ascii_case("true")
+                } else {
+                    !v.trim().is_empty()
+                }
+            })
+        })
+        .map(|(e, i)| (e.node.origin, *i));
         let Some(spec) = v.spec else {
             return;
         };
@@ -863,7 +992,10 @@ impl<'a> Wiring<'a> {
 
     /// Can the container lock the memory RDMA registers?
     pub fn memlock(&self) -> bool {
-        self.ipc_lock.is_some() || self.privileged.is_some() || self.rdma_injected.is_some()
+        self.ipc_lock.is_some()
+            || self.privileged.is_some()
+            || self.rdma_injected.is_some_and(|(_, i)| i.memlock)
+            || self.runtime_memlock.is_some()
     }
 
     /// The IMEX channel claim the container lists, if any: a claim of a ComputeDomain's channel template
@@ -988,12 +1120,14 @@ impl<'a> Wiring<'a> {
         let own_fabric = !self.networks.is_empty()
             && missing == want.len()
             && (!self.nic_resources.is_empty()
+                || self.rdma_port_network
                 || matches!(
                     self.rdma_access(),
                     Some(RdmaAccess::Resource(_) | RdmaAccess::Claim(_))
                 ));
         self.nic_claims().next().is_some()
             || self.cloud_interfaces.is_some()
+            || self.rdma_injected.is_some_and(|(_, i)| i.networks)
             || own_fabric
             || (missing > 0 && self.other_networks(want, pod_namespace) >= missing)
     }
@@ -1046,10 +1180,13 @@ impl<'a> Wiring<'a> {
             .is_some_and(|v| v.value.as_deref().map(str::trim) == Some("1"))
     }
 
-    /// Does the container run something that needs a large `/dev/shm`: NCCL's shared-memory transport (a
-    /// program built on NCCL collectives — nccl-tests' `*_perf`, torch.distributed launchers, the serving
-    /// and training engines — or `NCCL_*` env), unless `NCCL_SHM_DISABLE=1`; or Ray, whose object store
-    /// lives in /dev/shm and falls back to /tmp, slowly, when it is small (Ray docs, "Memory Management")?
+    /// Does the container run something that keeps data in /dev/shm, unless `NCCL_SHM_DISABLE=1`: Ray, whose
+    /// object store lives there and falls back to /tmp, slowly, when it is small (Ray docs, "Memory
+    /// Management"), or an NCCL
+    /// program (by its command or its NCCL variables) with more than one GPU? NCCL's SHM transport links
+    /// ranks of one host, and NCCL tells hosts apart by a hash of the hostname (`getHostHash`), which is the
+    /// pod's own unless it runs in the host's network namespace: a pod with one GPU runs one rank, whose
+    /// peers are all on other hosts.
     pub fn uses_shm_transports(&self) -> bool {
         const NCCL_PROGRAMS: &[&str] = &[
             "_perf",
@@ -1065,13 +1202,28 @@ impl<'a> Wiring<'a> {
         let ray = ["ray start", "KUBERAY", "executor-backend ray"]
             .iter()
             .any(|p| all.contains(p));
-        !self.nccl_shm_off()
-            && (ray
-                || NCCL_PROGRAMS.iter().any(|p| all.contains(p))
-                || self
-                    .env
-                    .iter()
-                    .any(|v| v.name.starts_with(roce_model::fabric::env::NCCL_PREFIX)))
+        let nccl = NCCL_PROGRAMS.iter().any(|p| all.contains(p))
+            || self
+                .env
+                .iter()
+                .any(|v| v.name.starts_with(roce_model::fabric::env::NCCL_PREFIX));
+        !self.nccl_shm_off() && (ray || (nccl && !self.lone_gpu()))
+    }
+
+    /// Does the container get exactly one NVIDIA GPU, in its own network namespace (so one rank that shares
+    /// no host with another, [`Wiring::uses_shm_transports`])?
+    pub fn lone_gpu(&self) -> bool {
+        let by_resource: u64 = self
+            .resources
+            .iter()
+            .filter(|r| devices::accelerator_resource(r.name) == Some(Accelerator::Nvidia))
+            .filter_map(|r| r.count())
+            .sum();
+        let by_claim = self
+            .pod_claims
+            .iter()
+            .any(|c| c.nvidia_gpus > 0 && self.used_claims.iter().any(|(u, _)| *u == c.name));
+        by_resource == 1 && !by_claim && !self.gpus_by_env() && self.host_network.is_none()
     }
 
     /// Does the pod keep its replicas apart across NVLink domains (a spread constraint over a zone, a rack or

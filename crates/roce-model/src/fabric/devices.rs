@@ -119,10 +119,47 @@ pub fn gke_host_path(path: &str) -> bool {
     path.starts_with("/home/kubernetes/bin")
 }
 
-/// Pod annotations that make an admission webhook give the container its RDMA devices: OME's pod webhook
-/// adds privileged, `IPC_LOCK` and the host's `/dev/infiniband` to a pod annotated
-/// `rdma.ome.io/auto-inject: "true"` (sgl-project/ome, `pkg/webhook/admission/pod/rdma_injector.go`).
-pub const RDMA_INJECTOR_ANNOTATIONS: &[&str] = &["rdma.ome.io/auto-inject"];
+/// A pod annotation that makes an admission webhook give the container its RDMA devices, and what else
+/// the webhook adds with them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RdmaInjector {
+    /// The annotation key.
+    pub annotation: &'static str,
+    /// Whether only the value `true` turns it on (else any non-empty value, a class name).
+    pub boolean: bool,
+    /// Whether the webhook also lifts the memlock limit (`IPC_LOCK` or privileged).
+    pub memlock: bool,
+    /// Whether the webhook also attaches the NICs (writes the Multus networks annotation).
+    pub networks: bool,
+}
+
+/// The admission webhooks that wire RDMA into an annotated pod:
+/// * OME's pod webhook adds privileged, `IPC_LOCK` and the host's `/dev/infiniband` to a pod annotated
+///   `rdma.ome.io/auto-inject: "true"` (sgl-project/ome, `pkg/webhook/admission/pod/rdma_injector.go`);
+/// * Spiderpool's pod webhook writes the networks of every SpiderMultusConfig carrying the same
+///   `cni.spidernet.io/rdma-resource-inject` (or `network-resource-inject`) value into the pod's Multus
+///   annotation and requests each one's RDMA resource; it adds no capability (spidernet-io/spiderpool,
+///   `pkg/constant` `AnnoPodResourceInject`, `docs/usage/install/ai/get-started-sriov-roce.md`).
+pub const RDMA_INJECTORS: &[RdmaInjector] = &[
+    RdmaInjector {
+        annotation: "rdma.ome.io/auto-inject",
+        boolean: true,
+        memlock: true,
+        networks: false,
+    },
+    RdmaInjector {
+        annotation: "cni.spidernet.io/rdma-resource-inject",
+        boolean: false,
+        memlock: false,
+        networks: true,
+    },
+    RdmaInjector {
+        annotation: "cni.spidernet.io/network-resource-inject",
+        boolean: false,
+        memlock: false,
+        networks: true,
+    },
+];
 
 /// The NVIDIA DRA driver's device class for a ComputeDomain's IMEX channel (k8s-dra-driver-gpu,
 /// `deployments/helm/…/templates/deviceclass-compute-domain-default-channel.yaml`).
