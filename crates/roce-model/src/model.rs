@@ -86,7 +86,7 @@ impl AddrFamily {
 }
 
 /// The backend fabric.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Fabric {
     /// InfiniBand or RoCE.
     pub kind: Spanned<FabricKind>,
@@ -101,7 +101,7 @@ pub struct Fabric {
 }
 
 /// Where workloads run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NodePool {
     /// Pool (or SUNK NodeSet) name.
     pub name: Spanned<String>,
@@ -123,7 +123,7 @@ pub struct NodePool {
 }
 
 /// The RDMA rails: `nics × ports` of them, named by patterns.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Rails {
     /// NICs per node.
     pub nics: Spanned<u32>,
@@ -190,7 +190,8 @@ impl Rails {
     }
 }
 
-/// How the rails' RDMA devices are named in the pod.
+/// How the rails' RDMA devices are named in the pod (the default, an empty pattern, is only a blank
+/// section's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeviceNames {
     /// A name pattern, expanded per rail (`ibp{nic}p{port}`, `mlx5_{nic}`).
@@ -198,6 +199,12 @@ pub enum DeviceNames {
     /// One name per rail, in rail order: a node's own devices where others break the numbering (OCI's
     /// BM.GPU.H100.8 has its two front-end NICs at `mlx5_2` and `mlx5_11`, between the RoCE ports).
     List(Vec<String>),
+}
+
+impl Default for DeviceNames {
+    fn default() -> Self {
+        DeviceNames::Pattern(String::new())
+    }
 }
 
 impl DeviceNames {
@@ -357,7 +364,7 @@ impl Multus {
 }
 
 /// NCCL settings.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Nccl {
     /// The NCCL release the job runs (`nccl version="2.28"`): what `check` and `diff` judge the variables
     /// by ([`crate::fabric::nccl_versions`]); it changes no rendered artifact.
@@ -382,7 +389,7 @@ pub struct Nccl {
 }
 
 /// UCX settings.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Ucx {
     /// Off, TCP or RDMA.
     pub mode: Spanned<UcxMode>,
@@ -399,14 +406,14 @@ pub struct Ucx {
 }
 
 /// Facts about the workload image.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Image {
     /// rdma-core release the image ships (e.g. 54).
     pub rdma_core: Option<Spanned<u32>>,
 }
 
 /// Job sizing.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Job {
     /// Nodes per job.
     pub nodes: Option<Spanned<u32>>,

@@ -6,8 +6,11 @@
 //! (`fabric roce` in KDL, `fabric: roce` or `fabric: {kind: roce}` in YAML) and in `profile "NAME"`,
 //! which YAML writes as `name: NAME`. Both are the section's [`Section::positional`].
 //!
-//! This file depends on nothing but std: `build.rs` compiles it with the KDL front end, which takes its
-//! positional keys from here.
+//! An entry's `bind` says how the walker reads its value into the model and how `roce diff` shows it
+//! (`fields::bind`), so a bound field has no line in `walk.rs` or `diff.rs`.
+//!
+//! This file depends on nothing but std and its parent's `Bind` and `bind!`: `build.rs` compiles it with
+//! the KDL front end, which takes its positional keys from here, and gives it a `bind!` that writes `None`.
 
 /// Linux capabilities a profile may add (the fabric needs only `IPC_LOCK`; the others are accepted for
 /// workloads that need them, and never `SYS_ADMIN`).
@@ -49,6 +52,8 @@ pub(crate) struct Field {
     /// a test writes there.
     #[cfg_attr(not(test), allow(dead_code))]
     pub rows: &'static [Row],
+    /// How the walker reads it into the model and `roce diff` shows it (none: their own code does).
+    pub bind: Option<&'static dyn super::Bind>,
 }
 
 /// What a value may be.
@@ -121,6 +126,7 @@ const FIELD: Field = Field {
     env: &[],
     diff: Diff::Path,
     rows: &[],
+    bind: None,
 };
 
 /// The description of an env map's values.
@@ -402,6 +408,7 @@ pub(crate) const FABRIC: Section = Section {
                 default: "none; **required on RoCE**",
                 drives: "`NCCL_IB_ADDR_FAMILY=AF_INET6` / `AF_INET`",
             }],
+            bind: bind!(Fabric.addr_family, choice AddrFamily [Ipv6, Ipv4, Ipv6, Ipv4]),
             ..FIELD
         },
         Field {
@@ -416,6 +423,7 @@ pub(crate) const FABRIC: Section = Section {
                 default: "none",
                 drives: "`NCCL_IB_ADDR_RANGE`",
             }],
+            bind: bind!(Fabric.addr_range, cidr),
             ..FIELD
         },
         Field {
@@ -430,6 +438,9 @@ pub(crate) const FABRIC: Section = Section {
                 default: "none; **required on RoCE**",
                 drives: "`NCCL_IB_TC`",
             }],
+            bind: bind!(Fabric.traffic_class, |r, _| r
+                .int()
+                .map(|v| v.map(|v| v as u8))),
             ..FIELD
         },
         Field {
@@ -444,6 +455,7 @@ pub(crate) const FABRIC: Section = Section {
                 default: "none (NCCL picks by family and range)",
                 drives: "`NCCL_IB_GID_INDEX`; also `UCX_IB_GID_INDEX` in UCX RDMA mode when `ucx gid-index` is unset",
             }],
+            bind: bind!(Fabric.gid_index, int),
             ..FIELD
         },
     ],
@@ -510,6 +522,7 @@ pub(crate) const NODE_POOL: Section = Section {
                 default: "none",
                 drives: "nothing: descriptive only (see [decisions](decisions.md#d-vendor-guide-contradictions))",
             }],
+            bind: bind!(NodePool.instance_type, nonempty),
             ..FIELD
         },
         Field {
@@ -576,6 +589,7 @@ pub(crate) const NODE_POOL: Section = Section {
                 default: "the pool `name`",
                 drives: "sbatch `--partition` (`roce render --partition` overrides)",
             }],
+            bind: bind!(NodePool.partition, nonempty),
             ..FIELD
         },
     ],
@@ -625,6 +639,7 @@ pub(crate) const RAILS: Section = Section {
                 default: "none",
                 drives: "host netdev of each rail; per-port NAD names through `{host-port}`",
             }],
+            bind: bind!(Rails.host_port, pattern),
             ..FIELD
         },
         Field {
@@ -663,6 +678,7 @@ pub(crate) const RAILS: Section = Section {
                 default: "none",
                 drives: "pod netdev names (Multus numbers them `net1…`); `nccl socket-ifname` must not select them",
             }],
+            bind: bind!(Rails.pod_netdev, pattern),
             ..FIELD
         },
         Field {
@@ -689,6 +705,7 @@ pub(crate) const RAILS: Section = Section {
                 default: "none",
                 drives: "`roce explain --profile`: the nccl-tests bus bandwidth the rails allow (`nics × ports × link-rate / 8` GB/s for all_reduce; see [explain.md](explain.md#what-the-fabric-should-give))",
             }],
+            bind: bind!(Rails.link_rate, int),
             ..FIELD
         },
     ],
@@ -778,6 +795,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "none",
                 drives: "nothing rendered: `check` and `diff` judge the profile's variables by it",
             }],
+            bind: bind!(Nccl.version, nccl_release),
             ..FIELD
         },
         Field {
@@ -792,6 +810,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "none",
                 drives: "`NCCL_SOCKET_IFNAME`",
             }],
+            bind: bind!(Nccl.socket_ifname, |r, s| r.nccl_list(s.version.is_some())),
             ..FIELD
         },
         Field {
@@ -806,6 +825,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "none",
                 drives: "`NCCL_IB_HCA`",
             }],
+            bind: bind!(Nccl.ib_hca, |r, s| r.nccl_list(s.version.is_some())),
             ..FIELD
         },
         Field {
@@ -820,6 +840,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "none",
                 drives: "`NCCL_NET_PLUGIN`",
             }],
+            bind: bind!(Nccl.net_plugin, nonempty),
             ..FIELD
         },
         Field {
@@ -834,6 +855,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "none",
                 drives: "`NCCL_DEBUG`",
             }],
+            bind: bind!(Nccl.debug, nonempty),
             ..FIELD
         },
         Field {
@@ -848,6 +870,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "none",
                 drives: "`NCCL_DEBUG_SUBSYS`",
             }],
+            bind: bind!(Nccl.debug_subsys, nonempty),
             ..FIELD
         },
         Field {
@@ -862,6 +885,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "`#false` (NCCL's default: off)",
                 drives: "`NCCL_RUN_DIAGNOSTICS=1` (nothing when false); NCCL 2.31+ reads it (`roce::nccl::version_unread` on an older `version`)",
             }],
+            bind: bind!(Nccl.diagnostics, boolean),
             ..FIELD
         },
         Field {
@@ -928,6 +952,7 @@ pub(crate) const NCCL_INSPECTOR: Section = Section {
                 default: "`inspector`",
                 drives: "`NCCL_PROFILER_PLUGIN`",
             }],
+            bind: bind!(Inspector.plugin, nonempty),
             ..FIELD
         },
         Field {
@@ -944,6 +969,7 @@ pub(crate) const NCCL_INSPECTOR: Section = Section {
                 default: "`/var/log/nccl-inspector`",
                 drives: "`NCCL_INSPECTOR_DUMP_DIR`; in pod targets the mount path of the `nccl-inspector` volume",
             }],
+            bind: bind!(Inspector.dump_dir, abs_path),
             ..FIELD
         },
         Field {
@@ -961,6 +987,7 @@ pub(crate) const NCCL_INSPECTOR: Section = Section {
                 default: "`500` (json), `30000000` (prometheus)",
                 drives: "`NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS`, always set (the plugin's own default changed in 2.30)",
             }],
+            bind: bind!(Inspector.interval_us, int),
             ..FIELD
         },
         Field {
@@ -976,6 +1003,7 @@ pub(crate) const NCCL_INSPECTOR: Section = Section {
                 default: "none (an `emptyDir`)",
                 drives: "pod targets: the `nccl-inspector` volume is a `hostPath` (`DirectoryOrCreate`) of it, else an `emptyDir`; nothing in sbatch, env or Dockerfile",
             }],
+            bind: bind!(Inspector.host_path, abs_path),
             ..FIELD
         },
     ],
@@ -1175,6 +1203,7 @@ pub(crate) const UCX: Section = Section {
                 default: "`tcp` in TCP mode, unset in RDMA mode",
                 drives: "`UCX_TLS`",
             }],
+            bind: bind!(Ucx.tls, ucx_tls),
             ..FIELD
         },
         Field {
@@ -1189,6 +1218,7 @@ pub(crate) const UCX: Section = Section {
                 default: "none",
                 drives: "`UCX_NET_DEVICES`",
             }],
+            bind: bind!(Ucx.net_devices, ucx_net_devices),
             ..FIELD
         },
         Field {
@@ -1203,6 +1233,7 @@ pub(crate) const UCX: Section = Section {
                 default: "`fabric gid-index`",
                 drives: "`UCX_IB_GID_INDEX` (RDMA mode only)",
             }],
+            bind: bind!(Ucx.gid_index, int),
             ..FIELD
         },
         Field {
@@ -1217,6 +1248,7 @@ pub(crate) const UCX: Section = Section {
                 default: "none",
                 drives: "`UCX_MAX_RMA_RAILS` (RDMA mode only)",
             }],
+            bind: bind!(Ucx.max_rma_rails, int),
             ..FIELD
         },
         Field {
@@ -1468,6 +1500,7 @@ pub(crate) const IMAGE: Section = Section {
             default: "none",
             drives: "only the `roce::ucx::rdma_core` rule: the rdma-core release the workload image ships",
         }],
+        bind: bind!(Image.rdma_core, int),
         ..FIELD
     }],
 };
@@ -1491,6 +1524,7 @@ pub(crate) const JOB: Section = Section {
                 default: "none",
                 drives: "sbatch `--nodes` (default 1; `roce render --nodes` overrides); the job size the `net-plugin` rule compares with 10,000 GPUs",
             }],
+            bind: bind!(Job.nodes, int),
             ..FIELD
         },
         Field {
@@ -1507,6 +1541,7 @@ pub(crate) const JOB: Section = Section {
                 default: "none",
                 drives: "`roce explain --profile` reports an nccl-tests run's large-message bus bandwidth as a percentage of it (`--expect-busbw` overrides)",
             }],
+            bind: bind!(Job.expected_busbw, int),
             ..FIELD
         },
     ],
