@@ -312,27 +312,18 @@ pub fn fields(p: &Profile) -> Vec<Field> {
         f.push(&path, value, true);
     }
 
-    f.text(
-        "fabric.kind",
-        Some(p.fabric.kind.as_ref().map(|k| k.as_str())),
-    );
-
     let pool = &p.node_pool;
-    f.str("node-pool.name", Some(&pool.name));
-    f.show("node-pool.gpus-per-node", Some(&pool.gpus_per_node));
     f.str("node-pool.rdma-resource", pool.rdma_resource.as_ref());
     f.show(
         "node-pool.rdma-resource.count",
         pool.rdma_resource_count.as_ref(),
     );
     f.map("node-pool.node-labels", &pool.node_labels);
-    f.show("node-pool.sunk-nodeset", Some(&pool.sunk_nodeset));
 
     let r = &p.rails;
     f.show("rails.nics", Some(&r.nics));
     f.show("rails.ports", Some(&r.ports));
     f.show("rails.pod-device", Some(&r.pod_device));
-    f.show("rails.port-num", Some(&r.port_num));
 
     match &p.multus {
         Multus::PerPort {
@@ -370,14 +361,7 @@ pub fn fields(p: &Profile) -> Vec<Field> {
         ),
     }
 
-    let n = &p.nccl;
-    if let Some(i) = &n.inspector {
-        f.text(
-            "nccl.inspector.format",
-            Some(i.value.format.as_ref().map(|f| f.as_str())),
-        );
-    }
-    f.map("nccl.knobs", &n.knobs);
+    f.map("nccl.knobs", &p.nccl.knobs);
 
     // The network provider, when the profile names one (the IB-verbs default adds no fields).
     let net = &p.nccl_net;
@@ -423,9 +407,7 @@ pub fn fields(p: &Profile) -> Vec<Field> {
         f.map("nccl-net.pod-annotations", &net.pod_annotations);
     }
 
-    let u = &p.ucx;
-    f.text("ucx.mode", Some(u.mode.as_ref().map(|m| m.as_str())));
-    f.show("ucx.min-rdma-core", Some(&u.min_rdma_core));
+    f.show("ucx.min-rdma-core", Some(&p.ucx.min_rdma_core));
 
     dra_fields(&mut f, p);
 

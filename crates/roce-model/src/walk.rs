@@ -231,8 +231,9 @@ impl<'n> MapView<'n> {
 
     /// Reads every key the table binds (`fields::bind`) into `section`, the section's struct.
     fn read_bound<S: std::any::Any>(&mut self, w: &mut Walker<'_>, section: &mut S) {
-        let mode = self.mode;
         for field in self.section.fields {
+            // Each time: a positional choice read here sets the mode the later keys depend on.
+            let mode = self.mode;
             let applies = field.when.is_empty() || mode.is_some_and(|m| field.when.contains(&m));
             if let (Some(bind), true) = (field.bind, applies) {
                 bind.read(&mut KeyReader { m: self, w, field }, section);
@@ -319,6 +320,10 @@ impl fields::Read for KeyReader<'_, '_, '_> {
             self.w
                 .ucx_list(n, env::UCX_TLS.name, ucx_list::UcxTls::parse)
         })
+    }
+
+    fn origin(&self) -> Origin {
+        self.m.origin
     }
 
     fn ucx_net_devices(&mut self) -> Option<UcxNetDevices> {
@@ -580,18 +585,9 @@ impl Walker<'_> {
 
     fn fabric(&mut self, node: &Node) -> Option<Fabric> {
         let mut m = self.map(node, &fields::FABRIC)?;
-        let kind = m.choose(
-            self,
-            "kind",
-            &[
-                ("roce", FabricKind::Roce),
-                ("infiniband", FabricKind::InfiniBand),
-            ],
-        );
         let mut fabric = Fabric::default();
         m.read_bound(self, &mut fabric);
         m.finish(self);
-        fabric.kind = kind?;
         Some(fabric)
     }
 
@@ -620,8 +616,6 @@ impl Walker<'_> {
         let mut m = self.map(node, &fields::NODE_POOL)?;
         let mut pool = NodePool::default();
         m.read_bound(self, &mut pool);
-        let name = m.get(self, "name").and_then(|n| self.nonempty(n));
-        let gpus_per_node = m.int(self, "gpus-per-node");
         // `rdma-resource "NAME"` or `rdma-resource "NAME" count=N` (EFA: one resource per interface).
         let (rdma_resource, rdma_resource_count) = match m.get(self, "rdma-resource") {
             Some(n) => match self.map(n, &fields::NODE_POOL_RDMA_RESOURCE) {
@@ -641,18 +635,11 @@ impl Walker<'_> {
             .get(self, "node-labels")
             .map(|n| self.label_map(n))
             .unwrap_or_default();
-        let sunk_nodeset = m
-            .get(self, "sunk-nodeset")
-            .and_then(|n| self.boolean(n))
-            .unwrap_or(Spanned::new(false, node.origin));
         m.finish(self);
         Some(NodePool {
-            name: name?,
-            gpus_per_node: gpus_per_node?,
             rdma_resource,
             rdma_resource_count,
             node_labels,
-            sunk_nodeset,
             ..pool
         })
     }
@@ -735,9 +722,6 @@ impl Walker<'_> {
         let nics = m.int(self, "nics");
         let ports = m.int(self, "ports");
         let pod_device = m.get(self, "pod-device").and_then(|n| self.device_names(n));
-        let port_num = m
-            .int(self, "port-num")
-            .unwrap_or(Spanned::new(1, node.origin));
         m.finish(self);
         if let (Some(n), Some(p), Some(d)) = (&nics, &ports, &pod_device)
             && let DeviceNames::List(names) = &d.value
@@ -760,7 +744,6 @@ impl Walker<'_> {
             nics: nics?,
             ports: ports?,
             pod_device: pod_device?,
-            port_num,
             ..rails
         })
     }
@@ -903,18 +886,9 @@ impl Walker<'_> {
     /// `inspector "json"|"prometheus" [plugin=…] [dump-dir=/…] [interval-us=N] [host-path=/…]`.
     fn inspector(&mut self, node: &Node) -> Option<Spanned<Inspector>> {
         let mut m = self.map(node, &fields::NCCL_INSPECTOR)?;
-        let format = m.choose(
-            self,
-            "format",
-            &[
-                ("json", InspectorFormat::Json),
-                ("prometheus", InspectorFormat::Prometheus),
-            ],
-        );
         let mut inspector = Inspector::default();
         m.read_bound(self, &mut inspector);
         m.finish(self);
-        inspector.format = format?;
         Some(Spanned::new(inspector, node.origin))
     }
 
@@ -1065,22 +1039,12 @@ impl Walker<'_> {
 
     fn ucx(&mut self, node: &Node) -> Option<Ucx> {
         let mut m = self.map(node, &fields::UCX)?;
-        let mode = m.choose(
-            self,
-            "mode",
-            &[
-                ("off", UcxMode::Off),
-                ("tcp", UcxMode::Tcp),
-                ("rdma", UcxMode::Rdma),
-            ],
-        );
         let mut ucx = Ucx::default();
         m.read_bound(self, &mut ucx);
         ucx.min_rdma_core = m
             .int(self, "min-rdma-core")
             .unwrap_or(Spanned::new(DEFAULT_MIN_RDMA_CORE, node.origin));
         m.finish(self);
-        ucx.mode = mode?;
         Some(ucx)
     }
 

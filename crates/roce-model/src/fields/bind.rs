@@ -4,16 +4,16 @@
 //! with a binding therefore needs no line in `walk.rs` or `diff.rs`: its entry says which slot of which
 //! section struct holds it (`bind!`) and how its text is read ([`Read`], one method per value kind).
 //!
-//! Not bound (the walker and the diff keep their code): required keys and keys with a default (the
-//! section's blank has no origin for them), maps and lists, and the sections whose shape is an enum
-//! (`multus`, `nics`, `nvlink-domain`, `placement`, `nccl-net`).
+//! Not bound (the walker and the diff keep their code): maps and lists, the keys of the profile's top level,
+//! keys checked against each other (`rails nics`, `ports` and `pod-device`), and the sections whose shape
+//! is an enum (`multus`, `nics`, `nvlink-domain`, `placement`, `nccl-net`).
 
 use std::any::Any;
 use std::fmt;
 
 use crate::model::{Fabric, Image, Inspector, Job, Nccl, NcclList, NcclRelease, NodePool, Profile};
 use crate::model::{Rails, Ucx};
-use crate::source::Spanned;
+use crate::source::{Origin, Spanned};
 use crate::ucx_list::{UcxNetDevices, UcxTls};
 
 /// A binding: reads its key into its section's struct, shows its value from a profile.
@@ -53,6 +53,8 @@ pub(crate) trait Read {
     fn ucx_tls(&mut self) -> Option<UcxTls>;
     /// A `UCX_NET_DEVICES` list.
     fn ucx_net_devices(&mut self) -> Option<UcxNetDevices>;
+    /// Where the section is: a default's place.
+    fn origin(&self) -> Origin;
 }
 
 /// A section's struct, as found in a profile.
@@ -106,15 +108,48 @@ macro_rules! shown_as_text {
 
 shown_as_text!(NcclList, UcxTls, UcxNetDevices);
 
-/// An optional slot (`Option<T>`) of section `S`, read by `read`.
-pub(crate) struct Slot<S, T> {
-    pub get: fn(&S) -> &Option<T>,
-    pub get_mut: fn(&mut S) -> &mut Option<T>,
-    /// Reads the value; the section as read so far is there for keys that depend on an earlier one.
-    pub read: fn(&mut dyn Read, &S) -> Option<T>,
+/// What a slot holds: an optional value (`Option<T>`), or one the section always has (`Spanned<T>`: a
+/// required key, or one with a default), which a value read replaces.
+pub(crate) trait Holds {
+    /// The value read.
+    type Item;
+    /// Puts the value read (none: the key is missing or wrong, and the walker has said so).
+    fn put(&mut self, v: Option<Self::Item>);
+    /// The value, if any.
+    fn held(&self) -> Option<&Self::Item>;
 }
 
-impl<S, T> fmt::Debug for Slot<S, T> {
+impl<T> Holds for Option<T> {
+    type Item = T;
+    fn put(&mut self, v: Option<T>) {
+        *self = v;
+    }
+    fn held(&self) -> Option<&T> {
+        self.as_ref()
+    }
+}
+
+impl<T> Holds for Spanned<T> {
+    type Item = Spanned<T>;
+    fn put(&mut self, v: Option<Spanned<T>>) {
+        if let Some(v) = v {
+            *self = v;
+        }
+    }
+    fn held(&self) -> Option<&Spanned<T>> {
+        Some(self)
+    }
+}
+
+/// A slot `H` of section `S`, read by `read`.
+pub(crate) struct Slot<S, H: Holds> {
+    pub get: fn(&S) -> &H,
+    pub get_mut: fn(&mut S) -> &mut H,
+    /// Reads the value; the section as read so far is there for keys that depend on an earlier one.
+    pub read: fn(&mut dyn Read, &S) -> Option<H::Item>,
+}
+
+impl<S, H: Holds> fmt::Debug for Slot<S, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Slot<{}>", std::any::type_name::<S>())
     }
@@ -130,54 +165,65 @@ fn section_of<S: Any>(section: &mut dyn Any) -> &mut S {
     })
 }
 
-impl<S: Part, T: Shown + 'static> Bind for Slot<S, T> {
+impl<S: Part, H: Holds> Bind for Slot<S, H>
+where
+    H::Item: Shown,
+{
     fn read(&self, r: &mut dyn Read, section: &mut dyn Any) {
         let s = section_of::<S>(section);
         let value = (self.read)(r, s);
-        *(self.get_mut)(s) = value;
+        (self.get_mut)(s).put(value);
     }
 
     fn show(&self, _: &[&str], p: &Profile) -> Option<Spanned<String>> {
-        (self.get)(S::of(p)?).as_ref().map(Shown::shown)
+        (self.get)(S::of(p)?).held().map(Shown::shown)
     }
 }
 
-/// An optional choice (`Option<Spanned<T>>`) of section `S`: `values[i]` is the table's `i`th choice, and
-/// `roce diff` shows a value by the first choice that gives it (`AF_INET6` as `ipv6`).
-pub(crate) struct Choice<S, T: 'static> {
-    pub get: fn(&S) -> &Option<Spanned<T>>,
-    pub get_mut: fn(&mut S) -> &mut Option<Spanned<T>>,
+/// A choice of section `S` held in `H` (`Option<Spanned<T>>` or `Spanned<T>`): `values[i]` is the table's
+/// `i`th choice, and `roce diff` shows a value by the first choice that gives it (`AF_INET6` as `ipv6`).
+pub(crate) struct Choice<S, T: 'static, H> {
+    pub get: fn(&S) -> &H,
+    pub get_mut: fn(&mut S) -> &mut H,
     pub values: &'static [T],
 }
 
-impl<S, T> fmt::Debug for Choice<S, T> {
+impl<S, T, H> fmt::Debug for Choice<S, T, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Choice<{}>", std::any::type_name::<T>())
     }
 }
 
-impl<S: Part, T: Copy + PartialEq + 'static> Bind for Choice<S, T> {
+impl<S: Part, T: Copy + PartialEq + 'static, H: Holds<Item = Spanned<T>>> Bind for Choice<S, T, H> {
     fn read(&self, r: &mut dyn Read, section: &mut dyn Any) {
         let value = r.choice().map(|i| i.map(|i| self.values[i]));
-        *(self.get_mut)(section_of::<S>(section)) = value;
+        (self.get_mut)(section_of::<S>(section)).put(value);
     }
 
     fn show(&self, choices: &[&str], p: &Profile) -> Option<Spanned<String>> {
-        let v = (self.get)(S::of(p)?).as_ref()?;
+        let v = (self.get)(S::of(p)?).held()?;
         let i = self.values.iter().position(|x| *x == v.value)?;
         Some(Spanned::new(choices[i].to_string(), v.origin))
     }
 }
 
 /// A table entry's binding: `bind!(Section.slot, reader)`, the reader a [`Read`] method (`nonempty`) or a
-/// closure of the reader and the section read so far; `bind!(Section.slot, choice Type [Variant, …])`, one
-/// variant per choice of the entry. `Section` is the model's struct for the entry's section.
+/// closure of the reader and the section read so far; `bind!(Section.slot, reader, or VALUE)`, a key the
+/// section has in any case, `VALUE` at the section's place where the key is missing;
+/// `bind!(Section.slot, choice Type [Variant, …])`, one variant per choice of the entry. `Section` is the
+/// model's struct for the entry's section.
 macro_rules! bind {
     ($section:ident . $slot:ident, choice $ty:ident [$($v:ident),* $(,)?]) => {
-        Some(&crate::fields::bind::Choice::<crate::model::$section, crate::model::$ty> {
+        Some(&crate::fields::bind::Choice::<crate::model::$section, crate::model::$ty, _> {
             get: |s| &s.$slot,
             get_mut: |s| &mut s.$slot,
             values: &[$(crate::model::$ty::$v),*],
+        })
+    };
+    ($section:ident . $slot:ident, $read:ident, or $default:expr) => {
+        bind!($section.$slot, |r, _| {
+            let default = crate::source::Spanned::new($default, r.origin());
+            Some(r.$read().unwrap_or(default))
         })
     };
     ($section:ident . $slot:ident, $read:ident) => {

@@ -394,6 +394,7 @@ pub(crate) const FABRIC: Section = Section {
                 default: "—",
                 drives: r#"the "(RoCE fabric)" / "(InfiniBand fabric)" header; whether the four keys below are emitted at all (RoCE only)"#,
             }],
+            bind: bind!(Fabric.kind, choice FabricKind [Roce, InfiniBand]),
             ..FIELD
         },
         Field {
@@ -509,6 +510,7 @@ pub(crate) const NODE_POOL: Section = Section {
                 default: "—",
                 drives: "the sbatch `--partition` when `partition` is unset",
             }],
+            bind: bind!(NodePool.name, nonempty),
             ..FIELD
         },
         Field {
@@ -537,6 +539,7 @@ pub(crate) const NODE_POOL: Section = Section {
                 default: "—",
                 drives: "`nvidia.com/gpu` in Pod requests and limits; sbatch `--gpus-per-node` and `--ntasks-per-node`",
             }],
+            bind: bind!(NodePool.gpus_per_node, int),
             ..FIELD
         },
         Field {
@@ -576,6 +579,7 @@ pub(crate) const NODE_POOL: Section = Section {
                 default: "`#false`",
                 drives: "when true the NodeSet attaches networks and resources itself: no Multus annotation, no RDMA resource, no capabilities, no sbatch fabric comment — env only",
             }],
+            bind: bind!(NodePool.sunk_nodeset, boolean, or false),
             ..FIELD
         },
         Field {
@@ -692,6 +696,7 @@ pub(crate) const RAILS: Section = Section {
                 default: "`1`",
                 drives: "the verbs port in `device:port` entries of `ucx net-devices`",
             }],
+            bind: bind!(Rails.port_num, int, or 1),
             ..FIELD
         },
         Field {
@@ -938,6 +943,7 @@ pub(crate) const NCCL_INSPECTOR: Section = Section {
                 default: "—",
                 drives: "`NCCL_INSPECTOR_ENABLE=1`; `NCCL_INSPECTOR_PROM_DUMP=1` for `prometheus` (JSON is the plugin's default); the interval's default",
             }],
+            bind: bind!(Inspector.format, choice InspectorFormat [Json, Prometheus]),
             ..FIELD
         },
         Field {
@@ -1189,6 +1195,7 @@ pub(crate) const UCX: Section = Section {
                 default: "`off` when `ucx` is absent",
                 drives: "`off`: no UCX variable. `tcp`: `UCX_TLS` (default `tcp`) and `UCX_NET_DEVICES`. `rdma`: the four variables below, each when set",
             }],
+            bind: bind!(Ucx.mode, choice UcxMode [Off, Tcp, Rdma]),
             ..FIELD
         },
         Field {
