@@ -110,16 +110,22 @@ pub(crate) fn diff_rank(labels: &[String], path: &str) -> Option<usize> {
     })
 }
 
-/// The value of every bound field `p` sets, with its path, as `roce diff` shows it (in table order).
+/// The value of every bound field `p` sets, under its `roce diff` label, as the diff shows it (in table
+/// order; a field the diff does not compare, `Diff::No`, left out).
 pub(crate) fn shown(p: &crate::model::Profile) -> Vec<(String, crate::source::Spanned<String>)> {
     all()
         .into_iter()
         .filter_map(|(s, f)| {
+            let label = match f.diff {
+                Diff::Path => s.path_of(f),
+                Diff::As(label) => label.to_string(),
+                Diff::No => return None,
+            };
             let choices = match f.kind {
                 Kind::Choice(c) => c,
                 _ => &[],
             };
-            Some((s.path_of(f), f.bind?.show(choices, p)?))
+            Some((label, f.bind?.show(choices, p)?))
         })
         .collect()
 }
