@@ -11,8 +11,8 @@ use crate::fabric::attach::PodWiring;
 use crate::fabric::dra::{DraNics, NicAttachment, NvlinkDomain, Placement};
 use crate::fabric::env::{
     self, Consumer, EnvVar, NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_IB_ADDR_FAMILY, NCCL_IB_ADDR_RANGE,
-    NCCL_IB_GID_INDEX, NCCL_IB_HCA, NCCL_IB_TC, NCCL_NET_PLUGIN, NCCL_SOCKET_IFNAME,
-    UCX_IB_GID_INDEX, UCX_MAX_RMA_RAILS, UCX_NET_DEVICES, UCX_TLS, consumer_of,
+    NCCL_IB_DATA_DIRECT, NCCL_IB_GID_INDEX, NCCL_IB_HCA, NCCL_IB_TC, NCCL_NET_PLUGIN,
+    NCCL_SOCKET_IFNAME, UCX_IB_GID_INDEX, UCX_MAX_RMA_RAILS, UCX_NET_DEVICES, UCX_TLS, consumer_of,
 };
 pub use crate::fabric::nccl_versions::NcclRelease;
 pub use crate::fabric::observe::{Inspector, InspectorFormat};
@@ -373,6 +373,8 @@ pub struct Nccl {
     pub socket_ifname: Option<NcclList>,
     /// `NCCL_IB_HCA`: which RDMA devices NCCL uses.
     pub ib_hca: Option<NcclList>,
+    /// `NCCL_IB_DATA_DIRECT` (2.27+): 0, 1 or 2, whether NCCL uses a NIC's Data Direct DMA device.
+    pub ib_data_direct: Option<Spanned<u32>>,
     /// `NCCL_NET_PLUGIN` (`none`, `spcx`, …).
     pub net_plugin: Option<Spanned<String>>,
     /// `NCCL_DEBUG`.
@@ -480,6 +482,9 @@ impl Profile {
         }
         if let Some(h) = &n.ib_hca {
             e.typed(NCCL_IB_HCA, &h.text().value, h.text().origin);
+        }
+        if let Some(d) = &n.ib_data_direct {
+            e.typed(NCCL_IB_DATA_DIRECT, d.value.to_string(), d.origin);
         }
         if self.fabric.kind.value == FabricKind::Roce {
             let f = &self.fabric;

@@ -834,6 +834,21 @@ pub(crate) const NCCL: Section = Section {
             ..FIELD
         },
         Field {
+            key: "ib-data-direct",
+            kind: Kind::Int { min: 0, max: 2 },
+            summary: "NCCL_IB_DATA_DIRECT (NCCL 2.27+): on a ConnectX NIC with a Data Direct DMA interface, 0 uses the NIC's PCIe path only, 1 (NCCL's default) the Data Direct device (<dev>_dma) only, 2 both.",
+            env: &["NCCL_IB_DATA_DIRECT"],
+            rows: &[Row {
+                kdl: "`ib-data-direct=0`",
+                yaml: "`ib-data-direct: 0`",
+                ty: "integer 0–2",
+                default: "none (NCCL's default: 1)",
+                drives: "`NCCL_IB_DATA_DIRECT`; NCCL 2.27+ reads it (`roce::nccl::version_unread` on an older `version`)",
+            }],
+            bind: bind!(Nccl.ib_data_direct, int),
+            ..FIELD
+        },
+        Field {
             key: "net-plugin",
             kind: Kind::Str { pattern: None },
             summary: "NCCL_NET_PLUGIN (none, or spcx for ~10,000+ GPU jobs).",
