@@ -303,10 +303,6 @@ fn multus_mode(m: &Multus) -> &'static str {
 /// it is already applied, and each value's origin names the layer that set it.
 pub fn fields(p: &Profile) -> Vec<Field> {
     let mut f = Fields(Vec::new());
-    f.str("name", Some(&p.name));
-    f.str("description", p.description.as_ref());
-    f.show("production", Some(&p.production));
-
     // Every field the table binds (`fields::bind`); the rest below.
     for (path, value) in crate::fields::shown(p) {
         f.push(&path, value, true);

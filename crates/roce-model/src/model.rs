@@ -25,8 +25,9 @@ pub use crate::nccl_list::NcclList;
 use crate::source::Spanned;
 use crate::ucx_list::{UcxNetDevices, UcxTls};
 
-/// A fabric profile: everything roce needs to wire GPUDirect RDMA into a workload.
-#[derive(Debug, Clone, PartialEq)]
+/// A fabric profile: everything roce needs to wire GPUDirect RDMA into a workload. The default is the
+/// walker's blank, which a loaded profile never is.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Profile {
     /// `team/name`.
     pub name: Spanned<String>,
@@ -328,6 +329,13 @@ pub enum Multus {
         /// Where `multus none` was written, if it was.
         at: Option<Spanned<()>>,
     },
+}
+
+/// No attachment, written nowhere (a profile without `multus`).
+impl Default for Multus {
+    fn default() -> Self {
+        Multus::None { at: None }
+    }
 }
 
 impl Multus {

@@ -28,13 +28,8 @@ pub(crate) fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profil
     let mut w = Walker { problems };
     let before = w.problems.len();
     let mut top = w.map(root, &fields::PROFILE)?;
-    let name = top.get(&mut w, "name").and_then(|n| w.string(n));
-    let description = top.get(&mut w, "description").and_then(|n| w.string(n));
-    let extends = top.get(&mut w, "extends").and_then(|n| w.string(n));
-    let production = top
-        .get(&mut w, "production")
-        .and_then(|n| w.boolean(n))
-        .unwrap_or(Spanned::new(true, root.origin));
+    let mut blank = Profile::default();
+    top.read_bound(&mut w, &mut blank);
     let fabric = top.get(&mut w, "fabric").and_then(|n| w.fabric(n));
     let node_pool = top.get(&mut w, "node-pool").and_then(|n| w.node_pool(n));
     let rails = top.get(&mut w, "rails").and_then(|n| w.rails(n));
@@ -102,10 +97,6 @@ pub(crate) fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profil
         return None;
     }
     Some(Profile {
-        name: name?,
-        description,
-        extends,
-        production,
         fabric: fabric?,
         node_pool: node_pool?,
         rails: rails?,
@@ -120,6 +111,7 @@ pub(crate) fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profil
         nvlink_domain: nvlink_domain?,
         placement: placement?,
         nccl_net: nccl_net?,
+        ..blank
     })
 }
 
@@ -273,6 +265,10 @@ impl<'n> KeyReader<'_, 'n, '_> {
 }
 
 impl fields::Read for KeyReader<'_, '_, '_> {
+    fn string(&mut self) -> Option<Spanned<String>> {
+        self.node().and_then(|n| self.w.string(n))
+    }
+
     fn nonempty(&mut self) -> Option<Spanned<String>> {
         self.node().and_then(|n| self.w.nonempty(n))
     }

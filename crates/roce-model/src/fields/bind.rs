@@ -4,9 +4,10 @@
 //! with a binding therefore needs no line in `walk.rs` or `diff.rs`: its entry says which slot of which
 //! section struct holds it (`bind!`) and how its text is read ([`Read`], one method per value kind).
 //!
-//! Not bound (the walker and the diff keep their code): maps and lists, the keys of the profile's top level,
-//! keys checked against each other (`rails nics`, `ports` and `pod-device`), and the sections whose shape
-//! is an enum (`multus`, `nics`, `nvlink-domain`, `placement`, `nccl-net`).
+//! Not bound (the walker and the diff keep their code): maps and lists, keys checked against each other
+//! (`rails nics`, `ports` and `pod-device`), keys whose slot is not in their section's struct
+//! (`node-pool rdma-resource`), and the sections whose shape is an enum (`multus`, `nics`,
+//! `nvlink-domain`, `placement`, `nccl-net`).
 
 use std::any::Any;
 use std::fmt;
@@ -30,6 +31,8 @@ pub(crate) trait Bind: fmt::Debug {
 /// key: it reports the key missing where the table requires it, and takes ranges, choices and the variable
 /// from its entry.
 pub(crate) trait Read {
+    /// Any string.
+    fn string(&mut self) -> Option<Spanned<String>>;
     /// A string that is not empty.
     fn nonempty(&mut self) -> Option<Spanned<String>>;
     /// An absolute path.
@@ -74,6 +77,7 @@ macro_rules! parts {
 }
 
 parts! {
+    Profile => |p| Some(p);
     Fabric => |p| Some(&p.fabric);
     NodePool => |p| Some(&p.node_pool);
     Rails => |p| Some(&p.rails);

@@ -154,6 +154,7 @@ pub(crate) const PROFILE: Section = Section {
                 default: "—",
                 drives: "first header line of every artifact; the `roce.dev/profile` Pod annotation; the default Pod `metadata.name` and sbatch `--job-name` (last `/` segment, lower-cased, other characters → `-`, at most 63)",
             }],
+            bind: bind!(Profile.name, string),
             ..FIELD
         },
         Field {
@@ -168,6 +169,7 @@ pub(crate) const PROFILE: Section = Section {
                 default: "none",
                 drives: "the layer this one is merged over ([below](#extends-merging-and-provenance))",
             }],
+            bind: bind!(Profile.extends, string),
             ..FIELD
         },
         Field {
@@ -181,6 +183,7 @@ pub(crate) const PROFILE: Section = Section {
                 default: "none (inherited through `extends`)",
                 drives: "second header line of every artifact",
             }],
+            bind: bind!(Profile.description, string),
             ..FIELD
         },
         Field {
@@ -194,6 +197,7 @@ pub(crate) const PROFILE: Section = Section {
                 default: "`#true`",
                 drives: "only the `roce::nccl::debug_in_production` warning",
             }],
+            bind: bind!(Profile.production, boolean, or true),
             ..FIELD
         },
         Field {
