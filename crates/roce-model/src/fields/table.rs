@@ -705,6 +705,7 @@ pub(crate) const RAILS: Section = Section {
         },
         Field {
             key: "link-rate",
+            // Gb/s per rail: 1 (SDR 1x would be 2.5, nothing RDMA-capable today is under 10) to XDR 4x and beyond.
             kind: Kind::Int { min: 1, max: 3200 },
             summary: "Link rate of one rail in Gb/s (400 for NDR, 200 for a ConnectX-8 plane): roce explain --profile derives the expected nccl-tests bus bandwidth from rails x link-rate.",
             rows: &[Row {
