@@ -25,9 +25,8 @@
 
 use indexmap::IndexMap;
 
-use crate::model::{Multus, NcclList, Profile, UcxMode};
+use crate::model::{Multus, Profile, UcxMode};
 use crate::source::{Sources, Spanned};
-use crate::ucx_list::{UcxNetDevices, UcxTls};
 
 /// One named field of a flattened profile.
 #[derive(Debug, Clone, PartialEq)]
@@ -304,49 +303,23 @@ fn multus_mode(m: &Multus) -> &'static str {
 /// it is already applied, and each value's origin names the layer that set it.
 pub fn fields(p: &Profile) -> Vec<Field> {
     let mut f = Fields(Vec::new());
-    f.str("name", Some(&p.name));
-    f.str("description", p.description.as_ref());
-    f.show("production", Some(&p.production));
-
-    let fab = &p.fabric;
-    f.text("fabric.kind", Some(fab.kind.as_ref().map(|k| k.as_str())));
-    f.text(
-        "fabric.addr-family",
-        fab.addr_family.map(|a| {
-            a.map(|a| {
-                if a.nccl() == "AF_INET6" {
-                    "ipv6"
-                } else {
-                    "ipv4"
-                }
-            })
-        }),
-    );
-    f.str("fabric.addr-range", fab.addr_range.as_ref());
-    f.show("fabric.traffic-class", fab.traffic_class.as_ref());
-    f.show("fabric.gid-index", fab.gid_index.as_ref());
+    // Every field the table binds (`fields::bind`); the rest below.
+    for (path, value) in crate::fields::shown(p) {
+        f.push(&path, value, true);
+    }
 
     let pool = &p.node_pool;
-    f.str("node-pool.name", Some(&pool.name));
-    f.str("node-pool.instance-type", pool.instance_type.as_ref());
-    f.show("node-pool.gpus-per-node", Some(&pool.gpus_per_node));
     f.str("node-pool.rdma-resource", pool.rdma_resource.as_ref());
     f.show(
         "node-pool.rdma-resource.count",
         pool.rdma_resource_count.as_ref(),
     );
     f.map("node-pool.node-labels", &pool.node_labels);
-    f.show("node-pool.sunk-nodeset", Some(&pool.sunk_nodeset));
-    f.str("node-pool.partition", pool.partition.as_ref());
 
     let r = &p.rails;
     f.show("rails.nics", Some(&r.nics));
     f.show("rails.ports", Some(&r.ports));
-    f.str("rails.host-port", r.host_port.as_ref());
     f.show("rails.pod-device", Some(&r.pod_device));
-    f.str("rails.pod-netdev", r.pod_netdev.as_ref());
-    f.show("rails.port-num", Some(&r.port_num));
-    f.show("rails.link-rate", r.link_rate.as_ref());
 
     match &p.multus {
         Multus::PerPort {
@@ -384,29 +357,7 @@ pub fn fields(p: &Profile) -> Vec<Field> {
         ),
     }
 
-    let n = &p.nccl;
-    f.show("nccl.version", n.version.as_ref());
-    f.str(
-        "nccl.socket-ifname",
-        n.socket_ifname.as_ref().map(NcclList::text),
-    );
-    f.str("nccl.ib-hca", n.ib_hca.as_ref().map(NcclList::text));
-    f.str("nccl.net-plugin", n.net_plugin.as_ref());
-    f.str("nccl.debug", n.debug.as_ref());
-    f.str("nccl.debug-subsys", n.debug_subsys.as_ref());
-    f.show("nccl.diagnostics", n.diagnostics.as_ref());
-    if let Some(i) = &n.inspector {
-        let i = &i.value;
-        f.text(
-            "nccl.inspector.format",
-            Some(i.format.as_ref().map(|f| f.as_str())),
-        );
-        f.str("nccl.inspector.plugin", i.plugin.as_ref());
-        f.str("nccl.inspector.dump-dir", i.dump_dir.as_ref());
-        f.show("nccl.inspector.interval-us", i.interval_us.as_ref());
-        f.str("nccl.inspector.host-path", i.host_path.as_ref());
-    }
-    f.map("nccl.knobs", &n.knobs);
+    f.map("nccl.knobs", &p.nccl.knobs);
 
     // The network provider, when the profile names one (the IB-verbs default adds no fields).
     let net = &p.nccl_net;
@@ -452,22 +403,9 @@ pub fn fields(p: &Profile) -> Vec<Field> {
         f.map("nccl-net.pod-annotations", &net.pod_annotations);
     }
 
-    let u = &p.ucx;
-    f.text("ucx.mode", Some(u.mode.as_ref().map(|m| m.as_str())));
-    f.str("ucx.tls", u.tls.as_ref().map(UcxTls::text));
-    f.str(
-        "ucx.net-devices",
-        u.net_devices.as_ref().map(UcxNetDevices::text),
-    );
-    f.show("ucx.gid-index", u.gid_index.as_ref());
-    f.show("ucx.max-rma-rails", u.max_rma_rails.as_ref());
-    f.show("ucx.min-rdma-core", Some(&u.min_rdma_core));
+    f.show("ucx.min-rdma-core", Some(&p.ucx.min_rdma_core));
 
     dra_fields(&mut f, p);
-
-    f.show("image.rdma-core", p.image.rdma_core.as_ref());
-    f.show("job.nodes", p.job.nodes.as_ref());
-    f.show("job.expected-busbw", p.job.expected_busbw.as_ref());
 
     if let Some(first) = p.capabilities.first() {
         // A set: the order capabilities are listed in changes nothing.
@@ -481,7 +419,7 @@ pub fn fields(p: &Profile) -> Vec<Field> {
         );
     }
     f.map("env", &p.env);
-    // In the table's order (`fields::table`; a test holds the pushes above to it, so this moves nothing).
+    // In the table's order (`fields::table`; a test holds the pushes above to it).
     let labels = crate::fields::diff_labels();
     f.0.sort_by_key(|field| crate::fields::diff_rank(&labels, &field.path).unwrap_or(usize::MAX));
     f.0

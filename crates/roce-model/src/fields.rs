@@ -1,7 +1,11 @@
 //! One table for the profile's fields (`table`), and what is generated from it: the JSON Schema
 //! (`schema`) and the key tables of `docs/reference.md` (`reference`). The walker asks it which keys
-//! a section has and what each holds; `roce diff` labels its fields by it.
+//! a section has and what each holds; `roce diff` labels its fields by it. Where an entry is bound
+//! (`bind`), the walker reads it into the model and `roce diff` shows it through the binding alone.
 
+// Before `table`, which writes each binding with the `bind!` macro.
+#[macro_use]
+mod bind;
 #[cfg(test)]
 mod reference;
 mod schema;
@@ -9,6 +13,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use bind::{Bind, Read};
 pub use schema::profile_schema;
 pub use table::CAPABILITIES;
 pub(crate) use table::*;
@@ -46,7 +51,6 @@ impl Section {
     }
 
     /// The sections below this one (a field's map, or a named map's entries), depth first.
-    #[cfg(test)]
     fn children(&self) -> impl Iterator<Item = &'static Section> {
         self.fields.iter().filter_map(|f| match f.kind {
             Kind::Section(s) | Kind::Named(s) => Some(s),
@@ -56,7 +60,6 @@ impl Section {
 }
 
 /// Every section, the profile first, each before the sections below it.
-#[cfg(test)]
 pub(crate) fn sections() -> Vec<&'static Section> {
     fn visit(s: &'static Section, out: &mut Vec<&'static Section>) {
         out.push(s);
@@ -70,7 +73,6 @@ pub(crate) fn sections() -> Vec<&'static Section> {
 }
 
 /// Every field with its section, in table order (a section's fields before the sections below them).
-#[cfg(test)]
 pub(crate) fn all() -> Vec<(&'static Section, &'static Field)> {
     sections()
         .into_iter()
@@ -106,4 +108,24 @@ pub(crate) fn diff_rank(labels: &[String], path: &str) -> Option<usize> {
                 .is_some_and(|rest| rest.starts_with('.'))
         })
     })
+}
+
+/// The value of every bound field `p` sets, under its `roce diff` label, as the diff shows it (in table
+/// order; a field the diff does not compare, `Diff::No`, left out).
+pub(crate) fn shown(p: &crate::model::Profile) -> Vec<(String, crate::source::Spanned<String>)> {
+    all()
+        .into_iter()
+        .filter_map(|(s, f)| {
+            let label = match f.diff {
+                Diff::Path => s.path_of(f),
+                Diff::As(label) => label.to_string(),
+                Diff::No => return None,
+            };
+            let choices = match f.kind {
+                Kind::Choice(c) => c,
+                _ => &[],
+            };
+            Some((label, f.bind?.show(choices, p)?))
+        })
+        .collect()
 }

@@ -11,8 +11,8 @@ use crate::fabric::attach::PodWiring;
 use crate::fabric::dra::{DraNics, NicAttachment, NvlinkDomain, Placement};
 use crate::fabric::env::{
     self, Consumer, EnvVar, NCCL_DEBUG, NCCL_DEBUG_SUBSYS, NCCL_IB_ADDR_FAMILY, NCCL_IB_ADDR_RANGE,
-    NCCL_IB_GID_INDEX, NCCL_IB_HCA, NCCL_IB_TC, NCCL_NET_PLUGIN, NCCL_SOCKET_IFNAME,
-    UCX_IB_GID_INDEX, UCX_MAX_RMA_RAILS, UCX_NET_DEVICES, UCX_TLS, consumer_of,
+    NCCL_IB_DATA_DIRECT, NCCL_IB_GID_INDEX, NCCL_IB_HCA, NCCL_IB_TC, NCCL_NET_PLUGIN,
+    NCCL_SOCKET_IFNAME, UCX_IB_GID_INDEX, UCX_MAX_RMA_RAILS, UCX_NET_DEVICES, UCX_TLS, consumer_of,
 };
 pub use crate::fabric::nccl_versions::NcclRelease;
 pub use crate::fabric::observe::{Inspector, InspectorFormat};
@@ -25,8 +25,9 @@ pub use crate::nccl_list::NcclList;
 use crate::source::Spanned;
 use crate::ucx_list::{UcxNetDevices, UcxTls};
 
-/// A fabric profile: everything roce needs to wire GPUDirect RDMA into a workload.
-#[derive(Debug, Clone, PartialEq)]
+/// A fabric profile: everything roce needs to wire GPUDirect RDMA into a workload. The default is the
+/// walker's blank, which a loaded profile never is.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Profile {
     /// `team/name`.
     pub name: Spanned<String>,
@@ -86,7 +87,7 @@ impl AddrFamily {
 }
 
 /// The backend fabric.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Fabric {
     /// InfiniBand or RoCE.
     pub kind: Spanned<FabricKind>,
@@ -101,7 +102,7 @@ pub struct Fabric {
 }
 
 /// Where workloads run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NodePool {
     /// Pool (or SUNK NodeSet) name.
     pub name: Spanned<String>,
@@ -123,7 +124,7 @@ pub struct NodePool {
 }
 
 /// The RDMA rails: `nics × ports` of them, named by patterns.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Rails {
     /// NICs per node.
     pub nics: Spanned<u32>,
@@ -190,7 +191,8 @@ impl Rails {
     }
 }
 
-/// How the rails' RDMA devices are named in the pod.
+/// How the rails' RDMA devices are named in the pod (the default, an empty pattern, is only a blank
+/// section's).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeviceNames {
     /// A name pattern, expanded per rail (`ibp{nic}p{port}`, `mlx5_{nic}`).
@@ -198,6 +200,12 @@ pub enum DeviceNames {
     /// One name per rail, in rail order: a node's own devices where others break the numbering (OCI's
     /// BM.GPU.H100.8 has its two front-end NICs at `mlx5_2` and `mlx5_11`, between the RoCE ports).
     List(Vec<String>),
+}
+
+impl Default for DeviceNames {
+    fn default() -> Self {
+        DeviceNames::Pattern(String::new())
+    }
 }
 
 impl DeviceNames {
@@ -323,6 +331,13 @@ pub enum Multus {
     },
 }
 
+/// No attachment, written nowhere (a profile without `multus`).
+impl Default for Multus {
+    fn default() -> Self {
+        Multus::None { at: None }
+    }
+}
+
 impl Multus {
     /// The NADs to attach, in rail order. A pattern that expands to an invalid name yields no NAD for that
     /// rail; `check` reports it (`roce::invalid_value`), so a loaded profile never has one.
@@ -357,7 +372,7 @@ impl Multus {
 }
 
 /// NCCL settings.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Nccl {
     /// The NCCL release the job runs (`nccl version="2.28"`): what `check` and `diff` judge the variables
     /// by ([`crate::fabric::nccl_versions`]); it changes no rendered artifact.
@@ -366,6 +381,8 @@ pub struct Nccl {
     pub socket_ifname: Option<NcclList>,
     /// `NCCL_IB_HCA`: which RDMA devices NCCL uses.
     pub ib_hca: Option<NcclList>,
+    /// `NCCL_IB_DATA_DIRECT` (2.27+): 0, 1 or 2, whether NCCL uses a NIC's Data Direct DMA device.
+    pub ib_data_direct: Option<Spanned<u32>>,
     /// `NCCL_NET_PLUGIN` (`none`, `spcx`, …).
     pub net_plugin: Option<Spanned<String>>,
     /// `NCCL_DEBUG`.
@@ -382,7 +399,7 @@ pub struct Nccl {
 }
 
 /// UCX settings.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Ucx {
     /// Off, TCP or RDMA.
     pub mode: Spanned<UcxMode>,
@@ -399,14 +416,14 @@ pub struct Ucx {
 }
 
 /// Facts about the workload image.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Image {
     /// rdma-core release the image ships (e.g. 54).
     pub rdma_core: Option<Spanned<u32>>,
 }
 
 /// Job sizing.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Job {
     /// Nodes per job.
     pub nodes: Option<Spanned<u32>>,
@@ -473,6 +490,9 @@ impl Profile {
         }
         if let Some(h) = &n.ib_hca {
             e.typed(NCCL_IB_HCA, &h.text().value, h.text().origin);
+        }
+        if let Some(d) = &n.ib_data_direct {
+            e.typed(NCCL_IB_DATA_DIRECT, d.value.to_string(), d.origin);
         }
         if self.fabric.kind.value == FabricKind::Roce {
             let f = &self.fabric;

@@ -80,7 +80,7 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
 }
 
 /// Index of a [`Source`] inside [`Sources`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct SourceId(pub(crate) u32);
 
 /// The sources one load touched, in the order they were read: the profile first, then each `extends` layer.
@@ -117,8 +117,9 @@ impl Sources {
     }
 }
 
-/// Where a value came from: a source and a byte range in it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Where a value came from: a source and a byte range in it. The default, the start of the first source,
+/// is only a blank section's (the walker's), whose values are all replaced or dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Origin {
     /// The source (one per `extends` layer).
     pub source: SourceId,
@@ -166,7 +167,7 @@ impl From<Origin> for miette::SourceSpan {
 }
 
 /// A value with its [`Origin`]. Equality and hashing look at the value only.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 pub struct Spanned<T> {
     /// The value.
     pub value: T,

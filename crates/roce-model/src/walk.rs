@@ -21,20 +21,15 @@ use crate::problem::{Code, Problem};
 use crate::source::{Origin, Spanned};
 use crate::suggest;
 use crate::tree::{Entry, Node, Scalar, Value};
-use crate::ucx_list;
+use crate::ucx_list::{self, UcxNetDevices, UcxTls};
 
 /// Walk a merged tree into a profile.
 pub(crate) fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profile> {
     let mut w = Walker { problems };
     let before = w.problems.len();
     let mut top = w.map(root, &fields::PROFILE)?;
-    let name = top.get(&mut w, "name").and_then(|n| w.string(n));
-    let description = top.get(&mut w, "description").and_then(|n| w.string(n));
-    let extends = top.get(&mut w, "extends").and_then(|n| w.string(n));
-    let production = top
-        .get(&mut w, "production")
-        .and_then(|n| w.boolean(n))
-        .unwrap_or(Spanned::new(true, root.origin));
+    let mut blank = Profile::default();
+    top.read_bound(&mut w, &mut blank);
     let fabric = top.get(&mut w, "fabric").and_then(|n| w.fabric(n));
     let node_pool = top.get(&mut w, "node-pool").and_then(|n| w.node_pool(n));
     let rails = top.get(&mut w, "rails").and_then(|n| w.rails(n));
@@ -44,7 +39,7 @@ pub(crate) fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profil
     };
     let nccl = match top.get(&mut w, "nccl") {
         Some(n) => w.nccl(n),
-        None => Some(Nccl::default_empty()),
+        None => Some(Nccl::default()),
     };
     let ucx = match top.get(&mut w, "ucx") {
         Some(n) => w.ucx(n),
@@ -52,14 +47,11 @@ pub(crate) fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profil
     };
     let image = match top.get(&mut w, "image") {
         Some(n) => w.image(n),
-        None => Some(Image { rdma_core: None }),
+        None => Some(Image::default()),
     };
     let job = match top.get(&mut w, "job") {
         Some(n) => w.job(n),
-        None => Some(Job {
-            nodes: None,
-            expected_busbw: None,
-        }),
+        None => Some(Job::default()),
     };
     let capabilities = top
         .get(&mut w, "capabilities")
@@ -105,10 +97,6 @@ pub(crate) fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profil
         return None;
     }
     Some(Profile {
-        name: name?,
-        description,
-        extends,
-        production,
         fabric: fabric?,
         node_pool: node_pool?,
         rails: rails?,
@@ -123,34 +111,16 @@ pub(crate) fn profile(root: &Node, problems: &mut Vec<Problem>) -> Option<Profil
         nvlink_domain: nvlink_domain?,
         placement: placement?,
         nccl_net: nccl_net?,
+        ..blank
     })
-}
-
-impl Nccl {
-    fn default_empty() -> Self {
-        Nccl {
-            version: None,
-            socket_ifname: None,
-            ib_hca: None,
-            net_plugin: None,
-            debug: None,
-            debug_subsys: None,
-            diagnostics: None,
-            inspector: None,
-            knobs: IndexMap::new(),
-        }
-    }
 }
 
 impl Ucx {
     fn off(origin: Origin) -> Self {
         Ucx {
             mode: Spanned::new(UcxMode::Off, origin),
-            tls: None,
-            net_devices: None,
-            gid_index: None,
-            max_rma_rails: None,
             min_rdma_core: Spanned::new(DEFAULT_MIN_RDMA_CORE, origin),
+            ..Ucx::default()
         }
     }
 }
@@ -251,6 +221,18 @@ impl<'n> MapView<'n> {
         Some(v)
     }
 
+    /// Reads every key the table binds (`fields::bind`) into `section`, the section's struct.
+    fn read_bound<S: std::any::Any>(&mut self, w: &mut Walker<'_>, section: &mut S) {
+        for field in self.section.fields {
+            // Each time: a positional choice read here sets the mode the later keys depend on.
+            let mode = self.mode;
+            let applies = field.when.is_empty() || mode.is_some_and(|m| field.when.contains(&m));
+            if let (Some(bind), true) = (field.bind, applies) {
+                bind.read(&mut KeyReader { m: self, w, field }, section);
+            }
+        }
+    }
+
     /// Reports every key the table does not give the section (under its mode).
     fn finish(self, w: &mut Walker<'_>) {
         let known: Vec<&str> = self.section.keys(self.mode).collect();
@@ -266,6 +248,85 @@ impl<'n> MapView<'n> {
                 );
             }
         }
+    }
+}
+
+/// One key of a section being read, as the bindings read it ([`fields::Read`]).
+struct KeyReader<'a, 'n, 'p> {
+    m: &'a mut MapView<'n>,
+    w: &'a mut Walker<'p>,
+    field: &'static Field,
+}
+
+impl<'n> KeyReader<'_, 'n, '_> {
+    fn node(&mut self) -> Option<&'n Node> {
+        self.m.get(self.w, self.field.key)
+    }
+}
+
+impl fields::Read for KeyReader<'_, '_, '_> {
+    fn string(&mut self) -> Option<Spanned<String>> {
+        self.node().and_then(|n| self.w.string(n))
+    }
+
+    fn nonempty(&mut self) -> Option<Spanned<String>> {
+        self.node().and_then(|n| self.w.nonempty(n))
+    }
+
+    fn abs_path(&mut self) -> Option<Spanned<String>> {
+        self.node().and_then(|n| self.w.abs_path(n))
+    }
+
+    fn cidr(&mut self) -> Option<Spanned<String>> {
+        self.node().and_then(|n| self.w.cidr(n))
+    }
+
+    fn pattern(&mut self) -> Option<Spanned<String>> {
+        self.node().and_then(|n| self.w.pattern(n))
+    }
+
+    fn int(&mut self) -> Option<Spanned<u32>> {
+        self.m.int(self.w, self.field.key)
+    }
+
+    fn boolean(&mut self) -> Option<Spanned<bool>> {
+        self.node().and_then(|n| self.w.boolean(n))
+    }
+
+    fn choice(&mut self) -> Option<Spanned<usize>> {
+        let Kind::Choice(names) = self.field.kind else {
+            panic!("fields::table: `{}` is not a choice", self.field.key);
+        };
+        let indexed: Vec<(&str, usize)> = names.iter().copied().zip(0..).collect();
+        self.m.choose(self.w, self.field.key, &indexed)
+    }
+
+    fn nccl_release(&mut self) -> Option<Spanned<NcclRelease>> {
+        self.node().and_then(|n| self.w.nccl_release(n))
+    }
+
+    fn nccl_list(&mut self, by_release: bool) -> Option<NcclList> {
+        let env = self.field.env[0];
+        self.node()
+            .and_then(|n| self.w.nccl_list(n, env, by_release))
+    }
+
+    fn ucx_tls(&mut self) -> Option<UcxTls> {
+        self.node().and_then(|n| {
+            self.w
+                .ucx_list(n, env::UCX_TLS.name, ucx_list::UcxTls::parse)
+        })
+    }
+
+    fn origin(&self) -> Origin {
+        self.m.origin
+    }
+
+    fn ucx_net_devices(&mut self) -> Option<UcxNetDevices> {
+        self.node().and_then(|n| {
+            self.w
+                .ucx_list(n, env::UCX_NET_DEVICES.name, ucx_list::UcxNetDevices::parse)
+        })
     }
 }
 
@@ -520,35 +581,10 @@ impl Walker<'_> {
 
     fn fabric(&mut self, node: &Node) -> Option<Fabric> {
         let mut m = self.map(node, &fields::FABRIC)?;
-        let kind = m.choose(
-            self,
-            "kind",
-            &[
-                ("roce", FabricKind::Roce),
-                ("infiniband", FabricKind::InfiniBand),
-            ],
-        );
-        let addr_family = m.choose(
-            self,
-            "addr-family",
-            &[
-                ("ipv6", AddrFamily::Ipv6),
-                ("ipv4", AddrFamily::Ipv4),
-                ("AF_INET6", AddrFamily::Ipv6),
-                ("AF_INET", AddrFamily::Ipv4),
-            ],
-        );
-        let addr_range = m.get(self, "addr-range").and_then(|n| self.cidr(n));
-        let traffic_class = m.int(self, "traffic-class").map(|s| s.map(|v| v as u8));
-        let gid_index = m.int(self, "gid-index");
+        let mut fabric = Fabric::default();
+        m.read_bound(self, &mut fabric);
         m.finish(self);
-        Some(Fabric {
-            kind: kind?,
-            addr_family,
-            addr_range,
-            traffic_class,
-            gid_index,
-        })
+        Some(fabric)
     }
 
     fn cidr(&mut self, node: &Node) -> Option<Spanned<String>> {
@@ -574,9 +610,8 @@ impl Walker<'_> {
 
     fn node_pool(&mut self, node: &Node) -> Option<NodePool> {
         let mut m = self.map(node, &fields::NODE_POOL)?;
-        let name = m.get(self, "name").and_then(|n| self.nonempty(n));
-        let instance_type = m.get(self, "instance-type").and_then(|n| self.nonempty(n));
-        let gpus_per_node = m.int(self, "gpus-per-node");
+        let mut pool = NodePool::default();
+        m.read_bound(self, &mut pool);
         // `rdma-resource "NAME"` or `rdma-resource "NAME" count=N` (EFA: one resource per interface).
         let (rdma_resource, rdma_resource_count) = match m.get(self, "rdma-resource") {
             Some(n) => match self.map(n, &fields::NODE_POOL_RDMA_RESOURCE) {
@@ -596,21 +631,12 @@ impl Walker<'_> {
             .get(self, "node-labels")
             .map(|n| self.label_map(n))
             .unwrap_or_default();
-        let sunk_nodeset = m
-            .get(self, "sunk-nodeset")
-            .and_then(|n| self.boolean(n))
-            .unwrap_or(Spanned::new(false, node.origin));
-        let partition = m.get(self, "partition").and_then(|n| self.nonempty(n));
         m.finish(self);
         Some(NodePool {
-            name: name?,
-            instance_type,
-            gpus_per_node: gpus_per_node?,
             rdma_resource,
             rdma_resource_count,
             node_labels,
-            sunk_nodeset,
-            partition,
+            ..pool
         })
     }
 
@@ -687,16 +713,11 @@ impl Walker<'_> {
 
     fn rails(&mut self, node: &Node) -> Option<Rails> {
         let mut m = self.map(node, &fields::RAILS)?;
+        let mut rails = Rails::default();
+        m.read_bound(self, &mut rails);
         let nics = m.int(self, "nics");
         let ports = m.int(self, "ports");
-        let host_port = m.get(self, "host-port").and_then(|n| self.pattern(n));
         let pod_device = m.get(self, "pod-device").and_then(|n| self.device_names(n));
-        let pod_netdev = m.get(self, "pod-netdev").and_then(|n| self.pattern(n));
-        let port_num = m
-            .int(self, "port-num")
-            .unwrap_or(Spanned::new(1, node.origin));
-        // Gb/s per rail: 1 (SDR 1x would be 2.5, nothing RDMA-capable today is under 10) to XDR 4x and beyond
-        let link_rate = m.int(self, "link-rate");
         m.finish(self);
         if let (Some(n), Some(p), Some(d)) = (&nics, &ports, &pod_device)
             && let DeviceNames::List(names) = &d.value
@@ -718,11 +739,8 @@ impl Walker<'_> {
         Some(Rails {
             nics: nics?,
             ports: ports?,
-            host_port,
             pod_device: pod_device?,
-            pod_netdev,
-            port_num,
-            link_rate,
+            ..rails
         })
     }
 
@@ -813,6 +831,8 @@ impl Walker<'_> {
         out
     }
 
+    /// With a release named (`by_release`), whether it reads fields after the port is the version rules' to
+    /// say (`roce::nccl::version_syntax`), not a warning for every release.
     fn nccl_list(&mut self, node: &Node, env: &str, by_release: bool) -> Option<NcclList> {
         let text = self.string(node)?;
         let (list, issues) = NcclList::parse(text, nccl_list_kind(env));
@@ -848,65 +868,24 @@ impl Walker<'_> {
 
     fn nccl(&mut self, node: &Node) -> Option<Nccl> {
         let mut m = self.map(node, &fields::NCCL)?;
-        let version = m.get(self, "version").and_then(|n| self.nccl_release(n));
-        // With a release named, whether it reads fields after the port is the version rules' to say
-        // (`roce::nccl::version_syntax`), not a warning for every release.
-        let by_release = version.is_some();
-        let socket_ifname = m
-            .get(self, "socket-ifname")
-            .and_then(|n| self.nccl_list(n, env::NCCL_SOCKET_IFNAME.name, by_release));
-        let ib_hca = m
-            .get(self, "ib-hca")
-            .and_then(|n| self.nccl_list(n, env::NCCL_IB_HCA.name, by_release));
-        let net_plugin = m.get(self, "net-plugin").and_then(|n| self.nonempty(n));
-        let debug = m.get(self, "debug").and_then(|n| self.nonempty(n));
-        let debug_subsys = m.get(self, "debug-subsys").and_then(|n| self.nonempty(n));
-        let diagnostics = m.get(self, "diagnostics").and_then(|n| self.boolean(n));
-        let inspector = m.get(self, "inspector").and_then(|n| self.inspector(n));
-        let knobs = m
+        let mut nccl = Nccl::default();
+        m.read_bound(self, &mut nccl);
+        nccl.inspector = m.get(self, "inspector").and_then(|n| self.inspector(n));
+        nccl.knobs = m
             .get(self, "knobs")
             .map(|n| self.env_map(n, Some("NCCL_")))
             .unwrap_or_default();
         m.finish(self);
-        Some(Nccl {
-            version,
-            socket_ifname,
-            ib_hca,
-            net_plugin,
-            debug,
-            debug_subsys,
-            diagnostics,
-            inspector,
-            knobs,
-        })
+        Some(nccl)
     }
 
     /// `inspector "json"|"prometheus" [plugin=…] [dump-dir=/…] [interval-us=N] [host-path=/…]`.
     fn inspector(&mut self, node: &Node) -> Option<Spanned<Inspector>> {
         let mut m = self.map(node, &fields::NCCL_INSPECTOR)?;
-        let format = m.choose(
-            self,
-            "format",
-            &[
-                ("json", InspectorFormat::Json),
-                ("prometheus", InspectorFormat::Prometheus),
-            ],
-        );
-        let plugin = m.get(self, "plugin").and_then(|n| self.nonempty(n));
-        let dump_dir = m.get(self, "dump-dir").and_then(|n| self.abs_path(n));
-        let interval_us = m.int(self, "interval-us");
-        let host_path = m.get(self, "host-path").and_then(|n| self.abs_path(n));
+        let mut inspector = Inspector::default();
+        m.read_bound(self, &mut inspector);
         m.finish(self);
-        Some(Spanned::new(
-            Inspector {
-                format: format?,
-                plugin,
-                dump_dir,
-                interval_us,
-                host_path,
-            },
-            node.origin,
-        ))
+        Some(Spanned::new(inspector, node.origin))
     }
 
     /// `nccl-net PROVIDER [name=…] [library-path=…] { host-mounts { NAME host-path=… mount-path=… };
@@ -1056,62 +1035,38 @@ impl Walker<'_> {
 
     fn ucx(&mut self, node: &Node) -> Option<Ucx> {
         let mut m = self.map(node, &fields::UCX)?;
-        let mode = m.choose(
-            self,
-            "mode",
-            &[
-                ("off", UcxMode::Off),
-                ("tcp", UcxMode::Tcp),
-                ("rdma", UcxMode::Rdma),
-            ],
-        );
-        let tls = m.get(self, "tls").and_then(|n| {
-            let text = self.nonempty(n)?;
-            let (tls, issues) = ucx_list::UcxTls::parse(text);
-            for issue in issues {
-                let origin = n.token_origin(issue.range.clone());
-                self.problems.push(crate::rules::ucx::list_issue(
-                    env::UCX_TLS.name,
-                    &issue.kind,
-                    origin,
-                ));
-            }
-            Some(tls)
-        });
-        let net_devices = m.get(self, "net-devices").and_then(|n| {
-            let text = self.nonempty(n)?;
-            let (devices, issues) = ucx_list::UcxNetDevices::parse(text);
-            for issue in issues {
-                let origin = n.token_origin(issue.range.clone());
-                self.problems.push(crate::rules::ucx::list_issue(
-                    env::UCX_NET_DEVICES.name,
-                    &issue.kind,
-                    origin,
-                ));
-            }
-            Some(devices)
-        });
-        let gid_index = m.int(self, "gid-index");
-        let max_rma_rails = m.int(self, "max-rma-rails");
-        let min_rdma_core = m
+        let mut ucx = Ucx::default();
+        m.read_bound(self, &mut ucx);
+        ucx.min_rdma_core = m
             .int(self, "min-rdma-core")
             .unwrap_or(Spanned::new(DEFAULT_MIN_RDMA_CORE, node.origin));
         m.finish(self);
-        Some(Ucx {
-            mode: mode?,
-            tls,
-            net_devices,
-            gid_index,
-            max_rma_rails,
-            min_rdma_core,
-        })
+        Some(ucx)
+    }
+
+    /// A UCX list (`UCX_TLS`, `UCX_NET_DEVICES`): `parse`'s issues reported at their tokens.
+    fn ucx_list<T>(
+        &mut self,
+        node: &Node,
+        env: &str,
+        parse: fn(Spanned<String>) -> (T, Vec<ucx_list::UcxIssue>),
+    ) -> Option<T> {
+        let text = self.nonempty(node)?;
+        let (list, issues) = parse(text);
+        for issue in issues {
+            let origin = node.token_origin(issue.range.clone());
+            self.problems
+                .push(crate::rules::ucx::list_issue(env, &issue.kind, origin));
+        }
+        Some(list)
     }
 
     fn image(&mut self, node: &Node) -> Option<Image> {
         let mut m = self.map(node, &fields::IMAGE)?;
-        let rdma_core = m.int(self, "rdma-core");
+        let mut image = Image::default();
+        m.read_bound(self, &mut image);
         m.finish(self);
-        Some(Image { rdma_core })
+        Some(image)
     }
 
     /// `nics multus-and-resource | resource-only | host-network | dra class=… count=… template=… [claim=…]
@@ -1308,13 +1263,10 @@ impl Walker<'_> {
 
     fn job(&mut self, node: &Node) -> Option<Job> {
         let mut m = self.map(node, &fields::JOB)?;
-        let nodes = m.int(self, "nodes");
-        let expected_busbw = m.int(self, "expected-busbw");
+        let mut job = Job::default();
+        m.read_bound(self, &mut job);
         m.finish(self);
-        Some(Job {
-            nodes,
-            expected_busbw,
-        })
+        Some(job)
     }
 }
 

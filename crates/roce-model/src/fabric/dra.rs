@@ -110,11 +110,13 @@ impl DraSpec {
     }
 }
 
-/// How the RDMA NICs reach the pod.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How the RDMA NICs reach the pod (default: Multus NADs and the device-plugin resource, as a profile
+/// without `nics`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum NicAttachment {
     /// Multus NetworkAttachmentDefinitions plus a device-plugin resource (CoreWeave RoCE): the NADs and the
     /// resource come from the profile's `multus` and `rdma-resource` ([`Profile::pod_wiring`](crate::Profile::pod_wiring)).
+    #[default]
     MultusAndResource,
     /// A device-plugin resource only (InfiniBand, AWS EFA without DRA).
     ResourceOnly,
@@ -294,10 +296,12 @@ impl AlignBy {
     }
 }
 
-/// The NVLink domain a job's GPUs share across nodes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The NVLink domain a job's GPUs share across nodes (default: none, as a profile without
+/// `nvlink-domain`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum NvlinkDomain {
     /// No multi-node NVLink (single-node NVLink only, or none).
+    #[default]
     None,
     /// A ComputeDomain: the DRA driver runs IMEX daemons on its nodes and creates the channel's
     /// ResourceClaimTemplate, which each pod claims (GB200/GB300 NVL72).

@@ -49,6 +49,10 @@ const fn ucx(name: &'static str, field: &'static str) -> TypedEnv {
 pub const NCCL_SOCKET_IFNAME: TypedEnv = nccl("NCCL_SOCKET_IFNAME", "nccl socket-ifname");
 /// `NCCL_IB_HCA`: the RDMA devices NCCL uses.
 pub const NCCL_IB_HCA: TypedEnv = nccl("NCCL_IB_HCA", "nccl ib-hca");
+/// `NCCL_IB_DATA_DIRECT`: whether NCCL uses a NIC's Data Direct DMA device (2.27+; NVIDIA/nccl 2.27.3-1
+/// `src/transport/net_ib.cc`: a capable mlx5 device is exposed twice, over PCIe and as `<dev>_dma`; 1, the
+/// default, keeps the second, 2 both, 0 turns the detection off).
+pub const NCCL_IB_DATA_DIRECT: TypedEnv = nccl("NCCL_IB_DATA_DIRECT", "nccl ib-data-direct");
 /// `NCCL_IB_ADDR_FAMILY`: RoCE GID address family.
 pub const NCCL_IB_ADDR_FAMILY: TypedEnv = nccl("NCCL_IB_ADDR_FAMILY", "fabric addr-family");
 /// `NCCL_IB_ADDR_RANGE`: RoCE GID address range.
@@ -94,6 +98,7 @@ pub const UCX_MAX_RMA_RAILS: TypedEnv = ucx("UCX_MAX_RMA_RAILS", "ucx max-rma-ra
 pub const TYPED: &[TypedEnv] = &[
     NCCL_SOCKET_IFNAME,
     NCCL_IB_HCA,
+    NCCL_IB_DATA_DIRECT,
     NCCL_NET_PLUGIN,
     NCCL_DEBUG,
     NCCL_DEBUG_SUBSYS,

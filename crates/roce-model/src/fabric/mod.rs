@@ -40,12 +40,14 @@ pub mod ofi_platform;
 pub mod provider;
 pub mod ucx;
 
-/// InfiniBand or RoCE.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// InfiniBand or RoCE. The default (RoCE) is only a blank section's, which the walker fills: a profile
+/// must name its fabric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum FabricKind {
     /// NVIDIA Quantum InfiniBand: LID-addressed, no Multus.
     InfiniBand,
     /// RoCE v2 (e.g. Spectrum-X): IP-addressed, rail netdevs must be in the pod.
+    #[default]
     Roce,
 }
 

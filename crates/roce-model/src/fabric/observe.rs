@@ -81,10 +81,11 @@ pub const JSON_INTERVAL_US: u32 = 500;
 /// is raised to it), the node exporter's polling interval.
 pub const PROMETHEUS_INTERVAL_US: u32 = 30_000_000;
 
-/// What the Inspector writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What the Inspector writes (default: JSON, the plugin's own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum InspectorFormat {
     /// One JSON object per collective, appended (`roce explain` reads them).
+    #[default]
     Json,
     /// Prometheus text, rewritten every interval, for the node exporter's textfile collector.
     Prometheus,
@@ -110,7 +111,7 @@ impl InspectorFormat {
 
 /// The Inspector profiler plugin, turned on (`nccl { inspector "json" … }`): what the profile wrote; the
 /// accessors fill the defaults.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Inspector {
     /// JSON records or Prometheus files.
     pub format: Spanned<InspectorFormat>,

@@ -339,6 +339,13 @@ pub struct NcclNet {
     pub topology: Option<Spanned<TopologyFile>>,
 }
 
+/// NCCL's IB verbs, nothing added (at the blank's place: the walker gives it the profile's).
+impl Default for NcclNet {
+    fn default() -> Self {
+        NcclNet::ib_verbs(Origin::default())
+    }
+}
+
 impl NcclNet {
     /// The default: NCCL's IB verbs, nothing added.
     pub fn ib_verbs(origin: Origin) -> Self {

@@ -13,10 +13,11 @@ pub use transports::{
 
 use crate::ucx_list::{TlsList, TlsRole};
 
-/// What UCX is for in this profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What UCX is for in this profile (default: off, as a profile without `ucx`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum UcxMode {
     /// Emit no UCX variables.
+    #[default]
     Off,
     /// Pin UCX to TCP (NCCL-only jobs: keeps UCX off the RDMA devices).
     Tcp,

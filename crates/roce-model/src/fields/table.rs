@@ -6,8 +6,11 @@
 //! (`fabric roce` in KDL, `fabric: roce` or `fabric: {kind: roce}` in YAML) and in `profile "NAME"`,
 //! which YAML writes as `name: NAME`. Both are the section's [`Section::positional`].
 //!
-//! This file depends on nothing but std: `build.rs` compiles it with the KDL front end, which takes its
-//! positional keys from here.
+//! An entry's `bind` says how the walker reads its value into the model and how `roce diff` shows it
+//! (`fields::bind`), so a bound field has no line in `walk.rs` or `diff.rs`.
+//!
+//! This file depends on nothing but std and its parent's `Bind` and `bind!`: `build.rs` compiles it with
+//! the KDL front end, which takes its positional keys from here, and gives it a `bind!` that writes `None`.
 
 /// Linux capabilities a profile may add (the fabric needs only `IPC_LOCK`; the others are accepted for
 /// workloads that need them, and never `SYS_ADMIN`).
@@ -49,6 +52,8 @@ pub(crate) struct Field {
     /// a test writes there.
     #[cfg_attr(not(test), allow(dead_code))]
     pub rows: &'static [Row],
+    /// How the walker reads it into the model and `roce diff` shows it (none: their own code does).
+    pub bind: Option<&'static dyn super::Bind>,
 }
 
 /// What a value may be.
@@ -121,6 +126,7 @@ const FIELD: Field = Field {
     env: &[],
     diff: Diff::Path,
     rows: &[],
+    bind: None,
 };
 
 /// The description of an env map's values.
@@ -148,6 +154,7 @@ pub(crate) const PROFILE: Section = Section {
                 default: "—",
                 drives: "first header line of every artifact; the `roce.dev/profile` Pod annotation; the default Pod `metadata.name` and sbatch `--job-name` (last `/` segment, lower-cased, other characters → `-`, at most 63)",
             }],
+            bind: bind!(Profile.name, string),
             ..FIELD
         },
         Field {
@@ -162,6 +169,7 @@ pub(crate) const PROFILE: Section = Section {
                 default: "none",
                 drives: "the layer this one is merged over ([below](#extends-merging-and-provenance))",
             }],
+            bind: bind!(Profile.extends, string),
             ..FIELD
         },
         Field {
@@ -175,6 +183,7 @@ pub(crate) const PROFILE: Section = Section {
                 default: "none (inherited through `extends`)",
                 drives: "second header line of every artifact",
             }],
+            bind: bind!(Profile.description, string),
             ..FIELD
         },
         Field {
@@ -188,6 +197,7 @@ pub(crate) const PROFILE: Section = Section {
                 default: "`#true`",
                 drives: "only the `roce::nccl::debug_in_production` warning",
             }],
+            bind: bind!(Profile.production, boolean, or true),
             ..FIELD
         },
         Field {
@@ -388,6 +398,7 @@ pub(crate) const FABRIC: Section = Section {
                 default: "—",
                 drives: r#"the "(RoCE fabric)" / "(InfiniBand fabric)" header; whether the four keys below are emitted at all (RoCE only)"#,
             }],
+            bind: bind!(Fabric.kind, choice FabricKind [Roce, InfiniBand]),
             ..FIELD
         },
         Field {
@@ -402,6 +413,7 @@ pub(crate) const FABRIC: Section = Section {
                 default: "none; **required on RoCE**",
                 drives: "`NCCL_IB_ADDR_FAMILY=AF_INET6` / `AF_INET`",
             }],
+            bind: bind!(Fabric.addr_family, choice AddrFamily [Ipv6, Ipv4, Ipv6, Ipv4]),
             ..FIELD
         },
         Field {
@@ -416,6 +428,7 @@ pub(crate) const FABRIC: Section = Section {
                 default: "none",
                 drives: "`NCCL_IB_ADDR_RANGE`",
             }],
+            bind: bind!(Fabric.addr_range, cidr),
             ..FIELD
         },
         Field {
@@ -430,6 +443,9 @@ pub(crate) const FABRIC: Section = Section {
                 default: "none; **required on RoCE**",
                 drives: "`NCCL_IB_TC`",
             }],
+            bind: bind!(Fabric.traffic_class, |r, _| r
+                .int()
+                .map(|v| v.map(|v| v as u8))),
             ..FIELD
         },
         Field {
@@ -444,6 +460,7 @@ pub(crate) const FABRIC: Section = Section {
                 default: "none (NCCL picks by family and range)",
                 drives: "`NCCL_IB_GID_INDEX`; also `UCX_IB_GID_INDEX` in UCX RDMA mode when `ucx gid-index` is unset",
             }],
+            bind: bind!(Fabric.gid_index, int),
             ..FIELD
         },
     ],
@@ -497,6 +514,7 @@ pub(crate) const NODE_POOL: Section = Section {
                 default: "—",
                 drives: "the sbatch `--partition` when `partition` is unset",
             }],
+            bind: bind!(NodePool.name, nonempty),
             ..FIELD
         },
         Field {
@@ -510,6 +528,7 @@ pub(crate) const NODE_POOL: Section = Section {
                 default: "none",
                 drives: "nothing: descriptive only (see [decisions](decisions.md#d-vendor-guide-contradictions))",
             }],
+            bind: bind!(NodePool.instance_type, nonempty),
             ..FIELD
         },
         Field {
@@ -524,6 +543,7 @@ pub(crate) const NODE_POOL: Section = Section {
                 default: "—",
                 drives: "`nvidia.com/gpu` in Pod requests and limits; sbatch `--gpus-per-node` and `--ntasks-per-node`",
             }],
+            bind: bind!(NodePool.gpus_per_node, int),
             ..FIELD
         },
         Field {
@@ -563,6 +583,7 @@ pub(crate) const NODE_POOL: Section = Section {
                 default: "`#false`",
                 drives: "when true the NodeSet attaches networks and resources itself: no Multus annotation, no RDMA resource, no capabilities, no sbatch fabric comment — env only",
             }],
+            bind: bind!(NodePool.sunk_nodeset, boolean, or false),
             ..FIELD
         },
         Field {
@@ -576,6 +597,7 @@ pub(crate) const NODE_POOL: Section = Section {
                 default: "the pool `name`",
                 drives: "sbatch `--partition` (`roce render --partition` overrides)",
             }],
+            bind: bind!(NodePool.partition, nonempty),
             ..FIELD
         },
     ],
@@ -625,6 +647,7 @@ pub(crate) const RAILS: Section = Section {
                 default: "none",
                 drives: "host netdev of each rail; per-port NAD names through `{host-port}`",
             }],
+            bind: bind!(Rails.host_port, pattern),
             ..FIELD
         },
         Field {
@@ -663,6 +686,7 @@ pub(crate) const RAILS: Section = Section {
                 default: "none",
                 drives: "pod netdev names (Multus numbers them `net1…`); `nccl socket-ifname` must not select them",
             }],
+            bind: bind!(Rails.pod_netdev, pattern),
             ..FIELD
         },
         Field {
@@ -676,10 +700,12 @@ pub(crate) const RAILS: Section = Section {
                 default: "`1`",
                 drives: "the verbs port in `device:port` entries of `ucx net-devices`",
             }],
+            bind: bind!(Rails.port_num, int, or 1),
             ..FIELD
         },
         Field {
             key: "link-rate",
+            // Gb/s per rail: 1 (SDR 1x would be 2.5, nothing RDMA-capable today is under 10) to XDR 4x and beyond.
             kind: Kind::Int { min: 1, max: 3200 },
             summary: "Link rate of one rail in Gb/s (400 for NDR, 200 for a ConnectX-8 plane): roce explain --profile derives the expected nccl-tests bus bandwidth from rails x link-rate.",
             rows: &[Row {
@@ -689,6 +715,7 @@ pub(crate) const RAILS: Section = Section {
                 default: "none",
                 drives: "`roce explain --profile`: the nccl-tests bus bandwidth the rails allow (`nics × ports × link-rate / 8` GB/s for all_reduce; see [explain.md](explain.md#what-the-fabric-should-give))",
             }],
+            bind: bind!(Rails.link_rate, int),
             ..FIELD
         },
     ],
@@ -778,6 +805,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "none",
                 drives: "nothing rendered: `check` and `diff` judge the profile's variables by it",
             }],
+            bind: bind!(Nccl.version, nccl_release),
             ..FIELD
         },
         Field {
@@ -792,6 +820,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "none",
                 drives: "`NCCL_SOCKET_IFNAME`",
             }],
+            bind: bind!(Nccl.socket_ifname, |r, s| r.nccl_list(s.version.is_some())),
             ..FIELD
         },
         Field {
@@ -806,6 +835,22 @@ pub(crate) const NCCL: Section = Section {
                 default: "none",
                 drives: "`NCCL_IB_HCA`",
             }],
+            bind: bind!(Nccl.ib_hca, |r, s| r.nccl_list(s.version.is_some())),
+            ..FIELD
+        },
+        Field {
+            key: "ib-data-direct",
+            kind: Kind::Int { min: 0, max: 2 },
+            summary: "NCCL_IB_DATA_DIRECT (NCCL 2.27+): on a ConnectX NIC with a Data Direct DMA interface, 0 uses the NIC's PCIe path only, 1 (NCCL's default) the Data Direct device (<dev>_dma) only, 2 both.",
+            env: &["NCCL_IB_DATA_DIRECT"],
+            rows: &[Row {
+                kdl: "`ib-data-direct=0`",
+                yaml: "`ib-data-direct: 0`",
+                ty: "integer 0–2",
+                default: "none (NCCL's default: 1)",
+                drives: "`NCCL_IB_DATA_DIRECT`; NCCL 2.27+ reads it (`roce::nccl::version_unread` on an older `version`)",
+            }],
+            bind: bind!(Nccl.ib_data_direct, int),
             ..FIELD
         },
         Field {
@@ -820,6 +865,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "none",
                 drives: "`NCCL_NET_PLUGIN`",
             }],
+            bind: bind!(Nccl.net_plugin, nonempty),
             ..FIELD
         },
         Field {
@@ -834,6 +880,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "none",
                 drives: "`NCCL_DEBUG`",
             }],
+            bind: bind!(Nccl.debug, nonempty),
             ..FIELD
         },
         Field {
@@ -848,6 +895,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "none",
                 drives: "`NCCL_DEBUG_SUBSYS`",
             }],
+            bind: bind!(Nccl.debug_subsys, nonempty),
             ..FIELD
         },
         Field {
@@ -862,6 +910,7 @@ pub(crate) const NCCL: Section = Section {
                 default: "`#false` (NCCL's default: off)",
                 drives: "`NCCL_RUN_DIAGNOSTICS=1` (nothing when false); NCCL 2.31+ reads it (`roce::nccl::version_unread` on an older `version`)",
             }],
+            bind: bind!(Nccl.diagnostics, boolean),
             ..FIELD
         },
         Field {
@@ -914,6 +963,7 @@ pub(crate) const NCCL_INSPECTOR: Section = Section {
                 default: "—",
                 drives: "`NCCL_INSPECTOR_ENABLE=1`; `NCCL_INSPECTOR_PROM_DUMP=1` for `prometheus` (JSON is the plugin's default); the interval's default",
             }],
+            bind: bind!(Inspector.format, choice InspectorFormat [Json, Prometheus]),
             ..FIELD
         },
         Field {
@@ -928,6 +978,7 @@ pub(crate) const NCCL_INSPECTOR: Section = Section {
                 default: "`inspector`",
                 drives: "`NCCL_PROFILER_PLUGIN`",
             }],
+            bind: bind!(Inspector.plugin, nonempty),
             ..FIELD
         },
         Field {
@@ -944,6 +995,7 @@ pub(crate) const NCCL_INSPECTOR: Section = Section {
                 default: "`/var/log/nccl-inspector`",
                 drives: "`NCCL_INSPECTOR_DUMP_DIR`; in pod targets the mount path of the `nccl-inspector` volume",
             }],
+            bind: bind!(Inspector.dump_dir, abs_path),
             ..FIELD
         },
         Field {
@@ -961,6 +1013,7 @@ pub(crate) const NCCL_INSPECTOR: Section = Section {
                 default: "`500` (json), `30000000` (prometheus)",
                 drives: "`NCCL_INSPECTOR_DUMP_THREAD_INTERVAL_MICROSECONDS`, always set (the plugin's own default changed in 2.30)",
             }],
+            bind: bind!(Inspector.interval_us, int),
             ..FIELD
         },
         Field {
@@ -976,6 +1029,7 @@ pub(crate) const NCCL_INSPECTOR: Section = Section {
                 default: "none (an `emptyDir`)",
                 drives: "pod targets: the `nccl-inspector` volume is a `hostPath` (`DirectoryOrCreate`) of it, else an `emptyDir`; nothing in sbatch, env or Dockerfile",
             }],
+            bind: bind!(Inspector.host_path, abs_path),
             ..FIELD
         },
     ],
@@ -1161,6 +1215,7 @@ pub(crate) const UCX: Section = Section {
                 default: "`off` when `ucx` is absent",
                 drives: "`off`: no UCX variable. `tcp`: `UCX_TLS` (default `tcp`) and `UCX_NET_DEVICES`. `rdma`: the four variables below, each when set",
             }],
+            bind: bind!(Ucx.mode, choice UcxMode [Off, Tcp, Rdma]),
             ..FIELD
         },
         Field {
@@ -1175,6 +1230,7 @@ pub(crate) const UCX: Section = Section {
                 default: "`tcp` in TCP mode, unset in RDMA mode",
                 drives: "`UCX_TLS`",
             }],
+            bind: bind!(Ucx.tls, ucx_tls),
             ..FIELD
         },
         Field {
@@ -1189,6 +1245,7 @@ pub(crate) const UCX: Section = Section {
                 default: "none",
                 drives: "`UCX_NET_DEVICES`",
             }],
+            bind: bind!(Ucx.net_devices, ucx_net_devices),
             ..FIELD
         },
         Field {
@@ -1203,6 +1260,7 @@ pub(crate) const UCX: Section = Section {
                 default: "`fabric gid-index`",
                 drives: "`UCX_IB_GID_INDEX` (RDMA mode only)",
             }],
+            bind: bind!(Ucx.gid_index, int),
             ..FIELD
         },
         Field {
@@ -1217,6 +1275,7 @@ pub(crate) const UCX: Section = Section {
                 default: "none",
                 drives: "`UCX_MAX_RMA_RAILS` (RDMA mode only)",
             }],
+            bind: bind!(Ucx.max_rma_rails, int),
             ..FIELD
         },
         Field {
@@ -1468,6 +1527,7 @@ pub(crate) const IMAGE: Section = Section {
             default: "none",
             drives: "only the `roce::ucx::rdma_core` rule: the rdma-core release the workload image ships",
         }],
+        bind: bind!(Image.rdma_core, int),
         ..FIELD
     }],
 };
@@ -1491,6 +1551,7 @@ pub(crate) const JOB: Section = Section {
                 default: "none",
                 drives: "sbatch `--nodes` (default 1; `roce render --nodes` overrides); the job size the `net-plugin` rule compares with 10,000 GPUs",
             }],
+            bind: bind!(Job.nodes, int),
             ..FIELD
         },
         Field {
@@ -1507,6 +1568,7 @@ pub(crate) const JOB: Section = Section {
                 default: "none",
                 drives: "`roce explain --profile` reports an nccl-tests run's large-message bus bandwidth as a percentage of it (`--expect-busbw` overrides)",
             }],
+            bind: bind!(Job.expected_busbw, int),
             ..FIELD
         },
     ],

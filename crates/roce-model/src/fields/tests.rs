@@ -177,3 +177,45 @@ fn a_layer_inherits_merged_keys() {
     let loaded = load(Source::new("t.kdl", text), &BuiltinsOnly);
     assert!(!loaded.has_errors(), "{:#?}", loaded.problems);
 }
+
+/// A bound choice reads every spelling the table lists and `roce diff` shows the first that gives its value;
+/// a bound key with a default has it at its section's place.
+#[test]
+fn bindings_read_and_show_by_the_table() {
+    let text =
+        r#"profile "t/x" extends="coreweave/gb300-roce" { fabric { addr-family "AF_INET6" } }"#;
+    let loaded = load(Source::new("t.kdl", text), &BuiltinsOnly);
+    let p = loaded.profile.expect("valid");
+    assert_eq!(
+        p.fabric.addr_family.map(|a| a.value),
+        Some(crate::model::AddrFamily::Ipv6)
+    );
+    let shown = |path: &str| {
+        diff::fields(&p)
+            .into_iter()
+            .find(|f| f.path == path)
+            .map(|f| f.value.value)
+    };
+    assert_eq!(shown("fabric.addr-family").as_deref(), Some("ipv6"));
+    assert_eq!(shown("fabric.kind").as_deref(), Some("roce"));
+    assert_eq!(p.rails.port_num.value, 1);
+    assert_eq!(shown("rails.port-num").as_deref(), Some("1"));
+    assert_eq!(shown("node-pool.sunk-nodeset").as_deref(), Some("false"));
+}
+
+/// A required bound key that is missing is reported, and no profile is returned (the section's blank does
+/// not escape).
+#[test]
+fn a_missing_bound_key_leaves_no_profile() {
+    let text = r#"profile "t/x" { fabric { traffic-class 3 }; node-pool "p" gpus-per-node=4; rails nics=1 ports=1 pod-device="d" }"#;
+    let loaded = load(Source::new("t.kdl", text), &BuiltinsOnly);
+    assert!(loaded.profile.is_none());
+    assert!(
+        loaded
+            .problems
+            .iter()
+            .any(|p| p.code == crate::Code::MissingKey && p.message == "`fabric` needs `kind`"),
+        "{:#?}",
+        loaded.problems
+    );
+}
