@@ -15,6 +15,7 @@ use roce_model::fabric::{devices, observe, provider};
 use roce_model::plumbing::tree::{Node, Scalar, Value};
 use roce_model::source::Origin;
 
+use super::keys::{env_meets, holds_capability, same_path};
 use super::{Edit, Need, Requirement, Volume};
 use crate::apply::view::{PodView, entry, text};
 use crate::plan::Plan;
@@ -73,7 +74,8 @@ impl Gap<'_> {
                 "has no required pod affinity of the profile's".to_string()
             }
             (None, Edit::Document(d)) => format!("has no {} `{}`", d.kind(), d.name().as_str()),
-            (Some(found), _) => format!("has {found} where the profile sets {}", e.fix()),
+            // Only a volume's key holds something else that apply keeps.
+            (Some(found), _) => format!("has {found} instead"),
         }
     }
 
@@ -119,8 +121,11 @@ impl Requirement {
     /// The requirement's edits the template of `v`, with what it gets (`w`), does not meet by their merge
     /// keys (documents beside the workload are not the template's, and are left out).
     #[doc(hidden)]
-    pub fn gaps<'r>(&'r self, v: &PodView<'_>, w: &Wiring<'_>) -> Vec<Gap<'r>> {
-        self.edits.iter().filter_map(|e| gap(e, v, w)).collect()
+    pub fn gaps<'r>(&'r self, plan: &Plan, v: &PodView<'_>, w: &Wiring<'_>) -> Vec<Gap<'r>> {
+        self.edits
+            .iter()
+            .filter_map(|e| gap(e, plan, v, w))
+            .collect()
     }
 
     /// What lint reports of the requirement on a template: its gaps less those the pod meets in another
@@ -129,7 +134,7 @@ impl Requirement {
     pub fn unmet<'r>(&'r self, plan: &Plan, v: &PodView<'_>, w: &Wiring<'_>) -> Option<Unmet<'r>> {
         let code = self.need.lint_code()?;
         let gaps: Vec<Gap<'r>> = self
-            .gaps(v, w)
+            .gaps(plan, v, w)
             .into_iter()
             .filter(|g| !met_otherwise(self.need, g, w))
             .collect();
@@ -149,6 +154,11 @@ impl Requirement {
 /// Whether one gap is met in another form than the edit (the forms a consumer is documented to accept).
 fn met_otherwise(need: Need, g: &Gap<'_>, w: &Wiring<'_>) -> bool {
     match (need, g.edit) {
+        // A privileged container holds every capability (capabilities(7); Kubernetes runs it with all of
+        // them). `apply` still adds the profile's beside it, as the Pod target does in the host-network mode.
+        (_, Edit::Capability(_)) => w.privileged.is_some(),
+        // A privileged container's /dev holds the node's devices, /dev/infiniband among them.
+        (_, Edit::Volume(Volume::RdmaDevices)) => w.privileged.is_some(),
         // GKE's GPU device plugin mounts the node's driver directory into a container with GPUs.
         (Need::HostDirectories, Edit::Volume(Volume::Host(m))) if g.instead.is_none() => {
             w.resources
@@ -202,13 +212,8 @@ fn on_this_pod(r: &Requirement, w: &Wiring<'_>) -> Consequence {
     }
 }
 
-/// Do two mount paths name one directory (a trailing `/` aside)? The key mounts merge on.
-pub(crate) fn same_path(a: &str, b: &str) -> bool {
-    a.trim_end_matches('/') == b.trim_end_matches('/')
-}
-
 /// The gap of one edit, if the template does not meet it.
-fn gap<'r>(e: &'r Edit, v: &PodView<'_>, w: &Wiring<'_>) -> Option<Gap<'r>> {
+fn gap<'r>(e: &'r Edit, plan: &Plan, v: &PodView<'_>, w: &Wiring<'_>) -> Option<Gap<'r>> {
     let c = v.container.map(|(_, c)| c);
     let in_container = |fields: &[&str]| c.map(|c| place(c, fields));
     let missing = |at: Option<Origin>| {
@@ -222,20 +227,16 @@ fn gap<'r>(e: &'r Edit, v: &PodView<'_>, w: &Wiring<'_>) -> Option<Gap<'r>> {
     };
     match e {
         Edit::Volume(vol) => volume_gap(e, vol, w).or_else(|| {
-            // Nothing mounted there: `RdmaDevices` is met by a privileged container, whose /dev holds the
-            // node's devices.
             let mounted = w
                 .mounts
                 .iter()
                 .any(|(_, p, _)| same_path(p, vol.mount_path()));
-            let privileged = matches!(vol, Volume::RdmaDevices) && w.privileged.is_some();
-            (!mounted && !privileged)
+            (!mounted)
                 .then(|| missing(in_container(&["volumeMounts"])))
                 .flatten()
         }),
         Edit::Capability(cap) => {
-            let has = w.privileged.is_some()
-                || added_capabilities(c).any(|x| x == cap.as_str() || x == "ALL");
+            let has = holds_capability(added_capabilities(c), cap.as_str());
             (!has)
                 .then(|| missing(in_container(&["securityContext", "capabilities", "add"])))
                 .flatten()
@@ -281,7 +282,8 @@ fn gap<'r>(e: &'r Edit, v: &PodView<'_>, w: &Wiring<'_>) -> Option<Gap<'r>> {
         Edit::Env(var) => {
             let met = w
                 .var(&var.name)
-                .is_some_and(|have| have.value.as_deref() == Some(var.value.as_str()));
+                .and_then(|have| have.value.as_deref())
+                .is_some_and(|have| env_meets(plan, &var.name, have, &var.value));
             (!met).then(|| missing(in_container(&["env"]))).flatten()
         }
         Edit::Networks(nads) => {
@@ -389,7 +391,7 @@ fn source_key_of(volume: &Node) -> Option<SourceKey> {
         .map(|n| SourceKey::ConfigMap(n.to_string()))
 }
 
-/// The capabilities a container adds, `CAP_` prefixes dropped.
+/// The capabilities a container adds, as written.
 fn added_capabilities(c: Option<&Node>) -> impl Iterator<Item = &str> {
     let items = c
         .and_then(|c| entry(c, "securityContext"))
@@ -401,7 +403,7 @@ fn added_capabilities(c: Option<&Node>) -> impl Iterator<Item = &str> {
         })
         .unwrap_or_default();
     items.iter().filter_map(|i| match &i.value {
-        Value::Scalar(Scalar::Str(s)) => Some(s.strip_prefix("CAP_").unwrap_or(s)),
+        Value::Scalar(Scalar::Str(s)) => Some(s.as_str()),
         _ => None,
     })
 }
@@ -442,17 +444,6 @@ fn place(c: &Node, fields: &[&str]) -> Origin {
 }
 
 impl Volume {
-    /// Where the container mounts it: the key its mount merges on.
-    pub(crate) fn mount_path(&self) -> &str {
-        match self {
-            Volume::SharedMemory => "/dev/shm",
-            Volume::Host(m) => &m.mount_path,
-            Volume::Topology(t) => &t.path,
-            Volume::RdmaDevices => RDMA_DEVICE_DIR,
-            Volume::Inspector(i) => i.dump_dir(),
-        }
-    }
-
     /// What the volume must hold where it matters (another source under the mount path does not meet it).
     pub(crate) fn source_key(&self) -> Option<SourceKey> {
         match self {
@@ -556,5 +547,84 @@ impl Edit {
                 )
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apply::{ApplyOptions, apply, manifest, templates, view};
+    use crate::edits::requirements;
+    use roce_model::source::{Source, Sources};
+    use roce_model::{BuiltinsOnly, builtin, load};
+
+    fn plan(name: &str) -> Plan {
+        let p = load(builtin::source(name).unwrap(), &BuiltinsOnly)
+            .profile
+            .unwrap();
+        crate::lower(&p)
+    }
+
+    /// `need`'s gaps in the one pod of `text`, as (what is there instead, the line pointed at).
+    fn gaps_of(plan: &Plan, need: Need, text: &str) -> Vec<(Option<String>, usize)> {
+        let mut sources = Sources::default();
+        let id = sources.add(Source::new("p.yaml", text.to_string()));
+        let docs = manifest::parse(text, id).unwrap();
+        let input = crate::wiring::Input::read(&docs);
+        let (found, _) = templates::discover(&docs[0]).unwrap();
+        let v = view::view(&docs[0], &found[0], None).unwrap();
+        let w = Wiring::read(&v, &input, None);
+        let reqs = requirements(plan, None);
+        let r = reqs.iter().find(|r| r.need == need).unwrap();
+        r.gaps(plan, &v, &w)
+            .into_iter()
+            .map(|g| (g.instead, text[..g.at.offset].lines().count()))
+            .collect()
+    }
+
+    const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x\n";
+
+    #[test]
+    fn a_key_holding_the_edit_in_another_spelling_meets_it() {
+        let plan = plan("coreweave/gb300-roce");
+        let pod = format!(
+            "{POD}    securityContext:\n      capabilities:\n        add: [CAP_IPC_LOCK]\n    volumeMounts:\n    - name: s\n      mountPath: /dev/shm/\n  volumes:\n  - name: s\n    emptyDir: {{medium: Memory}}\n"
+        );
+        assert_eq!(gaps_of(&plan, Need::Memlock, &pod), []);
+        assert_eq!(gaps_of(&plan, Need::SharedMemory, &pod), []);
+        // The bare pod has neither: the gap points at the container's name (line 7).
+        assert_eq!(gaps_of(&plan, Need::Memlock, POD), [(None, 7)]);
+        // apply reads the same key: it adds no IPC_LOCK beside CAP_IPC_LOCK, and no second /dev/shm.
+        let applied = apply(&Source::new("p.yaml", pod), &plan, &ApplyOptions::default()).unwrap();
+        assert!(!applied.text.contains("- IPC_LOCK"), "{}", applied.text);
+        assert_eq!(
+            applied.text.matches("/dev/shm").count(),
+            1,
+            "{}",
+            applied.text
+        );
+    }
+
+    #[test]
+    fn another_source_under_the_mount_path_is_a_gap_apply_keeps() {
+        let plan = plan("gcp/a3-ultra");
+        let pod = format!(
+            "{POD}    volumeMounts:\n    - name: mine\n      mountPath: /usr/local/gib\n  volumes:\n  - name: mine\n    emptyDir: {{}}\n"
+        );
+        let gaps = gaps_of(&plan, Need::HostDirectories, &pod);
+        // The gIB directory holds the pod's own volume (the mount item, line 10); the driver directory
+        // holds nothing (pointed at `volumeMounts`, line 9).
+        assert!(
+            gaps.contains(&(Some("volume `mine`".to_string()), 10)),
+            "{gaps:?}"
+        );
+        assert!(gaps.contains(&(None, 9)), "{gaps:?}");
+        let applied = apply(&Source::new("p.yaml", pod), &plan, &ApplyOptions::default()).unwrap();
+        assert_eq!(
+            applied.text.matches("mountPath: /usr/local/gib").count(),
+            1,
+            "apply keeps the pod's own mount: {}",
+            applied.text
+        );
     }
 }

@@ -14,6 +14,7 @@
 //! it does with it.
 
 mod gaps;
+mod keys;
 pub(crate) mod pod;
 mod write;
 
