@@ -98,7 +98,17 @@ impl Gap<'_> {
             Edit::Capability(c) => format!("{} missing", c.as_str()),
             Edit::Resource { name, .. } => format!("{name} missing"),
             Edit::Env(v) => format!("{} missing", v.name),
-            _ => "not the profile's".to_string(),
+            Edit::HostNetwork => "`hostNetwork: true` expected".to_string(),
+            Edit::Privileged => "`privileged: true` expected".to_string(),
+            Edit::Annotation { key, .. } => format!("{key} expected"),
+            Edit::Label { key, value } | Edit::NodeLabel { key, value } => {
+                format!("{key}={value} expected")
+            }
+            Edit::PodClaim(c) => format!("claim `{}` expected", c.name().as_str()),
+            Edit::ContainerClaim(c) => format!("claim `{}` expected", c.name().as_str()),
+            Edit::Networks(_) => "networks missing".to_string(),
+            Edit::Affinity(_) => "pod affinity expected".to_string(),
+            Edit::Document(d) => format!("{} `{}` expected", d.kind(), d.name().as_str()),
         }
     }
 }
