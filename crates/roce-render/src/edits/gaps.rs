@@ -4,8 +4,8 @@
 //! template gets ([`Wiring`]). What it lacks is a [`Gap`], with the place to point at.
 //!
 //! A requirement is unmet where its gaps, less the forms that meet it otherwise ([`Requirement::unmet`]),
-//! are not empty: `roce lint` reports those (one finding per requirement, its severity from the
-//! consequence, its help from the edits), `roce apply` writes the edits whose key holds nothing, and the Pod
+//! are not empty: `roce lint` reports those (one finding per cause, its severity from the consequence,
+//! its help from the edits), `roce apply` writes the edits whose key holds nothing, and the Pod
 //! target writes every edit. A new requirement built from these kinds of edit needs no code in any of them.
 
 use roce_model::Code;
@@ -118,8 +118,9 @@ impl Gap<'_> {
 pub struct Unmet<'r> {
     /// The lint code of the requirement's need.
     pub code: Code,
-    /// What this pod does without it (milder than the requirement's where the pod's platform makes up for
-    /// it).
+    /// What this pod does without it: the requirement's, but where the pod shows better (IPC_LOCK is
+    /// judged by the RDMA access the pod really has, so a platform with an unlimited memlock limit makes
+    /// it only differ, and its absence elsewhere loses RDMA).
     pub consequence: Consequence,
     /// Why it matters, in words that follow the gaps (`: …`).
     pub why: String,
