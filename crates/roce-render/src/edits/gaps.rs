@@ -223,137 +223,124 @@ fn on_this_pod(r: &Requirement, w: &Wiring<'_>) -> Consequence {
     }
 }
 
-/// The gap of one edit, if the template does not meet it.
+/// The gap of one edit, if the template does not meet it: whether the edit's key holds it, and where the
+/// edit would go (the deepest of its fields present; else the spec, else the template).
 fn gap<'r>(e: &'r Edit, plan: &Plan, v: &PodView<'_>, w: &Wiring<'_>) -> Option<Gap<'r>> {
+    if let Edit::Volume(vol) = e
+        && let Some(g) = volume_gap(e, vol, w)
+    {
+        return Some(g);
+    }
     let c = v.container.map(|(_, c)| c);
     let in_container = |fields: &[&str]| c.map(|c| place(c, fields));
-    let missing = |at: Option<Origin>| {
-        at.or(v.spec.map(|s| s.origin))
-            .or(v.root.map(|r| r.origin))
-            .map(|at| Gap {
-                edit: e,
-                instead: None,
-                at,
-            })
-    };
-    match e {
-        Edit::Volume(vol) => volume_gap(e, vol, w).or_else(|| {
-            let mounted = w
-                .mounts
+    let (met, at) = match e {
+        Edit::Volume(vol) => (
+            w.mounts
                 .iter()
-                .any(|(_, p, _)| same_path(p, vol.mount_path()));
-            (!mounted)
-                .then(|| missing(in_container(&["volumeMounts"])))
-                .flatten()
-        }),
-        Edit::Capability(cap) => {
-            let has = holds_capability(added_capabilities(c), cap.as_str());
-            (!has)
-                .then(|| missing(in_container(&["securityContext", "capabilities", "add"])))
-                .flatten()
-        }
-        Edit::HostNetwork => w.host_network.is_none().then(|| missing(None)).flatten(),
-        Edit::Privileged => w
-            .privileged
-            .is_none()
-            .then(|| missing(in_container(&["securityContext"])))
-            .flatten(),
+                .any(|(_, p, _)| same_path(p, vol.mount_path())),
+            in_container(&["volumeMounts"]),
+        ),
+        Edit::Capability(cap) => (
+            holds_capability(added_capabilities(c), cap.as_str()),
+            in_container(&["securityContext", "capabilities", "add"]),
+        ),
+        Edit::HostNetwork => (w.host_network.is_some(), None),
+        Edit::Privileged => (w.privileged.is_some(), in_container(&["securityContext"])),
         Edit::Annotation { key, value, merge } => {
             let have = v.annotations.and_then(|a| text(a, key));
             let met = match merge {
                 super::Merge::Set => have == Some(value.as_str()),
                 super::Merge::IfAbsent => have.is_some(),
             };
-            (!met)
-                .then(|| missing(v.annotations.or(v.metadata).map(|n| n.origin)))
-                .flatten()
+            (met, v.annotations.or(v.metadata).map(|n| n.origin))
         }
         Edit::Label { key, value } => {
             let labels = v.metadata.and_then(|m| entry(m, "labels")).map(|e| &e.node);
-            (labels.and_then(|l| text(l, key)) != Some(value.as_str()))
-                .then(|| missing(labels.or(v.metadata).map(|n| n.origin)))
-                .flatten()
+            (
+                labels.and_then(|l| text(l, key)) == Some(value.as_str()),
+                labels.or(v.metadata).map(|n| n.origin),
+            )
         }
         Edit::NodeLabel { key, value } => {
             let sel = v.spec.and_then(|s| entry(s, "nodeSelector"));
-            (sel.and_then(|s| text(&s.node, key)) != Some(value.as_str()))
-                .then(|| missing(sel.map(|s| s.key.origin)))
-                .flatten()
+            (
+                sel.and_then(|s| text(&s.node, key)) == Some(value.as_str()),
+                sel.map(|s| s.key.origin),
+            )
         }
-        Edit::Resource { name, quantity } => {
-            let r = w.resources.iter().find(|r| r.name == name);
-            let met = r.is_some_and(|r| {
-                r.request.as_deref() == Some(quantity.as_str())
+        Edit::Resource { name, quantity } => (
+            w.resources.iter().any(|r| {
+                r.name == name
+                    && r.request.as_deref() == Some(quantity.as_str())
                     && r.limit.as_deref() == Some(quantity.as_str())
-            });
-            (!met)
-                .then(|| missing(in_container(&["resources"])))
-                .flatten()
-        }
-        Edit::Env(var) => {
-            let met = w
-                .var(&var.name)
+            }),
+            in_container(&["resources"]),
+        ),
+        Edit::Env(var) => (
+            w.var(&var.name)
                 .and_then(|have| have.value.as_deref())
-                .is_some_and(|have| env_meets(plan, &var.name, have, &var.value));
-            (!met).then(|| missing(in_container(&["env"]))).flatten()
-        }
-        Edit::Networks(nads) => {
-            let met = nads
+                .is_some_and(|have| env_meets(plan, &var.name, have, &var.value)),
+            in_container(&["env"]),
+        ),
+        Edit::Networks(nads) => (
+            nads.iter()
+                .all(|n| w.networks.iter().any(|x| x.is(n, None))),
+            v.multus
+                .map(|m| m.node.origin)
+                .or(v.annotations.map(|a| a.origin)),
+        ),
+        Edit::PodClaim(claim) => (
+            w.pod_claims.iter().any(|p| p.name == claim.name().as_str()),
+            v.spec
+                .and_then(|s| entry(s, "resourceClaims"))
+                .map(|e| e.key.origin),
+        ),
+        Edit::ContainerClaim(claim) => (
+            w.used_claims
                 .iter()
-                .all(|n| w.networks.iter().any(|x| x.is(n, None)));
-            (!met)
-                .then(|| {
-                    missing(
-                        v.multus
-                            .map(|m| m.node.origin)
-                            .or(v.annotations.map(|a| a.origin)),
-                    )
-                })
-                .flatten()
-        }
-        Edit::PodClaim(claim) => {
-            let met = w.pod_claims.iter().any(|p| p.name == claim.name().as_str());
-            (!met)
-                .then(|| {
-                    missing(
-                        v.spec
-                            .and_then(|s| entry(s, "resourceClaims"))
-                            .map(|e| e.key.origin),
-                    )
-                })
-                .flatten()
-        }
-        Edit::ContainerClaim(claim) => {
-            let met = w
-                .used_claims
-                .iter()
-                .any(|(n, _)| *n == claim.name().as_str());
-            (!met)
-                .then(|| missing(in_container(&["resources"])))
-                .flatten()
-        }
-        Edit::Affinity(a) => {
-            let want = required_topology_keys(&crate::dra::yaml_of(a));
-            let affinity = v.spec.and_then(|s| entry(s, "affinity"));
-            let have: Vec<&str> = affinity
-                .and_then(|a| entry(&a.node, "podAffinity"))
-                .and_then(|p| entry(&p.node, "requiredDuringSchedulingIgnoredDuringExecution"))
-                .map(|e| match &e.node.value {
-                    Value::Seq(items) => items
-                        .iter()
-                        .filter_map(|i| text(i, "topologyKey"))
-                        .collect(),
-                    _ => Vec::new(),
-                })
-                .unwrap_or_default();
-            let met = want.iter().all(|k| have.contains(&k.as_str()));
-            (!met)
-                .then(|| missing(affinity.map(|a| a.key.origin)))
-                .flatten()
-        }
+                .any(|(n, _)| *n == claim.name().as_str()),
+            in_container(&["resources"]),
+        ),
+        Edit::Affinity(a) => affinity_gap(a, v),
         // An object beside the workload, not in the template.
-        Edit::Document(_) => None,
+        Edit::Document(_) => return None,
+    };
+    if met {
+        return None;
     }
+    let at = at
+        .or(v.spec.map(|s| s.origin))
+        .or(v.root.map(|r| r.origin))?;
+    Some(Gap {
+        edit: e,
+        instead: None,
+        at,
+    })
+}
+
+/// Whether the template has the affinity's required pod-affinity terms (by their topology keys), and where
+/// its affinity is.
+fn affinity_gap(
+    a: &roce_model::fabric::dra::emit::Affinity,
+    v: &PodView<'_>,
+) -> (bool, Option<Origin>) {
+    let want = required_topology_keys(&crate::dra::yaml_of(a));
+    let affinity = v.spec.and_then(|s| entry(s, "affinity"));
+    let have: Vec<&str> = affinity
+        .and_then(|a| entry(&a.node, "podAffinity"))
+        .and_then(|p| entry(&p.node, "requiredDuringSchedulingIgnoredDuringExecution"))
+        .map(|e| match &e.node.value {
+            Value::Seq(items) => items
+                .iter()
+                .filter_map(|i| text(i, "topologyKey"))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .unwrap_or_default();
+    (
+        want.iter().all(|k| have.contains(&k.as_str())),
+        affinity.map(|a| a.key.origin),
+    )
 }
 
 /// The gap of a volume edit whose mount path holds a volume of another source than the edit's (apply keeps
