@@ -17,28 +17,20 @@ use roce_render::edits::{self, Need};
 use roce_render::{RenderOptions, Target, lower, render};
 use serde_json::Value;
 
-/// The lint codes that say a need is unmet. A need with none is not lint's to report: the profile
-/// annotation is roce's own record, and the GPU count is the workload's.
-fn codes(need: Need) -> &'static [Code] {
-    match need {
-        Need::Provenance | Need::Gpus => &[],
-        Need::RailNics => &[Code::LintMissingNad, Code::LintCloudInterfaces],
-        Need::RdmaDevices => &[
-            Code::LintRdmaResource,
-            Code::LintProviderResource,
-            Code::LintDraNicClaim,
-        ],
-        Need::Memlock => &[Code::LintIpcLock],
-        Need::NodePool => &[Code::LintNodeSelector],
-        Need::NvlinkDomain => &[Code::LintDraChannelClaim],
-        Need::Placement => &[Code::LintDraCliqueAffinity],
-        Need::SharedMemory => &[Code::LintShm],
-        Need::HostNetwork => &[Code::LintHostNetwork],
-        Need::HostDirectories => &[Code::LintHostMount],
-        Need::TopologyFile => &[Code::LintTopologyFile],
-        Need::InspectorOutput => &[Code::LintInspectorOutput],
-        Need::Environment => &[Code::LintEnvMissing, Code::LintProviderEnv],
-    }
+/// The lint codes that say a need is unmet: its own (`Need::lint_code`: none where the profile annotation
+/// or the GPU count, the workload's, is left out), and the others of the needs lint still judges with
+/// checks of their own.
+fn codes(need: Need) -> Vec<Code> {
+    let others: &[Code] = match need {
+        Need::RailNics => &[Code::LintCloudInterfaces],
+        Need::RdmaDevices => &[Code::LintProviderResource, Code::LintDraNicClaim],
+        Need::Environment => &[Code::LintProviderEnv],
+        _ => &[],
+    };
+    need.lint_code()
+        .into_iter()
+        .chain(others.iter().copied())
+        .collect()
 }
 
 /// Lint's severity for a consequence (docs/rules.md, "Severity by consequence").

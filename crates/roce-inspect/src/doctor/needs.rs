@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use roce_model::Code;
 use roce_model::fabric::env::Consequence;
-use roce_render::edits::{self, Need};
+use roce_render::edits::{self, Edit, Need, Requirement, Volume};
 use roce_render::plan::Plan;
 use serde::Serialize;
 
@@ -60,32 +60,34 @@ impl Check {
     }
 }
 
-/// The checks that judge `need` on a host, or why a host cannot show it. Exhaustive: a new need must say
-/// which.
-pub(super) fn on_host(need: Need) -> Result<&'static [Check], &'static str> {
+/// The checks that judge a requirement on a host, or why a host cannot show it. The needs a host shows in
+/// a way of its own are named; every other one is judged by its edits ([`by_edits`]), so a requirement made
+/// of kinds of edit doctor knows needs no line here.
+pub(super) fn on_host(r: &Requirement) -> Result<Vec<Check>, &'static str> {
     use Check::*;
-    match need {
-        Need::Provenance => Err("the profile annotation is in the pod's spec, not on the host"),
-        Need::Gpus => Ok(&[Gpus]),
-        Need::RailNics => Ok(&[NoRdmaDevices, MissingRail, ProviderDevices]),
-        Need::RdmaDevices => Ok(&[NoRdmaDevices, DeviceNodes, ProviderDevices]),
-        Need::Memlock => Ok(&[Memlock]),
-        Need::NodePool => Err(
-            "node labels are on the Node object in the API server, not on the host (`kubectl get node --show-labels`)",
-        ),
-        Need::NvlinkDomain => Ok(&[ImexChannels]),
-        Need::Placement => Err("where the job's other pods run is not visible from one host"),
-        Need::SharedMemory => Ok(&[SharedMemory]),
+    let checks: &[Check] = match r.need {
+        Need::Provenance => {
+            return Err("the profile annotation is in the pod's spec, not on the host");
+        }
+        // The device plugin's count, not a resource the pod asks for.
+        Need::Gpus => &[Gpus],
+        // NICs and devices show as the rails' netdevs and verbs devices, whatever attached them.
+        Need::RailNics => &[NoRdmaDevices, MissingRail, ProviderDevices],
+        Need::RdmaDevices => &[NoRdmaDevices, DeviceNodes, ProviderDevices],
+        Need::NodePool => {
+            return Err(
+                "node labels are on the Node object in the API server, not on the host (`kubectl get node --show-labels`)",
+            );
+        }
+        // The channel the claim gives, not the claim.
+        Need::NvlinkDomain => &[ImexChannels],
+        Need::Placement => {
+            return Err("where the job's other pods run is not visible from one host");
+        }
         // The node's namespace shows as the node's rail netdevs and devices here.
-        Need::HostNetwork => Ok(&[NoRdmaDevices, MissingRail, DeviceNodes]),
-        // What the provider's host directories carry is its net plugin.
-        Need::HostDirectories => Ok(&[NetPlugin]),
-        Need::TopologyFile => Ok(&[TopologyFile]),
-        // The plugin creates its directory when the job starts; what holds it is the pod spec's.
-        Need::InspectorOutput => Err(
-            "whether a volume holds the Inspector's directory is in the pod's spec (`roce lint` checks it); the plugin creates the directory itself when the job starts",
-        ),
-        Need::Environment => Ok(&[
+        Need::HostNetwork => &[NoRdmaDevices, MissingRail, DeviceNodes],
+        // The variables as the process sees them, judged against the devices it has.
+        Need::Environment => &[
             NcclGidIndex,
             UcxGidIndex,
             Hca,
@@ -93,8 +95,41 @@ pub(super) fn on_host(need: Need) -> Result<&'static [Check], &'static str> {
             UcxNetDevices,
             UcxTransport,
             EnvDrift,
-        ]),
+        ],
+        _ => return by_edits(&r.edits),
+    };
+    Ok(checks.to_vec())
+}
+
+/// The checks that see a requirement's edits on a host: each kind of edit by what it leaves in the pod (a
+/// mount, a capability the process holds); a requirement with an edit no check sees is unknown, with why.
+fn by_edits(edits: &[Edit]) -> Result<Vec<Check>, &'static str> {
+    let mut checks = Vec::new();
+    for e in edits {
+        let seen: &[Check] = match e {
+            Edit::Volume(Volume::SharedMemory) => &[Check::SharedMemory],
+            Edit::Volume(Volume::Topology(_)) => &[Check::TopologyFile],
+            // What the provider's host directories carry is its net plugin.
+            Edit::Volume(Volume::Host(_)) => &[Check::NetPlugin],
+            Edit::Volume(Volume::RdmaDevices) => &[Check::DeviceNodes],
+            // The plugin creates its directory when the job starts; what holds it is the pod spec's.
+            Edit::Volume(Volume::Inspector(_)) => {
+                return Err(
+                    "whether a volume holds the Inspector's directory is in the pod's spec (`roce lint` checks it); the plugin creates the directory itself when the job starts",
+                );
+            }
+            Edit::Capability(c) if c.as_str() == roce_model::fabric::attach::IPC_LOCK => {
+                &[Check::Memlock]
+            }
+            _ => return Err("what it needs is in the pod's spec, which a host does not show"),
+        };
+        for c in seen {
+            if !checks.contains(c) {
+                checks.push(*c);
+            }
+        }
     }
+    Ok(checks)
 }
 
 /// Why a check could not judge on these facts (what it reads was unreadable), if it could not.
@@ -152,7 +187,7 @@ pub(super) fn judge(
     edits::requirements(plan, None)
         .into_iter()
         .map(|r| {
-            let (seen, codes) = match on_host(r.need) {
+            let (seen, codes) = match on_host(&r) {
                 Err(why) => (Seen::Unknown(why.to_string()), Vec::new()),
                 Ok(checks) => {
                     let mut codes = Vec::new();
@@ -183,23 +218,19 @@ pub(super) fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use roce_model::{BuiltinsOnly, builtin, load};
 
-    const NEEDS: [Need; 14] = [
-        Need::Provenance,
-        Need::RailNics,
-        Need::RdmaDevices,
-        Need::Memlock,
-        Need::Gpus,
-        Need::NodePool,
-        Need::NvlinkDomain,
-        Need::Placement,
-        Need::SharedMemory,
-        Need::HostNetwork,
-        Need::HostDirectories,
-        Need::TopologyFile,
-        Need::InspectorOutput,
-        Need::Environment,
-    ];
+    /// Every built-in's requirements (together they hold every need a built-in has).
+    fn every_builtins_requirements() -> Vec<Requirement> {
+        builtin::names()
+            .flat_map(|n| {
+                let p = load(builtin::source(n).unwrap(), &BuiltinsOnly)
+                    .profile
+                    .unwrap();
+                edits::requirements(&roce_render::lower(&p), None)
+            })
+            .collect()
+    }
 
     #[test]
     fn every_check_judges_a_need_or_the_host_itself() {
@@ -211,15 +242,35 @@ mod tests {
             Check::RdmaCore,
             Check::PeerMemory,
         ];
+        let reqs = every_builtins_requirements();
         for check in super::super::findings::ORDER {
-            let judged = NEEDS
+            let judged = reqs
                 .iter()
-                .any(|n| on_host(*n).is_ok_and(|c| c.contains(check)));
+                .any(|r| on_host(r).is_ok_and(|c| c.contains(check)));
             assert_ne!(
                 judged,
                 host_health.contains(check),
                 "{check:?}: judges a need xor is host health"
             );
         }
+    }
+
+    #[test]
+    fn a_requirement_of_edits_no_host_shows_is_unknown() {
+        // A label is only in the pod's spec: a requirement of one is unknown on a host, not met.
+        let r = Requirement {
+            need: Need::Placement,
+            consequence: Consequence::Slower,
+            edits: vec![Edit::Label {
+                key: "k".into(),
+                value: "v".into(),
+            }],
+            also_met_by: Vec::new(),
+        };
+        assert!(by_edits(&r.edits).is_err());
+        assert_eq!(
+            by_edits(&[Edit::Volume(Volume::SharedMemory)]),
+            Ok(vec![Check::SharedMemory])
+        );
     }
 }

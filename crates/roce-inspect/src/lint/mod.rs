@@ -25,14 +25,13 @@ pub mod walk;
 
 use std::collections::BTreeSet;
 
-use roce_model::fabric::attach::IPC_LOCK;
 use roce_model::fabric::dra::NvlinkDomain;
 use roce_model::fabric::dra::rules::{
     ChannelConcern, FoundPodClaim, channel_claim_concern, clique_affinity_concern,
     nic_claim_concern,
 };
 use roce_model::fabric::dra::{CLIQUE_LABEL, KUEUE_REQUIRED_TOPOLOGY};
-use roce_model::fabric::provider::{self, EnvNeed, HostMount, Provider};
+use roce_model::fabric::provider::{self, EnvNeed, Provider};
 use roce_model::fabric::{env, nccl, ofi_platform};
 use roce_model::model::{NadRef, Profile, UcxMode};
 use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
@@ -41,7 +40,7 @@ use roce_model::ucx_list::{self, TlsList};
 use roce_model::{Code, Problem, Severity};
 use roce_render::Plan;
 use roce_render::apply::{self, manifest};
-use roce_render::edits::Need;
+use roce_render::edits::{Edit, Gap, Need, Requirement};
 use roce_render::exec::starts_behind_roce_exec;
 use roce_render::plan::MULTUS_ANNOTATION;
 use roce_render::plumbing::pod::escape_dependent_vars;
@@ -96,7 +95,7 @@ struct Expect {
     ucx_mode: UcxMode,
     plan_tls: Option<TlsList>,
     /// What the profile needs of every worker pod, in the order the checks run.
-    needs: Vec<Need>,
+    requirements: Vec<Requirement>,
     nvlink_domain: NvlinkDomain,
     /// The network provider, and the variables it needs with the value to find (the profile's).
     provider: Provider,
@@ -173,9 +172,9 @@ impl Linter {
                         pods.as_ref(),
                         &input,
                         self.expect.is_none(),
-                        self.expect
-                            .as_ref()
-                            .is_some_and(|x| x.needs.contains(&Need::NvlinkDomain)),
+                        self.expect.as_ref().is_some_and(|x| {
+                            x.requirements.iter().any(|r| r.need == Need::NvlinkDomain)
+                        }),
                         &mut problems,
                     )
                     .templates;
@@ -286,10 +285,7 @@ impl Expect {
                 .env_value(env::UCX_TLS.name)
                 .map(|t| ucx_list::parse_tls(t).0),
             env,
-            needs: roce_render::edits::requirements(&plan, None)
-                .into_iter()
-                .map(|r| r.need)
-                .collect(),
+            requirements: roce_render::edits::requirements(&plan, None),
             plan,
             nvlink_domain: profile.nvlink_domain.value.clone(),
         };
@@ -584,27 +580,30 @@ impl<'a> Cx<'a> {
             p.severity = Severity::Info;
             self.push(p);
         }
-        // What the profile needs of the pod, need by need: the requirements the Pod target and `apply`
-        // write (`roce_render::edits`), each asked of what the pod gets in any form.
-        for need in self.linter.needs.clone() {
-            match need {
-                // The annotation is roce's own record; the GPU count is the workload's.
-                Need::Provenance | Need::Gpus => {}
+        // What the profile needs of the pod, requirement by requirement (`roce_render::edits`, which the Pod
+        // target and `apply` write). Most are reported from their gaps alone (`unmet`); a check of its own
+        // remains only where it says more than "missing", each for the reason at its arm.
+        for r in self.linter.requirements.clone() {
+            match r.need {
+                // Multus: the namespace each network resolves in, repeats, near names, the pod's own
+                // networks standing in for the rails; the cloud's interfaces or NIC claims instead.
                 Need::RailNics => {
                     self.multus(t, v, w, pod_namespace);
                     self.cloud_interfaces(t, v, w);
                 }
+                // Quantities: a gate resource against a per-device count, requests against limits (what
+                // Kubernetes makes of each), RDMA devices from another resource or a NIC claim.
                 Need::RdmaDevices => {
                     self.resources(c, &owner, "resources", Some(w));
                     self.nic_claim(t, v, c, w);
                 }
-                Need::Memlock => self.memlock(c, &owner, w, privileged.is_some()),
+                // A wrong value is always reported; a missing label only where nothing else gates
+                // scheduling. A request for an RDMA device-plugin resource (the profile's or the cluster's
+                // own) already keeps the pod off nodes without the fabric: the scheduler's
+                // NodeResourcesFit places it only where a node advertises the resource, as the DRA
+                // allocator does for a NIC claim; GKE schedules a pod that names multi-network interfaces
+                // only onto nodes with those networks.
                 Need::NodePool => {
-                    // A request for an RDMA device-plugin resource (the profile's or the cluster's own)
-                    // already keeps the pod off nodes without the fabric: the scheduler's
-                    // NodeResourcesFit places it only where a node advertises the resource, as the DRA
-                    // allocator does for a NIC claim; GKE schedules a pod that names multi-network
-                    // interfaces only onto nodes with those networks.
                     let gated = self.requests_profile_resource(c)
                         || matches!(
                             w.rdma_access(),
@@ -613,18 +612,18 @@ impl<'a> Cx<'a> {
                         || w.cloud_interfaces.is_some();
                     self.node_selector(t, v, gated);
                 }
+                // Any ComputeDomain's channel is the channel (the fabric core's `channel_claim_concern`).
                 Need::NvlinkDomain => self.channel_claim(t, v, c, w),
-                // A job that spreads over racks or zones spans NVLink domains on purpose.
+                // A Kueue topology at the clique level keeps pods together too (the fabric core's
+                // `clique_affinity_concern`), and a job that spreads over racks or zones spans NVLink
+                // domains on purpose.
                 Need::Placement => {
                     if !w.spreads_over(v.spec, CLIQUE_LABEL) {
                         self.clique_affinity(t, v);
                     }
                 }
-                Need::SharedMemory => self.shm(c, &owner, w),
-                Need::HostNetwork => self.host_network_mode(t, v, c, w, privileged.is_some()),
-                Need::HostDirectories => self.host_mounts(v, c, &owner, w),
-                Need::TopologyFile => self.topology_file(v, c, &owner, w),
-                Need::InspectorOutput => self.inspector_output(v, c, &owner, w),
+                // Values, not presence: each variable ranked by its reader's consequence, exact HCA lists,
+                // UCX transports, the provider's own variables, the launcher's forwards.
                 Need::Environment => {
                     self.provider_env(c, &owner, forwarded, true);
                     let mut skip: BTreeSet<&str> =
@@ -640,7 +639,49 @@ impl<'a> Cx<'a> {
                     }
                     self.env_seen(c, &owner, &skip, w);
                 }
+                // Memlock, /dev/shm, the host-network mode, host directories, the topology file, the
+                // Inspector's volume, and any need added since: their gaps say all there is.
+                _ => self.unmet(&r, v, w, &owner),
             }
+        }
+    }
+
+    /// A requirement the template does not meet, reported from its gaps ([`Requirement::unmet`]): one
+    /// finding per cause at its first gap with the others as related places, as serious as leaving it
+    /// unmet is on this pod, its help the edits that meet it (and `roce apply`, where the edits' keys hold
+    /// nothing yet). The cause is the requirement, but for one made of volumes only: each volume is a
+    /// directory of its own (the provider's plugin, its libraries), each a finding.
+    fn unmet(&mut self, r: &Requirement, v: &PodView<'a>, w: &Wiring<'a>, owner: &str) {
+        let Some(u) = r.unmet(&self.linter.plan, v, w) else {
+            return;
+        };
+        let volumes_only = r.edits.iter().all(|e| matches!(e, Edit::Volume(_)));
+        let causes: Vec<&[Gap<'_>]> = if volumes_only {
+            u.gaps.chunks(1).collect()
+        } else {
+            vec![u.gaps.as_slice()]
+        };
+        for gaps in causes {
+            let said: Vec<String> = gaps.iter().map(Gap::describe).collect();
+            let mut fixes: Vec<String> = Vec::new();
+            for f in gaps.iter().map(Gap::fix) {
+                if !fixes.contains(&f) {
+                    fixes.push(f);
+                }
+            }
+            let mut help = fixes.join("; ");
+            if gaps.iter().any(|g| g.instead.is_none()) {
+                help.push_str(&format!(", or run `{}`", self.hint));
+            }
+            if gaps.iter().any(|g| g.instead.is_some()) {
+                help.push_str(" (`roce apply` keeps what the container already mounts there)");
+            }
+            let mut p = Problem::new(u.code, format!("{owner} {}: {}", sentence(&said), u.why));
+            for g in gaps {
+                p = p.at(g.at, g.label());
+            }
+            p.severity = severity(u.consequence);
+            self.push(p.help(help));
         }
     }
 
@@ -695,112 +736,6 @@ impl<'a> Cx<'a> {
                 })
             })
         })
-    }
-
-    /// Memlock: `IPC_LOCK` (or a privileged container). Where the platform runs containers with an
-    /// unlimited memlock limit (EKS with EFA, GKE's RDMA networks), the capability only differs.
-    fn memlock(&mut self, c: &Node, owner: &str, w: &Wiring<'a>, privileged: bool) {
-        let wants_ipc = self
-            .linter
-            .plan
-            .wiring
-            .as_ref()
-            .is_some_and(|w| w.capabilities.iter().any(|c| c == IPC_LOCK));
-        if !wants_ipc || w.ipc_lock.is_some() || privileged {
-            return;
-        }
-        let platform = match w.rdma_access() {
-            Some(RdmaAccess::Resource(r)) => {
-                roce_model::fabric::devices::memlock_unlimited_with(&r)
-            }
-            Some(RdmaAccess::CloudNetworks) => true,
-            _ => false,
-        };
-        let mut p = Problem::new(
-            Code::LintIpcLock,
-            if platform {
-                format!("{owner} lacks the IPC_LOCK capability the profile grants; the platform's GPU nodes (EKS with EFA, GKE's RDMA networks) run containers with an unlimited memlock limit, so registration works without it")
-            } else {
-                format!("{owner} lacks the IPC_LOCK capability: RDMA memory registration (`ibv_reg_mr`) fails past the memlock limit and NCCL falls back to sockets")
-            },
-        )
-        .at(self.container_at(c, &["securityContext", "capabilities", "add"]), "IPC_LOCK missing")
-        .help(format!("add `IPC_LOCK` to `securityContext.capabilities.add`, or run `{}`", self.hint));
-        if platform {
-            p.severity = Severity::Info;
-        }
-        self.push(p);
-    }
-
-    /// A host-network profile's mode: the node's network namespace (its NICs under the node's names), a
-    /// privileged container and the host's `/dev/infiniband` (without them the verbs devices cannot be
-    /// opened and NCCL falls back to sockets).
-    fn host_network_mode(
-        &mut self,
-        t: &Template,
-        v: &PodView<'a>,
-        c: &Node,
-        w: &Wiring<'a>,
-        privileged: bool,
-    ) {
-        let mut lacks = Vec::new();
-        if w.host_network.is_none() {
-            lacks.push("`hostNetwork: true`");
-        }
-        if !privileged {
-            lacks.push("a privileged container");
-        }
-        if w.dev_infiniband.is_none() && !privileged {
-            lacks.push("the host's /dev/infiniband");
-        }
-        if lacks.is_empty() {
-            return;
-        }
-        let at = match w.host_network {
-            None => v.spec.map(|s| s.origin),
-            Some(_) => Some(self.container_at(c, &["securityContext"])),
-        };
-        let Some(at) = at else { return };
-        self.push(
-            Problem::new(
-                Code::LintHostNetwork,
-                format!(
-                    "{} lacks {} that the profile's host-network mode gives its pods: the RDMA NICs are the node's, and without them NCCL falls back to sockets",
-                    owner(t, c),
-                    lacks.join(", ")
-                ),
-            )
-            .at(at, "not the profile's host-network mode")
-            .help(format!(
-                "set `hostNetwork: true` and `dnsPolicy: ClusterFirstWithHostNet`, run the container privileged with the host's /dev/infiniband mounted, or run `{}`",
-                self.hint
-            )),
-        );
-    }
-
-    /// A memory-backed `/dev/shm`: anything mounted there. A rank alone with its GPU whose NCCL runs
-    /// without the shared-memory transport (`NCCL_SHM_DISABLE=1`) has no peer in the pod to reach through
-    /// /dev/shm: there the missing mount only differs from the profile.
-    fn shm(&mut self, c: &Node, owner: &str, w: &Wiring) {
-        let mounted = entry(c, "volumeMounts").is_some_and(|m| match &m.node.value {
-            Value::Seq(items) => items
-                .iter()
-                .any(|i| text(i, "mountPath") == Some("/dev/shm")),
-            _ => false,
-        });
-        if mounted {
-            return;
-        }
-        let mut p = Problem::new(
-            Code::LintShm,
-            format!("{owner} mounts nothing at /dev/shm: the container runtime's {} MiB default is too small for NCCL's and UCX's shared-memory transports", roce_model::fabric::attach::RUNTIME_SHM_BYTES >> 20),
-        )
-        .at(self.container_at(c, &["volumeMounts"]), "no /dev/shm")
-        .help(format!("mount an `emptyDir: {{medium: Memory}}` volume at /dev/shm, or run `{}`", self.hint));
-        if w.nccl_shm_off() && !w.several_gpus() {
-            p.severity = Severity::Info;
-        }
-        self.push(p);
     }
 
     /// [`Cx::env`] for a worker, with the env it gets besides its own `env`: `envFrom` ConfigMaps of the
@@ -1002,246 +937,6 @@ impl<'a> Cx<'a> {
                 )),
             );
         }
-    }
-
-    /// The provider's host directories (the gIB plugin the node installs): a `hostPath` volume of the
-    /// directory mounted at the profile's path. Without it the plugin is not in the container and, with
-    /// `NCCL_NET` forcing the provider, NCCL's init fails.
-    fn host_mounts(&mut self, v: &PodView<'a>, c: &'a Node, owner: &str, w: &Wiring<'a>) {
-        let mounts: Vec<HostMount> = self.linter.plan.host_mounts.clone();
-        // GKE's GPU device plugin mounts the driver directory itself for a container with GPUs.
-        let gpus = w.resources.iter().any(|r| {
-            r.name == roce_model::fabric::attach::GPU_RESOURCE && r.count().is_some_and(|n| n > 0)
-        });
-        if mounts.is_empty() {
-            return;
-        }
-        let volumes: Vec<&Node> = v
-            .spec
-            .and_then(|s| entry(s, "volumes"))
-            .map(|e| match &e.node.value {
-                Value::Seq(items) => items.iter().collect(),
-                _ => Vec::new(),
-            })
-            .unwrap_or_default();
-        let container_mounts: Vec<&Node> = match entry(c, "volumeMounts").map(|e| &e.node.value) {
-            Some(Value::Seq(items)) => items.iter().collect(),
-            _ => Vec::new(),
-        };
-        for m in &mounts {
-            let mounted = container_mounts
-                .iter()
-                .find(|x| text(x, "mountPath") == Some(m.mount_path.as_str()));
-            let host_path_of = |volume: &str| {
-                volumes
-                    .iter()
-                    .find(|vol| text(vol, "name") == Some(volume))
-                    .and_then(|vol| entry(vol, "hostPath"))
-                    .and_then(|h| text(&h.node, "path"))
-            };
-            let (why, at) = match mounted {
-                None if gpus
-                    && roce_model::fabric::provider::mounted_with_gpus(
-                        &m.host_path,
-                        &m.mount_path,
-                    ) =>
-                {
-                    continue;
-                }
-                None => (
-                    format!("mounts nothing at {}", m.mount_path),
-                    self.container_at(c, &["volumeMounts"]),
-                ),
-                Some(x) => {
-                    let volume = text(x, "name").unwrap_or_default();
-                    match host_path_of(volume) {
-                        Some(path)
-                            if path.trim_end_matches('/') == m.host_path.trim_end_matches('/') =>
-                        {
-                            continue;
-                        }
-                        Some(path) => (
-                            format!(
-                                "mounts the node's {path} at {}, not {}",
-                                m.mount_path, m.host_path
-                            ),
-                            x.origin,
-                        ),
-                        None => (
-                            format!(
-                                "mounts volume `{volume}` at {}, which is not the node's {}",
-                                m.mount_path, m.host_path
-                            ),
-                            x.origin,
-                        ),
-                    }
-                }
-            };
-            let consequence = match self.linter.provider.nccl_net() {
-                Some(net) => format!("what the node installed there is missing, and with NCCL_NET={net} a missing plugin fails NCCL's init (`Failed to initialize any NET plugin`)"),
-                None => "what the node installed there (the plugin, its libraries) is missing in the container".to_string(),
-            };
-            self.push(
-                Problem::new(
-                    Code::LintHostMount,
-                    format!(
-                        "{owner} {why}: the profile's network provider ({}) mounts the node's {} there (volume `{}`); {consequence}",
-                        self.linter.provider.describe(),
-                        m.host_path,
-                        m.name
-                    ),
-                )
-                .at(at, format!("{} expected", m.mount_path))
-                .help(format!(
-                    "add a `hostPath` volume `{}` of {} and mount it read-only at {}, or run `{}`",
-                    m.name, m.host_path, m.mount_path, self.hint
-                )),
-            );
-        }
-    }
-
-    /// The profile's topology file: its ConfigMap mounted at the file's path. NCCL
-    /// warns and probes the topology itself when `NCCL_TOPO_FILE` names a file it cannot open
-    /// (`ncclTopoGetXmlFromFile`, `src/graph/xml.cc`), so a missing mount runs on the probed graph, slower
-    /// on VMs whose PCI view is not the real one.
-    fn topology_file(&mut self, v: &PodView<'a>, c: &'a Node, owner: &str, w: &Wiring<'a>) {
-        let Some(t) = self.linter.plan.topology.clone() else {
-            return;
-        };
-        let mounted = match entry(c, "volumeMounts").map(|e| &e.node.value) {
-            Some(Value::Seq(items)) => items
-                .iter()
-                .find(|x| text(x, "mountPath") == Some(t.path.as_str()))
-                .and_then(|x| text(x, "name")),
-            _ => None,
-        };
-        let from_config_map = mounted.is_some_and(|volume| {
-            v.spec
-                .and_then(|s| entry(s, "volumes"))
-                .and_then(|e| match &e.node.value {
-                    Value::Seq(items) => items.iter().find(|vol| text(vol, "name") == Some(volume)),
-                    _ => None,
-                })
-                .and_then(|vol| entry(vol, "configMap"))
-                .and_then(|cm| text(&cm.node, "name"))
-                == Some(t.config_map.as_str())
-        });
-        if from_config_map {
-            return;
-        }
-        // The rank's NCCL_TOPO_FILE names another file: one of a ConfigMap the container mounts (Azure's
-        // samples mount `nvidia-topology` at /opt/nvidia-topology), or one outside every mount, which is
-        // the image's (NCCL opens whatever path the variable names: `ncclTopoGetXmlFromFile`). Either is
-        // the topology file in another form, and whether the image holds it is not in the manifest.
-        if w.var(provider::NCCL_TOPO_FILE)
-            .and_then(|v| v.value.as_deref())
-            .is_some_and(|path| path != t.path && !path.contains('$'))
-        {
-            return;
-        }
-        self.push(
-            Problem::new(
-                Code::LintTopologyFile,
-                format!(
-                    "{owner} does not mount ConfigMap `{}` at {}: NCCL_TOPO_FILE names a file that may not be there, and NCCL then warns and probes the topology itself",
-                    t.config_map.as_str(),
-                    t.path
-                ),
-            )
-            .at(self.container_at(c, &["volumeMounts"]), format!("{} expected", t.path))
-            .help(format!(
-                "add a `configMap` volume of `{}` and mount its key `{}` read-only at {} (`subPath: {}`), or run `{}`",
-                t.config_map.as_str(),
-                t.key,
-                t.path,
-                t.key,
-                self.hint
-            )),
-        );
-    }
-
-    /// The Inspector's output directory: a volume mounted where `NCCL_INSPECTOR_DUMP_DIR` sends its records
-    /// (the node's directory where the profile names one). Without one the records stay in the container's
-    /// own filesystem and go with it; the job runs the same, so this is a note.
-    fn inspector_output(&mut self, v: &PodView<'a>, c: &'a Node, owner: &str, w: &Wiring<'a>) {
-        let Some(i) = self.linter.plan.inspector.clone() else {
-            return;
-        };
-        let mounts: Vec<&Node> = match entry(c, "volumeMounts").map(|e| &e.node.value) {
-            Some(Value::Seq(items)) => items.iter().collect(),
-            _ => Vec::new(),
-        };
-        let mount_at = |dir: &str| {
-            mounts.iter().copied().find(|m| {
-                text(m, "mountPath").map(|p| p.trim_end_matches('/'))
-                    == Some(dir.trim_end_matches('/'))
-            })
-        };
-        // The rank's own NCCL_INSPECTOR_DUMP_DIR, where it names another directory it mounts: the output
-        // directory in another form.
-        let own = w
-            .var(roce_model::fabric::observe::NCCL_INSPECTOR_DUMP_DIR)
-            .and_then(|v| v.value.as_deref())
-            .filter(|d| *d != i.dump_dir() && !d.contains('$'));
-        if own.is_some_and(|d| mount_at(d).is_some()) {
-            return;
-        }
-        let Some(mount) = mount_at(i.dump_dir()) else {
-            self.push(
-                Problem::new(
-                    Code::LintInspectorOutput,
-                    format!(
-                        "{owner} mounts nothing at {}, where NCCL_INSPECTOR_DUMP_DIR sends the Inspector's records: they stay in the container's own filesystem and go with it{}",
-                        i.dump_dir(),
-                        match i.host_path() {
-                            Some(h) => format!(", not to the node's {h}"),
-                            None => String::new(),
-                        }
-                    ),
-                )
-                .at(self.container_at(c, &["volumeMounts"]), format!("{} expected", i.dump_dir()))
-                .help(format!(
-                    "mount {} at {} (a volume named `{}`), or run `{}`",
-                    match i.host_path() {
-                        Some(h) => format!("a `hostPath` of {h}"),
-                        None => "an `emptyDir`".to_string(),
-                    },
-                    i.dump_dir(),
-                    roce_model::fabric::observe::INSPECTOR_VOLUME,
-                    self.hint
-                )),
-            );
-            return;
-        };
-        let Some(h) = i.host_path() else {
-            return;
-        };
-        let volume = text(mount, "name").unwrap_or_default();
-        let host = v
-            .spec
-            .and_then(|s| entry(s, "volumes"))
-            .and_then(|e| match &e.node.value {
-                Value::Seq(items) => items.iter().find(|vol| text(vol, "name") == Some(volume)),
-                _ => None,
-            })
-            .and_then(|vol| entry(vol, "hostPath"))
-            .and_then(|hp| text(&hp.node, "path"));
-        if host.is_some_and(|p| p.trim_end_matches('/') == h.trim_end_matches('/')) {
-            return;
-        }
-        self.push(
-            Problem::new(
-                Code::LintInspectorOutput,
-                format!(
-                    "{owner} mounts volume `{volume}` at {}, but not from the node's {h} (a `hostPath`): the Inspector's records stay out of the node's directory the profile names",
-                    i.dump_dir()
-                ),
-            )
-            .at(mount.origin, format!("the node's {h} expected"))
-            .help(format!(
-                "make `{volume}` a `hostPath` of {h} (`roce apply` keeps a volume the container already mounts there)"
-            )),
-        );
     }
 
     fn launcher(&mut self, t: &Template, v: &PodView<'a>) {
@@ -2241,6 +1936,15 @@ fn mistaken_for(
                 ),
             )
         }),
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn sentence(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 

@@ -13,6 +13,8 @@
 //! variant here, its edits in [`requirements`], and the compiler points at each consumer that must say what
 //! it does with it.
 
+mod gaps;
+mod keys;
 pub(crate) mod pod;
 mod write;
 
@@ -25,6 +27,7 @@ use roce_model::names::{Capability, NadRef};
 use crate::exec::ExecWrap;
 use crate::plan::{EnvVar, GPU_RESOURCE, Plan};
 
+pub use gaps::{Gap, Unmet};
 pub(crate) use write::{Context, Skeleton, write};
 pub(crate) use write::{GetMut, ensure_map, env_item, equivalent, merge_env, merge_resources};
 
@@ -85,6 +88,68 @@ impl Need {
             Need::InspectorOutput => "a volume for the NCCL Inspector's records",
             Need::Environment => "the fabric's environment",
         }
+    }
+
+    /// The `roce lint` code that reports it unmet, or `None` where a manifest is not lint's to judge on it
+    /// (the profile annotation is roce's own record; the GPU count is the workload's). Stable codes: each
+    /// need keeps the one docs/rules.md lists.
+    pub fn lint_code(self) -> Option<roce_model::Code> {
+        use roce_model::Code;
+        match self {
+            Need::Provenance | Need::Gpus => None,
+            Need::RailNics => Some(Code::LintMissingNad),
+            Need::RdmaDevices => Some(Code::LintRdmaResource),
+            Need::Memlock => Some(Code::LintIpcLock),
+            Need::NodePool => Some(Code::LintNodeSelector),
+            Need::NvlinkDomain => Some(Code::LintDraChannelClaim),
+            Need::Placement => Some(Code::LintDraCliqueAffinity),
+            Need::SharedMemory => Some(Code::LintShm),
+            Need::HostNetwork => Some(Code::LintHostNetwork),
+            Need::HostDirectories => Some(Code::LintHostMount),
+            Need::TopologyFile => Some(Code::LintTopologyFile),
+            Need::InspectorOutput => Some(Code::LintInspectorOutput),
+            Need::Environment => Some(Code::LintEnvMissing),
+        }
+    }
+
+    /// Why a pod needs it, as the rest of a sentence that says what the pod lacks (`…: why`), for a pod
+    /// on which leaving it unmet has `consequence`.
+    pub(crate) fn why(self, plan: &Plan, consequence: Consequence) -> String {
+        match self {
+            Need::SharedMemory => format!(
+                "the container runtime's {} MiB default is too small for NCCL's and UCX's shared-memory transports",
+                roce_model::fabric::attach::RUNTIME_SHM_BYTES >> 20
+            ),
+            Need::Memlock if consequence == Consequence::Differs => "the profile grants it, but the platform's GPU nodes (EKS with EFA, GKE's RDMA networks) run containers with an unlimited memlock limit, so registration works without it".to_string(),
+            Need::Memlock => "RDMA memory registration (`ibv_reg_mr`) fails past the memlock limit and NCCL falls back to sockets".to_string(),
+            Need::HostNetwork => "the profile's host-network mode gives its pods the node's RDMA NICs, and without them NCCL falls back to sockets".to_string(),
+            Need::HostDirectories => format!(
+                "the profile's network provider ({}) mounts the node's directory there; {}",
+                plan.provider.describe(),
+                match plan.provider.nccl_net() {
+                    Some(net) => format!("what the node installed there is missing, and with NCCL_NET={net} a missing plugin fails NCCL's init (`Failed to initialize any NET plugin`)"),
+                    None => "what the node installed there (the plugin, its libraries) is missing in the container".to_string(),
+                }
+            ),
+            // NCCL warns and probes the topology itself when `NCCL_TOPO_FILE` names a file it cannot open
+            // (`ncclTopoGetXmlFromFile`, `src/graph/xml.cc`): slower on VMs whose PCI view is not the real one.
+            Need::TopologyFile => "NCCL_TOPO_FILE names a file that may not be there, and NCCL then warns and probes the topology itself".to_string(),
+            Need::InspectorOutput => match plan.inspector.as_ref().and_then(|i| i.host_path()) {
+                Some(h) => format!("NCCL_INSPECTOR_DUMP_DIR sends the Inspector's records there, and the profile keeps them in the node's {h}; elsewhere they go with the pod"),
+                None => "NCCL_INSPECTOR_DUMP_DIR sends the Inspector's records there; without a volume they stay in the container's own filesystem and go with it".to_string(),
+            },
+            _ => format!("the profile gives its pods {}; {}", self.describe(), without(consequence)),
+        }
+    }
+}
+
+/// What a job does without something, by the consequence.
+fn without(consequence: Consequence) -> &'static str {
+    match consequence {
+        Consequence::Fails => "without it the job fails",
+        Consequence::SilentTcp => "without it NCCL falls back to TCP sockets",
+        Consequence::Slower => "without it the job runs slower",
+        Consequence::Differs => "without it the job runs the same, but not as the profile states",
     }
 }
 

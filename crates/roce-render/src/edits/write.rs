@@ -5,6 +5,7 @@
 //! kept; a [`Skeleton`] holds `null` placeholders where the emitter wants a key, which are filled in place
 //! or dropped.
 
+use super::keys::{env_meets, holds_capability, same_path, unescape_dependent};
 use super::{Edit, Merge, Volume};
 use crate::apply::multus;
 use crate::plan::{MULTUS_ANNOTATION, Plan};
@@ -165,7 +166,7 @@ fn pod_volumes(spec: &mut Yaml, index: usize, volumes: &[&Volume]) -> Added {
             }
             // A container that already mounts something at the directory keeps its own volume.
             Volume::Inspector(i) => {
-                added.inspector = !mounts_at(spec, index, i.dump_dir().trim_end_matches('/'));
+                added.inspector = !mounts_at(spec, index, i.dump_dir());
                 if added.inspector {
                     add_volume(spec, roce_model::fabric::observe::INSPECTOR_VOLUME, || {
                         crate::volumes::inspector_volume(i)
@@ -205,7 +206,7 @@ fn resources_and_security(c: &mut Yaml, edits: &[&Edit]) {
             .and_then(|caps| ensure_seq(caps, "add"))
     {
         for cap in caps {
-            if !items.iter().any(|i| i.as_str() == Some(cap)) {
+            if !holds_capability(items.iter().filter_map(Yaml::as_str), cap) {
                 items.push(Yaml::Str(cap.to_string()));
             }
         }
@@ -240,9 +241,11 @@ fn volume_mounts(c: &mut Yaml, volumes: &[&Volume], added: &Added) {
         };
         if let Some(Yaml::Seq(mounts)) = ensure_seq(c, "volumeMounts")
             && (matches!(v, Volume::SharedMemory)
-                || !mounts
-                    .iter()
-                    .any(|x| x.get("mountPath").and_then(Yaml::as_str) == Some(path)))
+                || !mounts.iter().any(|x| {
+                    x.get("mountPath")
+                        .and_then(Yaml::as_str)
+                        .is_some_and(|p| same_path(p, path))
+                }))
         {
             mounts.push(mount);
         }
@@ -295,9 +298,10 @@ fn container(spec: &mut Yaml, index: usize) -> Option<&mut Yaml> {
     }
 }
 
-/// Does the container `index` mount something at `path` (a trailing `/` aside)?
+/// Does the container `index` mount something at `path` (the key mounts merge on, which `edits::gaps`
+/// reads a template by too: a trailing `/` aside)?
 fn mounts_at(spec: &Yaml, index: usize, path: &str) -> bool {
-    matches!(spec.get("containers"), Some(Yaml::Seq(cs)) if cs.get(index).and_then(|c| c.get("volumeMounts")).is_some_and(|m| matches!(m, Yaml::Seq(ms) if ms.iter().any(|m| m.get("mountPath").and_then(Yaml::as_str).map(|p| p.trim_end_matches('/')) == Some(path)))))
+    matches!(spec.get("containers"), Some(Yaml::Seq(cs)) if cs.get(index).and_then(|c| c.get("volumeMounts")).is_some_and(|m| matches!(m, Yaml::Seq(ms) if ms.iter().any(|m| m.get("mountPath").and_then(Yaml::as_str).is_some_and(|p| same_path(p, path))))))
 }
 
 /// A volume by name, unless the pod has one of that name.
@@ -535,13 +539,7 @@ pub(crate) fn set_str(map: &mut Yaml, key: &str, value: &str) {
 /// Make sure `spec.volumes` has a memory-backed volume for `/dev/shm`, unless the container already mounts
 /// something there. Returns the volume name to mount, or `None` when nothing is to be mounted.
 fn shm_volume(spec: &mut Yaml, index: usize) -> Option<String> {
-    let mounted = match spec.get("containers") {
-        Some(Yaml::Seq(cs)) => cs.get(index).and_then(|c| c.get("volumeMounts")).is_some_and(|m| {
-            matches!(m, Yaml::Seq(ms) if ms.iter().any(|m| m.get("mountPath").and_then(Yaml::as_str) == Some("/dev/shm")))
-        }),
-        _ => false,
-    };
-    if mounted {
+    if mounts_at(spec, index, Volume::SharedMemory.mount_path()) {
         return None;
     }
     let Some(Yaml::Seq(volumes)) = ensure_seq(spec, "volumes") else {
@@ -613,11 +611,7 @@ pub(crate) fn merge_env<N: AsRef<str>, V: AsRef<str>>(
                     .get("value")
                     .and_then(Yaml::as_str)
                     .filter(|_| item.get("valueFrom").is_none());
-                let right = have == Some(value)
-                    || have.is_some_and(|h| {
-                        plan.acceptable(name, &unescape_dependent(h))
-                            || roce_model::fabric::env::explicit_device_list(name, h)
-                    });
+                let right = have.is_some_and(|h| env_meets(plan, name, h, value));
                 if !right {
                     // A search path keeps the manifest's entries (the MPI's, the image's) and gains the plan's.
                     let merged = match have {
@@ -656,11 +650,6 @@ fn merge_paths(have: &str, want: &str) -> String {
         }
     }
     out
-}
-
-/// A manifest's env value as the program reads it (`$$` is Kubernetes' escape for `$`).
-pub(crate) fn unescape_dependent(v: &str) -> String {
-    v.replace("$$", "$")
 }
 
 /// An `env` entry whose value the container sees verbatim (Kubernetes' `$(VAR)` expansion escaped).
