@@ -36,7 +36,7 @@ pub struct NadObject<'a> {
     /// network's `spec.resourceName`).
     pub resource: Option<String>,
     /// The host interface a macvlan/ipvlan network sits on (a MacvlanNetwork's `spec.master`).
-    pub master: Option<&'a str>,
+    pub(crate) master: Option<&'a str>,
     /// Its place.
     pub at: Origin,
 }
@@ -78,10 +78,10 @@ pub struct Input<'a> {
     pub declares_resources: bool,
     /// Host interfaces whose RDMA device the input's RDMA shared device plugin hands out (its
     /// `selectors.ifNames`): a macvlan network on one is that RDMA device's network.
-    pub rdma_ports: Vec<String>,
+    pub(crate) rdma_ports: Vec<String>,
     /// A MachineConfig that sets CRI-O's `default_ulimits` memlock to unlimited for every container of its
     /// nodes.
-    pub runtime_memlock: Option<Origin>,
+    pub(crate) runtime_memlock: Option<Origin>,
 }
 
 impl<'a> Input<'a> {
@@ -224,7 +224,7 @@ impl<'a> Input<'a> {
 
     /// Is the network `n` (as a pod names it) a macvlan/ipvlan network on a port whose RDMA device the
     /// input's shared device plugin hands out?
-    pub fn on_rdma_port(&self, n: &Network, pod_namespace: Option<&str>) -> bool {
+    pub(crate) fn on_rdma_port(&self, n: &Network, pod_namespace: Option<&str>) -> bool {
         let ns = n.namespace.as_deref().or(pod_namespace);
         self.nads.iter().any(|nad| {
             nad.name == n.name
@@ -638,9 +638,9 @@ pub struct Wiring<'a> {
     /// device plugin hands out the NIC itself (an SR-IOV VF, a host device).
     pub nic_resources: Vec<String>,
     /// The container runtime lifts the memlock limit for every container (a MachineConfig of the input).
-    pub runtime_memlock: Option<Origin>,
+    pub(crate) runtime_memlock: Option<Origin>,
     /// A network the pod names sits on a port of the input's RDMA shared device plugin.
-    pub rdma_port_network: bool,
+    pub(crate) rdma_port_network: bool,
     /// The pod is built by a controller that merges a preset into it (KServe's LLMInferenceService): what
     /// the template leaves out may come from the preset, so a missing field is unknown, not missing.
     pub merged_with_preset: bool,
@@ -1212,7 +1212,7 @@ impl<'a> Wiring<'a> {
 
     /// Does the container get exactly one NVIDIA GPU, in its own network namespace (so one rank that shares
     /// no host with another, [`Wiring::uses_shm_transports`])?
-    pub fn lone_gpu(&self) -> bool {
+    pub(crate) fn lone_gpu(&self) -> bool {
         let by_resource: u64 = self
             .resources
             .iter()
