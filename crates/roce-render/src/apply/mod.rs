@@ -434,9 +434,11 @@ impl Have {
                     .spec
                     .and_then(|s| view::entry(s, "nodeSelector"))
                     .is_some_and(|sel| {
-                        <Node as templates::Tree>::keys(&sel.node).iter().any(|k| {
-                            roce_model::fabric::devices::foreign_node_label(k, &profile_labels)
-                        })
+                        <Node as templates::Tree>::entries(&sel.node)
+                            .iter()
+                            .any(|(k, _)| {
+                                roce_model::fabric::devices::foreign_node_label(k, &profile_labels)
+                            })
                     }),
             },
             accelerators: w.accelerators(),

@@ -9,6 +9,7 @@
 //!   starts the invocation; the words up to the end of that command (`;`, `&&`, `|`, or a line end not
 //!   escaped with `\`) are read with shell quoting rules.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 /// One `-x` of an mpirun invocation.
@@ -138,7 +139,7 @@ fn find_in_script(script: &str, item: usize) -> Option<Invocation> {
         let mut expands = false;
         let mut j = start + 1;
         while j < words.len() && !words[j].ends_command {
-            if matches!(words[j].text.as_str(), "-x" | "--x") && j + 1 < words.len() {
+            if matches!(&*words[j].text, "-x" | "--x") && j + 1 < words.len() {
                 let w = &words[j + 1];
                 expands |= script[w.range.clone()].starts_with('$');
                 forwards.extend(forward(
@@ -168,18 +169,18 @@ fn find_in_script(script: &str, item: usize) -> Option<Invocation> {
     best
 }
 
-/// A shell word: its unquoted text and its bytes; operators (`;`, `&&`, `|`, a line end) are
-/// words with `ends_command` set.
+/// A shell word: its unquoted text (the script's own bytes unless quotes or escapes changed them) and
+/// its bytes; operators (`;`, `&&`, `|`, a line end) are words with `ends_command` set.
 #[derive(Debug)]
-struct Word {
-    text: String,
+struct Word<'s> {
+    text: Cow<'s, str>,
     range: Range<usize>,
     ends_command: bool,
 }
 
 /// Split a script into words the way `sh` does for simple commands: single and double quotes, `\`
 /// escapes and line continuations, `#` comments. Expansions are kept as text.
-fn shell_words(script: &str) -> Vec<Word> {
+fn shell_words(script: &str) -> Vec<Word<'_>> {
     let bytes = script.as_bytes();
     let mut words = Vec::new();
     let mut i = 0;
@@ -190,7 +191,7 @@ fn shell_words(script: &str) -> Vec<Word> {
             b'\\' if bytes.get(i + 1) == Some(&b'\n') => i += 2,
             b'\n' | b';' | b'&' | b'|' | b'(' | b')' => {
                 words.push(Word {
-                    text: (c as char).to_string(),
+                    text: Cow::Borrowed(&script[i..=i]),
                     range: i..i + 1,
                     ends_command: true,
                 });
@@ -203,11 +204,13 @@ fn shell_words(script: &str) -> Vec<Word> {
             }
             _ => {
                 let start = i;
-                let mut text = String::new();
+                // The word's text once a quote or escape made it differ from its bytes.
+                let mut owned: Option<String> = None;
                 while i < bytes.len() {
                     match bytes[i] {
                         b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' => break,
                         b'\\' if i + 1 < bytes.len() => {
+                            let text = owned.get_or_insert_with(|| script[start..i].to_owned());
                             if bytes[i + 1] != b'\n' {
                                 let ch = next_char(script, i + 1);
                                 text.push_str(ch);
@@ -235,9 +238,12 @@ fn shell_words(script: &str) -> Vec<Word> {
                                 }
                                 i += 1;
                             }
-                            text.push_str(&script[start_sub..i.min(bytes.len())]);
+                            if let Some(text) = &mut owned {
+                                text.push_str(&script[start_sub..i.min(bytes.len())]);
+                            }
                         }
                         b'\'' => {
+                            let text = owned.get_or_insert_with(|| script[start..i].to_owned());
                             let end = script[i + 1..]
                                 .find('\'')
                                 .map_or(bytes.len(), |e| i + 1 + e);
@@ -245,6 +251,7 @@ fn shell_words(script: &str) -> Vec<Word> {
                             i = (end + 1).min(bytes.len());
                         }
                         b'"' => {
+                            let text = owned.get_or_insert_with(|| script[start..i].to_owned());
                             i += 1;
                             while i < bytes.len() && bytes[i] != b'"' {
                                 if bytes[i] == b'\\'
@@ -258,15 +265,39 @@ fn shell_words(script: &str) -> Vec<Word> {
                             }
                             i = (i + 1).min(bytes.len());
                         }
+                        // A run of bytes the word keeps as they are (it ends at an ASCII byte: a char
+                        // boundary).
                         _ => {
-                            let ch = next_char(script, i);
-                            text.push_str(ch);
-                            i += ch.len();
+                            let run = i
+                                + 1
+                                + bytes[i + 1..]
+                                    .iter()
+                                    .position(|&b| {
+                                        matches!(
+                                            b,
+                                            b' ' | b'\t'
+                                                | b'\n'
+                                                | b';'
+                                                | b'&'
+                                                | b'|'
+                                                | b'('
+                                                | b')'
+                                                | b'\\'
+                                                | b'$'
+                                                | b'\''
+                                                | b'"'
+                                        )
+                                    })
+                                    .unwrap_or(bytes.len() - i - 1);
+                            if let Some(text) = &mut owned {
+                                text.push_str(&script[i..run]);
+                            }
+                            i = run;
                         }
                     }
                 }
                 words.push(Word {
-                    text,
+                    text: owned.map_or(Cow::Borrowed(&script[start..i]), Cow::Owned),
                     range: start..i,
                     ends_command: false,
                 });
@@ -321,6 +352,29 @@ mod tests {
         assert_eq!(&script[range.clone()], "\"UCX_TLS=tcp\"");
         assert_eq!(&script[..inv.script_after.unwrap()], "echo start; mpirun");
         assert!(find(&["sh", "-c", "python train.py"]).is_none());
+    }
+
+    #[test]
+    fn words_are_unquoted_and_kept_whole() {
+        let script = "mpirun -x A=b'c d'\"e\\\"f\" $(echo a b)x \\\n -x é\\ ü;end\\";
+        let words = shell_words(script);
+        let texts: Vec<&str> = words.iter().map(|w| &*w.text).collect();
+        assert_eq!(
+            texts,
+            [
+                "mpirun",
+                "-x",
+                "A=bc de\"f",
+                "$(echo a b)x",
+                "-x",
+                "é ü",
+                ";",
+                "end\\"
+            ]
+        );
+        let ranges: Vec<&str> = words.iter().map(|w| &script[w.range.clone()]).collect();
+        assert_eq!(ranges[2], "A=b'c d'\"e\\\"f\"");
+        assert_eq!(ranges[5], "é\\ ü");
     }
 
     #[test]

@@ -11,8 +11,8 @@ use crate::yaml::Yaml;
 pub(crate) trait Tree: Sized {
     /// The value under `key` of a mapping.
     fn get(&self, key: &str) -> Option<&Self>;
-    /// The keys of a mapping, in order (empty for anything else).
-    fn keys(&self) -> Vec<&str>;
+    /// The keys and values of a mapping, in order (empty for anything else).
+    fn entries(&self) -> Vec<(&str, &Self)>;
     /// The items of a sequence.
     fn items(&self) -> Option<&[Self]>;
     /// The text of a string scalar.
@@ -28,9 +28,12 @@ impl Tree for Node {
             _ => None,
         }
     }
-    fn keys(&self) -> Vec<&str> {
+    fn entries(&self) -> Vec<(&str, &Node)> {
         match &self.value {
-            Value::Map(entries) => entries.iter().map(|e| e.key.value.as_str()).collect(),
+            Value::Map(entries) => entries
+                .iter()
+                .map(|e| (e.key.value.as_str(), &e.node))
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -55,9 +58,9 @@ impl Tree for Yaml {
     fn get(&self, key: &str) -> Option<&Yaml> {
         Yaml::get(self, key)
     }
-    fn keys(&self) -> Vec<&str> {
+    fn entries(&self) -> Vec<(&str, &Yaml)> {
         match self {
-            Yaml::Map(entries) => entries.iter().map(|(k, _)| k.as_str()).collect(),
+            Yaml::Map(entries) => entries.iter().map(|(k, v)| (k.as_str(), v)).collect(),
             _ => Vec::new(),
         }
     }
@@ -365,13 +368,29 @@ pub(crate) fn generic<T: Tree>(doc: &T) -> Vec<Template> {
     out
 }
 
+/// A step of the path [`walk`] is on, borrowed from the document: most paths lead to no template.
+#[derive(Clone, Copy)]
+enum At<'t> {
+    Key(&'t str),
+    Index(usize),
+}
+
+impl At<'_> {
+    fn step(self) -> Step {
+        match self {
+            At::Key(k) => Step::Key(k.to_owned()),
+            At::Index(i) => Step::Index(i),
+        }
+    }
+}
+
 /// Deep enough for any CRD nesting seen (AIBrix's StormService: spec.template.spec.roles[].template.spec).
 const GENERIC_DEPTH: usize = 24;
 
-fn walk<T: Tree>(
+fn walk<'t, T: Tree>(
     doc: &T,
-    node: &T,
-    path: &mut Vec<Step>,
+    node: &'t T,
+    path: &mut Vec<At<'t>>,
     kind: &str,
     out: &mut Vec<Template>,
     depth: usize,
@@ -381,11 +400,10 @@ fn walk<T: Tree>(
     }
     if node.is_map() && is_pod_spec(node) && !path.is_empty() {
         let (tpath, form) = match path.split_last() {
-            Some((Step::Key(k), parent)) if k == "spec" && !parent.is_empty() => {
-                (parent.to_vec(), Form::Pod)
-            }
-            _ => (path.clone(), Form::Spec),
+            Some((At::Key("spec"), parent)) if !parent.is_empty() => (parent, Form::Pod),
+            _ => (&path[..], Form::Spec),
         };
+        let tpath: Vec<Step> = tpath.iter().map(|s| s.step()).collect();
         let name = role_name(doc, &tpath);
         let role = if router_name(&name) {
             Role::Router
@@ -405,21 +423,19 @@ fn walk<T: Tree>(
     }
     if let Some(items) = node.items() {
         for (i, item) in items.iter().enumerate() {
-            path.push(Step::Index(i));
+            path.push(At::Index(i));
             walk(doc, item, path, kind, out, depth + 1);
             path.pop();
         }
     } else if node.is_map() {
-        for key in node.keys() {
+        for (key, child) in node.entries() {
             // `status` is written by the controller; `metadata` holds no pod.
             if depth == 0 && matches!(key, "status" | "metadata") {
                 continue;
             }
-            if let Some(child) = node.get(key) {
-                path.push(Step::Key(key.to_string()));
-                walk(doc, child, path, kind, out, depth + 1);
-                path.pop();
-            }
+            path.push(At::Key(key));
+            walk(doc, child, path, kind, out, depth + 1);
+            path.pop();
         }
     }
 }
@@ -581,8 +597,9 @@ impl Found {
             return;
         };
         let lists: Vec<&str> = spec
-            .keys()
+            .entries()
             .into_iter()
+            .map(|(key, _)| key)
             .filter(|key| key.ends_with("ReplicaSpecs"))
             .collect();
         if lists.is_empty() {
@@ -601,7 +618,7 @@ impl Found {
             let Some(specs) = spec.get(list).filter(|s| s.is_map()) else {
                 continue;
             };
-            for replica in specs.keys() {
+            for (replica, _) in specs.entries() {
                 let role = if replica == "Launcher" {
                     Role::Launcher
                 } else {

@@ -7,7 +7,7 @@
 //! gives the trees [`super::events`] builds from granit-parser's events, spans included. Anything else
 //! makes it give up (`None`) and the file goes to `events` (and from there to serde-saphyr) as before:
 //! tabs, carriage returns, control and special Unicode characters, anchors, aliases, tags, directives,
-//! `...`, complex and multi-line keys, multi-line quoted scalars, empty flow entries, the rarer escapes, what
+//! `...`, complex and multi-line keys, escaped line breaks, empty flow entries, the rarer escapes, what
 //! serde-saphyr types itself (floats, odd integers, merge keys), duplicate keys, input near the budgets, and
 //! anything malformed (so errors keep serde-saphyr's words). It may be faster, never different: its tests
 //! compare both readers on every YAML file in the repository and on generated documents, and the
@@ -170,11 +170,16 @@ impl Reader<'_> {
 
     /// The document marker (`-` for `---`, `.` for `...`) at `pos`, a line start.
     fn marker(&self) -> Option<u8> {
-        let c = self.at(self.pos);
+        self.marker_at(self.pos)
+    }
+
+    /// The document marker at `i`, a line start.
+    fn marker_at(&self, i: usize) -> Option<u8> {
+        let c = self.at(i);
         (matches!(c, b'-' | b'.')
-            && self.at(self.pos + 1) == c
-            && self.at(self.pos + 2) == c
-            && sep(self.at(self.pos + 3)))
+            && self.at(i + 1) == c
+            && self.at(i + 2) == c
+            && sep(self.at(i + 3)))
         .then_some(c)
     }
 
@@ -224,7 +229,7 @@ impl Reader<'_> {
             }
             b'|' | b'>' => self.block_scalar(p, usize::try_from(parent).ok()?),
             b'"' | b'\'' if self.key_colon(p).is_none() => {
-                let (node, end) = self.quoted(p)?;
+                let (node, end) = self.quoted(p, true)?;
                 self.end_line(end)?;
                 Some(node)
             }
@@ -264,7 +269,7 @@ impl Reader<'_> {
         }
         self.count()?;
         let text = match self.b[p] {
-            b'"' | b'\'' => events::key_text(Scalar::Str(self.quoted_value(p)?.0), false)?,
+            b'"' | b'\'' => events::key_text(Scalar::Str(self.quoted_value(p, false)?.0), false)?,
             c if not_plain(c, self.at(p + 1)) => return None,
             _ => {
                 let raw = &self.text[p..colon];
@@ -335,7 +340,7 @@ impl Reader<'_> {
         match self.at(v) {
             b'|' | b'>' => self.block_scalar(v, col),
             b'"' | b'\'' => {
-                let (node, end) = self.quoted(v)?;
+                let (node, end) = self.quoted(v, true)?;
                 self.end_line(end)?;
                 Some(node)
             }
@@ -445,9 +450,9 @@ impl Reader<'_> {
         Some((end, le, comment))
     }
 
-    /// A quoted scalar at `p`, and where it ends.
-    fn quoted(&mut self, p: usize) -> Option<(Node, usize)> {
-        let (value, end) = self.quoted_value(p)?;
+    /// A quoted scalar at `p`, and where it ends; it may go on over several lines where `lines`.
+    fn quoted(&mut self, p: usize, lines: bool) -> Option<(Node, usize)> {
+        let (value, end) = self.quoted_value(p, lines)?;
         Some((self.scalar(p..end, Scalar::Str(value))?, end))
     }
 
@@ -467,16 +472,25 @@ impl Reader<'_> {
         }
     }
 
-    /// A one-line quoted scalar's value at `p`, and where it ends.
-    fn quoted_value(&self, p: usize) -> Option<(String, usize)> {
+    /// A quoted scalar's value at `p`, and where it ends. Where `lines` it may go on over several lines,
+    /// folded as YAML folds them; otherwise it must end on its line.
+    fn quoted_value(&self, p: usize, lines: bool) -> Option<(String, usize)> {
         let q = self.b[p];
         let mut out = String::new();
         let mut i = p + 1;
         loop {
             let j = i + memchr3(q, b'\\', b'\n', &self.b[i..])?;
+            if self.b[j] == b'\n' {
+                if !lines {
+                    return None;
+                }
+                // Spaces before a line break are not content.
+                out.push_str(self.text[i..j].trim_end_matches(' '));
+                i = self.fold_quoted(j, &mut out)?;
+                continue;
+            }
             out.push_str(&self.text[i..j]);
             match self.b[j] {
-                b'\n' => return None,
                 b'\\' if q == b'"' => i = escape(self.text, j + 1, &mut out)?,
                 b'\\' => {
                     out.push('\\');
@@ -487,6 +501,29 @@ impl Reader<'_> {
                     i = j + 2;
                 }
                 _ => return Some((out, j + 1)),
+            }
+        }
+    }
+
+    /// The line break at `j` inside a quoted scalar, the empty lines after it and the next line's
+    /// indentation, folded into `out` (one break a space, each further one a line feed): where the
+    /// scalar goes on. Manifests are read without strict indentation, as granit-parser does here, so
+    /// any indentation goes; `None` at the end of the text and at a document marker (both errors).
+    fn fold_quoted(&self, j: usize, out: &mut String) -> Option<usize> {
+        let (mut l, mut breaks) = (j + 1, 0);
+        loop {
+            let s = self.spaces(l);
+            match self.at(l + s) {
+                b'\n' => (l, breaks) = (l + s + 1, breaks + 1),
+                0 => return None,
+                _ if s == 0 && self.marker_at(l).is_some() => return None,
+                _ => {
+                    if breaks == 0 {
+                        out.push(' ');
+                    }
+                    out.extend(std::iter::repeat_n('\n', breaks));
+                    return Some(l + s);
+                }
             }
         }
     }
@@ -675,7 +712,7 @@ impl Reader<'_> {
         match c {
             0 => None,
             b'[' | b'{' => self.flow(i),
-            b'"' | b'\'' => self.quoted(i),
+            b'"' | b'\'' => self.quoted(i, false),
             _ if not_plain_flow(c, self.at(i + 1)) => None,
             _ => {
                 let stop = self.flow_plain_stop(i)?;
