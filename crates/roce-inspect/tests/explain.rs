@@ -1387,3 +1387,24 @@ fn vllm_pynccl_errors_are_failures_but_other_nccl_error_text_is_not() {
     );
     assert_ne!(e.transport, Transport::Ofi);
 }
+
+/// Inputs the `sweep_results` fuzz target found (issue 32 item 4, 2026-12-07): a JSON log line whose skipped
+/// (non-message) string ends right after `\u`, so skipping the escape's four hex digits moved past the end of
+/// the line and sliced out of range. Each is read whole, as `explain` reads a file, and line by line.
+#[test]
+fn fuzz_found_json_lines_cut_after_a_unicode_escape() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz/collector_json");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        let mut x = Explainer::new();
+        x.start_file("fuzz.log");
+        x.read(bytes.as_slice()).unwrap();
+        let _ = x.finish().to_json();
+        n += 1;
+    }
+    assert_eq!(n, 6, "the six inputs of the first run");
+    // the smallest, by hand: a JSON object whose first member's value is an object with a cut string
+    let e = explain_str("cut.log", "{  \"mma\": {\"ono\\rono\\u \"");
+    assert_eq!(e.transport, Transport::Unknown);
+}

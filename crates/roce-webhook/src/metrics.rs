@@ -38,6 +38,7 @@ pub(crate) struct Metrics {
     cert_reloads: AtomicU64,
     cert_reload_errors: AtomicU64,
     tls_errors: AtomicU64,
+    accept_errors: AtomicU64,
 }
 
 impl Default for Metrics {
@@ -55,6 +56,7 @@ impl Default for Metrics {
             cert_reloads: AtomicU64::new(0),
             cert_reload_errors: AtomicU64::new(0),
             tls_errors: AtomicU64::new(0),
+            accept_errors: AtomicU64::new(0),
         }
     }
 }
@@ -111,6 +113,11 @@ impl Metrics {
     /// Count a failed TLS handshake.
     pub(crate) fn tls_error(&self) {
         self.tls_errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Count a failed `accept` on the listening socket.
+    pub(crate) fn accept_error(&self) {
+        self.accept_errors.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The exposition text.
@@ -178,6 +185,12 @@ impl Metrics {
             "roce_webhook_tls_handshake_errors_total",
             "Failed or timed-out TLS handshakes.",
             get(&self.tls_errors),
+        );
+        counter(
+            &mut s,
+            "roce_webhook_accept_errors_total",
+            "Failed accepts on the listening socket (out of file descriptors, memory or buffers: each is followed by a short pause).",
+            get(&self.accept_errors),
         );
         s.push_str(
             "# HELP roce_webhook_request_duration_seconds Time to answer a /mutate request.\n",

@@ -27,6 +27,12 @@ use crate::tls::{self, CertStore};
 /// of microseconds, under a millisecond at this size); larger ones go to the blocking pool.
 const INLINE_REVIEW_BYTES: usize = 32 << 10;
 
+/// The pause after an `accept` that failed for want of a resource (EMFILE, ENFILE, ENOBUFS, ENOMEM): the
+/// connection stays in the backlog, so the listener stays ready and an immediate retry fails again at once,
+/// a busy loop that would take a core while the process is out of descriptors. hyper 0.14's `AddrIncoming`
+/// and axum's `serve` pause 1 s; a shorter pause answers sooner once descriptors are freed and costs nothing.
+pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
 /// How the webhook runs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -151,10 +157,34 @@ impl Server {
             &state,
             json!({"event": "listening", "addr": listener.local_addr().ok().map(|a| a.to_string()), "profiles": state.profiles.files(), "invalid": state.profiles.invalid()}),
         );
+        // set after an accept that failed for want of a resource; the first of a run is logged
+        let mut backoff = false;
+        let mut failing = false;
         loop {
+            if std::mem::take(&mut backoff) {
+                tokio::select! {
+                    () = tokio::time::sleep(ACCEPT_BACKOFF) => {}
+                    () = &mut shutdown => break,
+                }
+            }
             tokio::select! {
                 accepted = listener.accept() => {
-                    let Ok((tcp, peer)) = accepted else { continue };
+                    let (tcp, peer) = match accepted {
+                        Ok(a) => a,
+                        Err(e) => {
+                            state.metrics.accept_error();
+                            // a connection reset or aborted before it was accepted concerns that one only
+                            backoff = !is_connection_error(&e);
+                            if backoff && !std::mem::replace(&mut failing, true) {
+                                log_event(
+                                    &state,
+                                    json!({"level": "warn", "event": "accept failed; pausing before each retry", "error": e.to_string(), "pause_ms": ACCEPT_BACKOFF.as_millis()}),
+                                );
+                            }
+                            continue;
+                        }
+                    };
+                    failing = false;
                     let _ = tcp.set_nodelay(true);
                     let acceptor = acceptor.clone();
                     let state = state.clone();
@@ -207,6 +237,17 @@ impl Server {
         poller.abort();
         log_event(&state, json!({"event": "stopped"}));
     }
+}
+
+/// An accept error that concerns the one connection (the peer reset or aborted it, or it was refused) rather
+/// than the listener or the process: the next accept may succeed at once.
+fn is_connection_error(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ConnectionRefused
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::ConnectionReset
+    )
 }
 
 /// Check the profile directory and the certificate files for changes, forever.

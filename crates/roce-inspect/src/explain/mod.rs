@@ -21,6 +21,27 @@
 //! assert_eq!(e.findings[0].code.as_str(), "roce::explain::socket_fallback");
 //! ```
 
+/// A [`memchr::memmem::Finder`] for a fixed needle, built on first use and kept in a static of the call site.
+///
+/// The one-shot `memchr::memmem::find` builds a searcher (Two-Way tables, a SIMD prefilter) on every call
+/// whose haystack is 64 bytes or longer, so a line tested for a dozen fragments paid a dozen builds: most of
+/// the time of a UCX line and much of any other line without NCCL's INFO shape (callgrind on the fuzz corpora,
+/// issue 32). A finder answers exactly as `memmem::find` with the same needle does.
+macro_rules! finder {
+    ($needle:expr) => {{
+        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
+        &*FINDER
+    }};
+}
+
+/// `memchr::memmem::find(hay, needle)` for a fixed needle, with [`finder!`]'s searcher built once.
+macro_rules! find {
+    ($hay:expr, $needle:expr) => {
+        finder!($needle).find($hay)
+    };
+}
+
 mod collector;
 mod diag;
 mod expect;

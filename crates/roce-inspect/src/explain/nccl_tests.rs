@@ -117,7 +117,7 @@ pub(crate) struct Tables {
 impl Tables {
     /// Is `line` a table header? Then remember its layout.
     pub(crate) fn header(&mut self, line: &[u8]) -> bool {
-        let Some(at) = memchr::memmem::find(line, b"size") else {
+        let Some(at) = find!(line, b"size") else {
             return false;
         };
         let cols: Vec<&[u8]> = line[at..]
@@ -215,16 +215,16 @@ impl Tables {
     /// `# Out of bounds values : 3 FAILED` / `# Avg bus bandwidth    : 84.8558`, and the tool's name from
     /// `# Collective test starting: all_reduce_perf` (printed before each table since nccl-tests 2.16.7).
     pub(crate) fn summary(&mut self, line: &[u8], ev: impl FnOnce() -> Evidence) -> bool {
-        if let Some(at) = memchr::memmem::find(line, b"#  Rank ") {
+        if let Some(at) = find!(line, b"#  Rank ") {
             return self.rank_line(&line[at + 1..]);
         }
-        if let Some(v) = value_after(line, b"Collective test starting") {
+        if let Some(v) = value_after(line, finder!(b"Collective test starting")) {
             if let Some(t) = v.split(|b| b.is_ascii_whitespace()).find(|t| !t.is_empty()) {
                 self.result.tool = Some(String::from_utf8_lossy(t).into_owned());
             }
             return true;
         }
-        if let Some(v) = value_after(line, b"Out of bounds values") {
+        if let Some(v) = value_after(line, finder!(b"Out of bounds values")) {
             let n = v
                 .split(|b| b.is_ascii_whitespace())
                 .find(|t| !t.is_empty())
@@ -238,7 +238,7 @@ impl Tables {
             self.layout = None;
             return true;
         }
-        if let Some(v) = value_after(line, b"Avg bus bandwidth") {
+        if let Some(v) = value_after(line, finder!(b"Avg bus bandwidth")) {
             self.result.avg_busbw = std::str::from_utf8(v.trim_ascii())
                 .ok()
                 .and_then(|s| s.parse::<f64>().ok())
@@ -386,9 +386,9 @@ fn untagged(line: &[u8]) -> &[u8] {
 }
 
 /// The value after `label` and its colon.
-fn value_after<'a>(line: &'a [u8], label: &[u8]) -> Option<&'a [u8]> {
-    let at = memchr::memmem::find(line, label)?;
-    let rest = &line[at + label.len()..];
+fn value_after<'a>(line: &'a [u8], label: &memchr::memmem::Finder<'_>) -> Option<&'a [u8]> {
+    let at = label.find(line)?;
+    let rest = &line[at + label.needle().len()..];
     let colon = memchr::memchr(b':', rest)?;
     Some(&rest[colon + 1..])
 }

@@ -62,8 +62,8 @@ fn count_before(rest: &[u8]) -> Option<u64> {
 }
 
 /// The number after `"key":` in a JSON line.
-fn json_number(line: &[u8], key: &[u8]) -> Option<u64> {
-    let at = memchr::memmem::find(line, key)? + key.len();
+fn json_number(line: &[u8], key: &memchr::memmem::Finder<'_>) -> Option<u64> {
+    let at = key.find(line)? + key.needle().len();
     let rest = line[at..].trim_ascii_start().strip_prefix(b":")?;
     count_before(rest)
 }
@@ -71,7 +71,6 @@ fn json_number(line: &[u8], key: &[u8]) -> Option<u64> {
 impl Explainer {
     /// A RAS report or Inspector line; `true` when it was one.
     pub(super) fn ras_line(&mut self, line: &[u8]) -> bool {
-        let find = |n: &[u8]| memchr::memmem::find(line, n);
         let t = line.trim_ascii();
         // the report's first section (text) and key (JSON): its `NCCL version … compiled with CUDA` line is no
         // NCCL log line, so a report without INFO lines is not a log without them
@@ -79,33 +78,35 @@ impl Explainer {
             self.ras_report = true;
             return true;
         }
-        if t.starts_with(b"{") && find(b"\"coll_perf\"").is_some() {
+        if t.starts_with(b"{") && find!(line, b"\"coll_perf\"").is_some() {
             return self.inspector_json(t);
         }
-        if let Some(at) = find(b"nccl_bus_bandwidth_gbs{") {
+        if let Some(at) = find!(line, b"nccl_bus_bandwidth_gbs{") {
             return self.inspector_prom(&line[at..]);
         }
-        let (kind, n) = if let Some(at) = find(b"Missing communicator data from") {
+        let (kind, n) = if let Some(at) = find!(line, b"Missing communicator data from") {
             let n = count_before(&line[at + b"Missing communicator data from".len()..]);
             // `… from N rank(s)` repeats a job-level `… from N job process(es)` per communicator
-            if find(b" rank").is_some() && find(b"job process").is_none() {
+            if find!(line, b" rank").is_some() && find!(line, b"job process").is_none() {
                 return true;
             }
             ("missing", n)
-        } else if find(b"considered dead").is_some() && find(b"job process").is_some() {
-            ("dead", count_before(t))
-        } else if (find(b"Initialization error").is_some() || find(b"Asynchronous error").is_some())
-            && (find(b" error on ").is_some() || find(b" errors on ").is_some())
+        } else if find!(line, b"considered dead").is_some() && find!(line, b"job process").is_some()
         {
-            let at = find(b" on ").unwrap_or(0);
+            ("dead", count_before(t))
+        } else if (find!(line, b"Initialization error").is_some()
+            || find!(line, b"Asynchronous error").is_some())
+            && (find!(line, b" error on ").is_some() || find!(line, b" errors on ").is_some())
+        {
+            let at = find!(line, b" on ").unwrap_or(0);
             ("error", count_before(&line[at + 4..]))
-        } else if let Some(n) = json_number(line, b"\"missing_ranks_count\"") {
+        } else if let Some(n) = json_number(line, finder!(b"\"missing_ranks_count\"")) {
             if n == 0 {
                 return true;
             }
             ("missing", Some(n))
-        } else if find(b"\"considered_dead\"").is_some() {
-            if find(b"true").is_none() {
+        } else if find!(line, b"\"considered_dead\"").is_some() {
+            if find!(line, b"true").is_none() {
                 return true;
             }
             ("dead", None)
@@ -210,7 +211,7 @@ mod tests {
         assert_eq!(
             json_number(
                 br#"      "missing_ranks_count": 3,"#,
-                b"\"missing_ranks_count\""
+                finder!(b"\"missing_ranks_count\"")
             ),
             Some(3)
         );

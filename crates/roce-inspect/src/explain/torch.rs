@@ -42,16 +42,17 @@ const NCCL_ERROR_STRINGS: [&[u8]; 6] = [
 impl Explainer {
     /// A line that is not an NCCL INFO/WARN line or a UCX line; `true` when it was understood.
     pub(super) fn other_line(&mut self, line: &[u8]) -> bool {
-        let find = |n: &[u8]| memchr::memmem::find(line, n);
-        if let Some(at) = find(b"Watchdog caught collective operation timeout") {
+        if let Some(at) = find!(line, b"Watchdog caught collective operation timeout") {
             self.watchdog(line, &line[at..], "timeout");
             return true;
         }
-        if find(b"watchdog got stuck").is_some() || find(b"Watchdog got stuck").is_some() {
+        if find!(line, b"watchdog got stuck").is_some()
+            || find!(line, b"Watchdog got stuck").is_some()
+        {
             self.watchdog(line, line, "stuck");
             return true;
         }
-        if let Some(at) = find(b"NCCL error in:") {
+        if let Some(at) = find!(line, b"NCCL error in:") {
             let rest = &line[at..];
             if let Some(v) = after(rest, b"NCCL version ") {
                 let w = line::word(v);
@@ -62,7 +63,7 @@ impl Explainer {
             self.facts.torch_pending = 3;
             return true;
         }
-        if let Some(at) = find(b"NCCL error: ")
+        if let Some(at) = find!(line, b"NCCL error: ")
             && NCCL_ERROR_STRINGS
                 .iter()
                 .any(|e| line[at + 12..].starts_with(e))
@@ -72,52 +73,55 @@ impl Explainer {
             self.fatal(line, text(&line[at..]));
             return true;
         }
-        if find(b"Some NCCL operations have failed or timed out").is_some() {
+        if find!(line, b"Some NCCL operations have failed or timed out").is_some() {
             self.fatal(
                 line,
                 "PyTorch: some NCCL operations failed or timed out".into(),
             );
             return true;
         }
-        if let Some(at) = find(b"NCCL failure ") {
+        if let Some(at) = find!(line, b"NCCL failure ") {
             // nccl-tests: `Test NCCL failure common.cu:1279 'unhandled system error (…) / '`
             let m = text(&line[at..]);
             self.fatal(line, format!("nccl-tests: {m}"));
             return true;
         }
-        if RESULT_NAMES.iter().any(|n| find(n).is_some()) && find(b": ").is_some() {
+        static RESULT_FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 6]> =
+            std::sync::LazyLock::new(|| RESULT_NAMES.map(memchr::memmem::Finder::new));
+        if RESULT_FINDERS.iter().any(|n| n.find(line).is_some()) && find!(line, b": ").is_some() {
             // `ncclInvalidUsage: This usually reflects …`: NCCL's last WARN follows (after `Last error:`)
             self.facts.torch_pending = 3;
             return true;
         }
-        if find(b"Last error:").is_some() {
+        if find!(line, b"Last error:").is_some() {
             self.facts.torch_pending = 2;
             return true;
         }
-        if let Some(at) = find(b"Failed to create engine: ") {
+        if let Some(at) = find!(line, b"Failed to create engine: ") {
             // NIXL `backend_plugin.h`: why the backend's engine was not made (the UCX context, …)
             let why = text(&line[at + 25..]);
             self.facts.nixl_engine_error.get_or_insert(why);
             return true;
         }
-        if let Some(at) = find(b"backend creation failed for ") {
+        if let Some(at) = find!(line, b"backend creation failed for ") {
             // NIXL `nixl_agent.cpp` createBackend
             let name = text(&line[at + 28..]).trim_matches('\'').to_string();
             self.nixl_backend(line, name);
             return true;
         }
-        if let Some(at) = find(b"NIXL_ERR_") {
+        if let Some(at) = find!(line, b"NIXL_ERR_") {
             self.nixl(line, at);
             return true;
         }
-        if find(b"] NIXL ").is_some()
-            || find(b" nixl_").is_some_and(|at| find(b".cpp:").is_some_and(|c| c > at))
+        if find!(line, b"] NIXL ").is_some()
+            || find!(line, b" nixl_")
+                .is_some_and(|at| find!(line, b".cpp:").is_some_and(|c| c > at))
         {
             // NIXL's glog lines (`I1203 06:16:22.815009 23277 nixl_agent.cpp:1000] Selected backend: UCX`,
             // `ucx_plugin.cpp:51] NIXL UCX backend bound to UCX 1.23.0 at …`): its agent at work
             return true;
         }
-        if find(b"Traceback (most recent call last)").is_some() {
+        if find!(line, b"Traceback (most recent call last)").is_some() {
             if self.facts.traceback.is_none() {
                 self.facts.traceback = Some(self.evidence(line));
             }

@@ -7,69 +7,70 @@ use roce_model::fabric::env as vars;
 use super::Explainer;
 use super::line::{self, after, text, word};
 
-/// Whether `needle` occurs anywhere in the line: UCX messages are matched by fragments, not by position.
-fn has(line: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(line, needle).is_some()
+/// Whether `needle` (fixed) occurs anywhere in the line: UCX messages are matched by fragments, not by position.
+macro_rules! has {
+    ($line:expr, $needle:expr) => {
+        find!($line, $needle).is_some()
+    };
 }
 
 impl Explainer {
     /// Read a UCX line; `false` when it said nothing UCX knows (a line that only mentions UCX).
     pub(super) fn ucx_line(&mut self, line: &[u8]) -> bool {
-        let find = |n: &[u8]| has(line, n);
         let who = line::ucx_who(line);
         let pi = who.map(|w| self.proc_of(w.key, w.host, None));
         let host = self.host_of(pi);
         let mut recognised = true;
         self.ucx_link(line);
         if let Some(key) = self.ucx_retry_key.take()
-            && find(b"QP 0x")
-            && find(b"wqe[")
+            && has!(line, b"QP 0x")
+            && has!(line, b"wqe[")
         {
             self.ucx_wqe(&key, line);
             self.bump_ucx();
             return true;
         }
-        if find(b"env variable:") || find(b"env variables:") {
+        if has!(line, b"env variable:") || has!(line, b"env variables:") {
             self.ucx_env(line);
-        } else if find(b" not available, please use one or more of: ") {
+        } else if has!(line, b" not available, please use one or more of: ") {
             self.ucx_unavailable(host.as_deref(), line);
-        } else if find(b"no usable transports/devices") {
+        } else if has!(line, b"no usable transports/devices") {
             self.ucx_no_transport(host.as_deref(), line);
-        } else if find(b"unused environment variable") {
+        } else if has!(line, b"unused environment variable") {
             self.ucx_unused_env(host.as_deref(), line);
-        } else if find(b"UCX_WARN_UNUSED_ENV_VARS=n") {
+        } else if has!(line, b"UCX_WARN_UNUSED_ENV_VARS=n") {
             // the second line of the unused-variables warning
-        } else if find(b"Invalid value for ") {
+        } else if has!(line, b"Invalid value for ") {
             self.ucx_invalid_value(host.as_deref(), line);
-        } else if find(b"failed to parse gid type")
-            || find(b"ibv_query_gid(")
-            || find(b"failed to find a gid which matches")
-            || find(b"both GID_INDEX and ROCE_SUBNET_LIST")
+        } else if has!(line, b"failed to parse gid type")
+            || has!(line, b"ibv_query_gid(")
+            || has!(line, b"failed to find a gid which matches")
+            || has!(line, b"both GID_INDEX and ROCE_SUBNET_LIST")
         {
             self.ucx_gid(host.as_deref(), line);
-        } else if find(b"-node cfg#") {
+        } else if has!(line, b"-node cfg#") {
             self.ucx_selected(line);
-        } else if find(b"ibv_create_ah") && (find(b"failed") || find(b"ERROR")) {
+        } else if has!(line, b"ibv_create_ah") && (has!(line, b"failed") || has!(line, b"ERROR")) {
             self.ucx_create_ah(host.as_deref(), line);
-        } else if find(b"UCP version is incompatible") {
+        } else if has!(line, b"UCP version is incompatible") {
             self.ucx_version_mismatch(host.as_deref(), line);
-        } else if find(b"retry count exceeded") {
+        } else if has!(line, b"retry count exceeded") {
             self.ucx_retry_exceeded(host.as_deref(), line);
-        } else if find(b"vend 0x89")
-            || find(b"vendor_err 0x89")
-            || find(b"Unexpected UCX error: Input/output error")
+        } else if has!(line, b"vend 0x89")
+            || has!(line, b"vendor_err 0x89")
+            || has!(line, b"Unexpected UCX error: Input/output error")
         {
             self.ucx_rdma_core(host.as_deref(), line);
-        } else if find(b"Destination is unreachable") {
+        } else if has!(line, b"Destination is unreachable") {
             let ev = self.evidence(line);
             self.found(Code::ExplainUcxUnreachable, "", host.as_deref(), ev, || {
                 (String::new(), String::new())
             });
-        } else if find(b"QP 0x") && find(b"wqe[") {
+        } else if has!(line, b"QP 0x") && has!(line, b"wqe[") {
             // a work-queue dump printed under the error it belongs to
-        } else if (find(b"UCX") && (find(b"ERROR") || find(b"FATAL")))
-            || (find(b"ib_mlx5_log.c") && find(b"(synd"))
-            || find(b"vendor_err")
+        } else if (has!(line, b"UCX") && (has!(line, b"ERROR") || has!(line, b"FATAL")))
+            || (has!(line, b"ib_mlx5_log.c") && has!(line, b"(synd"))
+            || has!(line, b"vendor_err")
         {
             self.ucx_error(host.as_deref(), line);
         } else {
@@ -84,20 +85,19 @@ impl Explainer {
     /// What any UCX line shows of the link: a RoCE or IB device name (`mlx5_0:1/RoCE`), and a WQE dump's
     /// peer address.
     fn ucx_link(&mut self, line: &[u8]) {
-        let find = |n: &[u8]| has(line, n);
-        if find(b"/RoCE") {
+        if has!(line, b"/RoCE") {
             self.facts.ucx_roce = true;
             self.facts.ucx_rdma = true;
-        } else if find(b"/IB ") || find(b"/IB)") {
+        } else if has!(line, b"/IB ") || has!(line, b"/IB)") {
             self.facts.ucx_ib = true;
             self.facts.ucx_rdma = true;
         }
         // a WQE dump addresses the peer by MAC and GID on RoCE, by LID on InfiniBand (ib_mlx5_log.c)
-        if find(b"wqe[") {
+        if has!(line, b"wqe[") {
             self.facts.ucx_rdma = true;
-            if find(b" rmac ") || find(b" dgid ") {
+            if has!(line, b" rmac ") || has!(line, b" dgid ") {
                 self.facts.link.roce = true;
-            } else if find(b" rlid ") {
+            } else if has!(line, b" rlid ") {
                 self.facts.link.ib = true;
             }
         }
@@ -110,11 +110,11 @@ impl Explainer {
         if roce_model::fabric::ucx::TRANSPORTS
             .iter()
             .filter(|t| t.class == roce_model::fabric::ucx::TransportClass::Rdma)
-            .any(|t| has(line, t.name.as_bytes()))
+            .any(|t| memchr::memmem::find(line, t.name.as_bytes()).is_some())
         {
             self.facts.ucx_rdma = true;
         }
-        if has(line, b"tcp/") {
+        if has!(line, b"tcp/") {
             self.facts.ucx_tcp = true;
         }
     }
@@ -137,7 +137,7 @@ impl Explainer {
         let dev = after(line, b" on ")
             .map(|d| text(word(d)))
             .unwrap_or_default();
-        let what = if has(line, b"Receive-no-ready") || has(line, b"RNR") {
+        let what = if has!(line, b"Receive-no-ready") || has!(line, b"RNR") {
             "receiver-not-ready"
         } else {
             "transport"

@@ -201,10 +201,13 @@ struct Markers {
 }
 
 fn markers(bytes: &[u8]) -> Markers {
+    // one searcher for every line (the one-shot `memmem::find` builds one per line of 64 bytes or more)
+    static MARKER_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(MARKER.as_bytes()));
     let mut m = Markers::default();
     let tail = &bytes[bytes.len().saturating_sub(16 * 1024)..];
     for line in tail.split(|b| *b == b'\n') {
-        let Some(at) = memchr::memmem::find(line, MARKER.as_bytes()) else {
+        let Some(at) = MARKER_FINDER.find(line) else {
             continue;
         };
         let rest = String::from_utf8_lossy(&line[at + MARKER.len()..])
