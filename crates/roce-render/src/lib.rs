@@ -56,7 +56,7 @@ pub mod plumbing {
     }
     pub mod view {
         //! Typed views of a pod template in a parsed manifest.
-        pub use crate::apply::view::{PodView, entry, text, view};
+        pub use crate::apply::view::{PodView, entry, required_affinity_keys, text, view};
     }
     pub mod templates {
         //! Finding the pod templates of every workload kind in a manifest.

@@ -1487,17 +1487,7 @@ impl<'a> Cx<'a> {
     /// purpose.
     fn clique_affinity(&mut self, t: &Template, v: &PodView<'a>) {
         let affinity = v.spec.and_then(|s| entry(s, "affinity"));
-        let mut together: Vec<&str> = affinity
-            .and_then(|a| entry(&a.node, "podAffinity"))
-            .and_then(|p| entry(&p.node, "requiredDuringSchedulingIgnoredDuringExecution"))
-            .map(|e| match &e.node.value {
-                Value::Seq(items) => items
-                    .iter()
-                    .filter_map(|i| text(i, "topologyKey"))
-                    .collect(),
-                _ => Vec::new(),
-            })
-            .unwrap_or_default();
+        let mut together = view::required_affinity_keys(v.spec);
         if let Some(level) = v.annotations.and_then(|a| text(a, KUEUE_REQUIRED_TOPOLOGY)) {
             together.push(level);
         }

@@ -48,6 +48,22 @@ pub fn text<'a>(parent: &'a Node, key: &str) -> Option<&'a str> {
     }
 }
 
+/// The topology keys of a pod spec's required pod-affinity terms
+/// (`affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[].topologyKey`).
+pub fn required_affinity_keys(spec: Option<&Node>) -> Vec<&str> {
+    spec.and_then(|s| entry(s, "affinity"))
+        .and_then(|a| entry(&a.node, "podAffinity"))
+        .and_then(|p| entry(&p.node, "requiredDuringSchedulingIgnoredDuringExecution"))
+        .map(|e| match &e.node.value {
+            Value::Seq(items) => items
+                .iter()
+                .filter_map(|i| text(i, "topologyKey"))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .unwrap_or_default()
+}
+
 fn is_null(node: &Node) -> bool {
     matches!(node.value, Value::Scalar(Scalar::Null))
 }

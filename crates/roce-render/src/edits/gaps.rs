@@ -326,17 +326,7 @@ fn affinity_gap(
 ) -> (bool, Option<Origin>) {
     let want = required_topology_keys(&crate::dra::yaml_of(a));
     let affinity = v.spec.and_then(|s| entry(s, "affinity"));
-    let have: Vec<&str> = affinity
-        .and_then(|a| entry(&a.node, "podAffinity"))
-        .and_then(|p| entry(&p.node, "requiredDuringSchedulingIgnoredDuringExecution"))
-        .map(|e| match &e.node.value {
-            Value::Seq(items) => items
-                .iter()
-                .filter_map(|i| text(i, "topologyKey"))
-                .collect(),
-            _ => Vec::new(),
-        })
-        .unwrap_or_default();
+    let have = crate::apply::view::required_affinity_keys(v.spec);
     (
         want.iter().all(|k| have.contains(&k.as_str())),
         affinity.map(|a| a.key.origin),
