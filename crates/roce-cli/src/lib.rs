@@ -10,6 +10,7 @@ mod git;
 mod io;
 mod report;
 mod text;
+mod walk;
 
 use std::process::ExitCode;
 

@@ -64,6 +64,79 @@ fn temp(tag: &str) -> PathBuf {
     dir
 }
 
+/// `roce lint DIR`: the YAML files under it (hidden entries and other files skipped, symbolic links
+/// followed), in path order whatever the worker count; a file that is not UTF-8 is a syntax problem.
+#[test]
+fn lint_walks_directories_in_path_order_on_any_worker_count() {
+    let dir = temp("lint-walk");
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: i\n    env: [{name: NCCL_IB_HCA, value: mlx5}]\n";
+    let manifests = dir.join("manifests");
+    for (path, text) in [
+        ("b/2.yaml", pod),
+        ("b/10.yml", pod),
+        ("a.YAML", pod),
+        ("c/d/e.yaml", pod),
+        (".hidden/x.yaml", pod),
+        ("b/.x.yaml", pod),
+        ("notes.txt", "not: linted"),
+    ] {
+        let path = manifests.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    std::fs::write(manifests.join("b/bin.yaml"), [0xff, 0xfe, 0x00, 0x41]).unwrap();
+    std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
+    std::fs::write(dir.join("elsewhere/linked.yaml"), pod).unwrap();
+    std::os::unix::fs::symlink(dir.join("elsewhere"), manifests.join("z")).unwrap();
+
+    let files = |jobs: &str| {
+        let out = roce()
+            .args(["lint", "--format", "json", "-j", jobs])
+            .arg(&manifests)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut seen: Vec<(String, String)> = Vec::new();
+        for p in json["problems"].as_array().unwrap() {
+            let file = p["file"].as_str().unwrap();
+            let file = file
+                .strip_prefix(manifests.to_str().unwrap())
+                .unwrap()
+                .to_string();
+            let code = p["code"].as_str().unwrap().to_string();
+            if seen.last().is_none_or(|(f, _)| *f != file) {
+                seen.push((file, code));
+            }
+        }
+        seen
+    };
+    let one = files("1");
+    let names: Vec<&str> = one.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "/a.YAML",
+            "/b/10.yml",
+            "/b/2.yaml",
+            "/b/bin.yaml",
+            "/c/d/e.yaml",
+            "/z/linked.yaml"
+        ]
+    );
+    assert_eq!(one[3].1, "roce::lint::syntax");
+    for jobs in ["2", "4", "16"] {
+        assert_eq!(files(jobs), one, "{jobs} workers");
+    }
+    let missing = roce()
+        .args(["lint"])
+        .arg(dir.join("no-such-dir"))
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1), "{missing:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Garbage never panics (exit 101): it exits 1 with a coded diagnostic.
 #[test]
 fn garbage_input_exits_1_with_a_code() {

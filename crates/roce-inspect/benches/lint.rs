@@ -1,20 +1,24 @@
-//! `roce lint` throughput on a generated tree of 10,000 manifests (`ROCE_BENCH_FILES`), written to a
-//! temporary directory at bench time, compared with a plain YAML parse of the same files.
+//! `Linter` throughput on a generated tree of 10,000 manifests (`ROCE_BENCH_FILES`), written to a temporary
+//! directory and read into memory at bench time, compared with a plain YAML parse of the same texts. (The
+//! whole command, with its directory walk and file reads, is `bench/run`'s.)
 //!
 //! The tree mixes every supported kind (the fixtures under `tests/fixtures/manifests/kinds/`, renamed per
-//! file), half as written and half after `roce apply`, in 100 directories. The baseline reads each file and
-//! parses every document with serde-saphyr into a `serde_json::Value` — no spans, no checks — on one thread.
+//! file), half as written and half after `roce apply`, in 100 directories. The baseline parses every
+//! document with serde-saphyr into a `serde_json::Value` — no spans, no checks — on one thread. Lint runs on
+//! a rayon pool of threads with the reader's stack, as the CLI's.
 //!
 //! `cargo bench -p roce-inspect --bench lint` first prints one comparison (best of three runs each, page
 //! cache warm): MB/s of the plain parse and of `roce lint` on one thread and on every CPU, and the ratios;
 //! then divan's statistics. Under `cargo test --benches` the tree has 200 files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use roce_inspect::lint::{LintOptions, Linter, walk};
+use rayon::prelude::*;
+use roce_inspect::lint::{LintOptions, Linter};
 use roce_model::{BuiltinsOnly, Source, builtin, load};
+use roce_render::apply::manifest::STACK_BYTES;
 use roce_render::apply::{ApplyOptions, apply};
 
 fn main() {
@@ -75,22 +79,30 @@ fn linter() -> Linter {
     Linter::new(&profile, LintOptions::default())
 }
 
-/// Lint every file; returns the number of problems.
-fn lint(linter: &Linter, files: &[PathBuf], jobs: usize) -> usize {
-    let mut problems = 0;
-    walk::lint_files(linter, files, jobs, |_, _, r| {
-        problems += r.map_or(0, |r| r.problems.len())
-    });
-    problems
+/// Lint every text on `jobs` threads (0: one per CPU); returns the number of problems.
+fn lint(linter: &Linter, files: &[(String, String)], jobs: usize) -> usize {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .stack_size(STACK_BYTES)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        files
+            .par_iter()
+            .map(|(name, text)| {
+                let report = linter.lint_here(Source::new(name.as_str(), text.as_str()));
+                report.problems.len()
+            })
+            .sum()
+    })
 }
 
-/// Read and parse every file without spans or checks; returns the number of documents.
-fn plain_parse(files: &[PathBuf]) -> usize {
+/// Parse every text without spans or checks; returns the number of documents.
+fn plain_parse(files: &[(String, String)]) -> usize {
     files
         .iter()
-        .map(|f| {
-            let text = std::fs::read_to_string(f).unwrap();
-            let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text).unwrap();
+        .map(|(_, text)| {
+            let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(text).unwrap();
             divan::black_box(docs).len()
         })
         .sum()
@@ -122,9 +134,12 @@ fn plain_yaml_parse(bencher: divan::Bencher) {
         .bench(|| plain_parse(files));
 }
 
-/// The generated tree: its files (sorted) and total size, built once per run.
-fn tree() -> &'static (Vec<PathBuf>, u64) {
-    static TREE: OnceLock<(tempfile::TempDir, (Vec<PathBuf>, u64))> = OnceLock::new();
+/// Each generated file's name and text.
+type Files = Vec<(String, String)>;
+
+/// The generated tree: its files and their total size, built once per run.
+fn tree() -> &'static (Files, u64) {
+    static TREE: OnceLock<(tempfile::TempDir, (Files, u64))> = OnceLock::new();
     &TREE
         .get_or_init(|| {
             // `cargo bench` passes `--bench`; `cargo test --benches` does not.
@@ -135,12 +150,19 @@ fn tree() -> &'static (Vec<PathBuf>, u64) {
                 .unwrap_or(if testing { 200 } else { 10_000 });
             let dir = tempfile::tempdir().unwrap();
             generate(dir.path(), count);
-            let files = walk::files(&[dir.path().to_path_buf()]).unwrap();
-            assert_eq!(files.len(), count);
-            let bytes = files
+            let mut paths = Vec::new();
+            for sub in std::fs::read_dir(dir.path()).unwrap() {
+                for file in std::fs::read_dir(sub.unwrap().path()).unwrap() {
+                    paths.push(file.unwrap().path());
+                }
+            }
+            paths.sort();
+            assert_eq!(paths.len(), count);
+            let files: Vec<(String, String)> = paths
                 .iter()
-                .map(|f| std::fs::metadata(f).unwrap().len())
-                .sum();
+                .map(|p| (p.display().to_string(), std::fs::read_to_string(p).unwrap()))
+                .collect();
+            let bytes = files.iter().map(|(_, t)| t.len() as u64).sum();
             (dir, (files, bytes))
         })
         .1

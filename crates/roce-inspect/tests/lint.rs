@@ -11,7 +11,6 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use roce_inspect::lint::walk;
 use roce_inspect::lint::{FileReport, LintOptions, Linter};
 use roce_model::{BuiltinsOnly, Code, Domain, Problem, Profile, Source, builtin, load};
 use roce_render::apply::{ApplyOptions, RoleChoice, apply};
@@ -476,16 +475,6 @@ fn help_names_the_apply_command() {
 }
 
 #[test]
-fn text_that_is_not_utf8_is_a_syntax_problem() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bin.yaml");
-    std::fs::write(&path, [0xff, 0xfe, 0x00, 0x41]).unwrap();
-    let report = walk::lint_file(&linter(DEFAULT_PROFILE, None), &path).unwrap();
-    assert_eq!(report.problems.len(), 1);
-    assert_eq!(report.problems[0].code, Code::LintSyntax);
-}
-
-#[test]
 fn hostile_nesting_is_a_syntax_problem_not_a_crash() {
     let l = linter(DEFAULT_PROFILE, None);
     for text in [
@@ -497,31 +486,6 @@ fn hostile_nesting_is_a_syntax_problem_not_a_crash() {
         assert_eq!(report.problems.len(), 1, "{}", describe(&report.problems));
         assert_eq!(report.problems[0].code, Code::LintSyntax);
     }
-}
-
-#[test]
-fn parallel_walk_streams_reports_in_file_order() {
-    let l = linter(DEFAULT_PROFILE, None);
-    let all = walk::files(&[fixtures("kinds"), fixtures("broken"), fixtures("good")]).unwrap();
-    assert_eq!(
-        all.len(),
-        files("kinds").len() + files("broken").len() + files("good").len()
-    );
-    let mut sequential = Vec::new();
-    walk::lint_files(&l, &all, 1, |i, p, r| {
-        sequential.push((i, p.to_path_buf(), found(&r.unwrap())))
-    });
-    for jobs in [2, 4, 16] {
-        let mut parallel = Vec::new();
-        walk::lint_files(&l, &all, jobs, |i, p, r| {
-            parallel.push((i, p.to_path_buf(), found(&r.unwrap())))
-        });
-        assert_eq!(parallel, sequential, "{jobs} threads");
-    }
-    let order: Vec<usize> = sequential.iter().map(|(i, _, _)| *i).collect();
-    assert_eq!(order, (0..all.len()).collect::<Vec<_>>());
-    // A directory walk skips hidden entries and non-YAML files; a missing path is an error.
-    assert!(walk::files(&[fixtures("no-such-dir")]).is_err());
 }
 
 /// Every broken fixture's diagnostics, as people read them (code, place, message, help).

@@ -1,7 +1,7 @@
 //! `roce explain`: read NCCL/UCX logs and say whether the job really used GPUDirect RDMA, and if not, why.
 
 use std::io::BufReader;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use miette::{Context, IntoDiagnostic};
@@ -12,6 +12,7 @@ use super::Exit;
 use crate::args::Format;
 use crate::io::load_profile;
 use crate::report::{Output, outln};
+use crate::walk;
 
 // Arguments of `roce explain`.
 #[derive(Debug, Args)]
@@ -106,43 +107,18 @@ fn inputs(logs: &[PathBuf]) -> miette::Result<Vec<Input>> {
             stdin_used = true;
             out.push(Input::Stdin);
         } else if path.is_dir() {
-            let mut files = Vec::new();
-            walk(path, 0, &mut files)?;
+            let files = walk::files(std::slice::from_ref(path), walk::any)
+                .into_diagnostic()
+                .wrap_err_with(|| format!("reading directory {}", path.display()))?;
             if files.is_empty() {
                 miette::bail!("{} holds no files", path.display());
             }
-            files.sort();
             out.extend(files.into_iter().map(Input::File));
         } else {
             out.push(Input::File(path.clone()));
         }
     }
     Ok(out)
-}
-
-/// The regular files under `dir` (hidden entries skipped, at most 16 levels deep).
-fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) -> miette::Result<()> {
-    if depth > 16 {
-        return Ok(());
-    }
-    let entries = std::fs::read_dir(dir)
-        .into_diagnostic()
-        .wrap_err_with(|| format!("reading directory {}", dir.display()))?;
-    for entry in entries {
-        let path = entry.into_diagnostic()?.path();
-        if path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        {
-            continue;
-        }
-        if path.is_dir() {
-            walk(&path, depth + 1, files)?;
-        } else if path.is_file() {
-            files.push(path);
-        }
-    }
-    Ok(())
 }
 
 fn read_one(input: &Input) -> miette::Result<Explainer> {

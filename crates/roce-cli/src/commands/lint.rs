@@ -1,18 +1,22 @@
-//! `roce lint`: check workload manifests against a profile, file by file on several threads, printing
-//! each file's problems as soon as the files before it are done.
+//! `roce lint`: check workload manifests against a profile, a batch of files at a time on a thread pool,
+//! printing each batch's problems in file order as soon as the batch is done.
 
-use std::path::PathBuf;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use miette::{Context, IntoDiagnostic};
-use roce_inspect::lint::{FileReport, LintOptions, Linter, auto, walk};
-use roce_model::{Problem, Severity};
+use rayon::prelude::*;
+use roce_inspect::lint::{FileReport, LintOptions, Linter, MAX_MANIFEST_BYTES, auto};
+use roce_model::{Problem, Severity, Source};
+use roce_render::apply::manifest::STACK_BYTES;
 
 use super::Exit;
 use super::apply::read_manifest;
 use crate::args::Format;
 use crate::io::load_profile;
 use crate::report::{Output, errln, json, outln};
+use crate::walk;
 
 // Arguments of `roce lint`.
 #[derive(Debug, Args)]
@@ -46,7 +50,7 @@ pub(crate) fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
         .iter()
         .cloned()
         .partition(|p| p.as_os_str() == "-");
-    let files = walk::files(&paths)
+    let files = walk::files(&paths, walk::yaml)
         .into_diagnostic()
         .wrap_err("finding the manifests to lint")?;
     let opts = LintOptions {
@@ -124,7 +128,7 @@ pub(crate) fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
         }
     }
     let mut unreadable = 0;
-    walk::lint_files(&linter, &files, args.jobs, |_, path, report| match report {
+    lint_files(&linter, &files, args.jobs, |path, report| match report {
         Ok(report) => take(report, &mut summary),
         Err(e) => {
             unreadable += 1;
@@ -143,6 +147,73 @@ pub(crate) fn run(args: LintArgs, out: &Output) -> miette::Result<Exit> {
         Exit::Problems
     } else {
         Exit::Ok
+    })
+}
+
+/// Files linted per hand-over between the pool and the printer: large enough that waking threads costs
+/// nothing next to the linting, small enough that output starts early and a batch's reports stay small.
+const BATCH: usize = 256;
+
+/// Lint `files` on `jobs` threads (0: one per CPU), calling `sink` with each file's report in file order.
+/// The pool's threads have the stack the manifest reader wants for deep documents, so each file is parsed
+/// on the thread that reads it.
+fn lint_files(
+    linter: &Linter,
+    files: &[PathBuf],
+    jobs: usize,
+    mut sink: impl FnMut(&Path, io::Result<FileReport>),
+) {
+    let jobs = match jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.min(files.len().max(1)))
+        .stack_size(STACK_BYTES)
+        .thread_name(|i| format!("roce-lint-{i}"))
+        .build();
+    for batch in files.chunks(BATCH) {
+        let reports: Vec<io::Result<FileReport>> = match &pool {
+            Ok(pool) => pool.install(|| {
+                batch
+                    .par_iter()
+                    .map(|p| read_and(linter, p, Linter::lint_here))
+                    .collect()
+            }),
+            // No thread could be started: lint here, where the reader starts its own thread per file.
+            Err(_) => batch
+                .iter()
+                .map(|p| read_and(linter, p, Linter::lint))
+                .collect(),
+        };
+        for (path, report) in batch.iter().zip(reports) {
+            sink(path, report);
+        }
+    }
+}
+
+/// Read one file and lint it: one `open`, one `fstat` for the size, the reads, one `close` (std's
+/// `File::read_to_end` would `fstat` and `lseek` once more for its size hint).
+fn read_and(
+    linter: &Linter,
+    path: &Path,
+    lint: fn(&Linter, Source) -> FileReport,
+) -> io::Result<FileReport> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    if size > MAX_MANIFEST_BYTES {
+        return Ok(linter.too_large(&name, size));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    // `take` is only there to hide `File`'s own `read_to_end` (and its size hint); the file may have grown
+    // since the `fstat`, up to the limit.
+    (&file)
+        .take(MAX_MANIFEST_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => lint(linter, Source::new(name, text)),
+        Err(_) => linter.not_text(&name),
     })
 }
 

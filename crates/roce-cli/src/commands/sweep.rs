@@ -14,6 +14,7 @@ use roce_render::{RenderOptions, SlurmOptions, plan};
 use super::Exit;
 use crate::io::{load_profile, write_all};
 use crate::report::{Output, errln, outp};
+use crate::walk;
 
 // Arguments of `roce sweep`.
 #[derive(Debug, Args)]
@@ -333,15 +334,11 @@ fn captures(campaign: &Campaign, results: &Path) -> miette::Result<HashMap<Strin
     if !results.is_dir() {
         return Ok(by_job);
     }
-    for entry in ignore::WalkBuilder::new(results)
-        .standard_filters(false)
-        .build()
-    {
-        let entry = entry.into_diagnostic()?;
-        if !entry.file_type().is_some_and(|t| t.is_file()) || planned.contains(entry.path()) {
+    for path in walk::files(&[results.to_path_buf()], walk::any).into_diagnostic()? {
+        if planned.contains(&path) {
             continue;
         }
-        let bytes = std::fs::read(entry.path()).into_diagnostic()?;
+        let bytes = std::fs::read(&path).into_diagnostic()?;
         for line in bytes.split(|b| *b == b'\n') {
             let Some(rest) = line.strip_prefix(b"[pod/") else {
                 continue;

@@ -3,8 +3,8 @@
 //! A [`Linter`] is built once from a profile; [`Linter::lint`] reads one multi-document YAML file, finds
 //! every pod template in it (the same discovery as `roce apply`, `roce_render::apply::templates`), and
 //! compares each with the profile's plan. Every problem points at the line and column in the manifest and
-//! says how to fix it — usually with the `roce apply` command that does. [`walk`] lints many files on
-//! several threads and hands back the reports in file order as they complete.
+//! says how to fix it — usually with the `roce apply` command that does. The library reads no files: the
+//! CLI walks directories and lints their files on a thread pool whose threads call [`Linter::lint_here`].
 //!
 //! ```
 //! use roce_model::{builtin, load, BuiltinsOnly, Source};
@@ -21,7 +21,6 @@
 pub mod auto;
 mod invariants;
 mod kueue;
-pub mod walk;
 
 use std::collections::BTreeSet;
 
@@ -145,8 +144,8 @@ impl Linter {
         self.lint_with(source, manifest::parse)
     }
 
-    /// [`Linter::lint`] on the calling thread, which must have [`manifest::STACK_BYTES`] of stack (the
-    /// threads of [`walk::lint_files`] do).
+    /// [`Linter::lint`] on the calling thread, which must have [`manifest::STACK_BYTES`] of stack (a thread
+    /// pool that lints many files gives its threads that much, and saves a thread start per file).
     pub fn lint_here(&self, source: Source) -> FileReport {
         self.lint_with(source, manifest::parse_here)
     }
