@@ -757,3 +757,31 @@ fn a_pod_with_one_gpu_has_no_nccl_peer_behind_dev_shm() {
     let ray = with_memlock.replace("[torchrun, train.py]", "[ray, start, --block]");
     assert!(invariant_codes(&ray).contains(&Code::LintShm));
 }
+
+/// A pod with NICs of its own (as many networks of its own as the profile's it lacks) gets none of the
+/// profile's device-selecting variables from `roce apply`, which leaves them to the pod; lint read another
+/// list than apply's and asked for them (`env_missing` naming NCCL_IB_HCA), so apply's output never linted
+/// clean. Both now read `roce_render::edits`' one list of forms that meet a need otherwise.
+#[test]
+fn a_pod_with_nics_of_its_own_is_not_asked_for_the_profiles_device_names() {
+    let l = linter(DEFAULT_PROFILE, None);
+    let plan = roce_render::plan::lower(&profile(DEFAULT_PROFILE));
+    let nets: Vec<String> = (0..16).map(|i| format!("east-fabric-{i}")).collect();
+    let pod = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    k8s.v1.cni.cncf.io/networks: {}\nspec:\n  containers:\n  - name: main\n    image: x\n",
+        nets.join(",")
+    );
+    let applied = apply(&Source::new("p.yaml", pod), &plan, &ApplyOptions::default())
+        .unwrap()
+        .text;
+    assert!(!applied.contains("NCCL_IB_HCA"), "{applied}");
+    let report = l.lint(Source::new("p.yaml", applied));
+    assert!(
+        !report
+            .problems
+            .iter()
+            .any(|p| p.code == Code::LintEnvMissing || p.message.contains("NCCL_IB_HCA")),
+        "{}",
+        describe(&report.problems)
+    );
+}

@@ -42,6 +42,7 @@ use roce_render::apply::{self, manifest};
 use roce_render::edits::{Edit, Gap, Need, Requirement};
 use roce_render::exec::starts_behind_roce_exec;
 use roce_render::plan::MULTUS_ANNOTATION;
+use roce_render::plumbing::edits::Met;
 use roce_render::plumbing::pod::escape_dependent_vars;
 use roce_render::plumbing::templates::{self, FABRIC_KINDS, Form, Role, Template};
 use roce_render::plumbing::view::{self, PodView, entry, text};
@@ -582,6 +583,11 @@ impl<'a> Cx<'a> {
         // What the profile needs of the pod, requirement by requirement (`roce_render::edits`, which the Pod
         // target and `apply` write). Most are reported from their gaps alone (`unmet`); a check of its own
         // remains only where it says more than "missing", each for the reason at its arm.
+        // What meets a requirement in another form: the one list `roce apply` reads too.
+        let met = Met::read(w, v, &self.linter.plan, pod_namespace);
+        let meets = |r: &Requirement, edit: fn(&Edit) -> bool| {
+            r.edits.iter().any(|e| edit(e) && met.meets(r, e))
+        };
         for r in self.linter.requirements.clone() {
             match r.need {
                 // Multus: the namespace each network resolves in, repeats, near names, the pod's own
@@ -612,12 +618,16 @@ impl<'a> Cx<'a> {
                     self.node_selector(t, v, gated);
                 }
                 // Any ComputeDomain's channel is the channel (the fabric core's `channel_claim_concern`).
-                Need::NvlinkDomain => self.channel_claim(t, v, c, w),
+                Need::NvlinkDomain => {
+                    if !meets(&r, |e| matches!(e, Edit::PodClaim(_))) {
+                        self.channel_claim(t, v, c);
+                    }
+                }
                 // A Kueue topology at the clique level keeps pods together too (the fabric core's
                 // `clique_affinity_concern`), and a job that spreads over racks or zones spans NVLink
                 // domains on purpose.
                 Need::Placement => {
-                    if !w.spreads_over(v.spec, CLIQUE_LABEL) {
+                    if !meets(&r, |e| matches!(e, Edit::Affinity(_))) {
                         self.clique_affinity(t, v);
                     }
                 }
@@ -632,7 +642,10 @@ impl<'a> Cx<'a> {
                     // A pod whose RDMA devices are its own (another resource or claim than the profile's)
                     // is not judged by the profile's device names, as apply writes none of them there.
                     if starts_behind_roce_exec(&roce_render::plumbing::wiring::argv(c))
-                        || self.own_devices(w)
+                        || meets(
+                            &r,
+                            |e| matches!(e, Edit::Env(v) if env::is_pod_dependent(&v.name)),
+                        )
                     {
                         skip.extend(env::POD_DEPENDENT.iter().copied());
                     }
@@ -640,7 +653,7 @@ impl<'a> Cx<'a> {
                 }
                 // Memlock, /dev/shm, the host-network mode, host directories, the topology file, the
                 // Inspector's volume, and any need added since: their gaps say all there is.
-                _ => self.unmet(&r, v, w, &owner),
+                _ => self.unmet(&r, v, w, &met, &owner),
             }
         }
     }
@@ -650,8 +663,8 @@ impl<'a> Cx<'a> {
     /// unmet is on this pod, its help the edits that meet it (and `roce apply`, where the edits' keys hold
     /// nothing yet). The cause is the requirement, but for one made of volumes only: each volume is a
     /// directory of its own (the provider's plugin, its libraries), each a finding.
-    fn unmet(&mut self, r: &Requirement, v: &PodView<'a>, w: &Wiring<'a>, owner: &str) {
-        let Some(u) = r.unmet(&self.linter.plan, v, w) else {
+    fn unmet(&mut self, r: &Requirement, v: &PodView<'a>, w: &Wiring<'a>, met: &Met, owner: &str) {
+        let Some(u) = r.unmet(&self.linter.plan, v, w, met) else {
             return;
         };
         let volumes_only = r.edits.iter().all(|e| matches!(e, Edit::Volume(_)));
@@ -716,11 +729,6 @@ impl<'a> Cx<'a> {
                 self.hint
             )),
         );
-    }
-
-    /// Does the pod get its RDMA devices in its own form ([`Wiring::rdma_devices_own`])?
-    fn own_devices(&self, w: &Wiring<'a>) -> bool {
-        w.rdma_devices_own(&self.linter.plan)
     }
 
     /// Does the container request or limit one of the profile's fabric resources?
@@ -1443,13 +1451,12 @@ impl<'a> Cx<'a> {
         }
     }
 
-    fn channel_claim(&mut self, t: &Template, v: &PodView<'a>, c: &'a Node, w: &Wiring<'a>) {
+    /// The profile's IMEX channel claim, where the pod claims no channel of any ComputeDomain (the channel
+    /// of a ComputeDomain of the input, under another name than the profile's, is the channel: the caller
+    /// asks [`Met`]).
+    fn channel_claim(&mut self, t: &Template, v: &PodView<'a>, c: &'a Node) {
         let claims = Self::claims(v, c);
         let (found, used, claims_at) = (claims.found(), claims.used.as_slice(), claims.at);
-        // The channel of a ComputeDomain of the input, under another name than the profile's, is the channel.
-        if w.imex_channel().is_some() {
-            return;
-        }
         let Some(concern) = channel_claim_concern(&self.linter.nvlink_domain, &found, used) else {
             return;
         };

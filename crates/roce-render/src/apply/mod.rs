@@ -402,45 +402,9 @@ impl Have {
     }
 
     fn of(w: &Wiring<'_>, v: &view::PodView<'_>, plan: &Plan, pod_namespace: Option<&str>) -> Have {
-        use crate::wiring::{EnvFrom, RdmaAccess};
-        let want = plan
-            .wiring
-            .as_ref()
-            .map(|p| p.networks.as_slice())
-            .unwrap_or(&[]);
-        let profile_resource = |r: &str| {
-            plan.wiring
-                .as_ref()
-                .is_some_and(|p| p.resources.iter().any(|(name, _)| name.as_str() == r))
-        };
-        let profile_labels: Vec<&str> =
-            plan.node_selector.iter().map(|(k, _)| k.as_str()).collect();
-        let nics = w.nics_otherwise(want, pod_namespace);
-        let access = w.rdma_access();
+        use crate::wiring::EnvFrom;
         Have {
-            met: edits::Met {
-                nics,
-                own_devices: nics || w.rdma_devices_own(plan),
-                rdma: match access {
-                    Some(RdmaAccess::Resource(r)) => !profile_resource(&r),
-                    Some(RdmaAccess::Claim(_) | RdmaAccess::Privileged | RdmaAccess::Injected) => {
-                        true
-                    }
-                    _ => false,
-                },
-                imex: w.imex_channel().is_some(),
-                spreads: w.spreads_over(v.spec, roce_model::fabric::dra::CLIQUE_LABEL),
-                foreign_nodes: v
-                    .spec
-                    .and_then(|s| view::entry(s, "nodeSelector"))
-                    .is_some_and(|sel| {
-                        <Node as templates::Tree>::entries(&sel.node)
-                            .iter()
-                            .any(|(k, _)| {
-                                roce_model::fabric::devices::foreign_node_label(k, &profile_labels)
-                            })
-                    }),
-            },
+            met: edits::Met::read(w, v, plan, pod_namespace),
             accelerators: w.accelerators(),
             kv_nixl: w.kv_backend() == Some(crate::wiring::KvBackend::Nixl),
             env_elsewhere: w

@@ -9,14 +9,14 @@
 //! target writes every edit. A new requirement built from these kinds of edit needs no code in any of them.
 
 use roce_model::Code;
-use roce_model::fabric::attach::{GPU_RESOURCE, RDMA_DEVICE_DIR};
+use roce_model::fabric::attach::RDMA_DEVICE_DIR;
 use roce_model::fabric::env::Consequence;
-use roce_model::fabric::{devices, observe, provider};
+use roce_model::fabric::{devices, observe};
 use roce_model::plumbing::tree::{Node, Scalar, Value};
 use roce_model::source::Origin;
 
 use super::keys::{env_meets, holds_capability, same_path};
-use super::{Edit, Need, Requirement, Volume};
+use super::{Edit, Met, Need, Requirement, Volume};
 use crate::apply::view::{PodView, entry, text};
 use crate::plan::Plan;
 use crate::wiring::{RdmaAccess, Wiring};
@@ -139,17 +139,25 @@ impl Requirement {
             .collect()
     }
 
-    /// What lint reports of the requirement on a template: its gaps less those the pod meets in another
-    /// form, or `None` when nothing is left (or the need is not lint's to report).
+    /// What lint reports of the requirement on a template that gets `met` ([`Met::read`]): its gaps less
+    /// those the pod meets in another form (the one list apply reads too), or `None` when nothing is left
+    /// (or the need is not lint's to report).
     #[doc(hidden)]
-    pub fn unmet<'r>(&'r self, plan: &Plan, v: &PodView<'_>, w: &Wiring<'_>) -> Option<Unmet<'r>> {
+    pub fn unmet<'r>(
+        &'r self,
+        plan: &Plan,
+        v: &PodView<'_>,
+        w: &Wiring<'_>,
+        met: &Met,
+    ) -> Option<Unmet<'r>> {
         let code = self.need.lint_code()?;
+        let forms = super::otherwise::otherwise(self, met);
         let gaps: Vec<Gap<'r>> = self
             .gaps(plan, v, w)
             .into_iter()
-            .filter(|g| !met_otherwise(self.need, g, w))
+            .filter(|g| !forms.iter().any(|o| (o.edits)(g.edit)))
             .collect();
-        if gaps.is_empty() || met_in_another_form(self.need, plan, w) {
+        if gaps.is_empty() {
             return None;
         }
         let consequence = on_this_pod(self, w);
@@ -159,48 +167,6 @@ impl Requirement {
             why: self.need.why(plan, consequence),
             gaps,
         })
-    }
-}
-
-/// Whether one gap is met in another form than the edit (the forms a consumer is documented to accept).
-fn met_otherwise(need: Need, g: &Gap<'_>, w: &Wiring<'_>) -> bool {
-    match (need, g.edit) {
-        // A privileged container holds every capability (capabilities(7); Kubernetes runs it with all of
-        // them). `apply` still adds the profile's beside it, as the Pod target does in the host-network mode.
-        (_, Edit::Capability(_)) => w.privileged.is_some(),
-        // A privileged container's /dev holds the node's devices, /dev/infiniband among them.
-        (_, Edit::Volume(Volume::RdmaDevices)) => w.privileged.is_some(),
-        // GKE's GPU device plugin mounts the node's driver directory into a container with GPUs.
-        (Need::HostDirectories, Edit::Volume(Volume::Host(m))) if g.instead.is_none() => {
-            w.resources
-                .iter()
-                .any(|r| r.name == GPU_RESOURCE && r.count().is_some_and(|n| n > 0))
-                && provider::mounted_with_gpus(&m.host_path, &m.mount_path)
-        }
-        _ => false,
-    }
-}
-
-/// Whether the pod meets the whole requirement in another form.
-fn met_in_another_form(need: Need, plan: &Plan, w: &Wiring<'_>) -> bool {
-    match need {
-        // The rank's NCCL_TOPO_FILE names another file: one of a ConfigMap the container mounts (Azure's
-        // samples mount `nvidia-topology` at /opt/nvidia-topology), or one outside every mount, which is
-        // the image's (NCCL opens whatever path the variable names: `ncclTopoGetXmlFromFile`). Either is
-        // the topology file in another form, and whether the image holds it is not in the manifest.
-        Need::TopologyFile => plan.topology.as_ref().is_some_and(|t| {
-            w.var(provider::NCCL_TOPO_FILE)
-                .and_then(|v| v.value.as_deref())
-                .is_some_and(|path| path != t.path && !path.contains('$'))
-        }),
-        // The rank's own NCCL_INSPECTOR_DUMP_DIR, where it names another directory it mounts.
-        Need::InspectorOutput => plan.inspector.as_ref().is_some_and(|i| {
-            w.var(observe::NCCL_INSPECTOR_DUMP_DIR)
-                .and_then(|v| v.value.as_deref())
-                .filter(|d| *d != i.dump_dir() && !d.contains('$'))
-                .is_some_and(|d| w.mounts.iter().any(|(_, p, _)| same_path(p, d)))
-        }),
-        _ => false,
     }
 }
 

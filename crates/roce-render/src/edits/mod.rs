@@ -15,6 +15,7 @@
 
 mod gaps;
 mod keys;
+pub(crate) mod otherwise;
 pub(crate) mod pod;
 mod write;
 
@@ -28,6 +29,8 @@ use crate::exec::ExecWrap;
 use crate::plan::{EnvVar, GPU_RESOURCE, Plan};
 
 pub use gaps::{Gap, Unmet};
+pub(crate) use otherwise::Met;
+pub(crate) use otherwise::unmet;
 pub(crate) use write::{Context, Skeleton, write};
 pub(crate) use write::{GetMut, ensure_map, env_item, equivalent, merge_env, merge_resources};
 
@@ -641,121 +644,4 @@ pub fn pod(plan: &Plan, opts: &crate::RenderOptions, edits: &[&Edit]) -> String 
 /// Every edit of `reqs`, in requirement order.
 pub fn all(reqs: &[Requirement]) -> impl Iterator<Item = &Edit> {
     reqs.iter().flat_map(|r| r.edits.iter())
-}
-
-/// What a pod template already gets in some form, as read from it ([`crate::wiring::Wiring`]): the
-/// requirements it meets otherwise are left alone.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Met {
-    /// Its rail NICs in another form (its own RDMA networks, DRA NIC claims, the cloud's interfaces).
-    pub nics: bool,
-    /// RDMA devices through another resource, a DRA NIC claim, or a privileged container.
-    pub rdma: bool,
-    /// Devices of its own choosing: its own NICs, or RDMA devices of another resource or claim (a
-    /// privileged container sees every device of the node, the profile's too).
-    pub own_devices: bool,
-    /// An IMEX channel claim the container already uses (any ComputeDomain's).
-    pub imex: bool,
-    /// It keeps its replicas apart across NVLink domains: a required clique affinity would contradict it.
-    pub spreads: bool,
-    /// It picks its nodes by another cloud's labels: the profile's node labels would contradict them.
-    pub foreign_nodes: bool,
-}
-
-/// The edits `apply` writes into a template that meets `met`: every requirement's, less those of what it
-/// gets in another form, with a sentence for each part left alone. GPUs are the workload's and never
-/// added.
-pub(crate) fn unmet<'r>(reqs: &'r [Requirement], met: &Met) -> (Vec<&'r Edit>, Vec<String>) {
-    let mut edits = Vec::new();
-    let mut kept = Vec::new();
-    for r in reqs {
-        match met_otherwise(r, met) {
-            Some(left) => {
-                edits.extend(r.edits.iter().filter(|e| !(left.edits)(e)));
-                kept.extend(left.why);
-            }
-            None => edits.extend(r.edits.iter()),
-        }
-    }
-    (edits, kept)
-}
-
-/// The edits of a requirement a template meets in another form, and why they are left out.
-struct LeftAlone {
-    edits: fn(&Edit) -> bool,
-    why: Vec<String>,
-}
-
-fn met_otherwise(r: &Requirement, met: &Met) -> Option<LeftAlone> {
-    let left = |edits: fn(&Edit) -> bool, why: &str| {
-        Some(LeftAlone {
-            edits,
-            why: vec![why.to_string()],
-        })
-    };
-    match r.need {
-        Need::RailNics if met.nics => left(
-            |e| matches!(e, Edit::Networks(_)),
-            "gets its NICs in another form (its own networks, DRA NIC claims or the cloud's interfaces): its networks are left as they are",
-        ),
-        Need::RdmaDevices if met.rdma => {
-            let mut why = Vec::new();
-            if r.edits.iter().any(|e| matches!(e, Edit::Resource { name, .. } if roce_model::fabric::devices::rdma_resource(name))) {
-                why.push("gets its RDMA devices in another form: no RDMA resource added".to_string());
-            }
-            if r.edits.iter().any(|e| matches!(e, Edit::PodClaim(_))) {
-                why.push(
-                    "gets its RDMA devices from a device plugin: no DRA NIC claim added"
-                        .to_string(),
-                );
-            }
-            Some(LeftAlone {
-                edits: |e| match e {
-                    Edit::Resource { name, .. } => roce_model::fabric::devices::rdma_resource(name),
-                    Edit::PodClaim(_) | Edit::ContainerClaim(_) | Edit::Document(_) => true,
-                    _ => false,
-                },
-                why,
-            })
-        }
-        Need::NvlinkDomain if met.imex => left(
-            |_| true,
-            "already claims an IMEX channel of a ComputeDomain: that one is kept, none added",
-        ),
-        Need::Placement
-            if met.spreads && r.edits.iter().any(|e| matches!(e, Edit::Affinity(_))) =>
-        {
-            Some(LeftAlone {
-                edits: |e| matches!(e, Edit::Affinity(_) | Edit::Label { .. }),
-                why: vec![format!(
-                    "keeps its pods apart across `{}` (a spread constraint or anti-affinity): no required clique affinity added, which would contradict it",
-                    roce_model::fabric::dra::CLIQUE_LABEL
-                )],
-            })
-        }
-        // Which devices and GID a rank uses depends on the NICs the pod got (`fabric::env::POD_DEPENDENT`):
-        // with NICs of its own, the profile's device names would select none of them.
-        Need::Environment
-            if met.own_devices
-                && r.edits.iter().any(
-                    |e| matches!(e, Edit::Env(v) if roce_model::fabric::env::is_pod_dependent(&v.name)),
-                ) =>
-        {
-            left(
-                |e| matches!(e, Edit::Env(v) if roce_model::fabric::env::is_pod_dependent(&v.name)),
-                "gets its NICs or RDMA devices in another form: the variables that select its devices (NCCL_IB_HCA, UCX_NET_DEVICES, the GID indices) are its own and are not set",
-            )
-        }
-        // A pod that picks its nodes by another cloud's labels is someone else's node pool.
-        Need::NodePool if met.foreign_nodes => left(
-            |_| true,
-            "selects its nodes by another cloud's labels: the profile's node labels are not added",
-        ),
-        // The GPU count is the workload's: a GPU-less test pod, an AMD or Trainium pod stays as it is.
-        Need::Gpus => Some(LeftAlone {
-            edits: |_| true,
-            why: Vec::new(),
-        }),
-        _ => None,
-    }
 }
