@@ -7,6 +7,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        roce_render::apply::manifest::compare_readers(text);
+        roce_model::plumbing::manifest::compare_readers(text);
     }
 });

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use roce_inspect::lint::{LintOptions, Linter};
+use roce_model::plumbing::manifest::STACK_BYTES;
 use roce_model::{BuiltinsOnly, Source, builtin, load};
-use roce_render::apply::manifest::STACK_BYTES;
 use roce_render::apply::{ApplyOptions, apply};
 
 fn main() {

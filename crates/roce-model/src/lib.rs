@@ -20,6 +20,7 @@ pub mod diff;
 pub mod fabric;
 mod fields;
 pub mod load;
+mod manifest;
 pub mod model;
 pub mod names;
 pub mod nccl_list;
@@ -35,7 +36,8 @@ mod walk;
 #[doc(hidden)]
 pub mod plumbing {
     //! What roce's own crates share beyond the API: the spanned tree every front end produces, the
-    //! YAML reader `roce apply` and `roce lint` parse manifests with, and did-you-mean suggestions.
+    //! manifest reader `roce apply`, `roce lint` and the webhook parse manifests with, and did-you-mean
+    //! suggestions.
     //!
     //! Not API: hidden from the docs, and these change with the front ends. A tool outside roce loads
     //! profiles with [`crate::load()`], works with [`crate::Profile`] and the parsers ([`crate::nccl_list`],
@@ -44,9 +46,11 @@ pub mod plumbing {
         //! Did-you-mean for names: the closest candidate, and a `help` line naming it.
         pub use crate::suggest::{closest, help};
     }
-    pub mod yaml {
-        //! The spanned YAML reader (serde-saphyr) under profiles and manifests.
-        pub use crate::syntax::yaml::{YVal, byte_range};
+    pub mod manifest {
+        //! The manifest reader: multi-document Kubernetes YAML → one spanned tree per document.
+        pub use crate::manifest::{
+            MAX_DEPTH, ReadBy, STACK_BYTES, compare_readers, not_text, parse, parse_here,
+        };
     }
     pub mod tree {
         //! The spanned tree: what KDL and YAML both become before the walker types them.

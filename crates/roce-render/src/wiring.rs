@@ -1473,7 +1473,8 @@ mod tests {
     }
 
     use super::*;
-    use crate::apply::{manifest, templates, view};
+    use crate::apply::{templates, view};
+    use roce_model::plumbing::manifest;
     use roce_model::source::{Source, Sources};
 
     /// The worker's wiring of a one-document MPIJob whose launcher runs `script` under `bash -c`.

@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use miette::{Context, IntoDiagnostic};
+use roce_model::plumbing::manifest;
 use roce_model::source::Sources;
 use roce_model::{Problem, Source};
-use roce_render::apply::{ApplyOptions, RoleChoice, apply, apply_wrapped, manifest};
+use roce_render::apply::{ApplyOptions, RoleChoice, apply, apply_wrapped};
 use roce_render::exec::ExecWrap;
 
 use super::Exit;

@@ -8,8 +8,8 @@ use clap::Args;
 use miette::{Context, IntoDiagnostic};
 use rayon::prelude::*;
 use roce_inspect::lint::{FileReport, LintOptions, Linter, MAX_MANIFEST_BYTES, auto};
+use roce_model::plumbing::manifest::STACK_BYTES;
 use roce_model::{Problem, Severity, Source};
-use roce_render::apply::manifest::STACK_BYTES;
 
 use super::Exit;
 use super::apply::read_manifest;

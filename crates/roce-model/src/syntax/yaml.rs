@@ -120,7 +120,7 @@ fn line_col_range(text: &str, l: &serde_saphyr::Location) -> Option<std::ops::Ra
 }
 
 /// The byte range of a serde-saphyr span in `text`, clamped to the text.
-pub fn byte_range(text: &str, span: serde_saphyr::Span) -> Option<std::ops::Range<usize>> {
+pub(crate) fn byte_range(text: &str, span: serde_saphyr::Span) -> Option<std::ops::Range<usize>> {
     let start = usize::try_from(span.byte_offset()?).ok()?.min(text.len());
     let len = usize::try_from(span.byte_len().unwrap_or(0)).ok()?;
     Some(start..(start + len).min(text.len()))
@@ -201,7 +201,7 @@ fn convert(text: &str, source: SourceId, v: YSpanned<YVal>, problems: &mut Vec<P
 /// [`Node`], before source ids are attached. Shared with other readers of YAML (manifests in
 /// `roce-render`'s `apply`), so there is one visitor for spanned YAML in the workspace.
 #[derive(Debug)]
-pub enum YVal {
+pub(crate) enum YVal {
     /// A mapping, in document order.
     Map(Vec<(YSpanned<YVal>, YSpanned<YVal>)>),
     /// A sequence.
@@ -212,7 +212,7 @@ pub enum YVal {
 
 impl YVal {
     /// A short name of the type, for messages.
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self {
             YVal::Map(_) => "a map",
             YVal::Seq(_) => "a list",

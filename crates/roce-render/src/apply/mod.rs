@@ -55,15 +55,16 @@
 //! back, which is where nearly all of `apply`'s time goes for a small object.
 
 mod dra;
-pub mod manifest;
 pub(crate) mod mpirun;
 pub(crate) mod multus;
 mod object;
+mod reemit;
 mod scan;
 mod splice;
 pub(crate) mod templates;
 pub(crate) mod view;
 
+use roce_model::plumbing::manifest;
 use roce_model::plumbing::tree::Node;
 use roce_model::source::{Origin, Source, Sources};
 use roce_model::{Code, Problem};
@@ -238,7 +239,7 @@ fn apply_inner(
     let id = sources.add(source.clone());
     let text = &source.text;
     let nodes = manifest::parse(text, id).map_err(|p| resolve(&sources, vec![*p]))?;
-    let befores = nodes.iter().map(|n| manifest::to_yaml(n, text)).collect();
+    let befores = nodes.iter().map(|n| reemit::to_yaml(n, text)).collect();
     let Wired {
         docs,
         inserts,

@@ -1,8 +1,8 @@
 //! [`super::apply_object`]'s two ends: one parsed JSON object in, as the spanned [`Node`] and the [`Yaml`]
 //! value `apply` decides on, and the decided values back out as JSON.
 //!
-//! What comes in is what [`manifest::parse`](super::manifest::parse) and
-//! [`manifest::to_yaml`](super::manifest::to_yaml) make of the object written as YAML ([`to_text`]): the
+//! What comes in is what [`manifest::parse`](roce_model::plumbing::manifest::parse) and
+//! [`reemit::to_yaml`](super::reemit::to_yaml) make of the object written as YAML ([`to_text`]): the
 //! same scalar types, strings as strings, every number, boolean and null as [`Yaml::Raw`] in the spelling
 //! that text had. Only the places differ: every origin is the start of an empty source, so a caller that
 //! needs problems with places runs [`super::apply`] on [`to_text`] instead.
@@ -37,7 +37,7 @@ pub(super) fn node(value: &Value, at: Origin) -> Node {
     Node::new(v, at)
 }
 
-/// `value` as the [`Yaml`] that `manifest::to_yaml` gives for [`to_text`] of it: a string is a string (a
+/// `value` as the [`Yaml`] that `reemit::to_yaml` gives for [`to_text`] of it: a string is a string (a
 /// block when it has lines), anything else [`Yaml::Raw`] as serde_json spells it, which is how [`to_text`]
 /// writes it.
 pub(super) fn yaml(value: &Value) -> Yaml {
@@ -155,7 +155,7 @@ mod tests {
         let text = to_text(&v);
         let mut sources = roce_model::source::Sources::default();
         let id = sources.add(roce_model::Source::new("o", text.clone()));
-        let parsed = super::super::manifest::parse(&text, id).expect("parses");
+        let parsed = roce_model::plumbing::manifest::parse(&text, id).expect("parses");
         assert_eq!(parsed.len(), 1);
         let origin = Origin::new(id, 0..0);
         assert_eq!(
@@ -165,7 +165,7 @@ mod tests {
         );
         // Same scalars; strings may differ in spelling only (plain or quoted where the text has them so).
         let written = yaml(&v);
-        let read = super::super::manifest::to_yaml(&parsed[0], &text);
+        let read = super::super::reemit::to_yaml(&parsed[0], &text);
         assert_eq!(json(written.clone()), json(read), "{text}");
         assert_eq!(json(written), v);
     }

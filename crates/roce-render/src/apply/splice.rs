@@ -19,7 +19,9 @@ use std::ops::Range;
 use roce_model::plumbing::tree::{Node, Value};
 use roce_model::source::SourceId;
 
-use super::{manifest, scan};
+use roce_model::plumbing::manifest;
+
+use super::{reemit, scan};
 use crate::yaml::{self, KUBECTL, Layout, Yaml};
 
 /// Replace `range` of the text with `text` (an insertion when the range is empty).
@@ -145,7 +147,7 @@ fn reads_as(out: &str, source: SourceId, docs: &[Doc<'_>], inserts: &[(usize, Ya
         && back
             .iter()
             .zip(want)
-            .all(|(node, y)| same(&manifest::to_yaml(node, out), y))
+            .all(|(node, y)| same(&reemit::to_yaml(node, out), y))
 }
 
 /// Where a document's root mapping is: from the line of its first key to the next document marker
@@ -187,7 +189,7 @@ fn edit(
     let edited = apply_edits(&text[region], edits)?;
     let back = manifest::parse(&edited, source).ok()?;
     match back.as_slice() {
-        [node] if same(&manifest::to_yaml(node, &edited), &doc.after) => Some(edited),
+        [node] if same(&reemit::to_yaml(node, &edited), &doc.after) => Some(edited),
         _ => None,
     }
 }

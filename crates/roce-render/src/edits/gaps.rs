@@ -507,8 +507,9 @@ impl Edit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apply::{ApplyOptions, apply, manifest, templates, view};
+    use crate::apply::{ApplyOptions, apply, templates, view};
     use crate::edits::requirements;
+    use roce_model::plumbing::manifest;
     use roce_model::source::{Source, Sources};
     use roce_model::{BuiltinsOnly, builtin, load};
 

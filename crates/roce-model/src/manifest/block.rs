@@ -16,9 +16,9 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use crate::source::{Origin, SourceId, Spanned};
+use crate::tree::{Entry, Node, Scalar, Value};
 use memchr::{memchr, memchr2_iter, memchr3};
-use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
-use roce_model::source::{Origin, SourceId, Spanned};
 
 use super::events::{self, MAX_TEXT};
 

@@ -48,8 +48,8 @@ fn same_trees_on_every_yaml_file() {
 /// The block reader against the event reader alone (the event reader is compared with serde-saphyr
 /// elsewhere): the same trees wherever it answers.
 fn block_vs_events(text: &str) {
-    let mut sources = roce_model::source::Sources::default();
-    let source = sources.add(roce_model::Source::new("t.yaml", ""));
+    let mut sources = crate::source::Sources::default();
+    let source = sources.add(crate::Source::new("t.yaml", ""));
     if let Some(block) = super::read(text, source, MAX_DEPTH) {
         let events = events::read(text, source, MAX_DEPTH).unwrap_or_else(|| {
             panic!("the event reader refuses what the block reader read:\n{text:?}")

@@ -1,8 +1,8 @@
-//! Reading workload manifests: multi-document YAML → one spanned [`Node`] tree per document, and a tree
-//! back to an ordered `Yaml` value that re-emits with the author's spellings.
+//! Reading workload manifests: multi-document YAML → one spanned [`Node`] tree per document.
 //!
-//! The same reader serves `roce apply` (which re-emits the documents) and `roce lint` (which points
-//! problems at lines of the user's file), so both see a manifest the same way. It uses serde-saphyr like
+//! The one manifest reader: `roce apply` (which re-emits the documents), `roce lint` (which points problems
+//! at lines of the user's file) and the webhook read through it, so all see a manifest the same way. It
+//! lives with the other front ends (KDL and YAML profiles): reading is this crate's, rendering is not. It uses serde-saphyr like
 //! the profile front end, with settings for Kubernetes manifests rather than profiles:
 //!
 //! * several documents per file (`---`); empty and null-only documents are skipped;
@@ -12,13 +12,12 @@
 //! * duplicate keys are a syntax error (strict Kubernetes decoders refuse them);
 //! * nesting is limited to [`MAX_DEPTH`] levels, and serde-saphyr's alias budget stops alias bombs.
 
-use roce_model::plumbing::tree::{self, Entry, Node, Scalar, Value};
-use roce_model::plumbing::yaml::{YVal, byte_range};
-use roce_model::source::{Origin, SourceId, Spanned};
-use roce_model::{Code, Problem};
 use serde_saphyr::Spanned as YSpanned;
 
-use crate::yaml::Yaml;
+use crate::source::{Origin, SourceId, Spanned};
+use crate::syntax::yaml::{YVal, byte_range};
+use crate::tree::{self, Entry, Node, Scalar, Value};
+use crate::{Code, Problem};
 
 mod block;
 mod events;
@@ -51,7 +50,7 @@ const FALLBACK_DEPTH: usize = 24;
 /// use roce_model::plumbing::tree::Value;
 /// let mut sources = Sources::default();
 /// let id = sources.add(Source::new("job.yaml", "kind: Pod\n---\nkind: Job\n"));
-/// let docs = roce_render::apply::manifest::parse(&sources.get(id).text, id).unwrap();
+/// let docs = roce_model::plumbing::manifest::parse(&sources.get(id).text, id).unwrap();
 /// assert_eq!(docs.len(), 2);
 /// assert!(matches!(docs[1].value, Value::Map(_)));
 /// ```
@@ -109,8 +108,8 @@ pub struct ReadBy {
 /// trees, spans or contents, or an error).
 #[doc(hidden)]
 pub fn compare_readers(text: &str) -> ReadBy {
-    let mut sources = roce_model::source::Sources::default();
-    let source = sources.add(roce_model::Source::new("t.yaml", ""));
+    let mut sources = crate::source::Sources::default();
+    let source = sources.add(crate::Source::new("t.yaml", ""));
     let block = block::read(text, source, MAX_DEPTH);
     let events = events::read(text, source, MAX_DEPTH);
     if let Some(block) = &block {
@@ -290,73 +289,4 @@ fn convert(text: &str, source: SourceId, v: YSpanned<YVal>) -> Node {
             }
         }
     }
-}
-
-/// The ordered [`Yaml`] value of a parsed document, for re-emitting.
-///
-/// Spellings survive where that is safe: numbers, booleans and nulls are written exactly as in `text`
-/// ([`Yaml::Raw`]); strings written plain stay plain and verbatim ([`Yaml::Plain`]); quoted strings are
-/// double-quoted ([`Yaml::Quoted`]); multi-line strings become literal blocks ([`Yaml::Block`]). Comments,
-/// anchors and flow style are not kept.
-pub(crate) fn to_yaml(node: &Node, text: &str) -> Yaml {
-    match &node.value {
-        Value::Map(entries) => Yaml::Map(
-            entries
-                .iter()
-                .map(|e| (e.key.value.clone(), to_yaml(&e.node, text)))
-                .collect(),
-        ),
-        Value::Seq(items) => Yaml::Seq(items.iter().map(|i| to_yaml(i, text)).collect()),
-        Value::Scalar(scalar) => {
-            let raw = text.get(node.origin.range()).unwrap_or("");
-            let before = text.get(..node.origin.offset).unwrap_or("");
-            // A scalar that starts its own line may be the content of a `|` or `>` block, whose text
-            // would read differently written plain (`yes`, `1`): never keep such a string verbatim.
-            let starts_line = before.trim_end_matches(' ').ends_with('\n') || before.is_empty();
-            scalar_to_yaml(scalar, raw, starts_line)
-        }
-    }
-}
-
-fn scalar_to_yaml(scalar: &Scalar, raw: &str, starts_line: bool) -> Yaml {
-    if let Scalar::Str(s) = scalar {
-        return if s.contains('\n') {
-            Yaml::Block(s.clone())
-        } else if raw == s && !starts_line && is_verbatim_plain(raw) {
-            Yaml::Plain(s.clone())
-        } else if raw.starts_with(['"', '\'']) {
-            Yaml::Quoted(s.clone())
-        } else {
-            Yaml::Str(s.clone())
-        };
-    }
-    if is_verbatim_plain(raw) {
-        return Yaml::Raw(raw.to_string());
-    }
-    match scalar {
-        Scalar::Int(i) => i64::try_from(*i).map_or_else(|_| Yaml::Raw(i.to_string()), Yaml::Int),
-        Scalar::Float(f) if f.is_finite() => Yaml::Raw(format!("{f:?}")),
-        Scalar::Float(f) if f.is_nan() => Yaml::Raw(".nan".into()),
-        Scalar::Float(f) => Yaml::Raw(if *f > 0.0 { ".inf" } else { "-.inf" }.into()),
-        Scalar::Bool(b) => Yaml::Bool(*b),
-        Scalar::Null | Scalar::Str(_) => Yaml::Null,
-    }
-}
-
-/// A raw literal that can be written back as a plain scalar on one line: the text the parser read as
-/// this value, with no quote, block indicator, comment, tag, anchor or line break in it.
-fn is_verbatim_plain(raw: &str) -> bool {
-    // `-`, `?` and `:` start a plain scalar when a non-space follows (`-np`, `:8080`).
-    let indicator_start =
-        raw.starts_with(['-', '?', ':']) && !raw[1..].starts_with([' ', '\t']) && raw.len() > 1;
-    !raw.is_empty()
-        && (indicator_start
-            || !raw.starts_with([
-                '"', '\'', '|', '>', '!', '&', '*', '#', '[', ']', '{', '}', ' ', '-', '?', ':',
-                ',', '%', '@', '`',
-            ]))
-        && !raw.contains(['\n', '\r', '\t'])
-        && !raw.contains(" #")
-        && !raw.contains(": ")
-        && !raw.ends_with([' ', ':'])
 }

@@ -11,9 +11,9 @@
 
 use std::borrow::Cow;
 
+use crate::source::{Origin, SourceId, Spanned};
+use crate::tree::{Entry, Node, Scalar, Value};
 use granit_parser::{Event, Parser, ScalarStyle, Span};
-use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
-use roce_model::source::{Origin, SourceId, Spanned};
 
 /// Inputs above this size go to serde-saphyr, whose budgets (events, nodes, scalar bytes) they might
 /// reach; a manifest is kilobytes.
@@ -319,8 +319,8 @@ mod tests {
 
     /// Both readers on `text`: the same trees (origins and contents included) wherever this one answers.
     fn same(text: &str) -> bool {
-        let mut sources = roce_model::source::Sources::default();
-        let source = sources.add(roce_model::Source::new("t.yaml", ""));
+        let mut sources = crate::source::Sources::default();
+        let source = sources.add(crate::Source::new("t.yaml", ""));
         let Some(fast) = read(text, source, MAX_DEPTH) else {
             return false;
         };
