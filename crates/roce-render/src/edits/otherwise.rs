@@ -289,9 +289,10 @@ pub(crate) fn unmet<'r>(reqs: &'r [Requirement], met: &Met) -> (Vec<&'r Edit>, V
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apply::{ApplyOptions, apply, manifest};
+    use crate::apply::{ApplyOptions, apply};
     use crate::edits::requirements;
     use crate::wiring::Input;
+    use roce_model::plumbing::manifest;
     use roce_model::source::{Source, Sources};
     use roce_model::{BuiltinsOnly, builtin, load};
 
