@@ -636,7 +636,11 @@ const CRD_SCHEMAS: &[(&str, &str, &str)] = &[
         "TrainJob",
         "trainjob-v1alpha1.json",
     ),
-    ("slinky.slurm.net/v1beta1", "NodeSet", "nodeset-v1beta1.json"),
+    (
+        "slinky.slurm.net/v1beta1",
+        "NodeSet",
+        "nodeset-v1beta1.json",
+    ),
     (
         "workload.codeflare.dev/v1beta2",
         "AppWrapper",

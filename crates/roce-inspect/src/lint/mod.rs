@@ -779,7 +779,7 @@ impl<'a> Cx<'a> {
             for p in &mut self.problems[before..] {
                 if p.code == Code::LintEnvMissing {
                     p.severity = Severity::Info;
-                    p.message.push_str(" (or none: a script the command sources, an `envFrom` source outside this input, or the image's env an `mpirun -x $LIST` forwards, may set them)");
+                    p.message.push_str(" (or none: a script the command sources, an `envFrom` source outside this input, the image's env an `mpirun -x $LIST` forwards, or the submitter's env a Slurm job runs with, may set them)");
                 }
             }
         }
