@@ -621,6 +621,36 @@ const CRD_SCHEMAS: &[(&str, &str, &str)] = &[
         "SpiderMultusConfig",
         "spidermultusconfig-v2beta1.json",
     ),
+    (
+        "trainer.kubeflow.org/v1alpha1",
+        "TrainingRuntime",
+        "trainingruntime-v1alpha1.json",
+    ),
+    (
+        "trainer.kubeflow.org/v1alpha1",
+        "ClusterTrainingRuntime",
+        "clustertrainingruntime-v1alpha1.json",
+    ),
+    (
+        "trainer.kubeflow.org/v1alpha1",
+        "TrainJob",
+        "trainjob-v1alpha1.json",
+    ),
+    (
+        "slinky.slurm.net/v1beta1",
+        "NodeSet",
+        "nodeset-v1beta1.json",
+    ),
+    (
+        "workload.codeflare.dev/v1beta2",
+        "AppWrapper",
+        "appwrapper-v1beta2.json",
+    ),
+    (
+        "elastic.pytorch.org/v1alpha1",
+        "ElasticJob",
+        "elasticjob-v1alpha1.json",
+    ),
 ];
 
 /// Built-ins whose apply output of every fixture is checked against the CRD schemas (beside the three the

@@ -297,25 +297,29 @@ fn unwired_kinds_are_reported() {
         };
         let report = l.lint(Source::new(file_name(&path), text));
         let codes: BTreeSet<&str> = report.problems.iter().map(|p| p.code.as_str()).collect();
+        // A TrainJob's trainer only overrides its runtime's container, which is not in the file: what the
+        // runtime gives is unknown (`a_trainjobs_trainer_is_judged_on_what_it_sets`).
+        if path.ends_with("trainjob.yaml") {
+            assert!(!report.has_errors(), "{codes:?}");
+            continue;
+        }
         assert!(
             codes.contains("roce::lint::env_missing")
                 || codes.contains("roce::lint::env_different"),
             "{}: {codes:?}",
             path.display()
         );
-        if !path.ends_with("trainjob.yaml") {
-            for code in [
-                "roce::lint::missing_nad",
-                "roce::lint::ipc_lock",
-                "roce::lint::rdma_resource",
-                "roce::lint::shm",
-            ] {
-                assert!(
-                    codes.contains(code),
-                    "{}: {code} not reported; got {codes:?}",
-                    path.display()
-                );
-            }
+        for code in [
+            "roce::lint::missing_nad",
+            "roce::lint::ipc_lock",
+            "roce::lint::rdma_resource",
+            "roce::lint::shm",
+        ] {
+            assert!(
+                codes.contains(code),
+                "{}: {code} not reported; got {codes:?}",
+                path.display()
+            );
         }
         assert!(report.has_errors());
     }
@@ -784,4 +788,196 @@ fn a_pod_with_nics_of_its_own_is_not_asked_for_the_profiles_device_names() {
         "{}",
         describe(&report.problems)
     );
+}
+
+/// A TrainingRuntime with one `node` replicated job whose init container copies the MPI keys from the
+/// `mpi-ssh-auth` volume it does not declare (heldout5's shape).
+const MPI_RUNTIME: &str = "\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata:
+  name: mpi-rt
+spec:
+  mlPolicy:
+    mpi:
+      sshAuthMountPath: /keys
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          spec:
+            template:
+              spec:
+                initContainers:
+                - name: keys
+                  image: busybox:1
+                  volumeMounts:
+                  - name: mpi-ssh-auth
+                    mountPath: /keys
+                containers:
+                - name: node
+                  image: trainer:1
+                  command: [/usr/sbin/sshd, -De]
+";
+
+#[test]
+fn kubeflow_trainers_mpi_plugin_declares_the_ssh_volume() {
+    assert!(!invariant_codes(MPI_RUNTIME).contains(&Code::LintVolumeMissing));
+    // Without the MPI policy, or in another replicated job, nothing declares it.
+    let no_mpi = MPI_RUNTIME.replace("  mlPolicy:\n    mpi:\n      sshAuthMountPath: /keys\n", "");
+    assert!(invariant_codes(&no_mpi).contains(&Code::LintVolumeMissing));
+    let other_job = MPI_RUNTIME.replace("- name: node\n", "- name: trainer\n");
+    assert!(invariant_codes(&other_job).contains(&Code::LintVolumeMissing));
+    // Another volume is still the template's to declare.
+    let other_volume = MPI_RUNTIME.replace("name: mpi-ssh-auth", "name: ssh-keys");
+    assert!(invariant_codes(&other_volume).contains(&Code::LintVolumeMissing));
+}
+
+#[test]
+fn a_claim_of_a_template_outside_the_input_may_be_the_nics() {
+    let no_device = SHARED_RDMA_POD.replace("        rdma/rdma_shared_device_eth: 1\n", "");
+    assert!(invariant_codes(&no_device).contains(&Code::LintRdmaEnvWithoutDevice));
+    let claimed = no_device
+        .replace(
+            "spec:\n  containers:",
+            "spec:\n  resourceClaims:\n  - name: nics\n    resourceClaimTemplateName: rdma-nics\n  containers:",
+        )
+        .replace("      limits:\n", "      claims:\n      - name: nics\n      limits:\n");
+    assert!(!invariant_codes(&claimed).contains(&Code::LintRdmaEnvWithoutDevice));
+    // The template in the input, of a GPU class: the pod has no NIC.
+    let gpus = format!(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: rdma-nics\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n        exactly:\n          deviceClassName: gpu.nvidia.com\n---\n{claimed}"
+    );
+    assert!(invariant_codes(&gpus).contains(&Code::LintRdmaEnvWithoutDevice));
+}
+
+/// A NicClusterPolicy whose RDMA shared device plugin names its resource's prefix, and a pod asking for
+/// `rdma/shared_ib`.
+fn shared_plugin_input(prefix: &str) -> String {
+    format!(
+        "apiVersion: mellanox.com/v1alpha1\nkind: NicClusterPolicy\nmetadata:\n  name: nic-cluster-policy\nspec:\n  rdmaSharedDevicePlugin:\n    image: k8s-rdma-shared-dev-plugin\n    config: |\n      {{\"configList\": [{{{prefix}\"resourceName\": \"shared_ib\", \"rdmaHcaMax\": 63, \"selectors\": {{\"ifNames\": [\"ib0\"]}}}}]}}\n---\n{}",
+        SHARED_RDMA_POD.replace("rdma/rdma_shared_device_eth", "rdma/shared_ib")
+    )
+}
+
+#[test]
+fn the_rdma_shared_device_plugins_resource_prefix_is_part_of_the_name() {
+    // No prefix: the plugin's built-in `rdma`, the pod's.
+    assert!(!invariant_codes(&shared_plugin_input("")).contains(&Code::LintResourceNotProvided));
+    let nvidia = shared_plugin_input("\"resourcePrefix\": \"nvidia.com\", ");
+    assert!(invariant_codes(&nvidia).contains(&Code::LintResourceNotProvided));
+    let asked = nvidia.replace("rdma/shared_ib: 1", "nvidia.com/shared_ib: 1");
+    assert!(!invariant_codes(&asked).contains(&Code::LintResourceNotProvided));
+}
+
+/// A Slinky NodeSet on GKE's RDMA networks: 8 GPUs in `spec.slurmd`, no /dev/shm, no securityContext.
+const NODESET: &str = "\
+apiVersion: slinky.slurm.net/v1beta1
+kind: NodeSet
+metadata:
+  name: gpu-nodes
+spec:
+  controllerRef:
+    name: slurm
+  slurmd:
+    image: slurmd:25.05
+    env:
+    - name: NCCL_IB_HCA
+      value: mlx5
+    resources:
+      limits:
+        nvidia.com/gpu: 8
+  template:
+    metadata:
+      annotations:
+        networking.gke.io/interfaces: '[{\"interfaceName\":\"eth2\",\"network\":\"rdma-0\"}]'
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-nodepool: a3
+";
+
+#[test]
+fn a_nodesets_container_is_its_slurmd_which_the_operator_makes_privileged() {
+    let codes = invariant_codes(NODESET);
+    // Read: its pod is checked (8 GPUs, no /dev/shm).
+    assert!(!codes.contains(&Code::LintNoPodTemplate), "{codes:?}");
+    assert!(codes.contains(&Code::LintShm), "{codes:?}");
+    // Without GKE's networks, the operator's privileged slurmd is what opens the RDMA devices…
+    let no_networks = NODESET.replace("    metadata:\n      annotations:\n        networking.gke.io/interfaces: '[{\"interfaceName\":\"eth2\",\"network\":\"rdma-0\"}]'\n", "");
+    assert_ne!(no_networks, NODESET);
+    assert!(!invariant_codes(&no_networks).contains(&Code::LintRdmaEnvWithoutDevice));
+    // …unless the slurmd's own `privileged: false` wins over the operator's base container.
+    let unprivileged = no_networks.replace(
+        "    image: slurmd:25.05\n",
+        "    image: slurmd:25.05\n    securityContext:\n      privileged: false\n",
+    );
+    assert!(invariant_codes(&unprivileged).contains(&Code::LintRdmaEnvWithoutDevice));
+    // Another API group's NodeSet is not Slinky's.
+    let other = NODESET.replace("slinky.slurm.net/v1beta1", "example.com/v1");
+    assert!(invariant_codes(&other).contains(&Code::LintNoPodTemplate));
+}
+
+#[test]
+fn apply_writes_a_nodesets_pod_in_its_template_and_its_slurmd() {
+    let plan = roce_render::plan::lower(&profile("gcp/a3-ultra"));
+    let out = apply(
+        &Source::new("nodeset.yaml", NODESET),
+        &plan,
+        &ApplyOptions::default(),
+    )
+    .unwrap();
+    let doc: serde_json::Value = serde_saphyr::from_str(&out.text).unwrap();
+    let spec = &doc["spec"];
+    // The container stays at spec.slurmd, with the /dev/shm mount; the volume is the template's.
+    assert!(
+        spec["template"]["spec"].get("containers").is_none(),
+        "{}",
+        out.text
+    );
+    let mounts = spec["slurmd"]["volumeMounts"].as_array().unwrap();
+    let shm = mounts
+        .iter()
+        .find(|m| m["mountPath"] == "/dev/shm")
+        .unwrap();
+    let volumes = spec["template"]["spec"]["volumes"].as_array().unwrap();
+    assert!(
+        volumes.iter().any(|v| v["name"] == shm["name"]),
+        "{}",
+        out.text
+    );
+    let again = apply(
+        &Source::new("nodeset.yaml", out.text.clone()),
+        &plan,
+        &ApplyOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(again.text, out.text);
+}
+
+#[test]
+fn a_trainjobs_trainer_is_judged_on_what_it_sets() {
+    let trainjob = "\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: tj
+spec:
+  runtimeRef:
+    name: efa-runtime
+  trainer:
+    numNodes: 2
+";
+    let l = linter("aws/p5-efa", None);
+    let codes = |text: &str| -> Vec<Code> {
+        counted(&l.lint(Source::new("tj.yaml", text.to_string())))
+            .iter()
+            .map(|p| p.code)
+            .collect()
+    };
+    // The provider's env and the EFA devices are the runtime's node container's: not missing here.
+    assert!(codes(trainjob).is_empty(), "{:?}", codes(trainjob));
+    // A value the trainer sets overrides the runtime's (upserted by name), and is judged.
+    let tcp = format!("{trainjob}    env:\n    - name: FI_PROVIDER\n      value: tcp\n");
+    assert!(codes(&tcp).contains(&Code::LintProviderEnv));
 }

@@ -61,7 +61,7 @@ pub mod plumbing {
     pub mod templates {
         //! Finding the pod templates of every workload kind in a manifest.
         pub use crate::apply::templates::{
-            FABRIC_KINDS, Form, Missing, Role, Step, Template, known_kind,
+            Added, FABRIC_KINDS, Form, Missing, Role, Step, Template, known_kind,
         };
         use roce_model::plumbing::tree::Node;
 

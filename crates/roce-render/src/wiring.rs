@@ -76,6 +76,10 @@ pub struct Input<'a> {
     /// Does the input hold a fabric object that declares resources (so a resource nothing provides is
     /// worth a word)?
     pub declares_resources: bool,
+    /// The names of `provided` whose prefix the input fixes: the RDMA shared device plugin's (its entry's
+    /// `resourcePrefix`, else its built-in `rdma`; it has no flag that changes it). The other plugins'
+    /// prefix is a deployment setting the input may not show.
+    pub(crate) exact: Vec<String>,
     /// Host interfaces whose RDMA device the input's RDMA shared device plugin hands out (its
     /// `selectors.ifNames`): a macvlan network on one is that RDMA device's network.
     pub(crate) rdma_ports: Vec<String>,
@@ -148,7 +152,9 @@ impl<'a> Input<'a> {
             }
             "NicClusterPolicy" => {
                 self.declares_resources = true;
-                self.provided.extend(nic_cluster_resources(spec));
+                let (resources, exact) = nic_cluster_resources(spec);
+                self.provided.extend(resources);
+                self.exact.extend(exact);
                 self.rdma_ports.extend(shared_plugin_ports(spec));
             }
             "MachineConfig" if crio_memlock_unlimited(spec) => {
@@ -157,9 +163,10 @@ impl<'a> Input<'a> {
             "ConfigMap" => {
                 if let Some(data) = entry(doc, "data") {
                     self.config_maps.push((name, &data.node));
-                    if let Some(resources) = config_map_resources(&data.node) {
+                    if let Some((resources, exact)) = config_map_resources(&data.node) {
                         self.declares_resources = true;
                         self.provided.extend(resources);
+                        self.exact.extend(exact);
                     }
                 }
             }
@@ -181,6 +188,21 @@ impl<'a> Input<'a> {
             }
             _ => {}
         }
+    }
+
+    /// Does a fabric object of the input create the device resource `name`? The RDMA shared device
+    /// plugin's names are compared whole (the prefix is in its config); the others' by the name after the
+    /// prefix, which their deployment sets (`openshift.io` for the SR-IOV operator, `nvidia.com` when the
+    /// network operator deploys the plugin).
+    pub fn provides(&self, name: &str) -> bool {
+        let bare = |n: &str| n.rsplit('/').next().unwrap_or(n).to_string();
+        self.provided.iter().any(|p| {
+            if self.exact.contains(p) {
+                p == name
+            } else {
+                bare(p) == bare(name)
+            }
+        })
     }
 
     /// The device classes a pod claim of `template` asks for: from the ResourceClaimTemplate of the input,
@@ -240,6 +262,13 @@ impl<'a> Input<'a> {
         self.classes_of(template)
             .contains(&devices::IMEX_CHANNEL_CLASS)
     }
+}
+
+/// Does the container say `securityContext.privileged: false` (which a controller's merge keeps)?
+fn unprivileged(c: &Node) -> bool {
+    entry(c, "securityContext")
+        .and_then(|sc| entry(&sc.node, "privileged"))
+        .is_some_and(|e| matches!(e.node.value, Value::Scalar(Scalar::Bool(false))))
 }
 
 /// Whether a node is YAML `true`: the boolean, not the string.
@@ -357,10 +386,17 @@ fn qualified(name: &str, prefix: &str) -> String {
 }
 
 /// The resources a NicClusterPolicy's RDMA shared device plugin creates: its `config` JSON lists
-/// `configList[].resourceName`, prefixed `rdma/` (the plugin's default `resourcePrefix`), and its SR-IOV
-/// device plugin's `resourceList[].resourceName`, prefixed `nvidia.com/`.
-fn nic_cluster_resources(spec: Option<&Node>) -> Vec<String> {
+/// `configList[].resourceName`, prefixed by the entry's `resourcePrefix`, else `rdma/` (the plugin's
+/// built-in default), and its SR-IOV device plugin's `resourceList[].resourceName`, prefixed `nvidia.com/`.
+/// The network operator writes `config` as the plugin's `config.json` unchanged
+/// (Mellanox/network-operator b06827e0 `manifests/state-rdma-shared-device-plugin/0050_…-config-map.yaml`),
+/// and the plugin names each resource `<resourcePrefix>/<resourceName>`, taking `rdma` only where the prefix
+/// is empty (Mellanox/k8s-rdma-shared-dev-plugin 410b0f32 `pkg/resources/resources_manager.go`
+/// `ValidateConfigs`, `server.go` `newResourceServer`; no flag changes the default). The second list holds
+/// the shared plugin's names, which are compared whole ([`Input::provides`]).
+fn nic_cluster_resources(spec: Option<&Node>) -> (Vec<String>, Vec<String>) {
     let mut out = Vec::new();
+    let mut exact = Vec::new();
     for (key, list, prefix) in [
         ("rdmaSharedDevicePlugin", "configList", "rdma"),
         ("sriovDevicePlugin", "resourceList", "nvidia.com"),
@@ -372,10 +408,14 @@ fn nic_cluster_resources(spec: Option<&Node>) -> Vec<String> {
             continue;
         };
         if let Ok(json) = serde_json::from_str::<serde_json::Value>(config) {
-            out.extend(plugin_resources(&json, list, prefix));
+            let resources = plugin_resources(&json, list, prefix);
+            if key == "rdmaSharedDevicePlugin" {
+                exact.extend(resources.iter().cloned());
+            }
+            out.extend(resources);
         }
     }
-    out
+    (out, exact)
 }
 
 /// The interfaces the NicClusterPolicy's RDMA shared device plugin selects by name (`configList[].selectors.ifNames`).
@@ -471,12 +511,13 @@ fn unlimited_memlock_ulimit(config: &str) -> bool {
 /// ConfigMap is known by that file's shape, not its name. The RDMA shared device plugin lists
 /// `configList[]` entries with `rdmaHcaMax` (default prefix `rdma`: `RdmaHcaResourcePrefix` in its
 /// `pkg/types`); the SR-IOV network device plugin lists `resourceList[]` entries with `selectors` (default
-/// prefix `intel.com`, its `--resource-prefix`). `None`: not a device plugin's config.
-fn config_map_resources(data: &Node) -> Option<Vec<String>> {
+/// prefix `intel.com`, its `--resource-prefix`). `None`: not a device plugin's config. The second list holds
+/// the RDMA shared device plugin's names, which the config fixes whole ([`Input::provides`]).
+fn config_map_resources(data: &Node) -> Option<(Vec<String>, Vec<String>)> {
     let Value::Map(entries) = &data.value else {
         return None;
     };
-    let mut found: Option<Vec<String>> = None;
+    let mut found: Option<(Vec<String>, Vec<String>)> = None;
     for e in entries {
         let Value::Scalar(Scalar::Str(body)) = &e.node.value else {
             continue;
@@ -492,14 +533,18 @@ fn config_map_resources(data: &Node) -> Option<Vec<String>> {
                 .and_then(|l| l.as_array())
                 .is_some_and(|l| !l.is_empty() && l.iter().all(|i| i.get(marker).is_some()))
         };
-        let resources = if items("configList", "rdmaHcaMax") {
-            plugin_resources(&json, "configList", "rdma")
+        let (resources, shared) = if items("configList", "rdmaHcaMax") {
+            (plugin_resources(&json, "configList", "rdma"), true)
         } else if items("resourceList", "selectors") {
-            plugin_resources(&json, "resourceList", "intel.com")
+            (plugin_resources(&json, "resourceList", "intel.com"), false)
         } else {
             continue;
         };
-        found.get_or_insert_with(Vec::new).extend(resources);
+        let (all, exact) = found.get_or_insert_with(Default::default);
+        if shared {
+            exact.extend(resources.iter().cloned());
+        }
+        all.extend(resources);
     }
     found
 }
@@ -705,6 +750,11 @@ impl<'a> Wiring<'a> {
             return w;
         };
         w.security(c);
+        if v.added.privileged && w.privileged.is_none() && !unprivileged(c) {
+            // The controller makes the container privileged (a NodeSet's slurmd): its place is the key
+            // the container is written under.
+            w.privileged = Some(v.containers_at.unwrap_or(c.origin));
+        }
         w.container_resources(c);
         w.volume_mounts(c);
         w.argv = argv(c);
@@ -713,8 +763,10 @@ impl<'a> Wiring<'a> {
             .map(|e| e.key.origin);
         w.env = container_env(c, input, &mut w.env_unknown);
         // A script that sources another, or an mpirun that forwards a list the shell computes (`-x
-        // $ENV_VARS` of `${!NCCL*}`: the image's ENV), gives the ranks variables the manifest does not list.
-        if sources_script(&w.argv)
+        // $ENV_VARS` of `${!NCCL*}`: the image's ENV), gives the ranks variables the manifest does not list;
+        // a controller may run them with an env the container does not show (a Slurm job's).
+        if v.added.env_elsewhere
+            || sources_script(&w.argv)
             || mpirun::find(&w.argv).is_some_and(|i| i.expands)
             || sources_bash_env(&w.argv, &w.env)
         {
@@ -988,6 +1040,13 @@ impl<'a> Wiring<'a> {
         self.pod_claims.iter().filter(|c| {
             c.nic && (c.pod_level || self.used_claims.iter().any(|(u, _)| *u == c.name))
         })
+    }
+
+    /// The pod's claims whose devices the input does not say: a ResourceClaimTemplate or ResourceClaim
+    /// applied apart from this input. One may be the NICs (a claim's devices reach the containers that
+    /// list it, or the whole pod for a driver such as dranet), so RDMA access is unknown, not missing.
+    pub fn unresolved_claims(&self) -> impl Iterator<Item = &PodClaim<'a>> {
+        self.pod_claims.iter().filter(|c| c.classes.is_empty())
     }
 
     /// Can the container lock the memory RDMA registers?

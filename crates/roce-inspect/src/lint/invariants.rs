@@ -159,6 +159,12 @@ fn containers<'a>(v: &PodView<'a>) -> Vec<&'a Node> {
     if let Some((_, c)) = templates::main_container(spec) {
         out.push(c);
     }
+    // A container kept outside the pod spec (a NodeSet's `spec.slurmd`).
+    if let Some((_, c)) = v.container
+        && !out.iter().any(|o| std::ptr::eq(*o, c))
+    {
+        out.push(c);
+    }
     out
 }
 
@@ -168,6 +174,8 @@ fn volumes(t: &Template, v: &PodView<'_>, problems: &mut Vec<Problem>) {
     if v.spec.is_none() {
         return;
     }
+    // The volumes the pod declares, and those its controller declares for it (Kubeflow Trainer's MPI
+    // plugin: `mpi-ssh-auth`).
     let declared: Vec<&str> = v
         .spec
         .and_then(|s| entry(s, "volumes"))
@@ -175,7 +183,10 @@ fn volumes(t: &Template, v: &PodView<'_>, problems: &mut Vec<Problem>) {
             Value::Seq(items) => items.iter().filter_map(|i| text(i, "name")).collect(),
             _ => Vec::new(),
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .into_iter()
+        .chain(v.added.volumes.iter().copied())
+        .collect();
     for c in containers(v) {
         let Some(Value::Seq(mounts)) = entry(c, "volumeMounts").map(|e| &e.node.value) else {
             continue;
@@ -478,7 +489,9 @@ fn rdma_intent(w: &Wiring<'_>) -> Option<(String, Option<Origin>, &'static str)>
 /// RDMA env without RDMA devices; RDMA devices without memlock; multi-node NVLink without an IMEX channel.
 fn rdma(owner: &str, at: Origin, w: &Wiring<'_>, problems: &mut Vec<Problem>) {
     let access = w.rdma_access();
+    // A claim of a template (or ResourceClaim) applied apart from this input may be the NICs: unknown.
     if access.is_none()
+        && w.unresolved_claims().next().is_none()
         && let Some((var, var_at, consequence)) = rdma_intent(w)
     {
         problems.push(
@@ -656,12 +669,9 @@ fn provided(owner: &str, w: &Wiring<'_>, input: &Input<'_>, problems: &mut Vec<P
         return;
     }
     for r in &w.resources {
-        // The prefix is the device plugin's deployment setting (`openshift.io` for the SR-IOV operator,
-        // `nvidia.com` when NVIDIA's network operator deploys it), not in the input: names are compared.
-        let bare = |n: &str| n.rsplit('/').next().unwrap_or(n).to_string();
         if !roce_model::fabric::devices::rdma_resource(r.name)
             || r.name == roce_model::fabric::provider::EFA_RESOURCE
-            || input.provided.iter().any(|p| bare(p) == bare(r.name))
+            || input.provides(r.name)
         {
             continue;
         }

@@ -788,7 +788,7 @@ impl<'a> Cx<'a> {
             for p in &mut self.problems[before..] {
                 if p.code == Code::LintEnvMissing {
                     p.severity = Severity::Info;
-                    p.message.push_str(" (or none: a script the command sources, an `envFrom` source outside this input, or the image's env an `mpirun -x $LIST` forwards, may set them)");
+                    p.message.push_str(" (or none: a script the command sources, an `envFrom` source outside this input, the image's env an `mpirun -x $LIST` forwards, or the submitter's env a Slurm job runs with, may set them)");
                 }
             }
         }
@@ -954,23 +954,17 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// A TrainJob's trainer overrides its runtime's `node` container: Kubeflow Trainer replaces its image,
+    /// command and args, upserts its env by name and strategically merges `resourcesPerNode` over its
+    /// resources (kubeflow/trainer 8c0f5059, `pkg/runtime/framework/plugins/jobset/builder.go` `Trainer`,
+    /// `pkg/runtime/core/trainingruntime.go` with `MergeResourceRequirements`). What the trainer leaves
+    /// out is the runtime's, judged where the runtime is (in this input, or linted on its own), so the
+    /// trainer is judged only on the values it sets.
     fn trainer(&mut self, t: &Template, v: &PodView<'a>) {
         let owner = format!("the {}", t.label);
-        match v.root {
-            Some(trainer) => {
-                if self.linter.plan.wiring.is_some() {
-                    self.resources(trainer, &owner, "resourcesPerNode", None);
-                }
-                self.provider_env(trainer, &owner, &[], true);
-                self.env(trainer, &owner, &BTreeSet::new(), true);
-            }
-            None => {
-                let missing: Vec<&str> = self.linter.env.iter().map(|(n, _)| n.as_str()).collect();
-                if !missing.is_empty() {
-                    let p = self.env_missing(&owner, &missing, &BTreeSet::new(), self.doc_at);
-                    self.push(p);
-                }
-            }
+        if let Some(trainer) = v.root {
+            self.provider_env(trainer, &owner, &[], false);
+            self.env(trainer, &owner, &BTreeSet::new(), false);
         }
     }
 

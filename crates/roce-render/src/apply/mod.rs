@@ -748,6 +748,13 @@ impl DocApply<'_> {
         chosen.retain(|e| !matches!(e, Edit::Env(v) if have.sets_otherwise(&v.name, plan)));
         let mut changed = Vec::new();
         let mut claimed = false;
+        // A container kept outside the pod spec (a NodeSet's slurmd) is the pod's first: the edits are
+        // written with it in place there, then it goes back where the kind keeps it.
+        let outside = t
+            .container
+            .as_ref()
+            .and_then(|p| lend_container(doc, &t.path, p));
+        let container = if outside.is_some() { 0 } else { container };
         if let Some(template) = at_mut(doc, &t.path) {
             changed = edits::write(
                 template,
@@ -762,6 +769,9 @@ impl DocApply<'_> {
                 },
             );
             claimed = chosen.iter().any(|e| matches!(e, Edit::PodClaim(_)));
+        }
+        if let (Some(created), Some(p)) = (outside, &t.container) {
+            return_container(doc, &t.path, p, created);
         }
         if let Some(c) = container_mut(doc, t, container) {
             if let Some(w) = self.wrap {
@@ -848,7 +858,61 @@ fn requests_gpu(c: &Yaml, key: &str) -> bool {
     })
 }
 
+/// Move the container at `from` to the front of the template's `spec.containers` (creating the template,
+/// its spec and the list where absent); `Some(created)` when it was moved, `created` saying whether the
+/// list was made for it.
+fn lend_container(doc: &mut Yaml, template: &[Step], from: &[Step]) -> Option<bool> {
+    let c = at_mut(doc, from).filter(|c| matches!(c, Yaml::Map(_)))?;
+    let c = std::mem::replace(c, Yaml::Null);
+    let spec = ensure_path(doc, template).and_then(|t| ensure_map(t, "spec", false));
+    let created = spec.as_ref().is_some_and(|s| s.get("containers").is_none());
+    let list = spec.and_then(|spec| {
+        if created {
+            spec.insert("containers", Yaml::seq());
+        }
+        match spec.get_mut_key("containers") {
+            Some(Yaml::Seq(items)) => Some(items),
+            _ => None,
+        }
+    });
+    match list {
+        Some(items) => {
+            items.insert(0, c);
+            Some(created)
+        }
+        // No pod spec to write into: the container stays where it was.
+        None => {
+            if let Some(slot) = at_mut(doc, from) {
+                *slot = c;
+            }
+            None
+        }
+    }
+}
+
+/// Put the container [`lend_container`] moved back at `to`, and drop the list it made.
+fn return_container(doc: &mut Yaml, template: &[Step], to: &[Step], created: bool) {
+    let mut path = template.to_vec();
+    path.push(Step::Key("spec".into()));
+    let Some(spec) = at_mut(doc, &path) else {
+        return;
+    };
+    let c = match spec.get_mut_key("containers") {
+        Some(Yaml::Seq(items)) if !items.is_empty() => items.remove(0),
+        _ => return,
+    };
+    if created && let Yaml::Map(entries) = spec {
+        entries.retain(|(k, _)| k != "containers");
+    }
+    if let Some(slot) = at_mut(doc, to) {
+        *slot = c;
+    }
+}
+
 fn container_path(t: &Template, index: usize) -> Vec<Step> {
+    if let Some(p) = &t.container {
+        return p.clone();
+    }
     match t.form {
         Form::Trainer => t.path.clone(),
         Form::Spec => {

@@ -131,6 +131,52 @@ pub enum Form {
     Spec,
 }
 
+/// What a workload's controller adds to the pods it builds from a template, which the template itself does
+/// not say: the pod the API server sees has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Added {
+    /// Volumes it declares in the pod (a mount of one in the template is not of an undeclared volume).
+    pub volumes: &'static [&'static str],
+    /// It makes the wired container privileged (unless the template sets `privileged: false`).
+    pub privileged: bool,
+    /// The ranks do not run with the container's env but with one the container does not show (a Slurm
+    /// job's): variables the template lacks are unknown, not missing.
+    pub env_elsewhere: bool,
+}
+
+/// Kubeflow Trainer's MPI plugin, for a (Cluster)TrainingRuntime with `spec.mlPolicy.mpi`: it declares the
+/// Secret volume `mpi-ssh-auth` in the pods of the `node` and `launcher` replicated jobs and the ConfigMap
+/// volume `mpi-hostfile` in the launcher's (kubeflow/trainer 8c0f5059bd51ec3ba6d6a6a7b2e1471de7bc13b3,
+/// `pkg/runtime/framework/plugins/mpi/mpi.go` `EnforceMLPolicy`: `apply.UpsertVolumes` with
+/// `constants.MPISSHAuthVolumeName`, `MPIHostfileVolumeName`; the pod sets are named by
+/// `constants.Node` = "node" and `constants.Launcher` = "launcher"). It mounts the Secret into the
+/// containers named `node` at `mlPolicy.mpi.sshAuthMountPath`; a runtime's init containers that copy the
+/// keys mount it themselves.
+const TRAINER_MPI_NODE: Added = Added {
+    volumes: &["mpi-ssh-auth"],
+    privileged: false,
+    env_elsewhere: false,
+};
+const TRAINER_MPI_LAUNCHER: Added = Added {
+    volumes: &["mpi-ssh-auth", "mpi-hostfile"],
+    privileged: false,
+    env_elsewhere: false,
+};
+
+/// Slinky's slurm-operator builds a NodeSet's pod with `spec.slurmd` as its first container, named
+/// `slurmd`, privileged (with BPF, NET_ADMIN, SYS_ADMIN, SYS_NICE), and declares the `slurm-etc` and
+/// `slurm-logfile` volumes; the NodeSet's container is strategically merged over that base, so only its
+/// own `privileged: false` takes privilege away (SlinkyProject/slurm-operator
+/// f2ed3fc5325271cef6311c1f92c6c75efe122bb1, `internal/builder/workerbuilder/worker_app.go`
+/// `slurmdContainer`, `nodesetVolumes`; `internal/builder/common/container.go` `BuildContainer`). Slurm
+/// jobs run inside that container (slurmstepd is its child), with the environment `sbatch`/`srun`
+/// propagate from the submitting shell (sbatch(1), `--export`: `ALL` by default), not slurmd's.
+const SLURMD: Added = Added {
+    volumes: &["slurm-etc", "slurm-logfile"],
+    privileged: true,
+    env_elsewhere: true,
+};
+
 /// One pod template found in a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
@@ -144,6 +190,12 @@ pub struct Template {
     pub label: String,
     /// Found by its shape in a kind roce has no table entry for (`generic`).
     pub generic: bool,
+    /// Where the wired container is when the kind keeps it outside the pod spec (a NodeSet's
+    /// `spec.slurmd`, which its operator makes the pod's first container): the template's `spec` then need
+    /// not have `containers`.
+    pub container: Option<Vec<Step>>,
+    /// What the kind's controller adds to the pod.
+    pub added: Added,
 }
 
 /// Why a document of a known kind has no template where one must be.
@@ -200,6 +252,7 @@ pub(crate) const KINDS: &[&str] = &[
     "LeaderWorkerSet",
     "RayCluster",
     "RayJob",
+    "NodeSet",
     "List",
 ];
 
@@ -233,6 +286,7 @@ pub(crate) fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)
         "LeaderWorkerSet" => out.leader_worker_set(doc),
         "RayCluster" => out.ray(doc, &["spec"]),
         "RayJob" => out.ray(doc, &["spec", "rayClusterSpec"]),
+        "NodeSet" if api_group(doc) == Some(SLINKY_GROUP) => out.nodeset(doc),
         _ if FABRIC_KINDS.contains(&kind) => return None,
         _ => {
             let found = generic(doc);
@@ -245,14 +299,21 @@ pub(crate) fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)
     Some(out.done())
 }
 
+/// Slinky's API group (slurm-operator's NodeSet).
+const SLINKY_GROUP: &str = "slinky.slurm.net";
+
+/// The API group of a document's `apiVersion` (`""` for the core group).
+fn api_group<T: Tree>(doc: &T) -> Option<&str> {
+    doc.get("apiVersion")
+        .and_then(Tree::text)
+        .map(|v| v.rsplit_once('/').map_or("", |(g, _)| g))
+}
+
 /// Whether a Kubernetes kind's name is another API group's kind: searched generically, not by the
 /// built-in kind's layout.
 fn of_other_group<T: Tree>(doc: &T, kind: &str) -> bool {
     // Kubernetes' own kinds by their API group: a Volcano `Job` (batch.volcano.sh) is not a batch/v1 Job.
-    let group = doc
-        .get("apiVersion")
-        .and_then(Tree::text)
-        .map(|v| v.rsplit_once('/').map_or("", |(g, _)| g));
+    let group = api_group(doc);
     let core_group = match kind {
         "Pod" | "List" => Some(""),
         "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" => Some("apps"),
@@ -418,6 +479,8 @@ fn walk<'t, T: Tree>(
             form,
             role,
             generic: true,
+            container: None,
+            added: Added::default(),
         });
         return;
     }
@@ -519,6 +582,8 @@ impl Found {
                 role,
                 label,
                 generic: false,
+                container: None,
+                added: Added::default(),
             }),
             _ => self.missing.push(Missing {
                 want: dotted(&path),
@@ -564,6 +629,8 @@ impl Found {
                 role,
                 label,
                 generic: false,
+                container: None,
+                added: Added::default(),
             });
         }
     }
@@ -646,6 +713,8 @@ impl Found {
                 role: Role::Worker,
                 label: "TrainJob trainer".into(),
                 generic: false,
+                container: None,
+                added: Added::default(),
             }),
         }
     }
@@ -678,6 +747,13 @@ impl Found {
         let Some(spec_node) = self.map_at(doc, &[], spec) else {
             return;
         };
+        // A TrainingRuntime's MPI policy: the Trainer's MPI plugin adds volumes to two pod sets.
+        let mpi = kind != "JobSet"
+            && doc
+                .get("spec")
+                .and_then(|s| s.get("mlPolicy"))
+                .and_then(|p| p.get("mpi"))
+                .is_some_and(Tree::is_map);
         let mut base: Vec<Step> = spec.iter().map(|k| Step::Key((*k).into())).collect();
         base.push(Step::Key("replicatedJobs".into()));
         let Some(jobs) = spec_node.get("replicatedJobs").and_then(Tree::items) else {
@@ -704,8 +780,39 @@ impl Found {
             } else {
                 format!("{kind} replicatedJob {name}")
             };
+            let before = self.templates.len();
             self.require(doc, &path, &["template", "spec", "template"], role, label);
+            if let Some(t) = self.templates.get_mut(before) {
+                t.added = match name {
+                    "node" if mpi => TRAINER_MPI_NODE,
+                    "launcher" if mpi => TRAINER_MPI_LAUNCHER,
+                    _ => Added::default(),
+                };
+            }
         }
+    }
+
+    /// A Slinky NodeSet: the pod template at `spec.template` (metadata and a pod spec whose `containers`
+    /// the operator fills) and its container at `spec.slurmd` ([`SLURMD`]). A NodeSet without a template
+    /// is valid (the operator's base pod alone), so the template's absence is no shape problem.
+    fn nodeset<T: Tree>(&mut self, doc: &T) {
+        if doc.get("spec").is_some_and(|s| !s.is_map()) {
+            self.missing.push(Missing {
+                found: Vec::new(),
+                want: "spec".into(),
+            });
+            return;
+        }
+        let key = |k: &str| Step::Key(k.into());
+        self.templates.push(Template {
+            path: vec![key("spec"), key("template")],
+            form: Form::Pod,
+            role: Role::Worker,
+            label: "NodeSet slurmd".into(),
+            generic: false,
+            container: Some(vec![key("spec"), key("slurmd")]),
+            added: SLURMD,
+        });
     }
 
     /// `headGroupSpec.template` and `workerGroupSpecs[].template`.

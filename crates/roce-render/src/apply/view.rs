@@ -5,7 +5,7 @@ use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
 use roce_model::source::Origin;
 use roce_model::{Code, Problem};
 
-use super::templates::{Form, Role, Template, at};
+use super::templates::{Added, Form, Role, Step, Template, at};
 use crate::plan::MULTUS_ANNOTATION;
 
 /// The fields of one pod template that roce reads or writes.
@@ -30,6 +30,8 @@ pub struct PodView<'a> {
     pub container: Option<(usize, &'a Node)>,
     /// The `containers` key (where to point when the container is missing).
     pub containers_at: Option<Origin>,
+    /// What the kind's controller adds to the pod it builds from this template.
+    pub added: Added,
 }
 
 /// A field's entry in a mapping node.
@@ -195,6 +197,7 @@ pub fn view<'a>(
         spec: None,
         container: None,
         containers_at: None,
+        added: template.added,
     };
     if template.form == Form::Trainer {
         check_container(&mut s, root, true);
@@ -202,6 +205,25 @@ pub fn view<'a>(
         return checked(v, problems);
     }
     pod_fields(&mut s, &mut v);
+    // A kind that keeps its one container outside the pod spec (a NodeSet's `spec.slurmd`).
+    if let Some(path) = &template.container {
+        let c = at(doc, path).filter(|c| matches!(c.value, Value::Map(_)));
+        v.containers_at = key_at(doc, path);
+        match c {
+            Some(c) => {
+                check_container(&mut s, Some(c), false);
+                v.container = Some((0, c));
+            }
+            None => {
+                let at = v
+                    .containers_at
+                    .or(root.map(|r| r.origin))
+                    .unwrap_or(doc.origin);
+                s.problems.push(no_container(template, None, &[], at));
+            }
+        }
+        return checked(v, problems);
+    }
     let containers =
         v.spec
             .and_then(|sp| entry(sp, "containers"))
@@ -242,6 +264,14 @@ pub fn view<'a>(
         }
     }
     checked(v, problems)
+}
+
+/// Where the last key of `path` is written, if it is.
+fn key_at(doc: &Node, path: &[Step]) -> Option<Origin> {
+    let (Step::Key(last), parent) = path.split_last()? else {
+        return None;
+    };
+    entry(at(doc, parent)?, last).map(|e| e.key.origin)
 }
 
 /// The view, unless a field had the wrong shape.
