@@ -599,7 +599,7 @@ pub struct Var {
 #[derive(Debug, Clone, Default)]
 pub struct Wiring<'a> {
     /// The Multus networks annotation's entries (parsed; empty when absent or unreadable).
-    pub networks: Vec<Network>,
+    pub networks: Vec<Network<'a>>,
     /// The annotation's entry.
     pub multus: Option<&'a Entry>,
     /// A cloud's multi-network annotation (GKE `networking.gke.io/interfaces`).
@@ -1259,7 +1259,7 @@ impl<'a> Wiring<'a> {
         &'w self,
         input: &'w Input<'a>,
         pod_namespace: Option<&'w str>,
-    ) -> impl Iterator<Item = &'w Network> + 'w {
+    ) -> impl Iterator<Item = &'w Network<'a>> + 'w {
         self.networks.iter().filter(move |n| {
             let ns = n.namespace.as_deref().or(pod_namespace);
             let covered = input.nads.iter().any(|nad| nad.namespace == ns);

@@ -992,7 +992,7 @@ impl<'a> Cx<'a> {
         };
         // The wiring parsed this annotation; only an empty or unreadable one is parsed again, for its error.
         let parsed;
-        let nets: &[multus::Network] = if w.networks.is_empty() {
+        let nets: &[multus::Network<'_>] = if w.networks.is_empty() {
             match multus::parse(value) {
                 Ok(nets) => {
                     parsed = nets;
@@ -1075,12 +1075,12 @@ impl<'a> Cx<'a> {
         owner: &str,
         e: &Entry,
         value: &str,
-        nets: &[multus::Network],
+        nets: &[multus::Network<'_>],
         pod_namespace: Option<&str>,
     ) -> (Vec<&'a NadRef>, usize) {
         let nads = &self.linter.nads;
         let src = self.text;
-        let place = |n: &multus::Network| -> Origin {
+        let place = |n: &multus::Network<'_>| -> Origin {
             match e.node.content.filter(|c| c.len == value.len()) {
                 Some(c) => c.sub(n.range.clone()),
                 None => find_in(src, &e.node, &n.name),
@@ -1896,7 +1896,7 @@ impl Claims<'_> {
 /// Which missing NAD a listed network that is none of the profile's was meant to be, with why: the same
 /// name in another namespace first, else the closest name; `None` for an unrelated network.
 fn mistaken_for(
-    n: &multus::Network,
+    n: &multus::Network<'_>,
     missing: &[&NadRef],
     pod_namespace: Option<&str>,
 ) -> Option<(usize, String)> {
