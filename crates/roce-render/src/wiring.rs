@@ -1136,6 +1136,15 @@ impl<'a> Wiring<'a> {
     /// `--kv-transfer-config` connector, SGLang's `--disaggregation-transfer-backend`, whose default is
     /// Mooncake whenever `--disaggregation-mode` is set).
     pub fn kv_backend(&self) -> Option<KvBackend> {
+        // Each marker below holds `Connector` or `--disaggregation-` inside one word: a command with
+        // neither (most) needs no joined text and no searches.
+        if !self
+            .argv
+            .iter()
+            .any(|a| a.contains("Connector") || a.contains("--disaggregation-"))
+        {
+            return None;
+        }
         let all = self.argv.join(" ");
         let backend = |name: &str| {
             all.contains(&format!("--disaggregation-transfer-backend {name}"))
