@@ -644,7 +644,7 @@ pub struct Var {
 #[derive(Debug, Clone, Default)]
 pub struct Wiring<'a> {
     /// The Multus networks annotation's entries (parsed; empty when absent or unreadable).
-    pub networks: Vec<Network>,
+    pub networks: Vec<Network<'a>>,
     /// The annotation's entry.
     pub multus: Option<&'a Entry>,
     /// A cloud's multi-network annotation (GKE `networking.gke.io/interfaces`).
@@ -1195,6 +1195,15 @@ impl<'a> Wiring<'a> {
     /// `--kv-transfer-config` connector, SGLang's `--disaggregation-transfer-backend`, whose default is
     /// Mooncake whenever `--disaggregation-mode` is set).
     pub fn kv_backend(&self) -> Option<KvBackend> {
+        // Each marker below holds `Connector` or `--disaggregation-` inside one word: a command with
+        // neither (most) needs no joined text and no searches.
+        if !self
+            .argv
+            .iter()
+            .any(|a| a.contains("Connector") || a.contains("--disaggregation-"))
+        {
+            return None;
+        }
         let all = self.argv.join(" ");
         let backend = |name: &str| {
             all.contains(&format!("--disaggregation-transfer-backend {name}"))
@@ -1318,7 +1327,7 @@ impl<'a> Wiring<'a> {
         &'w self,
         input: &'w Input<'a>,
         pod_namespace: Option<&'w str>,
-    ) -> impl Iterator<Item = &'w Network> + 'w {
+    ) -> impl Iterator<Item = &'w Network<'a>> + 'w {
         self.networks.iter().filter(move |n| {
             let ns = n.namespace.as_deref().or(pod_namespace);
             let covered = input.nads.iter().any(|nad| nad.namespace == ns);

@@ -607,7 +607,7 @@ fn undefined_networks(
 ) {
     let missing: Vec<&str> = w
         .undefined_networks(input, pod_namespace)
-        .map(|n| n.name.as_str())
+        .map(|n| &*n.name)
         .collect();
     let Some(first) = missing.first() else {
         return;

@@ -92,6 +92,9 @@ struct Expect {
     /// (name, value as written in a manifest: `$(` escaped), in plan order.
     env: Vec<(String, String)>,
     nads: Vec<NadRef>,
+    /// For each of `nads`, the index of the first NAD equal to it, and how many are.
+    nad_first: Vec<usize>,
+    nad_copies: Vec<usize>,
     plan_hca: BTreeSet<(String, u32)>,
     ucx_mode: UcxMode,
     plan_tls: Option<TlsList>,
@@ -271,15 +274,26 @@ impl Expect {
             .then_some(instance)
             .flatten()
             .map(|t| (t.to_string(), ofi_platform::defaults(t)));
+        let nads: Vec<NadRef> = plan
+            .wiring
+            .as_ref()
+            .map(|w| w.networks.clone())
+            .unwrap_or_default();
+        let nad_first: Vec<usize> = nads
+            .iter()
+            .map(|n| nads.iter().position(|x| x == n).unwrap_or_default())
+            .collect();
+        let nad_copies = nads
+            .iter()
+            .map(|n| nads.iter().filter(|x| *x == n).count())
+            .collect();
         let mut linter = Expect {
             provider,
             provider_env,
             ofi_defaults,
-            nads: plan
-                .wiring
-                .as_ref()
-                .map(|w| w.networks.clone())
-                .unwrap_or_default(),
+            nads,
+            nad_first,
+            nad_copies,
             plan_hca: BTreeSet::new(),
             ucx_mode: profile.ucx.mode.value,
             plan_tls: plan
@@ -589,7 +603,8 @@ impl<'a> Cx<'a> {
         let meets = |r: &Requirement, edit: fn(&Edit) -> bool| {
             r.edits.iter().any(|e| edit(e) && met.meets(r, e))
         };
-        for r in self.linter.requirements.clone() {
+        let linter = self.linter;
+        for r in &linter.requirements {
             match r.need {
                 // Multus: the namespace each network resolves in, repeats, near names, the pod's own
                 // networks standing in for the rails; the cloud's interfaces or NIC claims instead.
@@ -620,7 +635,7 @@ impl<'a> Cx<'a> {
                 }
                 // Any ComputeDomain's channel is the channel (the fabric core's `channel_claim_concern`).
                 Need::NvlinkDomain => {
-                    if !meets(&r, |e| matches!(e, Edit::PodClaim(_))) {
+                    if !meets(r, |e| matches!(e, Edit::PodClaim(_))) {
                         self.channel_claim(t, v, c);
                     }
                 }
@@ -628,7 +643,7 @@ impl<'a> Cx<'a> {
                 // `clique_affinity_concern`), and a job that spreads over racks or zones spans NVLink
                 // domains on purpose.
                 Need::Placement => {
-                    if !meets(&r, |e| matches!(e, Edit::Affinity(_))) {
+                    if !meets(r, |e| matches!(e, Edit::Affinity(_))) {
                         self.clique_affinity(t, v);
                     }
                 }
@@ -644,7 +659,7 @@ impl<'a> Cx<'a> {
                     // is not judged by the profile's device names, as apply writes none of them there.
                     if starts_behind_roce_exec(&roce_render::plumbing::wiring::argv(c))
                         || meets(
-                            &r,
+                            r,
                             |e| matches!(e, Edit::Env(v) if env::is_pod_dependent(&v.name)),
                         )
                     {
@@ -654,7 +669,7 @@ impl<'a> Cx<'a> {
                 }
                 // Memlock, /dev/shm, the host-network mode, host directories, the topology file, the
                 // Inspector's volume, and any need added since: their gaps say all there is.
-                _ => self.unmet(&r, v, w, &met, &owner),
+                _ => self.unmet(r, v, w, &met, &owner),
             }
         }
     }
@@ -804,8 +819,8 @@ impl<'a> Cx<'a> {
     /// value than the profile's. The generic env checks leave these variables to this one.
     /// A launcher (`require` false) is judged on the values its env gives the forwards `mpirun -x NAME`.
     fn provider_env(&mut self, c: &'a Node, owner: &str, forwarded: &[Forwarded], require: bool) {
-        let needs = self.linter.provider_env.clone();
-        for (need, want) in &needs {
+        let linter = self.linter;
+        for (need, want) in &linter.provider_env {
             let item = env_items(c)
                 .into_iter()
                 .find(|i| text(i, "name") == Some(need.name));
@@ -908,7 +923,7 @@ impl<'a> Cx<'a> {
     /// replaces the tuned one. A value the profile sets is the profile's choice, reported by `check`
     /// (`roce::provider::ofi_platform_default`), and not again here.
     fn ofi_platform_defaults(&mut self, c: &'a Node, owner: &str) {
-        let Some((instance, defaults)) = self.linter.ofi_defaults.clone() else {
+        let Some((instance, defaults)) = &self.linter.ofi_defaults else {
             return;
         };
         for item in env_items(c) {
@@ -994,7 +1009,7 @@ impl<'a> Cx<'a> {
         };
         // The wiring parsed this annotation; only an empty or unreadable one is parsed again, for its error.
         let parsed;
-        let nets: &[multus::Network] = if w.networks.is_empty() {
+        let nets: &[multus::Network<'_>] = if w.networks.is_empty() {
             match multus::parse(value) {
                 Ok(nets) => {
                     parsed = nets;
@@ -1077,29 +1092,45 @@ impl<'a> Cx<'a> {
         owner: &str,
         e: &Entry,
         value: &str,
-        nets: &[multus::Network],
+        nets: &[multus::Network<'_>],
         pod_namespace: Option<&str>,
     ) -> (Vec<&'a NadRef>, usize) {
         let nads = &self.linter.nads;
         let src = self.text;
-        let place = |n: &multus::Network| -> Origin {
+        let place = |n: &multus::Network<'_>| -> Origin {
             match e.node.content.filter(|c| c.len == value.len()) {
                 Some(c) => c.sub(n.range.clone()),
                 None => find_in(src, &e.node, &n.name),
             }
         };
+        let (first, copies) = (&self.linter.nad_first, &self.linter.nad_copies);
+        // Each network's NAD, as the first of the NADs equal to it. An annotation usually lists the
+        // rails in the profile's order, so the NAD at the network's own place is tried first: a search
+        // of every NAD for every network was most of a rendered Pod's string comparisons.
+        let matched: Vec<Option<usize>> = nets
+            .iter()
+            .enumerate()
+            .map(
+                |(k, n)| match nads.get(k).filter(|nad| n.is(nad, pod_namespace)) {
+                    Some(_) => Some(first[k]),
+                    None => nads.iter().position(|nad| n.is(nad, pod_namespace)),
+                },
+            )
+            .collect();
         let mut missing: Vec<&NadRef> = nads
             .iter()
-            .filter(|nad| !nets.iter().any(|n| n.is(nad, pod_namespace)))
+            .zip(first)
+            .filter(|(_, f)| !matched.contains(&Some(**f)))
+            .map(|(nad, _)| nad)
             .collect();
-        let mut seen: Vec<&NadRef> = Vec::new();
+        let mut listed = vec![0usize; nads.len()];
         let mut unrelated = 0usize;
-        for n in nets {
-            if let Some(nad) = nads.iter().find(|nad| n.is(nad, pod_namespace)) {
+        for (n, m) in nets.iter().zip(&matched) {
+            if let Some(i) = *m {
+                let nad = &nads[i];
                 // A profile may attach one NAD per rail under one name (OCI's SR-IOV VFs): more than
                 // the plan lists is the mistake, not a repeat.
-                let listed = seen.iter().filter(|s| **s == nad).count();
-                if listed >= nads.iter().filter(|x| *x == nad).count() {
+                if listed[i] >= copies[i] {
                     self.push(
                         Problem::new(
                             Code::LintWrongNad,
@@ -1109,7 +1140,7 @@ impl<'a> Cx<'a> {
                         .help(format!("list each network once, or run `{}`", self.hint)),
                     );
                 }
-                seen.push(nad);
+                listed[i] += 1;
                 continue;
             }
             // Not one of the profile's: is it a mistaken one?
@@ -1621,7 +1652,8 @@ impl<'a> Cx<'a> {
             Some(Value::Seq(items)) => items.iter().collect(),
             _ => Vec::new(),
         };
-        let mut first: Vec<(&str, Origin)> = Vec::new();
+        // Each name's first item, which Kubernetes' duplicate check and the profile's checks read.
+        let mut first: Vec<(&str, Origin, &Node)> = Vec::new();
         for item in &items {
             let Some(name_entry) = entry(item, "name") else {
                 continue;
@@ -1629,7 +1661,7 @@ impl<'a> Cx<'a> {
             let Value::Scalar(Scalar::Str(name)) = &name_entry.node.value else {
                 continue;
             };
-            if let Some((_, at)) = first.iter().find(|(n, _)| n == name) {
+            if let Some((_, at, _)) = first.iter().find(|(n, _, _)| n == name) {
                 let at = *at;
                 self.push(
                     Problem::new(
@@ -1641,7 +1673,7 @@ impl<'a> Cx<'a> {
                     .help(format!("keep one entry for {name}; `roce apply` merges env by name and never duplicates it")),
                 );
             } else {
-                first.push((name, name_entry.node.origin));
+                first.push((name, name_entry.node.origin, item));
             }
         }
         let mut missing = Vec::new();
@@ -1649,7 +1681,7 @@ impl<'a> Cx<'a> {
             if self.linter.is_provider_var(name) {
                 continue;
             }
-            let item = items.iter().find(|i| text(i, "name") == Some(name));
+            let item = first.iter().find(|(n, _, _)| n == name).map(|f| f.2);
             match item {
                 None if require && !skip.contains(name.as_str()) => missing.push(name.as_str()),
                 None => {}
@@ -1700,32 +1732,32 @@ impl<'a> Cx<'a> {
         if env::is_logging(name) || self.linter.is_provider_var(name) {
             return;
         }
-        let Some(want) = self
-            .linter
+        let linter = self.linter;
+        let Some(want) = linter
             .env
             .iter()
             .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
+            .map(|(_, v)| v.as_str())
         else {
             return;
         };
-        let Some((have, at, content)) = self.env_string(name, value, &want) else {
+        let Some((have, at, content)) = self.env_string(name, value, want) else {
             return;
         };
         if have == want {
             return;
         }
         if name == env::NCCL_IB_HCA.name && !self.linter.plan.rail_ports.is_empty() {
-            self.hca_value(&have, &want, at, content);
+            self.hca_value(have, want, at, content);
             return;
         }
         if name == env::UCX_TLS.name
             && let Some(plan_tls) = &self.linter.plan_tls
-            && self.tls_value(&have, &want, at, plan_tls)
+            && self.tls_value(have, want, at, plan_tls)
         {
             return;
         }
-        let consequence = self.linter.plan.consequence_of(name, &have);
+        let consequence = self.linter.plan.consequence_of(name, have);
         let mut p = Problem::new(
             Code::LintEnvDifferent,
             format!(
@@ -1746,17 +1778,17 @@ impl<'a> Cx<'a> {
 
     /// The value as the string the container gets, its place and its content's place; `None` (reported)
     /// for a value that is not a string, which Kubernetes refuses.
-    fn env_string(
+    fn env_string<'v>(
         &mut self,
         name: &str,
-        value: ValueAt<'_>,
+        value: ValueAt<'v>,
         want: &str,
-    ) -> Option<(String, Origin, Option<Origin>)> {
+    ) -> Option<(&'v str, Origin, Option<Origin>)> {
         Some(match value {
-            ValueAt::Text(t, at) => (t.to_string(), at, Some(at)),
+            ValueAt::Text(t, at) => (t, at, Some(at)),
             ValueAt::Node(e) => match &e.node.value {
-                Value::Scalar(Scalar::Str(s)) => (s.clone(), e.node.origin, e.node.content),
-                Value::Scalar(Scalar::Null) => (String::new(), e.node.origin, None),
+                Value::Scalar(Scalar::Str(s)) => (s.as_str(), e.node.origin, e.node.content),
+                Value::Scalar(Scalar::Null) => ("", e.node.origin, None),
                 other => {
                     let written = self
                         .text
@@ -1897,7 +1929,7 @@ impl Claims<'_> {
 /// Which missing NAD a listed network that is none of the profile's was meant to be, with why: the same
 /// name in another namespace first, else the closest name; `None` for an unrelated network.
 fn mistaken_for(
-    n: &multus::Network,
+    n: &multus::Network<'_>,
     missing: &[&NadRef],
     pod_namespace: Option<&str>,
 ) -> Option<(usize, String)> {

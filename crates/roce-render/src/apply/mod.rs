@@ -359,12 +359,12 @@ fn kind_of(node: &Node) -> String {
 }
 
 /// The templates of one document, checked.
-struct Work {
+struct Work<'n> {
     templates: Vec<(Template, usize)>,
     /// What each template already gets, in any form (from [`Wiring`]).
     have: Vec<Have>,
     /// The Multus annotation's parsed networks, per template index (worker templates only).
-    multus: Vec<Option<Vec<multus::Network>>>,
+    multus: Vec<Option<Vec<multus::Network<'n>>>>,
     pod_namespace: Option<String>,
 }
 
@@ -423,13 +423,13 @@ impl Have {
 }
 
 /// Find and check the templates of one document. `Ok(None)` for a kind roce does not know.
-fn plan_document(
-    node: &Node,
-    input: &Input<'_>,
+fn plan_document<'n>(
+    node: &'n Node,
+    input: &Input<'n>,
     plan: &Plan,
     opts: &ApplyOptions,
     wrap: Option<&ExecWrap>,
-) -> Result<Option<Work>, Vec<Problem>> {
+) -> Result<Option<Work<'n>>, Vec<Problem>> {
     let Some((found, missing)) = templates::discover(node) else {
         return Ok(None);
     };
@@ -624,7 +624,7 @@ fn raw_env(plan: &Plan) -> Vec<(String, String)> {
 /// (whose objects the file must then have).
 fn apply_document(
     doc: &mut Yaml,
-    work: &Work,
+    work: &Work<'_>,
     plan: &Plan,
     opts: &ApplyOptions,
     wrap: Option<&ExecWrap>,
@@ -700,7 +700,7 @@ fn apply_document(
 /// What applying the plan to one document's templates shares: the plan's env and requirements, where
 /// the env goes (launcher, workers or both), and the notes for the user.
 struct DocApply<'d> {
-    work: &'d Work,
+    work: &'d Work<'d>,
     plan: &'d Plan,
     wrap: Option<&'d ExecWrap>,
     file: &'d str,
@@ -723,7 +723,7 @@ impl DocApply<'_> {
         doc: &mut Yaml,
         t: &Template,
         container: usize,
-        nets: Option<&[multus::Network]>,
+        nets: Option<&[multus::Network<'_>]>,
         have: &Have,
     ) -> bool {
         let (plan, file) = (self.plan, self.file);

@@ -6,25 +6,69 @@
 //! are DNS-1123 labels. [`parse`] follows those rules and says where a malformed value goes wrong.
 
 use roce_model::names::is_dns_label;
+use std::borrow::Cow;
 use std::ops::Range;
 
 use roce_model::model::NadRef;
 use serde_json::{Map, Value};
 
-/// One network of the annotation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Network {
+/// One network of the annotation, borrowing the annotation's text where it can.
+#[derive(Debug, Clone)]
+pub struct Network<'a> {
     /// `namespace`, when given (otherwise Multus uses the pod's namespace).
-    pub namespace: Option<String>,
+    pub namespace: Option<Cow<'a, str>>,
     /// The NetworkAttachmentDefinition name.
-    pub name: String,
-    /// The JSON object this entry is written as (every field the author gave, in order).
-    pub object: Map<String, Value>,
+    pub name: Cow<'a, str>,
+    /// The JSON object this entry is written as ([`Network::object`]).
+    object: Object<'a>,
     /// Where the entry is in the annotation text (its name, for the comma form).
     pub range: Range<usize>,
 }
 
-impl Network {
+/// A network's JSON object as read: only `apply`, which writes the annotation back, needs it as a map,
+/// so the usual forms keep their text and build it when asked (building it for every network was most of
+/// what reading the annotation cost `roce lint`).
+#[derive(Debug, Clone)]
+enum Object<'a> {
+    /// A flat object's text (string values without escapes, no repeated key: [`flat_json`]).
+    Flat(&'a str),
+    /// The comma form: `name`, `namespace` and this `interface`.
+    Comma(Option<&'a str>),
+    /// Any other object, as serde_json read it.
+    Map(Map<String, Value>),
+}
+
+impl PartialEq for Network<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.namespace == other.namespace
+            && self.name == other.name
+            && self.range == other.range
+            && self.object() == other.object()
+    }
+}
+
+impl Network<'_> {
+    /// The JSON object this entry is written as: every field the author gave, in order.
+    pub(crate) fn object(&self) -> Map<String, Value> {
+        match &self.object {
+            Object::Flat(text) => {
+                serde_json::from_str(text).expect("a flat JSON object that flat_json read")
+            }
+            Object::Comma(interface) => {
+                let mut object = Map::new();
+                object.insert("name".into(), Value::String(self.name.to_string()));
+                if let Some(ns) = &self.namespace {
+                    object.insert("namespace".into(), Value::String(ns.to_string()));
+                }
+                if let Some(interface) = interface {
+                    object.insert("interface".into(), Value::String(interface.to_string()));
+                }
+                object
+            }
+            Object::Map(map) => map.clone(),
+        }
+    }
+
     /// Is this `nad`, for a pod in `pod_namespace`? A network and a pod that both leave the namespace out
     /// resolve in the namespace the manifest is applied in: `default` unless the user's context says otherwise.
     pub fn is(&self, nad: &NadRef, pod_namespace: Option<&str>) -> bool {
@@ -60,7 +104,7 @@ pub struct Malformed {
 /// # Errors
 ///
 /// [`Malformed`] with the place of the first problem.
-pub fn parse(value: &str) -> Result<Vec<Network>, Malformed> {
+pub fn parse(value: &str) -> Result<Vec<Network<'_>>, Malformed> {
     let trimmed = value.trim_start();
     if trimmed.starts_with('[') {
         parse_json(value)
@@ -69,7 +113,7 @@ pub fn parse(value: &str) -> Result<Vec<Network>, Malformed> {
     }
 }
 
-fn parse_json(value: &str) -> Result<Vec<Network>, Malformed> {
+fn parse_json(value: &str) -> Result<Vec<Network<'_>>, Malformed> {
     match flat_json(value) {
         Some(networks) => Ok(networks),
         None => serde_json_list(value),
@@ -80,7 +124,7 @@ fn parse_json(value: &str) -> Result<Vec<Network>, Malformed> {
 /// read without serde_json's `Value`s, whose building was a sixth of `roce lint`'s instructions. `None`
 /// for anything else (other values, escapes, a repeated key, no `name`, malformed text), which
 /// [`serde_json_list`] reads, or refuses, as before; the tests compare both.
-fn flat_json(value: &str) -> Option<Vec<Network>> {
+fn flat_json(value: &str) -> Option<Vec<Network<'_>>> {
     let b = value.as_bytes();
     let space = |i: &mut usize| {
         while matches!(b.get(*i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
@@ -98,6 +142,8 @@ fn flat_json(value: &str) -> Option<Vec<Network>> {
         Some(&value[start..start + len])
     };
     let (mut i, mut out, mut search_from) = (0, Vec::new(), 0);
+    // One object's keys, for the repeat check (a handful: a linear search).
+    let mut keys: Vec<&str> = Vec::new();
     space(&mut i);
     (b.get(i) == Some(&b'[')).then_some(())?;
     i += 1;
@@ -108,8 +154,9 @@ fn flat_json(value: &str) -> Option<Vec<Network>> {
     }
     while more {
         (b.get(i) == Some(&b'{')).then_some(())?;
+        let start = i;
         i += 1;
-        let mut object = Map::new();
+        keys.clear();
         let (mut name, mut namespace) = (None, None);
         loop {
             space(&mut i);
@@ -124,12 +171,10 @@ fn flat_json(value: &str) -> Option<Vec<Network>> {
                 "namespace" => namespace = Some(v),
                 _ => {}
             }
-            if object
-                .insert(key.to_string(), Value::String(v.to_string()))
-                .is_some()
-            {
+            if keys.contains(&key) {
                 return None;
             }
+            keys.push(key);
             space(&mut i);
             i += 1;
             match b.get(i - 1) {
@@ -138,13 +183,14 @@ fn flat_json(value: &str) -> Option<Vec<Network>> {
                 _ => return None,
             }
         }
-        let name = name.filter(|n| !n.is_empty())?.to_string();
-        let namespace = namespace.filter(|n| !n.is_empty()).map(str::to_string);
-        let range = name_place(value, search_from, &name);
+        let object = Object::Flat(&value[start..i]);
+        let name = name.filter(|n| !n.is_empty())?;
+        let namespace = namespace.filter(|n| !n.is_empty()).map(Cow::Borrowed);
+        let range = name_place(value, search_from, name);
         search_from = range.end.max(search_from);
         out.push(Network {
             namespace,
-            name,
+            name: Cow::Borrowed(name),
             object,
             range,
         });
@@ -175,7 +221,7 @@ fn name_place(value: &str, from: usize, name: &str) -> Range<usize> {
 }
 
 /// The JSON form read with serde_json: every shape Multus accepts, and the error where it does not.
-fn serde_json_list(value: &str) -> Result<Vec<Network>, Malformed> {
+fn serde_json_list(value: &str) -> Result<Vec<Network<'static>>, Malformed> {
     let list: Vec<Value> = serde_json::from_str(value).map_err(|e| {
         // The place is the problem's label; drop serde_json's " at line L column C".
         let text = e.to_string();
@@ -197,7 +243,7 @@ fn serde_json_list(value: &str) -> Result<Vec<Network>, Malformed> {
             });
         };
         let name = match object.get("name") {
-            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(Value::String(s)) if !s.is_empty() => Cow::Owned(s.clone()),
             _ => {
                 return Err(Malformed {
                     message: format!("item {} has no \"name\"", i + 1),
@@ -207,7 +253,7 @@ fn serde_json_list(value: &str) -> Result<Vec<Network>, Malformed> {
         };
         let namespace = match object.get("namespace") {
             None => None,
-            Some(Value::String(s)) => Some(s.clone()).filter(|s| !s.is_empty()),
+            Some(Value::String(s)) => Some(Cow::Owned::<str>(s.clone())).filter(|s| !s.is_empty()),
             Some(_) => {
                 return Err(Malformed {
                     message: format!("item {} has a \"namespace\" that is not a string", i + 1),
@@ -220,7 +266,7 @@ fn serde_json_list(value: &str) -> Result<Vec<Network>, Malformed> {
         out.push(Network {
             namespace,
             name,
-            object,
+            object: Object::Map(object),
             range,
         });
     }
@@ -243,7 +289,7 @@ fn json_error_range(value: &str, line: usize, column: usize) -> Range<usize> {
     at..end
 }
 
-fn parse_comma(value: &str) -> Result<Vec<Network>, Malformed> {
+fn parse_comma(value: &str) -> Result<Vec<Network<'_>>, Malformed> {
     let mut out = Vec::new();
     if value.trim().is_empty() {
         return Ok(out);
@@ -281,20 +327,12 @@ fn parse_comma(value: &str) -> Result<Vec<Network>, Malformed> {
                 )));
             }
         }
-        let mut object = Map::new();
-        object.insert("name".into(), Value::String(name.to_string()));
-        if let Some(ns) = namespace.filter(|n| !n.is_empty()) {
-            object.insert("namespace".into(), Value::String(ns.to_string()));
-        }
-        if let Some(interface) = interface.filter(|i| !i.is_empty()) {
-            object.insert("interface".into(), Value::String(interface.to_string()));
-        }
         let lead = item.len() - item.trim_start().len();
         let name_at = range.start + lead + trimmed.rfind(name).unwrap_or(0);
         out.push(Network {
-            namespace: namespace.filter(|n| !n.is_empty()).map(str::to_string),
-            name: name.to_string(),
-            object,
+            namespace: namespace.filter(|n| !n.is_empty()).map(Cow::Borrowed),
+            name: Cow::Borrowed(name),
+            object: Object::Comma(interface.filter(|i| !i.is_empty())),
             range: name_at..name_at + name.len(),
         });
     }
@@ -316,7 +354,7 @@ pub(crate) fn nad_object(nad: &NadRef) -> Map<String, Value> {
 /// Merge the profile's networks into an annotation's: every existing entry first, in its order, less any
 /// second copy of a profile network; then the profile networks it lacks, in rail order.
 pub(crate) fn merge(
-    existing: &[Network],
+    existing: &[Network<'_>],
     nads: &[NadRef],
     pod_namespace: Option<&str>,
 ) -> Vec<Map<String, Value>> {
@@ -328,7 +366,7 @@ pub(crate) fn merge(
             Some(i) => seen[i] = true,
             None => {}
         }
-        out.push(net.object.clone());
+        out.push(net.object());
     }
     for (nad, seen) in nads.iter().zip(seen) {
         if !seen {
@@ -361,7 +399,7 @@ mod tests {
         assert_eq!(nets.len(), 3);
         assert_eq!(nets[0].namespace.as_deref(), Some("a"));
         assert_eq!(
-            nets[0].object.get("interface").and_then(Value::as_str),
+            nets[0].object().get("interface").and_then(Value::as_str),
             Some("net1")
         );
         assert_eq!(&" a/b@net1 ,c , d@x"[nets[0].range.clone()], "b");
@@ -379,7 +417,7 @@ mod tests {
             "[{\"name\":\"x\",\"ips\":[\"10.0.0.1\"]},\n {\"name\":\"y\",\"namespace\":\"n\"}]";
         let nets = parse(text).unwrap();
         assert_eq!(&text[nets[1].range.clone()], "y");
-        assert!(nets[0].object.contains_key("ips"));
+        assert!(nets[0].object().contains_key("ips"));
         let err = parse("[{\"name\":\"x\"},\n {\"name\" \"y\"}]").unwrap_err();
         assert_eq!(err.range.start, "[{\"name\":\"x\"},\n {\"name\" ".len());
         assert!(parse("[1]").is_err());

@@ -17,7 +17,7 @@ use roce_model::names::NadRef;
 pub(crate) struct Context<'a> {
     /// The networks the Multus annotation already lists (parsed by the caller, which reports a malformed
     /// one).
-    pub networks: Option<&'a [multus::Network]>,
+    pub networks: Option<&'a [multus::Network<'a>]>,
     /// The pod's namespace, which a network without one is in.
     pub pod_namespace: Option<&'a str>,
     /// `metadata` is created first in the template (a PodTemplateSpec), not last (a Pod document).
