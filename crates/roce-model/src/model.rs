@@ -567,10 +567,16 @@ impl Profile {
     /// nor the device-plugin resource; the claims are [`dra_wiring`](crate::fabric::dra::emit::dra_wiring)'s); or the host's own
     /// NICs (neither: [`Profile::host_network`] says what the pod needs instead).
     pub fn pod_wiring(&self) -> Option<PodWiring> {
+        self.pod_wiring_for(&self.rail_list())
+    }
+
+    /// [`Profile::pod_wiring`] for the rails [`Profile::rail_list`] returned, for a caller that has them
+    /// already (expanding every rail's names is most of the work).
+    pub fn pod_wiring_for(&self, rails: &[Rail]) -> Option<PodWiring> {
         let nics = &self.nics.value;
         self.direct_pods().then(|| PodWiring {
             networks: match nics {
-                NicAttachment::MultusAndResource => self.multus.nads(&self.rail_list()),
+                NicAttachment::MultusAndResource => self.multus.nads(rails),
                 NicAttachment::ResourceOnly
                 | NicAttachment::Dra(_)
                 | NicAttachment::HostNetwork => Vec::new(),

@@ -120,7 +120,9 @@ pub struct Plan {
 /// assert_eq!(plan.wiring.unwrap().networks.len(), 16);
 /// ```
 pub fn lower(p: &Profile) -> Plan {
-    let wiring = p.pod_wiring();
+    // Expanded once for the wiring's NADs and the rail ports.
+    let rails = p.rail_list();
+    let wiring = p.pod_wiring_for(&rails);
     let pool = &p.node_pool;
     let dra_spec = fabric::dra::DraSpec {
         nics: p.nics.value.clone(),
@@ -181,8 +183,7 @@ pub fn lower(p: &Profile) -> Plan {
             .iter()
             .map(|(k, v)| (k.clone(), v.value.clone()))
             .collect(),
-        rail_ports: p
-            .rail_list()
+        rail_ports: rails
             .into_iter()
             .map(|r| (r.pod_device, p.rails.port_num.value))
             .collect(),

@@ -168,7 +168,20 @@ pub(crate) fn to_string(doc: &Yaml) -> String {
 /// Renders several documents, each as [`to_string`] does, separated by
 /// `---` lines.
 pub(crate) fn to_multi_doc(docs: &[Yaml]) -> String {
-    docs.iter().map(to_string).collect::<Vec<_>>().join("---\n")
+    let mut out = String::new();
+    push_multi_doc(&mut out, docs);
+    out
+}
+
+/// [`to_multi_doc`], appended to `out` (after a header, say): one buffer, where a string per document
+/// joined afterwards copied every byte once or twice more.
+pub(crate) fn push_multi_doc(out: &mut String, docs: &[Yaml]) {
+    for (i, doc) in docs.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        write_node(out, doc, 0, false, KUBECTL);
+    }
 }
 
 /// Spells a string as a YAML scalar: plain when that is unambiguous,
@@ -444,7 +457,8 @@ fn block_safe(text: &str) -> bool {
         && !body.starts_with(['\n', ' '])
         && !body.ends_with('\n')
         && body.split('\n').all(|l| {
-            !l.ends_with([' ', '\t']) && l.chars().all(|c| c.is_ascii_graphic() || c == ' ')
+            // Bytes, not chars: a non-ASCII character's bytes are not ASCII-graphic either.
+            !l.ends_with([' ', '\t']) && l.bytes().all(|b| b.is_ascii_graphic() || b == b' ')
         })
 }
 
@@ -459,41 +473,78 @@ fn pad(out: &mut String, indent: usize) {
 }
 
 fn is_plain_safe(s: &str) -> bool {
-    let Some(first) = s.chars().next() else {
+    // Bytes throughout: this runs for every key and value written, and the `char` and substring tests it
+    // replaced (`str::contains(": ")` set up a searcher per call) cost three times as much on a manifest's
+    // short scalars (callgrind, `render --target pod`; docs/decisions.md, "(startup-4)").
+    let bytes = s.as_bytes();
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
         return false; // the empty plain scalar is null
     };
     can_start_plain(first)
-        && s.bytes().all(is_plain_byte)
-        && !s.ends_with([' ', ':'])
-        && !s.contains(": ")
-        && !s.contains(" #")
+        && last != b' '
+        && last != b':'
+        && bytes.iter().all(|&b| PLAIN_BYTE[usize::from(b)])
+        // `: ` starts a mapping value; ` #` (a comment) needs no test, `#` is not a plain byte.
+        && !bytes.windows(2).any(|w| w == b": ")
         && !s.starts_with("...")
-        && !is_reserved_word(s)
-        && !is_number_like(s)
+        && !is_reserved_word(bytes)
+        && !is_number_like(bytes)
 }
 
 /// Characters allowed anywhere in a plain scalar we write. Everything else
 /// (quotes, `#`, `\`, brackets, `&*!|>?<`, tabs, non-ASCII, ...) forces
 /// quoting, even where YAML would allow it, to stay far from edge cases.
-fn is_plain_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b" _./-+=,@%():~^$;".contains(&b)
-}
+const PLAIN_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < table.len() {
+        table[b] = matches!(b as u8,
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9'
+            | b' ' | b'_' | b'.' | b'/' | b'-' | b'+' | b'=' | b',' | b'@' | b'%' | b'(' | b')' | b':'
+            | b'~' | b'^' | b'$' | b';');
+        b += 1;
+    }
+    table
+};
 
 /// Characters a plain scalar may start with: no indicator (`-`, `:`, `,`,
 /// `@`, `%`, ...), no space, and not `=` (PyYAML's `!!value` tag).
-fn can_start_plain(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "_./+()~^$;".contains(c)
+fn can_start_plain(b: u8) -> bool {
+    matches!(b,
+        b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9'
+        | b'_' | b'.' | b'/' | b'+' | b'(' | b')' | b'~' | b'^' | b'$' | b';')
 }
 
 /// Words that YAML 1.1 or 1.2 resolves to null, a boolean, a special float,
 /// a merge key or a value key. Compared ignoring ASCII case, which is a
 /// superset of the spellings any schema accepts.
-fn is_reserved_word(s: &str) -> bool {
-    const WORDS: [&str; 17] = [
-        "~", "null", "y", "n", "yes", "no", "true", "false", "on", "off", ".inf", "+.inf", "-.inf",
-        ".nan", "=", "<<", "",
-    ];
-    WORDS.iter().any(|w| w.eq_ignore_ascii_case(s))
+fn is_reserved_word(s: &[u8]) -> bool {
+    // None is longer than five bytes.
+    let mut lower = [0u8; 5];
+    let Some(lower) = lower.get_mut(..s.len()) else {
+        return false;
+    };
+    lower.copy_from_slice(s);
+    lower.make_ascii_lowercase();
+    matches!(
+        &*lower,
+        b"~" | b"null"
+            | b"y"
+            | b"n"
+            | b"yes"
+            | b"no"
+            | b"true"
+            | b"false"
+            | b"on"
+            | b"off"
+            | b".inf"
+            | b"+.inf"
+            | b"-.inf"
+            | b".nan"
+            | b"="
+            | b"<<"
+            | b""
+    )
 }
 
 /// Whether a YAML 1.1 or 1.2 parser might read `s` as an int, float or
@@ -502,20 +553,41 @@ fn is_reserved_word(s: &str) -> bool {
 /// space, and the letters of `0x`, `0o`, `T` and `Z`), or it is a bare
 /// exponent like `e5`. This over-approximates on purpose: `10.0.0.1` is
 /// quoted, `100Gi`, `.hidden` and `eth0` stay plain.
-fn is_number_like(s: &str) -> bool {
-    let starts_like_number = s.starts_with(|c: char| c.is_ascii_digit() || "+-.".contains(c));
-    let number_alphabet = |c: char| c.is_ascii_hexdigit() || "_.:+- xXoOtTzZ".contains(c);
-    (starts_like_number && s.chars().all(number_alphabet)) || is_bare_exponent(s)
+fn is_number_like(s: &[u8]) -> bool {
+    let starts_like_number = matches!(s.first(), Some(b'0'..=b'9' | b'+' | b'-' | b'.'));
+    let number_alphabet = |b: &u8| {
+        b.is_ascii_hexdigit()
+            || matches!(
+                b,
+                b'_' | b'.'
+                    | b':'
+                    | b'+'
+                    | b'-'
+                    | b' '
+                    | b'x'
+                    | b'X'
+                    | b'o'
+                    | b'O'
+                    | b't'
+                    | b'T'
+                    | b'z'
+                    | b'Z'
+            )
+    };
+    (starts_like_number && s.iter().all(number_alphabet)) || is_bare_exponent(s)
 }
 
 /// `e5`, `E+5`, `e-10`: the YAML 1.1 schema of the JavaScript `yaml`
 /// package makes the mantissa optional and reads these as floats.
-fn is_bare_exponent(s: &str) -> bool {
-    let Some(rest) = s.strip_prefix(['e', 'E']) else {
+fn is_bare_exponent(s: &[u8]) -> bool {
+    let Some((b'e' | b'E', rest)) = s.split_first() else {
         return false;
     };
-    let digits = rest.strip_prefix(['+', '-']).unwrap_or(rest);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    let digits = match rest {
+        [b'+' | b'-', digits @ ..] => digits,
+        digits => digits,
+    };
+    !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
 }
 
 fn double_quoted(s: &str) -> String {
@@ -722,10 +794,10 @@ mod tests {
         for s in [
             "0", "-0", "1.5", "1e-3", "0x_1F", "0o17", "+.5", "1_2:30", "2020-1-2",
         ] {
-            assert!(is_number_like(s), "{s}");
+            assert!(is_number_like(s.as_bytes()), "{s}");
         }
         for s in ["100Gi", ".hidden", "eth0", "v1.2", "1.2.3-rc1"] {
-            assert!(!is_number_like(s), "{s}");
+            assert!(!is_number_like(s.as_bytes()), "{s}");
         }
     }
 

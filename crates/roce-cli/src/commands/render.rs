@@ -153,7 +153,7 @@ pub(super) fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
     match (&args.output, args.check) {
         (None, _) => {
             for (_, contents) in &files {
-                crate::report::outp!("{contents}");
+                crate::report::out(contents);
             }
             Ok(Exit::Ok)
         }

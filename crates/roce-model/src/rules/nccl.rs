@@ -244,7 +244,6 @@ fn int_syntax(key: &str, value: &str, origin: Origin, out: &mut Vec<Problem>) {
     let octal = value.len() > 1
         && value.starts_with('0')
         && value[1..].starts_with(|c: char| c.is_ascii_digit());
-    let shown = value.escape_debug().to_string();
     let (message, help) = if value.is_empty() {
         (
             format!("{key} is empty: NCCL treats it as unset and keeps the default"),
@@ -261,6 +260,7 @@ fn int_syntax(key: &str, value: &str, origin: Origin, out: &mut Vec<Problem>) {
         } else {
             "write the whole number, in decimal digits only".to_string()
         };
+        let shown = value.escape_debug();
         (
             format!(
                 "NCCL reads {key}={shown} as {parsed} (it parses integers with strtoll and ignores what does not fit)"

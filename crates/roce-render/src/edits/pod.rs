@@ -36,7 +36,9 @@ pub(crate) fn render_edits(plan: &Plan, opts: &RenderOptions, chosen: &[&Edit]) 
     // The objects the claims name go first, so `kubectl apply -f` creates them before the pod.
     let mut docs = documents_of(chosen);
     docs.push(pod);
-    format!("{}{}", crate::header("#", plan), yaml::to_multi_doc(&docs))
+    let mut out = crate::header("#", plan);
+    yaml::push_multi_doc(&mut out, &docs);
+    out
 }
 
 /// What a pod template holds before the plan's edits are written onto it: its own first keys and, where
