@@ -9,13 +9,46 @@ use crate::args::Color;
 /// Compile GPUDirect RDMA fabric profiles (InfiniBand, RoCE) into Kubernetes, Slurm and container
 /// artifacts, and check them.
 #[derive(Debug, Parser)]
-#[command(name = "roce", version, max_term_width = 100)]
+#[command(name = "roce", version, max_term_width = 100, arg = color_arg().global(false))]
 pub(crate) struct Cli {
-    /// When to colour diagnostics (NO_COLOR is respected by `auto`).
-    #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
-    pub color: Color,
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// What `Cli::parse()` does, and the `--color` in effect.
+    pub(crate) fn parse_with_color() -> (Self, Color) {
+        let mut matches = Self::command().get_matches();
+        // A `--color` given after the subcommand (whose copy is global) clap has copied up to here.
+        let color = matches
+            .get_one::<Color>("color")
+            .copied()
+            .unwrap_or(Color::Auto);
+        match Self::from_arg_matches_mut(&mut matches) {
+            Ok(cli) => (cli, color),
+            Err(e) => e.format(&mut Self::command()).exit(),
+        }
+    }
+}
+
+/// `--color`, on the top level and on each subcommand.
+///
+/// clap's `global` would give every subcommand a copy, but it makes the copies when the top level is
+/// built, at every start, for all fourteen subcommands: a tenth of clap's instructions and a third of the
+/// start's heap (docs/decisions.md, "(startup-4)"). So the top level's is not global, and each subcommand
+/// adds its own when it is built ([`Lazy`], and the three subcommands without arguments); those are global
+/// (for `profiles show`, and so that clap copies a value given there up to the top level). Display order 0
+/// and the place after the subcommand's own arguments are where the propagated copy stood, so help,
+/// completions and the man page are unchanged.
+pub(crate) fn color_arg() -> clap::Arg {
+    clap::Arg::new("color")
+        .long("color")
+        .value_name("COLOR")
+        .value_parser(clap::value_parser!(Color))
+        .default_value("auto")
+        .help("When to colour diagnostics (NO_COLOR is respected by `auto`)")
+        .global(true)
+        .display_order(0)
 }
 
 /// Subcommands.
@@ -44,13 +77,16 @@ pub(crate) enum Command {
     /// Serve a mutating admission webhook that wires `roce.dev/profile`-labelled objects (HTTPS).
     Webhook(Lazy<crate::commands::webhook::WebhookArgs>),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    #[command(arg = color_arg())]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
     /// Print the man page (roff).
+    #[command(arg = color_arg())]
     Man,
     /// Print the JSON Schema of the YAML profile format (for editors' YAML language servers).
+    #[command(arg = color_arg())]
     Schema,
 }
 
@@ -78,23 +114,33 @@ pub(crate) fn full_command() -> clap::Command {
 impl<T: Args> Args for Lazy<T> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
         if EAGER.load(Ordering::Relaxed) {
-            T::augment_args(cmd)
+            with_color::<T>(cmd)
         } else {
-            cmd.defer(T::augment_args)
+            cmd.defer(with_color::<T>)
         }
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
         if EAGER.load(Ordering::Relaxed) {
-            T::augment_args_for_update(cmd)
+            with_color_for_update::<T>(cmd)
         } else {
-            cmd.defer(T::augment_args_for_update)
+            cmd.defer(with_color_for_update::<T>)
         }
     }
 
     fn group_id() -> Option<clap::Id> {
         T::group_id()
     }
+}
+
+/// A subcommand's own arguments, then its `--color` ([`color_arg`]).
+fn with_color<T: Args>(cmd: clap::Command) -> clap::Command {
+    T::augment_args(cmd).arg(color_arg())
+}
+
+/// [`with_color`] for `update_from_arg_matches`.
+fn with_color_for_update<T: Args>(cmd: clap::Command) -> clap::Command {
+    T::augment_args_for_update(cmd).arg(color_arg())
 }
 
 impl<T: FromArgMatches> FromArgMatches for Lazy<T> {

@@ -14,8 +14,6 @@ mod walk;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 /// Run the command line in `std::env::args` and return the process exit code; `roce webhook` hands over
 /// to the `roce-webhook` executable.
 pub fn main() -> ExitCode {
@@ -28,8 +26,8 @@ pub fn webhook_main() -> ExitCode {
 }
 
 fn run(webhook: commands::WebhookRunner) -> ExitCode {
-    let cli = cli::Cli::parse();
-    let out = report::Output::new(cli.color);
+    let (cli, color) = cli::Cli::parse_with_color();
+    let out = report::Output::new(color);
     match commands::run(cli.command, &out, webhook) {
         Ok(code) => code.into(),
         Err(err) => {

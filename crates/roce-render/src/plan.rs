@@ -238,6 +238,20 @@ impl Plan {
             .collect()
     }
 
+    /// Whether `value` selects every rail port: [`Plan::hca_selects`] of them all, counted without copying
+    /// the device names (this runs on every render).
+    fn hca_selects_every_rail(&self, value: &str) -> bool {
+        let (list, _) = roce_model::nccl_list::parse(value, roce_model::nccl_list::ListKind::IbHca);
+        let ports: Vec<(&str, u32)> = self
+            .rail_ports
+            .iter()
+            .map(|(d, p)| (d.as_str(), *p))
+            .collect();
+        let selected: std::collections::BTreeSet<(&str, u32)> =
+            list.matching_ports(&ports).into_iter().collect();
+        selected.len() == self.rail_ports.len()
+    }
+
     /// What another value `have` for `name` does to the job, by its reader
     /// ([`roce_model::fabric::env::consequence`]); a `UCX_NET_DEVICES` naming only devices the pod has
     /// (its rails, or the plan's own) only differs.
@@ -275,7 +289,7 @@ impl Plan {
             && !self.rail_ports.is_empty()
             && self
                 .env_value(name)
-                .is_some_and(|v| self.hca_selects(v).len() == self.rail_ports.len())
+                .is_some_and(|v| self.hca_selects_every_rail(v))
         {
             return roce_model::fabric::env::Consequence::Differs;
         }
