@@ -3,6 +3,8 @@
 //! them to a terminal. The binaries `roce` and `kubectl-roce` call [`main`]; `roce-webhook`, the same
 //! command line with the webhook server linked in, calls [`webhook_main`].
 
+#![warn(clippy::too_many_lines)]
+
 mod args;
 mod cli;
 mod commands;

@@ -14,6 +14,7 @@
 //! assert_eq!(e.transport, Transport::Socket);
 //! assert!(e.codes().iter().any(|c| c.as_str() == "roce::explain::socket_fallback"));
 //! ```
+#![warn(clippy::too_many_lines)]
 #![deny(missing_docs)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 

@@ -12,6 +12,7 @@
 //! let profile = loaded.profile.unwrap();
 //! assert_eq!(profile.rail_list().len(), 16);
 //! ```
+#![warn(clippy::too_many_lines)]
 #![deny(missing_docs)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 

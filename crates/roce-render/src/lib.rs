@@ -13,6 +13,7 @@
 //! let files = render(&plan::lower(&profile), Target::Pod, &RenderOptions::default()).unwrap();
 //! assert!(files[0].contents.contains("rdma/ib"));
 //! ```
+#![warn(clippy::too_many_lines)]
 #![deny(missing_docs)]
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 

@@ -9,6 +9,8 @@
 //!
 //! [`serve`] runs a [`Server`] until SIGTERM or SIGINT; `roce webhook` calls it.
 
+#![warn(clippy::too_many_lines)]
+
 pub mod admission;
 mod metrics;
 pub mod profiles;

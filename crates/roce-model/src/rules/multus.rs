@@ -8,6 +8,14 @@ use crate::suggest;
 
 /// Check the Multus block against the rails.
 pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
+    against_fabric(p, out);
+    host_port_patterns(p, out);
+    netdev_names(p, rails, out);
+    per_port(p, rails, out);
+}
+
+/// RoCE pods that attach no networks, InfiniBand pods that attach some.
+fn against_fabric(p: &Profile, out: &mut Vec<Problem>) {
     match (&p.multus, p.fabric.kind.value) {
         // DRA or device-plugin-only NICs need no NADs.
         (Multus::None { at }, FabricKind::Roce)
@@ -40,6 +48,10 @@ pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
         }
         _ => {}
     }
+}
+
+/// A rail name pattern that uses `{host-port}` where the rails name none.
+fn host_port_patterns(p: &Profile, out: &mut Vec<Problem>) {
     if p.rails.host_port.is_none() {
         let device = p
             .rails
@@ -67,7 +79,10 @@ pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
             );
         }
     }
-    netdev_names(p, rails, out);
+}
+
+/// Per-port Multus: the NAD pattern expands to names, and a `nads` list names each rail's NAD, no others.
+fn per_port(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     if let Multus::PerPort { name, nads, at, .. } = &p.multus {
         if name.value.contains("{host-port}") && p.rails.host_port.is_none() {
             out.push(

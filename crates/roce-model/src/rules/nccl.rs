@@ -163,6 +163,14 @@ pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
         }
     }
 
+    socket_ifname(p, rails, out);
+    knobs(p, out);
+    net_plugin(p, out);
+    debug_level(p, out);
+}
+
+/// Bootstrap's sockets on the RDMA backend interfaces.
+fn socket_ifname(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
     if let Some(sock) = &p.nccl.socket_ifname {
         let backend: Vec<&str> = rails
             .iter()
@@ -187,7 +195,10 @@ pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
             );
         }
     }
+}
 
+/// Knobs that a typed field generates, and integer knobs NCCL would misread.
+fn knobs(p: &Profile, out: &mut Vec<Problem>) {
     for (key, value) in &p.nccl.knobs {
         if let Some(field) = super::typed_field(key)
             && generates(p, key)
@@ -206,7 +217,10 @@ pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
             int_syntax(key, &value.value, value.origin, out);
         }
     }
+}
 
+/// The Spectrum-X plugin on a job too small for it.
+fn net_plugin(p: &Profile, out: &mut Vec<Problem>) {
     if let Some(plugin) = &p.nccl.net_plugin {
         let spcx = plugin.value.eq_ignore_ascii_case("spcx")
             || plugin.value.to_ascii_lowercase().contains("spectrum");
@@ -224,6 +238,10 @@ pub(crate) fn check(p: &Profile, rails: &[Rail], out: &mut Vec<Problem>) {
             );
         }
     }
+}
+
+/// Verbose NCCL logging in a production profile.
+fn debug_level(p: &Profile, out: &mut Vec<Problem>) {
     if let Some(debug) = &p.nccl.debug
         && p.production.value
         && ["INFO", "TRACE"].contains(&debug.value.to_ascii_uppercase().as_str())
