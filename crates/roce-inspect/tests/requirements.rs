@@ -80,8 +80,13 @@ fn sorted(mut docs: Vec<Value>) -> Vec<Value> {
     docs
 }
 
-/// The example profiles that turn on what no built-in does (NCCL's observability: the Inspector's volume).
-const EXAMPLES: &[&str] = &["nccl-observability.kdl", "nccl-inspector-prometheus.yaml"];
+/// The example profiles that turn on what no built-in does (NCCL's observability: the Inspector's volume;
+/// the NVIDIA runtime's RuntimeClass on k3s).
+const EXAMPLES: &[&str] = &[
+    "nccl-observability.kdl",
+    "nccl-inspector-prometheus.yaml",
+    "k3s-h100-ib.kdl",
+];
 
 /// Every built-in, then every example, by name.
 fn profiles() -> Vec<(String, roce_model::Profile)> {
@@ -110,6 +115,7 @@ fn each_requirement_left_out_is_reported_by_lint_and_written_back_by_apply() {
     let opts = RenderOptions::default();
     let mut checked = 0;
     let mut inspector = 0;
+    let mut runtime_class = 0;
     let mut wrong: Vec<String> = Vec::new();
     for (name, profile) in profiles() {
         let plan = lower(&profile);
@@ -203,11 +209,15 @@ fn each_requirement_left_out_is_reported_by_lint_and_written_back_by_apply() {
             if r.need == Need::InspectorOutput {
                 inspector += 1;
             }
+            if r.need == Need::RuntimeClass {
+                runtime_class += 1;
+            }
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
     assert!(checked >= 100, "only {checked} requirements checked");
-    assert_eq!(inspector, EXAMPLES.len(), "the examples' Inspector volume");
+    assert_eq!(inspector, 2, "the examples' Inspector volume");
+    assert_eq!(runtime_class, 1, "the k3s example's runtime class");
 }
 
 /// `doctor` asks the same requirements of a host. In a healthy pod of each built-in (what the Pod target
@@ -226,6 +236,7 @@ fn doctor_asks_the_same_requirements_of_a_host() {
         Need::NodePool,
         Need::Placement,
         Need::InspectorOutput,
+        Need::RuntimeClass,
     ];
     let healthy = |profile: &roce_model::Profile, plan: &roce_render::Plan| -> Tree {
         let t = tree::pod_of(profile, plan);

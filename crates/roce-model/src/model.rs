@@ -121,6 +121,9 @@ pub struct NodePool {
     pub sunk_nodeset: Spanned<bool>,
     /// Slurm partition (defaults to the pool name).
     pub partition: Option<Spanned<String>>,
+    /// The RuntimeClass whose handler is the NVIDIA container runtime, where it is not the nodes' default
+    /// (k3s, RKE2): GPU pods must name it (`spec.runtimeClassName`).
+    pub runtime_class: Option<Spanned<K8sName>>,
 }
 
 /// The RDMA rails: `nics × ports` of them, named by patterns.

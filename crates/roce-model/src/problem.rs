@@ -202,6 +202,9 @@ codes! {
     LintHostNetwork = "roce::lint::host_network", Error;
     /// No memory-backed `/dev/shm` mounted in the container.
     LintShm = "roce::lint::shm", Warning;
+    /// The profile's runtime class (`node-pool runtime-class`) missing from `runtimeClassName`, or another
+    /// class there.
+    LintRuntimeClass = "roce::lint::runtime_class", Error;
     /// The profile's node labels missing from `nodeSelector`, or with other values.
     LintNodeSelector = "roce::lint::node_selector", Warning;
     /// The profile's NVLink domain is a ComputeDomain but the pod does not claim its IMEX channel.

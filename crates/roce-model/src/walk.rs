@@ -285,6 +285,10 @@ impl fields::Read for KeyReader<'_, '_, '_> {
         self.node().and_then(|n| self.w.pattern(n))
     }
 
+    fn k8s_name(&mut self) -> Option<Spanned<K8sName>> {
+        self.node().and_then(|n| self.w.parsed::<K8sName>(n))
+    }
+
     fn int(&mut self) -> Option<Spanned<u32>> {
         self.m.int(self.w, self.field.key)
     }

@@ -108,6 +108,9 @@ pub struct Plan {
     /// pod targets write `hostNetwork: true` and `dnsPolicy: ClusterFirstWithHostNet`, a privileged
     /// workload container and the host's `/dev/infiniband` mounted ([`fabric::attach::HOST_NETWORK`]).
     pub host_network: bool,
+    /// The RuntimeClass of the NVIDIA container runtime, where the nodes' default runtime is another
+    /// (`node-pool runtime-class`): pod targets write it as `spec.runtimeClassName`.
+    pub(crate) runtime_class: Option<String>,
 }
 
 /// Lower a profile to a plan.
@@ -189,6 +192,7 @@ pub fn lower(p: &Profile) -> Plan {
             .collect(),
         provider: p.nccl_net.provider.value.clone(),
         host_network: p.host_network(),
+        runtime_class: pool.runtime_class.as_ref().map(|c| c.value.to_string()),
     };
     plan.notes = notes(&plan);
     plan

@@ -180,3 +180,29 @@ fn a_refused_object_gets_the_problems_of_its_text() {
         );
     }
 }
+
+/// The webhook writes the runtime class a profile names (the k3s example): into a pod without one, or with
+/// Kubernetes' default (`null`, `""`); a pod's own class is kept (`roce lint` reports it).
+#[test]
+fn the_webhook_writes_the_runtime_class_and_keeps_a_pods_own() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/k3s-h100-ib.kdl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let profile = load(Source::new("k3s-h100-ib.kdl", text), &BuiltinsOnly)
+        .profile
+        .unwrap();
+    let plan = roce_render::plan::lower(&profile);
+    for (have, want) in [
+        (None, "nvidia"),
+        (Some(json!(null)), "nvidia"),
+        (Some(json!("")), "nvidia"),
+        (Some(json!("nvidia")), "nvidia"),
+        (Some(json!("kata-qemu")), "kata-qemu"),
+    ] {
+        let mut pod = api_server_pod();
+        if let Some(h) = &have {
+            pod["spec"]["runtimeClassName"] = h.clone();
+        }
+        let wired = apply_object("request.object", &pod, &plan, &ApplyOptions::default()).unwrap();
+        assert_eq!(wired.object["spec"]["runtimeClassName"], want, "{have:?}");
+    }
+}

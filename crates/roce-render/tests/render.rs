@@ -22,12 +22,22 @@ fn profile(name: &str) -> Profile {
 
 /// Example profiles (`examples/`) that turn on what no built-in does, each with the targets pinned by a
 /// snapshot (`TARGET@examples__STEM`): NCCL's diagnostics and the Inspector's JSON records into an
-/// `emptyDir`, and its Prometheus files into the node's directory (a `hostPath`).
+/// `emptyDir`, and its Prometheus files into the node's directory (a `hostPath`); the NVIDIA runtime's
+/// RuntimeClass on k3s (`runtimeClassName` in every pod that runs ranks).
 const EXAMPLES: &[(&str, &[Target])] = &[
     ("nccl-observability.kdl", Target::ALL),
     (
         "nccl-inspector-prometheus.yaml",
         &[Target::Pod, Target::Kustomize, Target::Sbatch],
+    ),
+    (
+        "k3s-h100-ib.kdl",
+        &[
+            Target::Pod,
+            Target::Kustomize,
+            Target::NcclTestsMpijob,
+            Target::UcxPerftest,
+        ],
     ),
 ];
 

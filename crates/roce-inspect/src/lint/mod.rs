@@ -701,8 +701,8 @@ impl<'a> Cx<'a> {
             if gaps.iter().any(|g| g.instead.is_none()) {
                 help.push_str(&format!(", or run `{}`", self.hint));
             }
-            if gaps.iter().any(|g| g.instead.is_some()) {
-                help.push_str(" (`roce apply` keeps what the container already mounts there)");
+            if let Some(kept) = gaps.iter().find_map(Gap::kept) {
+                help.push_str(&format!(" ({kept})"));
             }
             let mut p = Problem::new(u.code, format!("{owner} {}: {}", sentence(&said), u.why));
             for g in gaps {

@@ -14,6 +14,7 @@ use std::fmt;
 
 use crate::model::{Fabric, Image, Inspector, Job, Nccl, NcclList, NcclRelease, NodePool, Profile};
 use crate::model::{Rails, Ucx};
+use crate::names::K8sName;
 use crate::source::{Origin, Spanned};
 use crate::ucx_list::{UcxNetDevices, UcxTls};
 
@@ -41,6 +42,8 @@ pub(crate) trait Read {
     fn cidr(&mut self) -> Option<Spanned<String>>;
     /// A name pattern (`ibp{nic}p{port}`).
     fn pattern(&mut self) -> Option<Spanned<String>>;
+    /// A Kubernetes object name (a DNS-1123 subdomain: a RuntimeClass).
+    fn k8s_name(&mut self) -> Option<Spanned<K8sName>>;
     /// A whole number in the entry's range.
     fn int(&mut self) -> Option<Spanned<u32>>;
     /// A boolean.

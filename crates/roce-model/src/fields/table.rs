@@ -600,6 +600,22 @@ pub(crate) const NODE_POOL: Section = Section {
             bind: bind!(NodePool.partition, nonempty),
             ..FIELD
         },
+        Field {
+            key: "runtime-class",
+            kind: Kind::Str {
+                pattern: Some(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"),
+            },
+            summary: "The RuntimeClass of the NVIDIA container runtime where it is not the nodes' default (k3s, RKE2): GPU pods set runtimeClassName to it.",
+            rows: &[Row {
+                kdl: r#"`runtime-class "nvidia"`"#,
+                yaml: "`runtime-class: nvidia`",
+                ty: "Kubernetes object name",
+                default: "none (the nodes' default runtime)",
+                drives: "Pod `spec.runtimeClassName`; without it, on nodes whose default runtime is not NVIDIA's, the container gets none of the GPUs the device plugin allocated (see [decisions](decisions.md#newneed-a-requirement-added-in-one-commit-the-container-runtime-class-issue-28))",
+            }],
+            bind: bind!(NodePool.runtime_class, k8s_name),
+            ..FIELD
+        },
     ],
 };
 

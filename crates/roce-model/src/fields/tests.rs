@@ -9,7 +9,7 @@ use crate::{BuiltinsOnly, Source, builtin, diff, load, walk};
 
 /// Keys no built-in or rule fixture writes.
 const RARE: &str = r#"profile "t/rare" extends="coreweave/gb300-roce" {
-    node-pool instance-type="x" partition="p" { rdma-resource "rdma/ib" count=2 }
+    node-pool instance-type="x" partition="p" { rdma-resource "rdma/ib" count=2; runtime-class "nvidia" }
     nics dra class="dranet.net" count=16 template="t" claim="c" {
         selectors "device.attributes[\"dra.net\"].rdma == true"
         gpus class="gpu.nvidia.com" count=4

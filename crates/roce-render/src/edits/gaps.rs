@@ -52,6 +52,12 @@ impl Gap<'_> {
                 "is not in the node's network namespace (`hostNetwork: true`)".to_string()
             }
             (None, Edit::Privileged) => "is not privileged".to_string(),
+            (None, Edit::PodField { field, value }) => {
+                format!("is in a pod spec without `{field}: {value}`")
+            }
+            (Some(found), Edit::PodField { field, value }) => {
+                format!("is in a pod spec with `{field}: {found}`, not `{value}`")
+            }
             (None, Edit::Annotation { key, .. }) => format!("has no annotation `{key}`"),
             (None, Edit::Label { key, .. }) => format!("has no label `{key}`"),
             (None, Edit::NodeLabel { key, value }) => {
@@ -91,6 +97,15 @@ impl Gap<'_> {
         }
     }
 
+    /// What `roce apply` keeps instead of writing the edit, for a fix's help (`None`: apply writes it).
+    pub fn kept(&self) -> Option<&'static str> {
+        self.instead.as_ref()?;
+        Some(match self.edit {
+            Edit::Volume(_) => "`roce apply` keeps what the container already mounts there",
+            _ => "`roce apply` keeps the pod's own value",
+        })
+    }
+
     /// A short label for its place.
     pub fn label(&self) -> String {
         match self.edit {
@@ -100,6 +115,7 @@ impl Gap<'_> {
             Edit::Env(v) => format!("{} missing", v.name),
             Edit::HostNetwork => "`hostNetwork: true` expected".to_string(),
             Edit::Privileged => "`privileged: true` expected".to_string(),
+            Edit::PodField { field, value } => format!("`{field}: {value}` expected"),
             Edit::Annotation { key, .. } => format!("{key} expected"),
             Edit::Label { key, value } | Edit::NodeLabel { key, value } => {
                 format!("{key}={value} expected")
@@ -182,6 +198,10 @@ fn on_this_pod(r: &Requirement, w: &Wiring<'_>) -> Consequence {
             Some(RdmaAccess::CloudNetworks) => Consequence::Differs,
             _ => Consequence::SilentTcp,
         },
+        // The NVIDIA runtime injects NVIDIA GPUs; a pod that asks for none runs the same without it.
+        Need::RuntimeClass if !w.accelerators().contains(&devices::Accelerator::Nvidia) => {
+            Consequence::Differs
+        }
         // A rank alone with its GPU whose NCCL runs without the shared-memory transport
         // (`NCCL_SHM_DISABLE=1`) has no peer in the pod to reach through /dev/shm.
         Need::SharedMemory if w.nccl_shm_off() && !w.several_gpus() => Consequence::Differs,
@@ -197,6 +217,9 @@ fn gap<'r>(e: &'r Edit, plan: &Plan, v: &PodView<'_>, w: &Wiring<'_>) -> Option<
     {
         return Some(g);
     }
+    if let Edit::PodField { field, value } = e {
+        return pod_field_gap(e, field, value, v);
+    }
     let c = v.container.map(|(_, c)| c);
     let in_container = |fields: &[&str]| c.map(|c| place(c, fields));
     let (met, at) = match e {
@@ -211,6 +234,7 @@ fn gap<'r>(e: &'r Edit, plan: &Plan, v: &PodView<'_>, w: &Wiring<'_>) -> Option<
             in_container(&["securityContext", "capabilities", "add"]),
         ),
         Edit::HostNetwork => (w.host_network.is_some(), None),
+        Edit::PodField { .. } => unreachable!("judged above"),
         Edit::Privileged => (w.privileged.is_some(), in_container(&["securityContext"])),
         Edit::Annotation { key, value, merge } => {
             let have = v.annotations.and_then(|a| text(a, key));
@@ -282,6 +306,39 @@ fn gap<'r>(e: &'r Edit, plan: &Plan, v: &PodView<'_>, w: &Wiring<'_>) -> Option<
         instead: None,
         at,
     })
+}
+
+/// The gap of a pod-spec field: none where the pod sets the value; where it sets another, that one is the
+/// pod's own (apply keeps it). Unset, `null` and `""` are all Kubernetes' default.
+fn pod_field_gap<'r>(e: &'r Edit, field: &str, value: &str, v: &PodView<'_>) -> Option<Gap<'r>> {
+    let set = v
+        .spec
+        .and_then(|s| entry(s, field))
+        .filter(|f| match &f.node.value {
+            Value::Scalar(Scalar::Null) => false,
+            Value::Scalar(Scalar::Str(s)) => !s.is_empty(),
+            _ => true,
+        });
+    let Some(f) = set else {
+        return Some(Gap {
+            edit: e,
+            instead: None,
+            at: v.spec.or(v.root)?.origin,
+        });
+    };
+    match &f.node.value {
+        Value::Scalar(Scalar::Str(s)) if s == value => None,
+        Value::Scalar(Scalar::Str(s)) => Some(Gap {
+            edit: e,
+            instead: Some(s.clone()),
+            at: f.node.origin,
+        }),
+        _ => Some(Gap {
+            edit: e,
+            instead: Some("a value that is no name".to_string()),
+            at: f.node.origin,
+        }),
+    }
 }
 
 /// Whether the template has the affinity's required pod-affinity terms (by their topology keys), and where
@@ -466,6 +523,7 @@ impl Edit {
             Edit::Privileged => {
                 "run the container privileged (`securityContext.privileged: true`)".to_string()
             }
+            Edit::PodField { field, value } => format!("set `{field}: {value}` in the pod's spec"),
             Edit::Annotation { key, value, .. } => format!("set the annotation `{key}: {value}`"),
             Edit::Label { key, value } => format!("add the label `{key}: {value}`"),
             Edit::NodeLabel { key, value } => format!("add `{key}: {value}` to `nodeSelector`"),
@@ -558,6 +616,62 @@ mod tests {
             "{}",
             applied.text
         );
+    }
+
+    /// A pod-spec field (the k3s example's runtime class): met by its value; unset, `null` and `""` are
+    /// gaps apply fills (just before the containers); another class is a gap apply keeps.
+    #[test]
+    fn a_pod_field_is_met_by_its_value_and_another_is_the_pods_own() {
+        let plan = crate::lower(
+            &load(
+                Source::new(
+                    "k3s-h100-ib.kdl",
+                    include_str!("../../../../examples/k3s-h100-ib.kdl").to_string(),
+                ),
+                &BuiltinsOnly,
+            )
+            .profile
+            .unwrap(),
+        );
+        let with = |line: &str| POD.replace("spec:\n", &format!("spec:\n{line}"));
+        // Unset: the gap points at `spec` (its offset starts line 5, after 4 lines).
+        assert_eq!(gaps_of(&plan, Need::RuntimeClass, POD), [(None, 4)]);
+        for unset in ["  runtimeClassName: null\n", "  runtimeClassName: \"\"\n"] {
+            assert_eq!(
+                gaps_of(&plan, Need::RuntimeClass, &with(unset)),
+                [(None, 4)]
+            );
+        }
+        assert_eq!(
+            gaps_of(
+                &plan,
+                Need::RuntimeClass,
+                &with("  runtimeClassName: nvidia\n")
+            ),
+            []
+        );
+        let kata = with("  runtimeClassName: kata-qemu\n");
+        assert_eq!(
+            gaps_of(&plan, Need::RuntimeClass, &kata),
+            [(Some("kata-qemu".to_string()), 6)]
+        );
+        let apply_to = |text: &str| {
+            apply(
+                &Source::new("p.yaml", text.to_string()),
+                &plan,
+                &ApplyOptions::default(),
+            )
+            .unwrap()
+            .text
+        };
+        assert!(apply_to(&kata).contains("runtimeClassName: kata-qemu\n"));
+        for text in [POD.to_string(), with("  runtimeClassName: null\n")] {
+            let applied = apply_to(&text);
+            assert!(
+                applied.contains("spec:\n  runtimeClassName: nvidia\n  containers:\n"),
+                "{applied}"
+            );
+        }
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub enum Need {
     Memlock,
     /// The node's GPUs as the device plugin's resource (the workload's own: `apply` never adds them).
     Gpus,
+    /// The NVIDIA container runtime, by the pod's runtime class, where it is not the nodes' default.
+    RuntimeClass,
     /// Nodes of the profile's pool (its node labels).
     NodePool,
     /// An IMEX channel of the profile's ComputeDomain (multi-node NVLink).
@@ -81,6 +83,7 @@ impl Need {
             Need::RdmaDevices => "RDMA devices",
             Need::Memlock => "memory locking for RDMA registration (IPC_LOCK)",
             Need::Gpus => "the node's GPUs",
+            Need::RuntimeClass => "the NVIDIA container runtime (its runtime class)",
             Need::NodePool => "nodes of the profile's pool",
             Need::NvlinkDomain => "an IMEX channel of the NVLink domain",
             Need::Placement => "placement inside one NVLink domain",
@@ -103,6 +106,7 @@ impl Need {
             Need::RailNics => Some(Code::LintMissingNad),
             Need::RdmaDevices => Some(Code::LintRdmaResource),
             Need::Memlock => Some(Code::LintIpcLock),
+            Need::RuntimeClass => Some(Code::LintRuntimeClass),
             Need::NodePool => Some(Code::LintNodeSelector),
             Need::NvlinkDomain => Some(Code::LintDraChannelClaim),
             Need::Placement => Some(Code::LintDraCliqueAffinity),
@@ -126,6 +130,8 @@ impl Need {
             Need::Memlock if consequence == Consequence::Differs => "the profile grants it, but the platform's GPU nodes (EKS with EFA, GKE's RDMA networks) run containers with an unlimited memlock limit, so registration works without it".to_string(),
             Need::Memlock => "RDMA memory registration (`ibv_reg_mr`) fails past the memlock limit and NCCL falls back to sockets".to_string(),
             Need::HostNetwork => "the profile's host-network mode gives its pods the node's RDMA NICs, and without them NCCL falls back to sockets".to_string(),
+            Need::RuntimeClass if consequence == Consequence::Differs => "the profile's nodes run the NVIDIA container runtime only for pods of that class, and a pod that asks for no NVIDIA GPU runs the same under their default runtime".to_string(),
+            Need::RuntimeClass => "the profile's nodes run the NVIDIA container runtime only for pods of that class (it is not their default: k3s and RKE2 register it beside runc); under another runtime nothing injects the GPUs the device plugin allocated, and CUDA finds no device".to_string(),
             Need::HostDirectories => format!(
                 "the profile's network provider ({}) mounts the node's directory there; {}",
                 plan.provider.describe(),
@@ -240,6 +246,14 @@ pub enum Edit {
     },
     /// `securityContext.capabilities.add` holds it (merge key: the capability).
     Capability(Capability),
+    /// A string field of the pod spec, `spec.<field>: value` (merge key: the field). A value the pod already
+    /// has is its own: `roce apply` keeps it, and `roce lint` reports it where it is another.
+    PodField {
+        /// The field (`runtimeClassName`).
+        field: &'static str,
+        /// Its value.
+        value: String,
+    },
     /// `spec.hostNetwork: true`, and `dnsPolicy: ClusterFirstWithHostNet` unless the pod chose a policy
     /// other than the default `ClusterFirst` (which a host-network pod would not get).
     HostNetwork,
@@ -277,6 +291,7 @@ pub fn requirements(plan: &Plan, exec: Option<&ExecWrap>) -> Vec<Requirement> {
     let mut out = vec![
         provenance(plan),
         gpus(plan),
+        runtime_class(plan),
         rail_nics(plan),
         rdma,
         memlock(plan),
@@ -372,6 +387,26 @@ fn gpus(plan: &Plan) -> Requirement {
                 quantity: plan.gpus_per_node.to_string(),
             })
             .into_iter()
+            .collect(),
+    )
+}
+
+/// The runtime class of the NVIDIA container runtime, where the profile names one. k3s and RKE2 register
+/// that runtime with containerd beside runc, not as the default, and their docs have GPU pods name it
+/// (`runtimeClassName: nvidia`, docs.k3s.io "NVIDIA Container Runtime Support"; the GPU Operator's toolkit
+/// with `CONTAINERD_SET_AS_DEFAULT=false` does the same): the device plugin's default `envvar` strategy
+/// only sets `NVIDIA_VISIBLE_DEVICES`, which runc ignores, so without it the container gets no GPU and
+/// the job fails.
+fn runtime_class(plan: &Plan) -> Requirement {
+    alone(
+        Need::RuntimeClass,
+        Consequence::Fails,
+        plan.runtime_class
+            .iter()
+            .map(|c| Edit::PodField {
+                field: "runtimeClassName",
+                value: c.clone(),
+            })
             .collect(),
     )
 }

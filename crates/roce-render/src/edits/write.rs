@@ -45,6 +45,7 @@ pub(crate) fn write(
         host_network(spec);
     }
     node_selector(spec, edits);
+    pod_fields(spec, edits);
     let volumes: Vec<&Volume> = edits
         .iter()
         .filter_map(|e| match e {
@@ -127,6 +128,34 @@ fn node_selector(spec: &mut Yaml, edits: &[&Edit]) {
             if let Edit::NodeLabel { key, value } = e {
                 set_str(sel, key, value);
             }
+        }
+    }
+}
+
+/// The pod-spec fields the pod leaves at Kubernetes' default (unset, `null` or `""`), each just before
+/// the containers where it is new (with the pod's own settings); a value already there is the pod's.
+fn pod_fields(spec: &mut Yaml, edits: &[&Edit]) {
+    for e in edits {
+        let Edit::PodField { field, value } = e else {
+            continue;
+        };
+        let unset = match spec.get(field) {
+            None | Some(Yaml::Null) => true,
+            Some(Yaml::Raw(r)) => matches!(r.as_str(), "~" | "null" | "Null" | "NULL"),
+            Some(y) => y.as_str() == Some(""),
+        };
+        if !unset {
+            continue;
+        }
+        if let Yaml::Map(entries) = spec
+            && !entries.iter().any(|(k, _)| k == field)
+            && let Some(at) = entries
+                .iter()
+                .position(|(k, _)| k == "initContainers" || k == "containers")
+        {
+            entries.insert(at, ((*field).to_string(), Yaml::Str(value.clone())));
+        } else {
+            spec.insert(field, Yaml::Str(value.clone()));
         }
     }
 }

@@ -376,6 +376,7 @@ fn patched_template(ctx: &Ctx) -> (Yaml, Yaml) {
                     | Edit::Env(_)
                     | Edit::HostNetwork
                     | Edit::Privileged
+                    | Edit::PodField { .. }
             )
         })
         .collect();
