@@ -4,9 +4,6 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-mod crash;
-mod memory;
-
 #[test]
 fn cli_cases() {
     trycmd::TestCases::new()

@@ -1,6 +1,7 @@
 //! `roce diff`: output snapshots (trycmd cases under `snapshots/diff/`: `NAME.toml` runs the command in
 //! `snapshots/diff/inputs/`, `NAME.stdout`/`NAME.stderr` hold the expected output; refresh them with
-//! `TRYCMD=overwrite cargo test -p roce-cli --test diff`), and `REV:path` against a real Git repository.
+//! `TRYCMD=overwrite cargo test -p roce-cli --test tests diff::`), and `REV:path` against a real Git
+//! repository.
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -752,7 +752,7 @@ fn docs_exec_md_examples_are_current() {
     }
     assert!(
         doc == want,
-        "docs/exec.md examples are stale; regenerate with ROCE_BLESS=1 cargo test -p roce-cli --test exec docs_exec_md"
+        "docs/exec.md examples are stale; regenerate with ROCE_BLESS=1 cargo test -p roce-cli --test tests exec::docs_exec_md"
     );
 }
 

@@ -2,11 +2,10 @@
 //! .ci/install-tools): the plugin and the Helm 3 script render a small chart wired, and the output passes
 //! `roce lint` and `kubernetes-validate --strict`. Skipped loudly without helm, a failure under CI.
 
-#[path = "../../roce-render/tests/support/consumers.rs"]
-mod consumers;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::consumers;
 
 const PROFILE: &str = "coreweave/gb300-roce";
 

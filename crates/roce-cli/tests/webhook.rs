@@ -3,6 +3,7 @@
 //! crates/roce-webhook/tests/server.rs.)
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -78,7 +79,7 @@ fn roce_hands_webhook_over_to_roce_webhook_and_says_so_when_it_is_missing() {
     // Alone in a directory, with nothing on PATH: `roce webhook` cannot find the server.
     let dir = tempfile::tempdir().unwrap();
     let roce = dir.path().join("roce");
-    std::fs::copy(env!("CARGO_BIN_EXE_roce"), &roce).unwrap();
+    copy_executable(env!("CARGO_BIN_EXE_roce"), &roce);
     let args = ["webhook", "--tls-cert", "c.pem", "--tls-key", "k.pem"];
     let out = Command::new(&roce)
         .args(args)
@@ -92,11 +93,10 @@ fn roce_hands_webhook_over_to_roce_webhook_and_says_so_when_it_is_missing() {
     assert!(err.contains("cargo install"), "{err}");
 
     // Next to it, the server runs with the same arguments: its own error names the certificate file.
-    std::fs::copy(
+    copy_executable(
         env!("CARGO_BIN_EXE_roce-webhook"),
-        dir.path().join("roce-webhook"),
-    )
-    .unwrap();
+        &dir.path().join("roce-webhook"),
+    );
     let out = Command::new(&roce)
         .args(args)
         .current_dir(dir.path())
@@ -112,4 +112,12 @@ fn roce_hands_webhook_over_to_roce_webhook_and_says_so_when_it_is_missing() {
     let out = Command::new(&roce).args(["webhook"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Usage: roce webhook"));
+}
+
+/// Copies an executable with `cp`, so that the descriptor open for writing it lives in that process only:
+/// opened here, a process another test thread spawns at that moment could hold it until its exec, and
+/// running the copy would fail with ETXTBSY ("Text file busy").
+fn copy_executable(from: &str, to: &Path) {
+    let status = Command::new("cp").arg(from).arg(to).status().unwrap();
+    assert!(status.success(), "cp {from} {}: {status}", to.display());
 }

@@ -28,8 +28,6 @@
 //! - (fixed) `doctor` reported a `UCX_TLS` of the wrong transport class only as `roce::doctor::env_drift`; it now
 //!   judges it with the fabric core (`roce::doctor::ucx_transport`; `doctor_judges_the_ucx_transport_class`).
 
-mod support;
-
 use std::fmt::Write as _;
 
 use proptest::prelude::*;
@@ -42,7 +40,8 @@ use roce_render::apply::{ApplyOptions, apply};
 use roce_render::plan::Consumer as EnvConsumer;
 use roce_render::{Plan, RenderOptions, Target, lower, render};
 use serde_json::{Map, Value};
-use support::tree::{self, CAP_DOCKER_DEFAULT, CAP_IPC_LOCK, Tree};
+
+use crate::support::tree::{self, CAP_DOCKER_DEFAULT, CAP_IPC_LOCK, Tree};
 
 // ---------------------------------------------------------------------------------------------------
 // The tables

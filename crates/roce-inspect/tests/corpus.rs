@@ -8,9 +8,6 @@
 //! strict fields, in apply's output (the violations apply adds are damage) and in the inputs (what the schemas
 //! reject there is listed with its cause in `INPUT_SCHEMA_ERRORS`).
 
-#[path = "../../roce-render/tests/support/consumers.rs"]
-mod consumers;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -20,6 +17,8 @@ use roce_model::{BuiltinsOnly, Problem, Severity, Source, builtin, load};
 use roce_render::apply::{ApplyOptions, apply};
 use serde_json::Value;
 use toml_edit::{DocumentMut, Item};
+
+use crate::support::consumers;
 
 /// Lint must find this share of what is really wrong, and this share of what it reports must be real.
 const MIN_PRECISION: f64 = 0.95;

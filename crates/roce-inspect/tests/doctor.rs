@@ -1,8 +1,6 @@
 //! `roce doctor` on fixture trees that the tests build (a fake `/sys`, `/proc`, `/dev`, `/usr/lib` under
 //! a temporary directory — nothing is copied from a host), plus the committed output of one real run.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::net::Ipv6Addr;
 use std::path::{Path, PathBuf};
@@ -10,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use roce_inspect::doctor::{self, Env, Report};
 use roce_model::{BuiltinsOnly, Profile, builtin, load};
-use support::tree::{CAP_DOCKER_DEFAULT, CAP_IPC_LOCK, Gid, Tree, V1, V2, g};
+
+use crate::support::tree::{CAP_DOCKER_DEFAULT, CAP_IPC_LOCK, Gid, Tree, V1, V2, g};
 
 // ---------------------------------------------------------------------------------------------------
 // Fixtures

@@ -4,15 +4,14 @@
 //! device metadata (KEP-5304) naming the NICs the pod's claims were allocated
 //! (`tests/fixtures/dra-metadata/`, whose README cites the format).
 
-mod support;
-
 use std::net::Ipv6Addr;
 
 use roce_inspect::doctor::dra_metadata::{self, CONTAINER_DIR};
 use roce_inspect::doctor::{Env, facts};
 use roce_inspect::exec::{self, Launch, NicOrigin, Options, Source, Unusable};
 use roce_model::{BuiltinsOnly, Code, Domain, Profile, Source as Text, builtin, load};
-use support::tree::{Gid, Tree, V1, V2, g};
+
+use crate::support::tree::{Gid, Tree, V1, V2, g};
 
 // ---------------------------------------------------------------------------------------------------
 // Fixtures

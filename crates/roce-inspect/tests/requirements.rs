@@ -7,8 +7,6 @@
 //! rendered manifests: the mutations are now the requirements themselves, every one of them, on every
 //! built-in.
 
-mod support;
-
 use roce_inspect::lint::{LintOptions, Linter};
 use roce_model::fabric::env::Consequence;
 use roce_model::{BuiltinsOnly, Code, Severity, Source, builtin, load};
@@ -227,8 +225,8 @@ fn each_requirement_left_out_is_reported_by_lint_and_written_back_by_apply() {
 /// the finding that says so.
 #[test]
 fn doctor_asks_the_same_requirements_of_a_host() {
+    use crate::support::tree::{self, CAP_DOCKER_DEFAULT, Tree};
     use roce_inspect::doctor::{self, Env, Seen};
-    use support::tree::{self, CAP_DOCKER_DEFAULT, Tree};
 
     // What a host cannot show; every other need has a check that sees it.
     let unseen = [

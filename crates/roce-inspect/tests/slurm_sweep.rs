@@ -18,9 +18,6 @@
 //! dev-dependency the other way would be a cycle. Skipped loudly when Slurm is not installed, a failure
 //! under `CI=true` (`.ci/install-tools` installs it).
 
-#[path = "../../roce-render/tests/support/slurm.rs"]
-mod slurm;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Stdio;
@@ -31,6 +28,8 @@ use roce_model::{BuiltinsOnly, builtin, load};
 use roce_render::sweep::{Campaign, MARKER, NodeList, Scheduler, SweepOptions};
 use roce_render::validation::ValidationOptions;
 use roce_render::{RenderOptions, plan};
+
+use crate::support::slurm;
 
 /// 8 H100 and 16 RoCE rails per node: the simulator's profile.
 const PROFILE: &str = "oci/h100-roce";

@@ -1,11 +1,10 @@
 //! `roce sweep report` on simulated fleets (tests/support/fleet.rs): every injected bad node and link is
 //! found with its cause, and no healthy node is called bad, over 20 seeds.
 
-#[path = "support/fleet.rs"]
-mod fleet;
-
 use roce_inspect::sweep::{self, Expectation, Verdict};
 use roce_render::sweep::{Campaign, RESULTS_DIR};
+
+use crate::support::fleet;
 
 /// A built-in profile.
 fn builtin(name: &str) -> roce_model::Profile {

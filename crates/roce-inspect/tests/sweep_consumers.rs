@@ -3,14 +3,13 @@
 //! Chromium (every heatmap cell and bar survives the browser's parser, and it renders a page).
 //! Skipped loudly without the tools; a failure under `CI=true` (`.ci/install-tools` installs both).
 
-#[path = "support/fleet.rs"]
-mod fleet;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use roce_inspect::sweep::{self, Expectation};
 use roce_render::sweep::RESULTS_DIR;
+
+use crate::support::fleet;
 
 fn required() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")

@@ -23,9 +23,6 @@
 //! Without `ucx_perftest` the test is skipped loudly; under `CI=true` that is a failure
 //! (`consumers::require`).
 
-#[path = "../../roce-render/tests/support/consumers.rs"]
-mod consumers;
-
 use std::fs::File;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -37,6 +34,8 @@ use roce_model::{BuiltinsOnly, builtin, load};
 use roce_render::validation::ucx_perftest::{INFO_CONTAINER, PORT, ROLE_LABEL, TEST_LABEL};
 use roce_render::{RenderOptions, Target, plan, render};
 use serde_json::Value;
+
+use crate::support::consumers;
 
 /// Iterations each client runs (the job runs 1000).
 const ITERATIONS: u64 = 20;

@@ -3,8 +3,9 @@
 //! `snapshots/api/<crate>.txt` lists every item a tool depending on the crate can name: one line per path
 //! (`kind path`), the members of a public type (pub fields, variants, inherent `pub` methods and constants,
 //! trait methods) under it. An item added to or removed from the API fails [`api_lists_are_current`] until
-//! the list is regenerated (`ROCE_BLESS=1 cargo test -p roce-model --test api`), so every API change shows in
-//! review. rustdoc's JSON output and `cargo public-api` would do this too, but need a nightly toolchain.
+//! the list is regenerated (`ROCE_BLESS=1 cargo test -p roce-model --test tests api::`), so every API change
+//! shows in review. rustdoc's JSON output and `cargo public-api` would do this too, but need a nightly
+//! toolchain.
 //!
 //! The lists are read with `syn`, following `pub mod` and `pub use` from `src/lib.rs` (`#[cfg(test)]` modules
 //! left out). The workspace denies `unreachable_pub` and `unnameable_types`, so every `pub` item is on the
@@ -18,7 +19,7 @@
 //! [`import_graphs_have_no_new_cycle`] builds, for each crate, the graph of its modules (an edge where a `use`
 //! or a path in one module's code names an item defined in another, the module's own parents left out) and
 //! fails on a cycle that [`KNOWN_CYCLES`] does not list, printing its edges (docs/decisions.md, "(api)").
-//! `ROCE_PRINT_GRAPH=1 cargo test -p roce-model --test api import -- --nocapture` prints the graphs.
+//! `ROCE_PRINT_GRAPH=1 cargo test -p roce-model --test tests api::import -- --nocapture` prints the graphs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -81,7 +82,7 @@ fn api_lists_are_current() {
     }
     assert!(
         stale.is_empty(),
-        "{}\nIf the change is meant, regenerate the lists: ROCE_BLESS=1 cargo test -p roce-model --test api",
+        "{}\nIf the change is meant, regenerate the lists: ROCE_BLESS=1 cargo test -p roce-model --test tests api::",
         stale.concat()
     );
 }

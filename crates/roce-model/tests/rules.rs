@@ -976,7 +976,7 @@ fn rules_doc() -> String {
     md.push_str(
         "# Rule catalogue\n\n\
          <!-- Generated from crates/roce-model/tests/fixtures/rules by crates/roce-model/tests/rules.rs.\n     \
-         Do not edit: change the fixtures, then run `ROCE_BLESS=1 cargo test -p roce-model --test rules`. -->\n\n\
+         Do not edit: change the fixtures, then run `ROCE_BLESS=1 cargo test -p roce-model --test tests rules::`. -->\n\n\
          Every diagnostic roce reports has a stable code. This page lists each one with its severity, why it\n\
          matters, a profile that triggers it, what roce says about that profile, and the corrected profile.\n\
          The examples are the rule's tests (`crates/roce-model/tests/fixtures/rules/<code>/`); most extend a\n\
@@ -1085,7 +1085,7 @@ fn rules_doc_is_current() {
             });
         panic!(
             "docs/rules.md is stale (first difference at line {line}); regenerate it with\n  \
-             ROCE_BLESS=1 cargo test -p roce-model --test rules rules_doc_is_current"
+             ROCE_BLESS=1 cargo test -p roce-model --test tests rules::rules_doc_is_current"
         );
     }
 }

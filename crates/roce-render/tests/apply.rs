@@ -2,14 +2,13 @@
 //! (`crates/roce-inspect/tests/fixtures/manifests/kinds/`): idempotence, snapshots, what survives,
 //! how existing values are merged, MPI launcher roles, errors, and kubernetes-validate --strict.
 
-#[path = "support/consumers.rs"]
-mod consumers;
-
 use std::path::{Path, PathBuf};
 
 use roce_model::{BuiltinsOnly, Code, Problem, Source, builtin, load};
 use roce_render::Plan;
 use roce_render::apply::{Applied, ApplyOptions, RoleChoice, apply};
+
+use crate::support::consumers;
 
 fn kinds_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../roce-inspect/tests/fixtures/manifests/kinds")

@@ -4,15 +4,14 @@
 //! applying twice changes nothing; and the result passes the real consumers: `kubernetes-validate --strict` at
 //! Kubernetes 1.34 and 1.37, the ComputeDomain and MPIJob CRD schemas.
 
-#[path = "support/consumers.rs"]
-mod consumers;
-
 use std::path::{Path, PathBuf};
 
 use roce_model::{Code, Problem, Source};
 use roce_render::Plan;
 use roce_render::apply::{Applied, ApplyOptions, RoleChoice, apply};
 use serde_json::{Value, json};
+
+use crate::support::consumers;
 
 const GB300_DRA: &str = "coreweave/gb300-roce-dra";
 const DRANET: &str = "oci/gb200-roce-dranet";

@@ -4,9 +4,6 @@
 //! CRD's OpenAPI schema with Python `jsonschema`. The emitted objects are also compared with the sources in
 //! `tests/fixtures/dra/` (the vendor's MPIJob, dranet's claim templates).
 
-#[path = "support/consumers.rs"]
-mod consumers;
-
 use std::num::NonZeroU32;
 use std::path::Path;
 use std::str::FromStr;
@@ -17,6 +14,8 @@ use roce_model::fabric::dra::{
     TopologyMode, emit,
 };
 use serde_json::{Value, json};
+
+use crate::support::consumers;
 
 fn n(v: u32) -> NonZeroU32 {
     NonZeroU32::new(v).unwrap()

@@ -2,14 +2,13 @@
 //! `COPY` of the binary and its `ENTRYPOINT`, `roce apply --exec`, fed to the real consumers
 //! (kubernetes-validate --strict, hadolint), and what refuses the options.
 
-#[path = "support/consumers.rs"]
-mod consumers;
-
 use roce_model::fabric::env::POD_DEPENDENT;
 use roce_model::{BuiltinsOnly, Profile, builtin, load};
 use roce_render::apply::{ApplyOptions, apply_wrapped};
 use roce_render::exec::{ExecWrap, ROCE_BINARY};
 use roce_render::{RenderError, RenderOptions, Target, plan, render};
+
+use crate::support::consumers;
 
 fn profile(name: &str) -> Profile {
     let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);

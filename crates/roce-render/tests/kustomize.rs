@@ -6,9 +6,6 @@
 //! loudly, under `CI=true` it fails. Reading the output back needs python3 with PyYAML, with the
 //! same rule.
 
-#[path = "support/consumers.rs"]
-mod consumers;
-
 use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::path::Path;
@@ -23,6 +20,8 @@ use roce_render::plumbing::multus;
 use roce_render::plumbing::pod::escape_dependent_vars;
 use roce_render::{PROFILE_ANNOTATION, RenderError, RenderOptions};
 use serde_json::{Value, json};
+
+use crate::support::consumers;
 
 fn plan_of(name: &str) -> Plan {
     let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);

@@ -1,9 +1,6 @@
 //! Every target × every built-in profile: snapshots, determinism, KDL/YAML parity, one env across
 //! targets, and the real consumers (kubernetes-validate --strict, hadolint, bash, sh).
 
-#[path = "support/consumers.rs"]
-mod consumers;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,6 +9,8 @@ use roce_model::{BuiltinsOnly, Profile, Source, builtin, load};
 use roce_render::exec::ExecWrap;
 use roce_render::plan::{Note, Topic};
 use roce_render::{Plan, RenderError, RenderOptions, Target, Workload, plan, render};
+
+use crate::support::consumers;
 
 fn profile(name: &str) -> Profile {
     let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);

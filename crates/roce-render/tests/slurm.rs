@@ -7,16 +7,14 @@
 //! Skipped loudly when Slurm is not installed, a failure under `CI=true` (`.ci/install-tools`
 //! installs it).
 
-#[path = "support/slurm.rs"]
-mod slurm;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use roce_model::{BuiltinsOnly, builtin, load};
 use roce_render::{Plan, RenderOptions, SlurmOptions, Target, plan, render};
-use slurm::{JOB_TIMEOUT, Slurm};
+
+use crate::support::slurm::{self, JOB_TIMEOUT, Slurm};
 
 fn plan_of(name: &str) -> Plan {
     let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);

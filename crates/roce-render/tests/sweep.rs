@@ -5,15 +5,14 @@
 //! path collected). The real-Slurm run of a campaign, read back by `roce sweep report`, is in
 //! crates/roce-inspect/tests/slurm_sweep.rs.
 
-#[path = "support/consumers.rs"]
-mod consumers;
-
 use std::collections::BTreeSet;
 
 use roce_model::{BuiltinsOnly, builtin, load};
 use roce_render::sweep::{Campaign, NodeList, Scheduler, SweepOptions};
 use roce_render::{Artifact, Plan, RenderOptions, plan};
 use serde_json::{Value, json};
+
+use crate::support::consumers;
 
 const PROFILES: &[&str] = &[
     "coreweave/gb300-roce",

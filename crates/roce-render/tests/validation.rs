@@ -3,9 +3,6 @@
 //! kubernetes-validate --strict, bash -n), and the content the jobs must carry. Snapshots of every target ×
 //! profile live in tests/render.rs.
 
-#[path = "support/consumers.rs"]
-mod consumers;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
@@ -15,6 +12,8 @@ use roce_render::plan::EnvVar;
 use roce_render::validation::ValidationOptions;
 use roce_render::{Plan, RenderError, RenderOptions, Target, Workload, plan, render};
 use serde_json::{Value, json};
+
+use crate::support::consumers;
 
 fn plan_of(name: &str) -> Plan {
     let loaded = load(builtin::source(name).unwrap(), &BuiltinsOnly);

@@ -4,13 +4,12 @@
 //! clientConfig, container args, Certificate DNS names, the cainjector annotation); the ConfigMap's
 //! profiles load; `kubectl kustomize` builds the directory.
 
-mod support;
-
 use std::path::PathBuf;
 
 use roce_model::{BuiltinsOnly, Source, load};
 use serde_json::Value;
-use support::consumers;
+
+use crate::support::consumers;
 
 fn dir() -> PathBuf {
     consumers::repo_root().join("deploy/webhook")

@@ -2,15 +2,14 @@
 //! payloads. Patches are applied with Python's `jsonpatch` (independent of the `json-patch` crate that made
 //! them), and the patched objects must pass `kubernetes-validate --strict` and `roce lint` with no finding.
 
-mod support;
-
 use std::time::Duration;
 
 use roce_inspect::lint::{LintOptions, Linter};
 use roce_model::{BuiltinsOnly, Source, builtin, load};
 use roce_webhook::OnError;
 use serde_json::{Value, json};
-use support::consumers;
+
+use crate::support::{self, consumers};
 
 const PROFILE: &str = "coreweave/gb300-roce";
 

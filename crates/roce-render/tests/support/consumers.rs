@@ -2,11 +2,12 @@
 //! consume it (schema validator, Dockerfile linter, kustomize, bash) and fail
 //! the test when they reject it. std only.
 //!
-//! Use from an integration test (`crates/roce-render/tests/<name>.rs`):
+//! Declared once per test binary: in roce-render's `tests/tests.rs` as `support::consumers`, in the other
+//! crates' `tests/tests.rs` through `#[path = "../../roce-render/tests/support/consumers.rs"]`. A topic
+//! module then writes:
 //!
 //! ```ignore
-//! #[path = "support/consumers.rs"]
-//! mod consumers;
+//! use crate::support::consumers;
 //! use consumers::Checked;
 //!
 //! #[test]

@@ -3,8 +3,7 @@
 //! default; several with [`Config::with_nodes`] (Slurm's multiple-slurmd mode, below). std only.
 //!
 //! ```ignore
-//! #[path = "support/slurm.rs"]
-//! mod slurm;
+//! use crate::support::slurm; // declared once in the binary's tests/tests.rs
 //!
 //! let Some(cluster) = slurm::shared(|| slurm::Config::new(["gb300"], 4, 4)) else { return }; // skipped
 //! let job = cluster.sbatch_wait("#!/bin/bash\nsrun env\n", &[], slurm::JOB_TIMEOUT).unwrap();
