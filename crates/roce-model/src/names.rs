@@ -35,15 +35,20 @@ impl fmt::Display for NameError {
 
 impl std::error::Error for NameError {}
 
-fn error(message: String, help: &str) -> NameError {
+pub(crate) fn error(message: String, help: &str) -> NameError {
     NameError {
         message,
         help: help.to_string(),
     }
 }
 
+/// A validated name type: its check, and optionally a normalisation applied first (CEL selectors are
+/// trimmed). The one definition of the newtypes here and in [`crate::fabric::dra::names`].
 macro_rules! name_type {
     ($(#[$doc:meta])* $name:ident, $check:path) => {
+        name_type!($(#[$doc])* $name, $check, normalize = std::convert::identity);
+    };
+    ($(#[$doc:meta])* $name:ident, $check:path, normalize = $norm:path) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub struct $name(String);
@@ -58,6 +63,7 @@ macro_rules! name_type {
         impl FromStr for $name {
             type Err = NameError;
             fn from_str(s: &str) -> Result<Self, NameError> {
+                let s: &str = $norm(s);
                 $check(s)?;
                 Ok(Self(s.to_string()))
             }
@@ -66,6 +72,10 @@ macro_rules! name_type {
         impl TryFrom<String> for $name {
             type Error = NameError;
             fn try_from(s: String) -> Result<Self, NameError> {
+                // Only a normalisation that changes the text costs a copy.
+                if $norm(s.as_str()).len() != s.len() {
+                    return s.parse();
+                }
                 $check(&s)?;
                 Ok(Self(s))
             }
@@ -122,6 +132,8 @@ macro_rules! name_type {
         }
     };
 }
+
+pub(crate) use name_type;
 
 /// Is `s` a DNS-1123 label: `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63 characters (Kubernetes
 /// `IsDNS1123Label`: namespaces, container names, Multus network names)?

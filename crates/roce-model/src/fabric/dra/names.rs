@@ -8,56 +8,28 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::names::{K8sName, NameError};
+use crate::names::{K8sName, NameError, error, name_type};
 
-macro_rules! newtype {
-    ($(#[$doc:meta])* $name:ident, $check:path) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-        #[serde(transparent)]
-        pub struct $name(String);
-
-        impl $name {
-            /// The text, as it is written into a manifest.
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = NameError;
-            fn from_str(s: &str) -> Result<Self, NameError> {
-                $check(s).map($name)
-            }
-        }
-    };
-}
-
-newtype!(
+name_type!(
     /// A DeviceClass name (a DNS subdomain an administrator chose: `dranet.net`, `gpu.nvidia.com`,
     /// `mrdma.google.com`).
     DeviceClassName,
     check_device_class
 );
-newtype!(
+name_type!(
     /// A CEL expression a device selector evaluates (`device.attributes["dra.net"].rdma == true`). Kept as
     /// text, trimmed: the API server compiles it against the devices' attributes, which roce cannot see.
     CelExpression,
-    check_cel
+    check_cel,
+    normalize = str::trim
 );
-newtype!(
+name_type!(
     /// A label key: an optional DNS-subdomain prefix and `/`, then a name of at most 63 characters
     /// (`nvidia.com/gpu.clique`, `app`).
     LabelKey,
     check_label_key
 );
-newtype!(
+name_type!(
     /// A label value: empty, or at most 63 alphanumerics, `-`, `_` and `.`, starting and ending with an
     /// alphanumeric.
     LabelValue,
@@ -67,15 +39,8 @@ newtype!(
 /// `CELSelectorExpressionMaxLength` in `k8s.io/api/resource/v1/types.go`.
 pub const CEL_MAX_LEN: usize = 10 * 1024;
 
-fn error(message: String, help: &str) -> NameError {
-    NameError {
-        message,
-        help: help.to_owned(),
-    }
-}
-
-fn check_device_class(s: &str) -> Result<String, NameError> {
-    K8sName::from_str(s).map(String::from).map_err(|_| {
+fn check_device_class(s: &str) -> Result<(), NameError> {
+    K8sName::from_str(s).map(drop).map_err(|_| {
         error(
             format!("`{s}` is not a valid device class name (DNS-1123 subdomain)"),
             "name a DeviceClass the cluster has, e.g. `dranet.net` or `gpu.nvidia.com`",
@@ -83,8 +48,8 @@ fn check_device_class(s: &str) -> Result<String, NameError> {
     })
 }
 
-fn check_cel(s: &str) -> Result<String, NameError> {
-    let s = s.trim();
+/// `s` is trimmed already (`normalize`).
+fn check_cel(s: &str) -> Result<(), NameError> {
     if s.is_empty() {
         return Err(error(
             "the CEL selector is empty".to_owned(),
@@ -97,17 +62,17 @@ fn check_cel(s: &str) -> Result<String, NameError> {
             "Kubernetes accepts at most 10 KiB: split it into several selectors (a device must pass all)",
         ));
     }
-    Ok(s.to_owned())
+    Ok(())
 }
 
-fn check_label_key(s: &str) -> Result<String, NameError> {
+fn check_label_key(s: &str) -> Result<(), NameError> {
     let (prefix, name) = match s.split_once('/') {
         Some((prefix, name)) => (Some(prefix), name),
         None => (None, s),
     };
     let prefix_ok = prefix.is_none_or(|p| K8sName::from_str(p).is_ok());
     if prefix_ok && label_name(name) && !name.is_empty() {
-        return Ok(s.to_owned());
+        return Ok(());
     }
     Err(error(
         format!("`{s}` is not a valid label key"),
@@ -116,9 +81,9 @@ fn check_label_key(s: &str) -> Result<String, NameError> {
     ))
 }
 
-fn check_label_value(s: &str) -> Result<String, NameError> {
+fn check_label_value(s: &str) -> Result<(), NameError> {
     if s.is_empty() || label_name(s) {
-        return Ok(s.to_owned());
+        return Ok(());
     }
     Err(error(
         format!("`{s}` is not a valid label value"),
