@@ -230,30 +230,27 @@ impl Plan {
     /// The rails a `NCCL_IB_HCA` value selects, by NCCL's list rules (prefix, `=` exact, `^` exclude,
     /// `:port`) over [`Plan::rail_ports`].
     pub fn hca_selects(&self, value: &str) -> std::collections::BTreeSet<(String, u32)> {
-        let (list, _) = roce_model::nccl_list::parse(value, roce_model::nccl_list::ListKind::IbHca);
-        let ports: Vec<(&str, u32)> = self
-            .rail_ports
-            .iter()
-            .map(|(d, p)| (d.as_str(), *p))
-            .collect();
-        list.matching_ports(&ports)
+        self.hca_matching(value)
             .into_iter()
             .map(|(d, p)| (d.to_string(), p))
             .collect()
     }
 
-    /// Whether `value` selects every rail port: [`Plan::hca_selects`] of them all, counted without copying
-    /// the device names (this runs on every render).
-    fn hca_selects_every_rail(&self, value: &str) -> bool {
+    /// [`Plan::hca_selects`], borrowing the device names.
+    fn hca_matching(&self, value: &str) -> std::collections::BTreeSet<(&str, u32)> {
         let (list, _) = roce_model::nccl_list::parse(value, roce_model::nccl_list::ListKind::IbHca);
         let ports: Vec<(&str, u32)> = self
             .rail_ports
             .iter()
             .map(|(d, p)| (d.as_str(), *p))
             .collect();
-        let selected: std::collections::BTreeSet<(&str, u32)> =
-            list.matching_ports(&ports).into_iter().collect();
-        selected.len() == self.rail_ports.len()
+        list.matching_ports(&ports).into_iter().collect()
+    }
+
+    /// Whether `value` selects every rail port, counted without copying the device names (this runs on
+    /// every render).
+    fn hca_selects_every_rail(&self, value: &str) -> bool {
+        self.hca_matching(value).len() == self.rail_ports.len()
     }
 
     /// What another value `have` for `name` does to the job, by its reader
