@@ -18,7 +18,13 @@ pub(crate) struct Cli {
 impl Cli {
     /// What `Cli::parse()` does, and the `--color` in effect.
     pub(crate) fn parse_with_color() -> (Self, Color) {
-        let mut matches = Self::command().get_matches();
+        let mut command = Self::command();
+        let mut matches = command
+            .try_get_matches_from_mut(std::env::args_os())
+            .unwrap_or_else(|e| e.exit());
+        // The command tree lives until the process ends: freeing its few hundred allocations one by one
+        // was a twentieth of a short command's instructions (docs/decisions.md, "(startup-5)").
+        std::mem::forget(command);
         // A `--color` given after the subcommand (whose copy is global) clap has copied up to here.
         let color = matches
             .get_one::<Color>("color")

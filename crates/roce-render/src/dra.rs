@@ -23,7 +23,11 @@ fn from_json(v: &serde_json::Value) -> Yaml {
         },
         Value::String(s) => Yaml::Str(s.clone()),
         Value::Array(items) => Yaml::Seq(items.iter().map(from_json).collect()),
-        Value::Object(m) => Yaml::Map(m.iter().map(|(k, v)| (k.clone(), from_json(v))).collect()),
+        Value::Object(m) => Yaml::Map(
+            m.iter()
+                .map(|(k, v)| (k.clone().into(), from_json(v)))
+                .collect(),
+        ),
     }
 }
 

@@ -83,7 +83,7 @@ proptest! {
         let doc = Yaml::map()
             .with("plain", value.as_str())
             .with("quoted", Yaml::Quoted(value.clone()))
-            .with(&format!("k-{key}"), Yaml::Block(format!("{value}\n{value}")));
+            .with(format!("k-{key}"), Yaml::Block(format!("{value}\n{value}")));
         let text = yaml::to_string(&doc);
         let back: serde_json::Value = serde_saphyr::from_str(&text)
             .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;

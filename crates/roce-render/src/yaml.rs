@@ -14,6 +14,11 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+/// A mapping key: borrowed for the fixed keys of the manifests roce writes, owned for names it reads or
+/// computes. An owned key is an allocation, and the Pod target alone writes about ninety of them
+/// (docs/decisions.md, "(startup-5)").
+pub(crate) type Key = Cow<'static, str>;
+
 /// One YAML node.
 ///
 /// Mappings keep the order in which entries were added, so the same model
@@ -21,7 +26,7 @@ use std::fmt::Write as _;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Yaml {
     /// A mapping with string keys, written in vector order.
-    Map(Vec<(String, Yaml)>),
+    Map(Vec<(Key, Yaml)>),
     /// A sequence.
     Seq(Vec<Yaml>),
     /// A string. It always reads back as a string, quoted when needed.
@@ -64,7 +69,7 @@ impl Yaml {
     ///
     /// If `self` is not a [`Yaml::Map`].
     #[must_use]
-    pub(crate) fn with(mut self, key: &str, value: impl Into<Yaml>) -> Self {
+    pub(crate) fn with(mut self, key: impl Into<Key>, value: impl Into<Yaml>) -> Self {
         self.insert(key, value);
         self
     }
@@ -76,14 +81,15 @@ impl Yaml {
     /// # Panics
     ///
     /// If `self` is not a [`Yaml::Map`].
-    pub(crate) fn insert(&mut self, key: &str, value: impl Into<Yaml>) {
+    pub(crate) fn insert(&mut self, key: impl Into<Key>, value: impl Into<Yaml>) {
+        let key = key.into();
         let Yaml::Map(entries) = self else {
             panic!("Yaml::insert({key:?}) called on a non-mapping node");
         };
         let value = value.into();
-        match entries.iter_mut().find(|(k, _)| k == key) {
+        match entries.iter_mut().find(|(k, _)| *k == key) {
             Some((_, slot)) => *slot = value,
-            None => entries.push((key.to_owned(), value)),
+            None => entries.push((key, value)),
         }
     }
 
@@ -244,7 +250,7 @@ fn write_node(out: &mut String, node: &Yaml, indent: usize, inline: bool, layout
 
 fn write_map(
     out: &mut String,
-    entries: &[(String, Yaml)],
+    entries: &[(Key, Yaml)],
     indent: usize,
     inline: bool,
     layout: Layout,
@@ -318,7 +324,7 @@ fn write_value(
 }
 
 /// The lines of mapping entries at `indent`, every line padded.
-pub(crate) fn entries_at(entries: &[(String, Yaml)], indent: usize, layout: Layout) -> String {
+pub(crate) fn entries_at(entries: &[(Key, Yaml)], indent: usize, layout: Layout) -> String {
     let mut out = String::new();
     write_map(&mut out, entries, indent, false, layout);
     out
@@ -939,14 +945,14 @@ spec:
     fn long_keys_use_explicit_form() {
         let long = "k".repeat(1001);
         let doc = Yaml::map()
-            .with(&long, "v")
-            .with(&format!("{long}2"), Yaml::map().with("a", "b"))
-            .with(&format!("{long}3"), Yaml::seq().item("x"));
+            .with(long.clone(), "v")
+            .with(format!("{long}2"), Yaml::map().with("a", "b"))
+            .with(format!("{long}3"), Yaml::seq().item("x"));
         let want = format!("? {long}\n: v\n? {long}2\n:\n  a: b\n? {long}3\n:\n  - x\n");
         assert_eq!(to_string(&doc), want);
         let edge = "k".repeat(1000);
         assert_eq!(
-            to_string(&Yaml::map().with(&edge, 1)),
+            to_string(&Yaml::map().with(edge.clone(), 1)),
             format!("{edge}: 1\n")
         );
     }
@@ -1219,7 +1225,7 @@ print(json.dumps([t(d) for d in yaml.safe_load_all(sys.stdin.buffer.read().decod
             strings
                 .iter()
                 .enumerate()
-                .map(|(i, s)| (format!("k{i}"), Yaml::Str(s.clone())))
+                .map(|(i, s)| (format!("k{i}").into(), Yaml::Str(s.clone())))
                 .collect(),
         );
         let mut seen = std::collections::HashSet::new();
@@ -1227,7 +1233,7 @@ print(json.dumps([t(d) for d in yaml.safe_load_all(sys.stdin.buffer.read().decod
             strings
                 .iter()
                 .filter(|s| seen.insert(s.as_str()))
-                .map(|s| (s.clone(), Yaml::Seq(vec![Yaml::Str(s.clone())])))
+                .map(|s| (s.clone().into(), Yaml::Seq(vec![Yaml::Str(s.clone())])))
                 .collect(),
         );
         let nested = Yaml::seq()
@@ -1236,11 +1242,11 @@ print(json.dumps([t(d) for d in yaml.safe_load_all(sys.stdin.buffer.read().decod
             ))
             .item(pod())
             .item(Yaml::map().with(
-                &"x".repeat(1500),
+                "x".repeat(1500),
                 Yaml::map().with("a", Yaml::seq().item("1")),
             ))
             .item(Yaml::map().with(
-                &"q".repeat(1100),
+                "q".repeat(1100),
                 Yaml::seq().item(Yaml::map().with("a", "b")),
             ));
         let quoted_and_blocks = Yaml::Map(
@@ -1249,8 +1255,11 @@ print(json.dumps([t(d) for d in yaml.safe_load_all(sys.stdin.buffer.read().decod
                 .enumerate()
                 .flat_map(|(i, s)| {
                     [
-                        (format!("q{i}"), Yaml::Quoted(s.clone())),
-                        (format!("b{i}"), Yaml::Block(format!("[{s}\n {s},\n{s}]"))),
+                        (format!("q{i}").into(), Yaml::Quoted(s.clone())),
+                        (
+                            format!("b{i}").into(),
+                            Yaml::Block(format!("[{s}\n {s},\n{s}]")),
+                        ),
                     ]
                 })
                 .collect(),

@@ -123,7 +123,8 @@ pub(super) fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
         return Ok(Exit::Usage);
     }
     let opts = options(&args)?;
-    let artifacts = match render(&plan::lower(&profile), args.target, &opts) {
+    let plan = plan::lower(&profile);
+    let artifacts = match render(&plan, args.target, &opts) {
         Ok(a) => a,
         Err(RenderError::Unrepresentable {
             name,
@@ -150,22 +151,25 @@ pub(super) fn run(args: RenderArgs, out: &Output) -> miette::Result<Exit> {
         .into_iter()
         .map(|a| (a.path, a.contents))
         .collect();
-    match (&args.output, args.check) {
+    let exit = match (&args.output, args.check) {
         (None, _) => {
             for (_, contents) in &files {
                 crate::report::out(contents);
             }
-            Ok(Exit::Ok)
+            Exit::Ok
         }
-        (Some(dir), true) => Ok(check_stale(dir, &files)),
+        (Some(dir), true) => check_stale(dir, &files),
         (Some(dir), false) => {
             write_all(dir, &files)?;
             for (name, _) in &files {
                 crate::report::errln!("wrote {}", dir.join(name).display());
             }
-            Ok(Exit::Ok)
+            Exit::Ok
         }
-    }
+    };
+    // Kept until the process ends, like clap's command tree (`Cli::parse_with_color`).
+    std::mem::forget((profile, sources, plan, files));
+    Ok(exit)
 }
 
 fn options(args: &RenderArgs) -> miette::Result<RenderOptions> {

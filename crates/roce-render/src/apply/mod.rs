@@ -956,7 +956,7 @@ fn container_argv(doc: &mut Yaml, t: &Template, index: usize) -> Option<Vec<Stri
 /// Follow `path`, creating mappings that are absent.
 fn ensure_path<'a>(doc: &'a mut Yaml, path: &[Step]) -> Option<&'a mut Yaml> {
     path.iter().try_fold(doc, |node, step| match step {
-        Step::Key(k) => ensure_map(node, k, false),
+        Step::Key(k) => ensure_map(node, k.clone(), false),
         Step::Index(i) => match node {
             Yaml::Seq(items) => items.get_mut(*i),
             _ => None,

@@ -44,7 +44,7 @@ pub(super) fn yaml(value: &Value) -> Yaml {
     match value {
         Value::Object(map) => Yaml::Map(
             map.iter()
-                .map(|(k, v)| (k.clone(), self::yaml(v)))
+                .map(|(k, v)| (k.clone().into(), self::yaml(v)))
                 .collect(),
         ),
         Value::Array(items) => Yaml::Seq(items.iter().map(self::yaml).collect()),
@@ -63,7 +63,7 @@ pub(super) fn json(value: Yaml) -> Value {
         Yaml::Map(entries) => Value::Object(
             entries
                 .into_iter()
-                .map(|(k, v)| (k, json(v)))
+                .map(|(k, v)| (k.into_owned(), json(v)))
                 .collect::<Map<_, _>>(),
         ),
         Yaml::Seq(items) => Value::Array(items.into_iter().map(json).collect()),
@@ -118,9 +118,11 @@ fn writable(value: &Value) -> Yaml {
         Value::String(s) if s.contains('\n') => Yaml::Block(s.clone()),
         Value::String(s) => Yaml::Str(s.clone()),
         Value::Array(items) => Yaml::Seq(items.iter().map(writable).collect()),
-        Value::Object(map) => {
-            Yaml::Map(map.iter().map(|(k, v)| (k.clone(), writable(v))).collect())
-        }
+        Value::Object(map) => Yaml::Map(
+            map.iter()
+                .map(|(k, v)| (k.clone().into(), writable(v)))
+                .collect(),
+        ),
     }
 }
 

@@ -16,7 +16,7 @@ pub(crate) fn to_yaml(node: &Node, text: &str) -> Yaml {
         Value::Map(entries) => Yaml::Map(
             entries
                 .iter()
-                .map(|e| (e.key.value.clone(), to_yaml(&e.node, text)))
+                .map(|e| (e.key.value.clone().into(), to_yaml(&e.node, text)))
                 .collect(),
         ),
         Value::Seq(items) => Yaml::Seq(items.iter().map(|i| to_yaml(i, text)).collect()),

@@ -527,8 +527,8 @@ impl<'t> Editor<'t> {
     fn map(
         &mut self,
         entries: &[roce_model::plumbing::tree::Entry],
-        old: &[(String, Yaml)],
-        new: &[(String, Yaml)],
+        old: &[(yaml::Key, Yaml)],
+        new: &[(yaml::Key, Yaml)],
     ) -> Option<()> {
         let text = self.text;
         let first = entries.first()?.key.origin.offset;
@@ -562,7 +562,7 @@ impl<'t> Editor<'t> {
     /// New entries after the entry whose content ends at `after`, or (`None`) before the first key.
     fn insert_entries(
         &mut self,
-        group: &[(String, Yaml)],
+        group: &[(yaml::Key, Yaml)],
         col: usize,
         after: Option<usize>,
         first: usize,
@@ -790,7 +790,7 @@ impl<'t> Editor<'t> {
 const MAX_FLOW_LINE: usize = 100;
 
 /// Are the keys of `old` in `new`, in the same order?
-fn keeps_keys(old: &[(String, Yaml)], new: &[(String, Yaml)]) -> bool {
+fn keeps_keys(old: &[(yaml::Key, Yaml)], new: &[(yaml::Key, Yaml)]) -> bool {
     let mut keys = new.iter().map(|(k, _)| k);
     old.iter().all(|(k, _)| keys.any(|n| n == k))
 }

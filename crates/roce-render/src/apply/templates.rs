@@ -60,7 +60,7 @@ impl Tree for Yaml {
     }
     fn entries(&self) -> Vec<(&str, &Yaml)> {
         match self {
-            Yaml::Map(entries) => entries.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+            Yaml::Map(entries) => entries.iter().map(|(k, v)| (k.as_ref(), v)).collect(),
             _ => Vec::new(),
         }
     }

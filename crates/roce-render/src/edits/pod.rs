@@ -31,7 +31,7 @@ pub(crate) fn render_edits(plan: &Plan, opts: &RenderOptions, chosen: &[&Edit]) 
     };
     let mut pod = Yaml::map().with("apiVersion", "v1").with("kind", "Pod");
     for (k, v) in parts {
-        pod.insert(&k, v);
+        pod.insert(k, v);
     }
     // The objects the claims name go first, so `kubectl apply -f` creates them before the pod.
     let mut docs = documents_of(chosen);
@@ -46,13 +46,13 @@ pub(crate) fn render_edits(plan: &Plan, opts: &RenderOptions, chosen: &[&Edit]) 
 #[derive(Default)]
 pub(crate) struct Head<'a> {
     /// `metadata`'s first keys (`name`, the caller's labels).
-    pub metadata: Vec<(String, Yaml)>,
+    pub metadata: Vec<(crate::yaml::Key, Yaml)>,
     /// `spec`'s first keys (`restartPolicy`, …).
-    pub spec: Vec<(String, Yaml)>,
+    pub spec: Vec<(crate::yaml::Key, Yaml)>,
     /// An affinity of the caller's instead of the plan's (a sweep's pinned nodes, a test's anti-affinity).
     pub affinity: Option<Yaml>,
     /// Keys between `affinity` and `containers` (`initContainers`).
-    pub before_containers: Vec<(String, Yaml)>,
+    pub before_containers: Vec<(crate::yaml::Key, Yaml)>,
     /// What the caller adds to the wired container (a command, a probe).
     pub finish_container: Option<Box<dyn FnOnce(Yaml) -> Yaml + 'a>>,
 }
@@ -69,7 +69,7 @@ pub(crate) fn wired(plan: &Plan, opts: &RenderOptions, head: Head<'_>) -> Yaml {
 fn wired_with(plan: &Plan, opts: &RenderOptions, head: Head<'_>, chosen: &[&Edit]) -> Yaml {
     let mut metadata = Yaml::map();
     for (k, v) in head.metadata {
-        metadata.insert(&k, v);
+        metadata.insert(k, v);
     }
     if metadata.get("labels").is_none() {
         metadata.insert("labels", Yaml::Null);
@@ -77,7 +77,7 @@ fn wired_with(plan: &Plan, opts: &RenderOptions, head: Head<'_>, chosen: &[&Edit
     metadata.insert("annotations", Yaml::Null);
     let mut spec = Yaml::map();
     for (k, v) in head.spec {
-        spec.insert(&k, v);
+        spec.insert(k, v);
     }
     spec.insert(roce_model::fabric::attach::HOST_NETWORK, Yaml::Null);
     spec.insert("dnsPolicy", Yaml::Null);
@@ -85,7 +85,7 @@ fn wired_with(plan: &Plan, opts: &RenderOptions, head: Head<'_>, chosen: &[&Edit
     let own_affinity = head.affinity.is_some();
     spec.insert("affinity", head.affinity.unwrap_or(Yaml::Null));
     for (k, v) in head.before_containers {
-        spec.insert(&k, v);
+        spec.insert(k, v);
     }
     spec.insert("containers", vec![container_skeleton(opts)]);
     spec.insert("resourceClaims", Yaml::Null);

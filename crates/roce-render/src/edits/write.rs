@@ -9,7 +9,7 @@ use super::keys::{env_meets, holds_capability, same_path, unescape_dependent};
 use super::{Edit, Merge, Volume};
 use crate::apply::multus;
 use crate::plan::{MULTUS_ANNOTATION, Plan};
-use crate::yaml::Yaml;
+use crate::yaml::{Key, Yaml};
 use roce_model::names::NadRef;
 
 /// What the interpreter needs to know about the template besides its YAML.
@@ -91,7 +91,7 @@ fn annotations(template: &mut Yaml, edits: &[&Edit], cx: Context<'_>) -> Vec<Str
                     continue;
                 }
                 if value.contains('\n') {
-                    annotations.insert(key, Yaml::Block(value.clone()));
+                    annotations.insert(key.clone(), Yaml::Block(value.clone()));
                 } else {
                     set_str(annotations, key, value);
                 }
@@ -153,9 +153,9 @@ fn pod_fields(spec: &mut Yaml, edits: &[&Edit]) {
                 .iter()
                 .position(|(k, _)| k == "initContainers" || k == "containers")
         {
-            entries.insert(at, ((*field).to_string(), Yaml::Str(value.clone())));
+            entries.insert(at, ((*field).into(), Yaml::Str(value.clone())));
         } else {
-            spec.insert(field, Yaml::Str(value.clone()));
+            spec.insert(*field, Yaml::Str(value.clone()));
         }
     }
 }
@@ -484,22 +484,26 @@ impl GetMut for Yaml {
 }
 
 /// The mapping under `key` of `map`, created (last, or first with `front`) when absent or null.
-pub(crate) fn ensure_map<'a>(map: &'a mut Yaml, key: &str, front: bool) -> Option<&'a mut Yaml> {
+pub(crate) fn ensure_map(
+    map: &mut Yaml,
+    key: impl AsRef<str> + Into<Key>,
+    front: bool,
+) -> Option<&mut Yaml> {
     ensure(map, key, front, Yaml::map)
 }
 
-pub(crate) fn ensure_seq<'a>(map: &'a mut Yaml, key: &str) -> Option<&'a mut Yaml> {
+pub(crate) fn ensure_seq<'a>(map: &'a mut Yaml, key: &'static str) -> Option<&'a mut Yaml> {
     ensure(map, key, false, Yaml::seq)
 }
 
-fn ensure<'a>(
-    map: &'a mut Yaml,
-    key: &str,
+fn ensure(
+    map: &mut Yaml,
+    key: impl AsRef<str> + Into<Key>,
     front: bool,
     empty: fn() -> Yaml,
-) -> Option<&'a mut Yaml> {
+) -> Option<&mut Yaml> {
     let Yaml::Map(entries) = map else { return None };
-    let i = match entries.iter().position(|(k, _)| k == key) {
+    let i = match entries.iter().position(|(k, _)| k == key.as_ref()) {
         Some(i) => {
             if entries[i].1 == Yaml::Null || matches!(entries[i].1, Yaml::Raw(_)) {
                 entries[i].1 = empty();
@@ -507,11 +511,11 @@ fn ensure<'a>(
             i
         }
         None if front => {
-            entries.insert(0, (key.to_string(), empty()));
+            entries.insert(0, (key.into(), empty()));
             0
         }
         None => {
-            entries.push((key.to_string(), empty()));
+            entries.push((key.into(), empty()));
             entries.len() - 1
         }
     };
@@ -520,12 +524,16 @@ fn ensure<'a>(
 }
 
 /// The mapping under `key`, created just before the key `before` (else last) when absent or null.
-fn ensure_map_before<'a>(map: &'a mut Yaml, key: &str, before: &str) -> Option<&'a mut Yaml> {
+fn ensure_map_before<'a>(
+    map: &'a mut Yaml,
+    key: &'static str,
+    before: &str,
+) -> Option<&'a mut Yaml> {
     if let Yaml::Map(entries) = map
         && !entries.iter().any(|(k, _)| k == key)
         && let Some(at) = entries.iter().position(|(k, _)| k == before)
     {
-        entries.insert(at, (key.to_string(), Yaml::map()));
+        entries.insert(at, (key.into(), Yaml::map()));
     }
     ensure_map(map, key, false)
 }
@@ -540,7 +548,7 @@ pub(crate) fn scalar_text(y: &Yaml) -> Option<String> {
 }
 
 /// Set a boolean entry to `true` unless it already reads as true.
-fn set_true(map: &mut Yaml, key: &str) {
+fn set_true(map: &mut Yaml, key: &'static str) {
     if map.get(key) != Some(&Yaml::Bool(true))
         && map.get(key).and_then(scalar_text).as_deref() != Some("true")
     {
@@ -561,7 +569,7 @@ fn reads_as(y: Option<&Yaml>, value: &str) -> bool {
 /// Set a string entry unless it already reads as `value`.
 pub(crate) fn set_str(map: &mut Yaml, key: &str, value: &str) {
     if !reads_as(map.get(key), value) {
-        map.insert(key, Yaml::Str(value.to_string()));
+        map.insert(key.to_owned(), Yaml::Str(value.to_string()));
     }
 }
 
@@ -598,7 +606,7 @@ fn shm_volume(spec: &mut Yaml, index: usize) -> Option<String> {
 
 /// `resources` quantities in requests and limits (`key`: `resources`, or a TrainJob's `resourcesPerNode`);
 /// nothing is touched when there are none.
-pub(crate) fn merge_resources(c: &mut Yaml, key: &str, quantities: &[(&str, &str)]) {
+pub(crate) fn merge_resources(c: &mut Yaml, key: &'static str, quantities: &[(&str, &str)]) {
     if quantities.is_empty() {
         return;
     }
@@ -772,10 +780,10 @@ fn selector_requirements(selector: Option<&Yaml>) -> Option<Vec<(String, String,
     };
     let mut out = Vec::new();
     for (k, v) in entries {
-        match (k.as_str(), v) {
+        match (k.as_ref(), v) {
             ("matchLabels", Yaml::Map(labels)) => {
                 for (key, value) in labels {
-                    out.push((key.clone(), "In".to_string(), vec![scalar_text(value)?]));
+                    out.push((key.to_string(), "In".to_string(), vec![scalar_text(value)?]));
                 }
             }
             ("matchExpressions", Yaml::Seq(exprs)) => {

@@ -298,7 +298,7 @@ fn patch(ctx: &Ctx, shape: Shape) -> String {
                 .with("metadata", template_meta)
                 .with("spec", spec);
             for key in shape.template().iter().rev() {
-                body = Yaml::map().with(key, body);
+                body = Yaml::map().with(*key, body);
             }
             match body {
                 Yaml::Map(mut entries) => entries.remove(0).1,

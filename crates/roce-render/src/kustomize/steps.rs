@@ -163,7 +163,7 @@ fn patch_transformer(ctx: &Ctx, suffix: &str, shape: Shape, patch: Yaml) -> Yaml
     let mut doc = builtin("PatchTransformer", ctx, &suffix);
     if let Yaml::Map(entries) = patch {
         for (k, v) in entries {
-            doc.insert(&k, v);
+            doc.insert(k, v);
         }
     }
     doc.with(

@@ -167,7 +167,7 @@ pub(crate) fn with_command(container: Yaml, command: &[&str], args: Vec<Yaml>) -
     let mut args = Some(args);
     for (k, v) in entries {
         let after_image = k == "image";
-        out.insert(&k, v);
+        out.insert(k, v);
         if after_image && let Some(args) = args.take() {
             out.insert(
                 "command",

@@ -313,7 +313,7 @@ fn host_network_worker(container: Yaml) -> Yaml {
     let mut out = Yaml::map();
     for (k, v) in entries {
         let after_args = k == "args";
-        out.insert(&k, v);
+        out.insert(k, v);
         if after_args {
             out.insert(
                 "ports",
@@ -334,7 +334,7 @@ fn job_metadata(plan: &Plan, name: &str, pin: Option<&Pin<'_>>) -> Yaml {
     if let Some(p) = pin {
         let mut labels = Yaml::map();
         for (k, v) in &p.labels {
-            labels.insert(k, v.as_str());
+            labels.insert((*k).to_owned(), v.as_str());
         }
         m.insert("labels", labels);
     }

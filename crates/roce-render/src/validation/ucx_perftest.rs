@@ -217,11 +217,8 @@ fn test_pod(
     main: impl FnOnce(Yaml) -> Yaml,
 ) -> Yaml {
     let mut spec = vec![
-        ("restartPolicy".to_string(), Yaml::from("Never")),
-        (
-            "activeDeadlineSeconds".to_string(),
-            Yaml::from(DEADLINE_SECONDS),
-        ),
+        ("restartPolicy".into(), Yaml::from("Never")),
+        ("activeDeadlineSeconds".into(), Yaml::from(DEADLINE_SECONDS)),
     ];
     if role == "server" {
         // hostname + subdomain = the headless Service's name: DNS `server.NAME`.
@@ -261,7 +258,7 @@ fn test_pod(
     };
     let mut pod = Yaml::map().with("apiVersion", "v1").with("kind", "Pod");
     for (k, v) in parts {
-        pod.insert(&k, v);
+        pod.insert(k, v);
     }
     pod
 }
