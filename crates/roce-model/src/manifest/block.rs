@@ -16,6 +16,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use crate::Problem;
 use crate::source::{Origin, SourceId, Spanned};
 use crate::tree::{Entry, Node, Scalar, Value};
 use memchr::{memchr, memchr2_iter, memchr3};
@@ -29,12 +30,17 @@ const MAX_KEY: usize = 512;
 const MAX_NODES: usize = 100_000;
 const MAX_DOCS: usize = 512;
 
-/// The documents of `text` as [`super::parse`] reads them, or `None` when the other readers must decide.
-pub(super) fn read(text: &str, source: SourceId, max_depth: usize) -> Option<Vec<Node>> {
+/// The documents of `text` as [`super::parse`] reads them, or serde-saphyr's error for a key given twice
+/// (see [`Reader::duplicate`]), or `None` when the other readers must decide.
+pub(super) fn read(
+    text: &str,
+    source: SourceId,
+    max_depth: usize,
+) -> Option<Result<Vec<Node>, Box<Problem>>> {
     if text.len() > MAX_TEXT || !plain_text(text) {
         return None;
     }
-    Reader {
+    let mut reader = Reader {
         text,
         b: text.as_bytes(),
         pos: 0,
@@ -42,8 +48,12 @@ pub(super) fn read(text: &str, source: SourceId, max_depth: usize) -> Option<Vec
         // As `events` counts it: collections open at once.
         depth: max_depth.saturating_sub(2),
         nodes: 0,
+        duplicate: None,
+    };
+    match reader.stream() {
+        Some(docs) => Some(Ok(docs)),
+        None => reader.duplicate.map(Err),
     }
-    .stream()
 }
 
 /// Text this reader reads: line feeds and printable characters. Tabs, carriage returns and control
@@ -96,6 +106,8 @@ struct Reader<'t> {
     /// How many more collections may be open at once.
     depth: usize,
     nodes: usize,
+    /// The first key given twice, as serde-saphyr reports it, where the reader stopped at it.
+    duplicate: Option<Box<Problem>>,
 }
 
 impl Reader<'_> {
@@ -282,6 +294,25 @@ impl Reader<'_> {
         Some(Spanned::new(text, self.origin(p..colon)))
     }
 
+    /// Is `key` new to its mapping (`entries`, the keys before it)? A key given twice stops the reader
+    /// here, at the second key, where serde-saphyr reports it (it reads in document order and checks
+    /// each key as it comes, before its value): when both are written plain and alike, with that error
+    /// (set aside in `duplicate`); otherwise for the other readers to decide (serde-saphyr compares
+    /// `yes` and `true` as written, this reader as typed).
+    fn new_key(&mut self, entries: &[Entry], key: &Spanned<String>) -> Option<()> {
+        let Some(first) = entries.iter().find(|e| e.key.value == key.value) else {
+            return Some(());
+        };
+        let raw = |o: Origin| &self.text[o.range()];
+        let written = raw(key.origin);
+        let plain_string = !matches!(self.b[key.origin.offset], b'"' | b'\'')
+            && matches!(events::plain(Cow::Borrowed(written)), Some(Scalar::Str(_)));
+        if plain_string && raw(first.key.origin) == written {
+            self.duplicate = Some(Box::new(super::duplicate_key(written, key.origin)));
+        }
+        None
+    }
+
     /// A block mapping whose first key starts at `p`, in column `col`.
     fn block_map(&mut self, mut p: usize, col: usize) -> Option<Node> {
         self.open()?;
@@ -289,6 +320,7 @@ impl Reader<'_> {
         loop {
             let colon = self.key_colon(p)?;
             let key = self.key(p, colon)?;
+            self.new_key(&entries, &key)?;
             let node = self.map_value(colon, col)?;
             entries.push(events::entry(key, node));
             if !self.same_column(col)? {
@@ -297,9 +329,6 @@ impl Reader<'_> {
             p = self.pos + col;
         }
         self.close();
-        if !events::unique_keys(&entries) {
-            return None;
-        }
         let origin = entries[0].key.origin;
         Some(Node::new(Value::Map(entries), origin))
     }
@@ -672,6 +701,7 @@ impl Reader<'_> {
             loop {
                 let colon = self.flow_key_colon(i)?;
                 let key = self.key(i, colon)?;
+                self.new_key(&entries, &key)?;
                 let (node, end) = self.flow_node(self.flow_space(colon + 1)?)?;
                 entries.push(events::entry(key, node));
                 i = self.flow_space(end)?;
@@ -684,9 +714,6 @@ impl Reader<'_> {
                     return None;
                 }
             }
-        }
-        if !events::unique_keys(&entries) {
-            return None;
         }
         let origin = entries
             .first()
