@@ -49,6 +49,8 @@ pub(super) fn read(
         depth: max_depth.saturating_sub(2),
         nodes: 0,
         duplicate: None,
+        entries: Vec::new(),
+        items: Vec::new(),
     };
     match reader.stream() {
         Some(docs) => Some(Ok(docs)),
@@ -108,6 +110,12 @@ struct Reader<'t> {
     nodes: usize,
     /// The first key given twice, as serde-saphyr reports it, where the reader stopped at it.
     duplicate: Option<Box<Problem>>,
+    /// The entries of the mappings being read, innermost last, and the items of the sequences: each
+    /// collection takes its own off the top when it ends, in a vector of their number (growing each
+    /// collection's own vector entry by entry reallocated it several times; a reader that gives up
+    /// drops both).
+    entries: Vec<Entry>,
+    items: Vec<Node>,
 }
 
 impl Reader<'_> {
@@ -294,41 +302,59 @@ impl Reader<'_> {
         Some(Spanned::new(text, self.origin(p..colon)))
     }
 
-    /// Is `key` new to its mapping (`entries`, the keys before it)? A key given twice stops the reader
-    /// here, at the second key, where serde-saphyr reports it (it reads in document order and checks
-    /// each key as it comes, before its value): when both are written plain and alike, with that error
-    /// (set aside in `duplicate`); otherwise for the other readers to decide (serde-saphyr compares
-    /// `yes` and `true` as written, this reader as typed).
-    fn new_key(&mut self, entries: &[Entry], key: &Spanned<String>) -> Option<()> {
-        let Some(first) = entries.iter().find(|e| e.key.value == key.value) else {
-            return Some(());
+    /// Is `key` new to its mapping (whose entries start at `base`)? For a key given twice, serde-saphyr's
+    /// error where this reader can tell it (both written plain and alike) or `None` (serde-saphyr compares
+    /// `yes` and `true` as written, this reader as typed). serde-saphyr reads in document order and reports
+    /// the second key once it has the first event of its value (an error in that value's first scalar
+    /// comes first), so the caller reports it after reading that value ([`Reader::repeated`]).
+    fn repeat(&self, base: usize, key: &Spanned<String>) -> Result<(), Option<Box<Problem>>> {
+        let Some(first) = self.entries[base..]
+            .iter()
+            .find(|e| e.key.value == key.value)
+        else {
+            return Ok(());
         };
         let raw = |o: Origin| &self.text[o.range()];
         let written = raw(key.origin);
         let plain_string = !matches!(self.b[key.origin.offset], b'"' | b'\'')
             && matches!(events::plain(Cow::Borrowed(written)), Some(Scalar::Str(_)));
-        if plain_string && raw(first.key.origin) == written {
-            self.duplicate = Some(Box::new(super::duplicate_key(written, key.origin)));
+        Err((plain_string && raw(first.key.origin) == written)
+            .then(|| Box::new(super::duplicate_key(written, key.origin))))
+    }
+
+    /// After a key's value (`None` where this reader gave up on it): the value, or for a key given twice
+    /// ([`Reader::repeat`]) `None`, with its error set aside where the value was read (an error inside it,
+    /// or a key given twice there, comes after the key for serde-saphyr: the other readers decide).
+    fn repeated<T>(
+        &mut self,
+        repeat: Result<(), Option<Box<Problem>>>,
+        value: Option<T>,
+    ) -> Option<T> {
+        if let Err(duplicate) = repeat {
+            self.duplicate = duplicate.filter(|_| value.is_some());
+            return None;
         }
-        None
+        value
     }
 
     /// A block mapping whose first key starts at `p`, in column `col`.
     fn block_map(&mut self, mut p: usize, col: usize) -> Option<Node> {
         self.open()?;
-        let mut entries: Vec<Entry> = Vec::new();
+        let base = self.entries.len();
         loop {
             let colon = self.key_colon(p)?;
             let key = self.key(p, colon)?;
-            self.new_key(&entries, &key)?;
-            let node = self.map_value(colon, col)?;
-            entries.push(events::entry(key, node));
+            let repeat = self.repeat(base, &key);
+            let node = self.map_value(colon, col);
+            let node = self.repeated(repeat, node)?;
+            self.entries.push(events::entry(key, node));
             if !self.same_column(col)? {
                 break;
             }
             p = self.pos + col;
         }
         self.close();
+        let entries: Vec<Entry> = self.entries.drain(base..).collect();
         let origin = entries[0].key.origin;
         Some(Node::new(Value::Map(entries), origin))
     }
@@ -388,14 +414,14 @@ impl Reader<'_> {
         self.open()?;
         // granit-parser's span of a block sequence is empty, at its first dash.
         let origin = self.origin(p..p);
-        let mut items = Vec::new();
+        let base = self.items.len();
         loop {
             let v = p + 1 + self.spaces(p + 1);
             let item = match self.at(v) {
                 b'\n' | 0 | b'#' => self.item_below(v, col)?,
                 _ => self.node(v, col + (v - p), col as isize)?,
             };
-            items.push(item);
+            self.items.push(item);
             match self.content_line() {
                 Some(i) if i == col && self.dash(col) => p = self.pos + col,
                 Some(i) if i > col => return None,
@@ -403,6 +429,7 @@ impl Reader<'_> {
             }
         }
         self.close();
+        let items = self.items.drain(base..).collect();
         Some(Node::new(Value::Seq(items), origin))
     }
 
@@ -674,12 +701,12 @@ impl Reader<'_> {
     }
 
     fn flow_seq(&mut self, p: usize) -> Option<(Node, usize)> {
-        let mut items = Vec::new();
+        let base = self.items.len();
         let mut i = self.flow_space(p + 1)?;
         if self.at(i) != b']' {
             loop {
                 let (item, end) = self.flow_node(i)?;
-                items.push(item);
+                self.items.push(item);
                 i = self.flow_space(end)?;
                 match self.at(i) {
                     b',' => i = self.flow_space(i + 1)?,
@@ -691,19 +718,22 @@ impl Reader<'_> {
                 }
             }
         }
+        let items = self.items.drain(base..).collect();
         Some((Node::new(Value::Seq(items), self.origin(p..p + 1)), i + 1))
     }
 
     fn flow_map(&mut self, p: usize) -> Option<(Node, usize)> {
-        let mut entries = Vec::new();
+        let base = self.entries.len();
         let mut i = self.flow_space(p + 1)?;
         if self.at(i) != b'}' {
             loop {
                 let colon = self.flow_key_colon(i)?;
                 let key = self.key(i, colon)?;
-                self.new_key(&entries, &key)?;
+                // serde-saphyr may read to the end of a flow mapping before it checks its keys (an
+                // unclosed bracket comes first): a key given twice there is for it to report.
+                self.repeat(base, &key).ok()?;
                 let (node, end) = self.flow_node(self.flow_space(colon + 1)?)?;
-                entries.push(events::entry(key, node));
+                self.entries.push(events::entry(key, node));
                 i = self.flow_space(end)?;
                 match self.at(i) {
                     b',' => i = self.flow_space(i + 1)?,
@@ -715,6 +745,7 @@ impl Reader<'_> {
                 }
             }
         }
+        let entries: Vec<Entry> = self.entries.drain(base..).collect();
         let origin = entries
             .first()
             .map_or(self.origin(p..p + 1), |e| e.key.origin);
