@@ -29,6 +29,8 @@ const MAX_KEY: usize = 512;
 /// 1,024 documents), so that a file near them is read, or refused, by the readers that apply them.
 const MAX_NODES: usize = 100_000;
 const MAX_DOCS: usize = 512;
+/// Entries and items the reader's stacks hold before they grow: a pod's deepest open collections.
+const STACK: usize = 64;
 
 /// The documents of `text` as [`super::parse`] reads them, or serde-saphyr's error for a key given twice
 /// (see [`Reader::duplicate`]), or `None` when the other readers must decide.
@@ -49,9 +51,19 @@ pub(super) fn read(
         depth: max_depth.saturating_sub(2),
         nodes: 0,
         duplicate: None,
-        entries: Vec::new(),
-        items: Vec::new(),
+        entries: Vec::with_capacity(STACK),
+        items: Vec::with_capacity(STACK),
     };
+    // Each stack starts with one placeholder, so no collection's entries start at 0: `split_off(0)` would
+    // hand over the stack's own buffer, spare capacity and all.
+    let nowhere = Origin::new(source, 0..0);
+    reader.entries.push(Entry {
+        key: Spanned::new(String::new(), nowhere),
+        node: Node::new(Value::Scalar(Scalar::Null), nowhere),
+    });
+    reader
+        .items
+        .push(Node::new(Value::Scalar(Scalar::Null), nowhere));
     match reader.stream() {
         Some(docs) => Some(Ok(docs)),
         None => reader.duplicate.map(Err),
@@ -111,9 +123,9 @@ struct Reader<'t> {
     /// The first key given twice, as serde-saphyr reports it, where the reader stopped at it.
     duplicate: Option<Box<Problem>>,
     /// The entries of the mappings being read, innermost last, and the items of the sequences: each
-    /// collection takes its own off the top when it ends, in a vector of their number (growing each
-    /// collection's own vector entry by entry reallocated it several times; a reader that gives up
-    /// drops both).
+    /// collection takes its own off the top when it ends (`split_off`: one allocation of their number
+    /// and one copy; growing each collection's own vector entry by entry reallocated it several times).
+    /// A reader that gives up drops both.
     entries: Vec<Entry>,
     items: Vec<Node>,
 }
@@ -354,7 +366,7 @@ impl Reader<'_> {
             p = self.pos + col;
         }
         self.close();
-        let entries: Vec<Entry> = self.entries.drain(base..).collect();
+        let entries = self.entries.split_off(base);
         let origin = entries[0].key.origin;
         Some(Node::new(Value::Map(entries), origin))
     }
@@ -429,7 +441,7 @@ impl Reader<'_> {
             }
         }
         self.close();
-        let items = self.items.drain(base..).collect();
+        let items = self.items.split_off(base);
         Some(Node::new(Value::Seq(items), origin))
     }
 
@@ -718,7 +730,7 @@ impl Reader<'_> {
                 }
             }
         }
-        let items = self.items.drain(base..).collect();
+        let items = self.items.split_off(base);
         Some((Node::new(Value::Seq(items), self.origin(p..p + 1)), i + 1))
     }
 
@@ -745,7 +757,7 @@ impl Reader<'_> {
                 }
             }
         }
-        let entries: Vec<Entry> = self.entries.drain(base..).collect();
+        let entries = self.entries.split_off(base);
         let origin = entries
             .first()
             .map_or(self.origin(p..p + 1), |e| e.key.origin);
