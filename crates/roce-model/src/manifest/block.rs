@@ -9,8 +9,10 @@
 //! tabs, carriage returns, control and special Unicode characters, anchors, aliases, tags, directives,
 //! `...`, complex and multi-line keys, escaped line breaks, empty flow entries, the rarer escapes, what
 //! serde-saphyr types itself (floats, odd integers, merge keys), duplicate keys, input near the budgets, and
-//! anything malformed (so errors keep serde-saphyr's words). It may be faster, never different: its tests
-//! compare both readers on every YAML file in the repository and on generated documents, and the
+//! anything malformed (so errors keep serde-saphyr's words). The one error it gives itself is a plain key
+//! given twice in a block mapping, where serde-saphyr would report it, in its words ([`Reader::repeat`]).
+//! It may be faster, never different: its tests compare both readers (and a duplicate key's error with
+//! serde-saphyr's) on every YAML file in the repository and on generated documents, and the
 //! `manifest_readers` fuzz target on whatever a fuzzer makes.
 
 use std::borrow::Cow;
