@@ -85,9 +85,10 @@ fn parse_with_depth(
     source: SourceId,
     max_depth: usize,
 ) -> Result<Vec<Node>, Box<Problem>> {
-    if let Some(docs) =
-        block::read(text, source, max_depth).or_else(|| events::read(text, source, max_depth))
-    {
+    if let Some(read) = block::read(text, source, max_depth) {
+        return read;
+    }
+    if let Some(docs) = events::read(text, source, max_depth) {
         return Ok(docs);
     }
     serde_saphyr_parse(text, source, max_depth)
@@ -105,13 +106,24 @@ pub struct ReadBy {
 
 /// For tests and the `manifest_readers` fuzz target: read `text` with each of [`parse`]'s readers and
 /// panic where one answers and the next one, which it stands in for, would answer differently (other
-/// trees, spans or contents, or an error).
+/// trees, spans or contents, or an error). A key the block reader finds given twice must be serde-saphyr's
+/// error, word for word and place for place.
 #[doc(hidden)]
 pub fn compare_readers(text: &str) -> ReadBy {
     let mut sources = crate::source::Sources::default();
     let source = sources.add(crate::Source::new("t.yaml", ""));
     let block = block::read(text, source, MAX_DEPTH);
     let events = events::read(text, source, MAX_DEPTH);
+    if let Some(Err(duplicate)) = &block {
+        assert!(
+            events.is_none(),
+            "the event reader reads a duplicate key:\n{text:?}"
+        );
+        let full = saphyr_on_its_stack(text, source)
+            .expect_err("serde-saphyr reads what the block reader found a duplicate key in");
+        assert_eq!(format!("{duplicate:#?}"), format!("{full:#?}"), "{text:?}");
+    }
+    let block = block.and_then(Result::ok);
     if let Some(block) = &block {
         let events = events.as_ref().unwrap_or_else(|| {
             panic!("the event reader refuses what the block reader read:\n{text:?}")
@@ -119,16 +131,7 @@ pub fn compare_readers(text: &str) -> ReadBy {
         assert_eq!(format!("{block:#?}"), format!("{events:#?}"), "{text:?}");
     }
     if let Some(events) = &events {
-        // serde-saphyr descends recursively: give it the stack `parse` gives it.
-        let full = std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .stack_size(STACK_BYTES)
-                .spawn_scoped(scope, || serde_saphyr_parse(text, source, MAX_DEPTH))
-                .expect("a thread")
-                .join()
-                .expect("serde-saphyr does not panic")
-        });
-        let full = full.unwrap_or_else(|p| {
+        let full = saphyr_on_its_stack(text, source).unwrap_or_else(|p| {
             panic!("serde-saphyr refuses what the event reader read: {p:?}\n{text:?}")
         });
         assert_eq!(format!("{events:#?}"), format!("{full:#?}"), "{text:?}");
@@ -137,6 +140,18 @@ pub fn compare_readers(text: &str) -> ReadBy {
         block: block.is_some(),
         events: events.is_some(),
     }
+}
+
+/// [`serde_saphyr_parse`] on a thread with the stack [`parse`] gives it (it descends recursively).
+fn saphyr_on_its_stack(text: &str, source: SourceId) -> Result<Vec<Node>, Box<Problem>> {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, || serde_saphyr_parse(text, source, MAX_DEPTH))
+            .expect("a thread")
+            .join()
+            .expect("serde-saphyr does not panic")
+    })
 }
 
 /// The full reader, for what [`events::read`] leaves to serde-saphyr (and the tests comparing both).
@@ -207,13 +222,18 @@ fn syntax_problem(
             .split(", set DuplicateKeyPolicy")
             .next()
             .unwrap_or(rest);
-        return Problem::new(Code::LintSyntax, format!("`{key}` is given twice in one mapping"))
-            .at(origin, "given again here")
-            .help("keep one of them: strict Kubernetes decoders refuse the object, others silently keep the last");
+        return duplicate_key(key, origin);
     }
     Problem::new(Code::LintSyntax, format!("invalid YAML: {first}"))
         .at(origin, "here")
         .help("fix the YAML syntax; roce reads the file only when `kubectl` could")
+}
+
+/// serde-saphyr's error for a mapping key given twice, `key` as written (plain), at the second one.
+fn duplicate_key(key: &str, origin: Origin) -> Problem {
+    Problem::new(Code::LintSyntax, format!("`{key}` is given twice in one mapping"))
+        .at(origin, "given again here")
+        .help("keep one of them: strict Kubernetes decoders refuse the object, others silently keep the last")
 }
 
 /// A byte range from a 1-based line and column (in characters), for errors without a byte offset.

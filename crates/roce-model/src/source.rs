@@ -65,8 +65,14 @@ impl Source {
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
         let before = &self.text[..offset];
-        // Counted as bytes (a loop the compiler vectorises): a `str` pattern search stops at every line.
-        let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+        // Counted as bytes, 255 at a time into a byte counter: a loop the compiler vectorises a full
+        // vector of bytes at a time (a `usize` count widens every byte, a `str` search stops at every line).
+        let line = before
+            .as_bytes()
+            .chunks(255)
+            .map(|c| usize::from(c.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n'))))
+            .sum::<usize>()
+            + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let column = before[line_start..].chars().count() + 1;
         (line, column)
@@ -243,6 +249,12 @@ mod tests {
         assert_eq!(s.line_col(3), (2, 1));
         // 'ç' is two bytes: the byte after it is column 2.
         assert_eq!(s.line_col(5), (2, 2));
+        // Past the 255-byte chunks the lines are counted in, every line a line feed.
+        let text = "\n".repeat(600) + "ab";
+        let s = Source::new("x.yaml", text);
+        assert_eq!(s.line_col(600), (601, 1));
+        assert_eq!(s.line_col(601), (601, 2));
+        assert_eq!(s.line_col(255), (256, 1));
     }
 
     #[test]

@@ -9,13 +9,16 @@
 //! tabs, carriage returns, control and special Unicode characters, anchors, aliases, tags, directives,
 //! `...`, complex and multi-line keys, escaped line breaks, empty flow entries, the rarer escapes, what
 //! serde-saphyr types itself (floats, odd integers, merge keys), duplicate keys, input near the budgets, and
-//! anything malformed (so errors keep serde-saphyr's words). It may be faster, never different: its tests
-//! compare both readers on every YAML file in the repository and on generated documents, and the
+//! anything malformed (so errors keep serde-saphyr's words). The one error it gives itself is a plain key
+//! given twice in a block mapping, where serde-saphyr would report it, in its words ([`Reader::repeat`]).
+//! It may be faster, never different: its tests compare both readers (and a duplicate key's error with
+//! serde-saphyr's) on every YAML file in the repository and on generated documents, and the
 //! `manifest_readers` fuzz target on whatever a fuzzer makes.
 
 use std::borrow::Cow;
 use std::ops::Range;
 
+use crate::Problem;
 use crate::source::{Origin, SourceId, Spanned};
 use crate::tree::{Entry, Node, Scalar, Value};
 use memchr::{memchr, memchr2_iter, memchr3};
@@ -28,13 +31,20 @@ const MAX_KEY: usize = 512;
 /// 1,024 documents), so that a file near them is read, or refused, by the readers that apply them.
 const MAX_NODES: usize = 100_000;
 const MAX_DOCS: usize = 512;
+/// Entries and items the reader's stacks hold before they grow: a pod's deepest open collections.
+const STACK: usize = 64;
 
-/// The documents of `text` as [`super::parse`] reads them, or `None` when the other readers must decide.
-pub(super) fn read(text: &str, source: SourceId, max_depth: usize) -> Option<Vec<Node>> {
+/// The documents of `text` as [`super::parse`] reads them, or serde-saphyr's error for a key given twice
+/// (see [`Reader::duplicate`]), or `None` when the other readers must decide.
+pub(super) fn read(
+    text: &str,
+    source: SourceId,
+    max_depth: usize,
+) -> Option<Result<Vec<Node>, Box<Problem>>> {
     if text.len() > MAX_TEXT || !plain_text(text) {
         return None;
     }
-    Reader {
+    let mut reader = Reader {
         text,
         b: text.as_bytes(),
         pos: 0,
@@ -42,8 +52,24 @@ pub(super) fn read(text: &str, source: SourceId, max_depth: usize) -> Option<Vec
         // As `events` counts it: collections open at once.
         depth: max_depth.saturating_sub(2),
         nodes: 0,
+        duplicate: None,
+        entries: Vec::with_capacity(STACK),
+        items: Vec::with_capacity(STACK),
+    };
+    // Each stack starts with one placeholder, so no collection's entries start at 0: `split_off(0)` would
+    // hand over the stack's own buffer, spare capacity and all.
+    let nowhere = Origin::new(source, 0..0);
+    reader.entries.push(Entry {
+        key: Spanned::new(String::new(), nowhere),
+        node: Node::new(Value::Scalar(Scalar::Null), nowhere),
+    });
+    reader
+        .items
+        .push(Node::new(Value::Scalar(Scalar::Null), nowhere));
+    match reader.stream() {
+        Some(docs) => Some(Ok(docs)),
+        None => reader.duplicate.map(Err),
     }
-    .stream()
 }
 
 /// Text this reader reads: line feeds and printable characters. Tabs, carriage returns and control
@@ -96,6 +122,14 @@ struct Reader<'t> {
     /// How many more collections may be open at once.
     depth: usize,
     nodes: usize,
+    /// The first key given twice, as serde-saphyr reports it, where the reader stopped at it.
+    duplicate: Option<Box<Problem>>,
+    /// The entries of the mappings being read, innermost last, and the items of the sequences: each
+    /// collection takes its own off the top when it ends (`split_off`: one allocation of their number
+    /// and one copy; growing each collection's own vector entry by entry reallocated it several times).
+    /// A reader that gives up drops both.
+    entries: Vec<Entry>,
+    items: Vec<Node>,
 }
 
 impl Reader<'_> {
@@ -282,24 +316,59 @@ impl Reader<'_> {
         Some(Spanned::new(text, self.origin(p..colon)))
     }
 
+    /// Is `key` new to its mapping (whose entries start at `base`)? For a key given twice, serde-saphyr's
+    /// error where this reader can tell it (both written plain and alike) or `None` (serde-saphyr compares
+    /// `yes` and `true` as written, this reader as typed). serde-saphyr reads in document order and reports
+    /// the second key once it has the first event of its value (an error in that value's first scalar
+    /// comes first), so the caller reports it after reading that value ([`Reader::repeated`]).
+    fn repeat(&self, base: usize, key: &Spanned<String>) -> Result<(), Option<Box<Problem>>> {
+        let Some(first) = self.entries[base..]
+            .iter()
+            .find(|e| e.key.value == key.value)
+        else {
+            return Ok(());
+        };
+        let raw = |o: Origin| &self.text[o.range()];
+        let written = raw(key.origin);
+        let plain_string = !matches!(self.b[key.origin.offset], b'"' | b'\'')
+            && matches!(events::plain(Cow::Borrowed(written)), Some(Scalar::Str(_)));
+        Err((plain_string && raw(first.key.origin) == written)
+            .then(|| Box::new(super::duplicate_key(written, key.origin))))
+    }
+
+    /// After a key's value (`None` where this reader gave up on it): the value, or for a key given twice
+    /// ([`Reader::repeat`]) `None`, with its error set aside where the value was read (an error inside it,
+    /// or a key given twice there, comes after the key for serde-saphyr: the other readers decide).
+    fn repeated<T>(
+        &mut self,
+        repeat: Result<(), Option<Box<Problem>>>,
+        value: Option<T>,
+    ) -> Option<T> {
+        if let Err(duplicate) = repeat {
+            self.duplicate = duplicate.filter(|_| value.is_some());
+            return None;
+        }
+        value
+    }
+
     /// A block mapping whose first key starts at `p`, in column `col`.
     fn block_map(&mut self, mut p: usize, col: usize) -> Option<Node> {
         self.open()?;
-        let mut entries: Vec<Entry> = Vec::new();
+        let base = self.entries.len();
         loop {
             let colon = self.key_colon(p)?;
             let key = self.key(p, colon)?;
-            let node = self.map_value(colon, col)?;
-            entries.push(events::entry(key, node));
+            let repeat = self.repeat(base, &key);
+            let node = self.map_value(colon, col);
+            let node = self.repeated(repeat, node)?;
+            self.entries.push(events::entry(key, node));
             if !self.same_column(col)? {
                 break;
             }
             p = self.pos + col;
         }
         self.close();
-        if !events::unique_keys(&entries) {
-            return None;
-        }
+        let entries = self.entries.split_off(base);
         let origin = entries[0].key.origin;
         Some(Node::new(Value::Map(entries), origin))
     }
@@ -359,14 +428,14 @@ impl Reader<'_> {
         self.open()?;
         // granit-parser's span of a block sequence is empty, at its first dash.
         let origin = self.origin(p..p);
-        let mut items = Vec::new();
+        let base = self.items.len();
         loop {
             let v = p + 1 + self.spaces(p + 1);
             let item = match self.at(v) {
                 b'\n' | 0 | b'#' => self.item_below(v, col)?,
                 _ => self.node(v, col + (v - p), col as isize)?,
             };
-            items.push(item);
+            self.items.push(item);
             match self.content_line() {
                 Some(i) if i == col && self.dash(col) => p = self.pos + col,
                 Some(i) if i > col => return None,
@@ -374,6 +443,7 @@ impl Reader<'_> {
             }
         }
         self.close();
+        let items = self.items.split_off(base);
         Some(Node::new(Value::Seq(items), origin))
     }
 
@@ -645,12 +715,12 @@ impl Reader<'_> {
     }
 
     fn flow_seq(&mut self, p: usize) -> Option<(Node, usize)> {
-        let mut items = Vec::new();
+        let base = self.items.len();
         let mut i = self.flow_space(p + 1)?;
         if self.at(i) != b']' {
             loop {
                 let (item, end) = self.flow_node(i)?;
-                items.push(item);
+                self.items.push(item);
                 i = self.flow_space(end)?;
                 match self.at(i) {
                     b',' => i = self.flow_space(i + 1)?,
@@ -662,18 +732,22 @@ impl Reader<'_> {
                 }
             }
         }
+        let items = self.items.split_off(base);
         Some((Node::new(Value::Seq(items), self.origin(p..p + 1)), i + 1))
     }
 
     fn flow_map(&mut self, p: usize) -> Option<(Node, usize)> {
-        let mut entries = Vec::new();
+        let base = self.entries.len();
         let mut i = self.flow_space(p + 1)?;
         if self.at(i) != b'}' {
             loop {
                 let colon = self.flow_key_colon(i)?;
                 let key = self.key(i, colon)?;
+                // serde-saphyr may read to the end of a flow mapping before it checks its keys (an
+                // unclosed bracket comes first): a key given twice there is for it to report.
+                self.repeat(base, &key).ok()?;
                 let (node, end) = self.flow_node(self.flow_space(colon + 1)?)?;
-                entries.push(events::entry(key, node));
+                self.entries.push(events::entry(key, node));
                 i = self.flow_space(end)?;
                 match self.at(i) {
                     b',' => i = self.flow_space(i + 1)?,
@@ -685,9 +759,7 @@ impl Reader<'_> {
                 }
             }
         }
-        if !events::unique_keys(&entries) {
-            return None;
-        }
+        let entries = self.entries.split_off(base);
         let origin = entries
             .first()
             .map_or(self.origin(p..p + 1), |e| e.key.origin);

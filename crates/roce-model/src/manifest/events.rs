@@ -271,12 +271,14 @@ pub(super) fn plain(value: Cow<'_, str>) -> Option<Scalar> {
         if digits && (unsigned == "0" || first != b'0') && unsigned.len() <= 18 {
             return value.parse::<i128>().ok().map(Scalar::Int);
         }
-        // A number in another spelling (`1.5`, `0x1F`, `1_000`, `1e3`, `.inf`, `1:30`) for serde-saphyr;
-        // a resource quantity (`64Gi`, `500m`) has other letters.
-        // An address or a version with two dots (`10.0.0.1`, `1.2.3`) is neither.
-        let numeric = |b: u8| b.is_ascii_hexdigit() || b"xXoO_.+-:".contains(&b);
-        let dotted = unsigned.bytes().filter(|b| *b == b'.').count() > 1 && !unsigned.contains(':');
-        if !dotted && (first == b'.' || unsigned.bytes().all(numeric)) {
+        // A number in another spelling (`1.5`, `0x1F`, `1_000`, `1e3`, `.inf`) for serde-saphyr; a
+        // resource quantity (`64Gi`, `500m`) has other letters. An address or a version with two dots
+        // (`10.0.0.1`, `1.2.3`) is neither, nor is anything with a `:` (a PCI address `0000:0c:00.0`):
+        // serde-saphyr's integers and floats (Rust's `f64` syntax) have none, and it reads no YAML 1.1
+        // sexagesimal (`1:30` is a string to it).
+        let numeric = |b: u8| b.is_ascii_hexdigit() || b"xXoO_.+-".contains(&b);
+        let dotted = unsigned.bytes().filter(|b| *b == b'.').count() > 1;
+        if !dotted && !unsigned.contains(':') && (first == b'.' || unsigned.bytes().all(numeric)) {
             return None;
         }
     }
@@ -412,7 +414,10 @@ mod tests {
             ("h: +3\n", false),
             ("i: .inf\n", false),
             ("a: 2024-01-01\n", false),
-            ("e: 1:30\n", false),
+            (
+                "e: 1:30\nf: 0000:0c:00.0\ng: -1:30\nh: 0x1:2\ni: 1:30.5\nj: 1e3:1\nk: .5:1\n",
+                true,
+            ),
             ("x: &a 1\ny: *a\n", false),
             ("x: !!str 1\n", false),
             ("<<: {a: 1}\nb: 2\n", false),

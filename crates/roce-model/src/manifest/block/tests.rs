@@ -50,7 +50,7 @@ fn same_trees_on_every_yaml_file() {
 fn block_vs_events(text: &str) {
     let mut sources = crate::source::Sources::default();
     let source = sources.add(crate::Source::new("t.yaml", ""));
-    if let Some(block) = super::read(text, source, MAX_DEPTH) {
+    if let Some(Ok(block)) = super::read(text, source, MAX_DEPTH) {
         let events = events::read(text, source, MAX_DEPTH).unwrap_or_else(|| {
             panic!("the event reader refuses what the block reader read:\n{text:?}")
         });
@@ -191,6 +191,46 @@ fn edge_cases() {
         wrong.is_empty(),
         "read by the block reader or not, unlike expected: {wrong:#?}"
     );
+}
+
+#[test]
+fn a_key_given_twice_is_serde_saphyr_error_where_it_reads_it() {
+    // (text, the block reader reports it rather than leaving it to serde-saphyr)
+    let cases = [
+        ("a: 1\na: 2\n", true),
+        // In a flow mapping serde-saphyr may read on to its end first.
+        ("a:\n  x: 1\n  y: {p: 1, p: 2}\n  x: 2\n", false),
+        ("{name: a, name: [],kind: \n   #x,}\n", false),
+        ("a:\n  x: 1\n  y:\n    p: 1\n    p: 2\n  x: 2\n", true),
+        // The second key is reported after its value's first event, before what follows; where the
+        // value is not read here (an error in it may come first), the other readers decide.
+        ("a: 1\na: 2\nb: [\n", true),
+        ("a: 1\na: [1, 2\n", false),
+        ("{name: a, name: \"unterminated\n  x}\n", false),
+        ("a: 1\na:\n  b: 1\n  b: 2\n", false),
+        ("a: 1\nb:\n  c: 1\na:\n  d: 1\n", true),
+        ("a: 1\na:\n", true),
+        ("- a: 1\n  a: 2\n", true),
+        ("x: y\n---\na: 1\nb: 2\na: 3\n", true),
+        ("a b: 1\na b: 2\n", true),
+        ("a: {b: 1}\nc: 2\nc: 3\n", true),
+        // Written differently, or typed (`1`, `yes`): serde-saphyr's to compare.
+        ("\"a\": 1\na: 2\n", false),
+        ("a: 1\n'a': 2\n", false),
+        ("yes: 1\ntrue: 2\n", false),
+        ("1: 1\n1: 2\n", false),
+        // Something the block reader leaves to the others comes first.
+        ("a: &x 1\na: 2\n", false),
+        ("a: 1\na: 2\n\tb: 1\n", false),
+    ];
+    let mut sources = crate::source::Sources::default();
+    let source = sources.add(crate::Source::new("t.yaml", ""));
+    for (text, here) in cases {
+        compare_readers(text);
+        let read = super::read(text, source, MAX_DEPTH);
+        assert_eq!(matches!(read, Some(Err(_))), here, "{text:?}");
+        assert!(!matches!(read, Some(Ok(_))), "{text:?}");
+    }
 }
 
 /// A small generator of block YAML: the shapes manifests have, the edge cases of each (quotes, comments,
