@@ -14,6 +14,8 @@ mod table;
 mod tests;
 
 pub(crate) use bind::{Bind, Read};
+// The fabric facts the table's docs quote.
+use crate::fabric::ucx::min_rdma_core;
 pub use schema::profile_schema;
 pub use table::CAPABILITIES;
 pub(crate) use table::*;

@@ -64,4 +64,3 @@ pub use load::{BuiltinsOnly, Loaded, Resolve, load};
 pub use model::Profile;
 pub use problem::{Code, Domain, Problem, Severity};
 pub use source::{Format, Origin, Source, Spanned};
-pub use walk::DEFAULT_MIN_RDMA_CORE;

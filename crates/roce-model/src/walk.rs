@@ -14,6 +14,7 @@ use crate::fabric::dra::{
 };
 use crate::fabric::env;
 use crate::fabric::provider::{HostMount, Provider, TopologyFile};
+use crate::fabric::ucx::MIN_RDMA_CORE;
 use crate::fields::{self, CAPABILITIES, Field, Kind, Req, Section};
 use crate::model::*;
 use crate::names::{Capability, DnsLabel, EnvKey, K8sName, NameError, ResourceName};
@@ -119,14 +120,11 @@ impl Ucx {
     fn off(origin: Origin) -> Self {
         Ucx {
             mode: Spanned::new(UcxMode::Off, origin),
-            min_rdma_core: Spanned::new(DEFAULT_MIN_RDMA_CORE, origin),
+            min_rdma_core: Spanned::new(MIN_RDMA_CORE, origin),
             ..Ucx::default()
         }
     }
 }
-
-/// rdma-core release UCX GPUDirect RDMA needs on GB300 RoCE (CoreWeave RoCE guide).
-pub const DEFAULT_MIN_RDMA_CORE: u32 = 54;
 
 struct Walker<'p> {
     problems: &'p mut Vec<Problem>,
@@ -1043,7 +1041,7 @@ impl Walker<'_> {
         m.read_bound(self, &mut ucx);
         ucx.min_rdma_core = m
             .int(self, "min-rdma-core")
-            .unwrap_or(Spanned::new(DEFAULT_MIN_RDMA_CORE, node.origin));
+            .unwrap_or(Spanned::new(MIN_RDMA_CORE, node.origin));
         m.finish(self);
         Some(ucx)
     }
