@@ -27,6 +27,9 @@ macro_rules! min_rdma_core {
     };
 }
 use min_rdma_core;
+/// Stands in for `fabric::attach::CAPABILITIES`, the table's choices for `capabilities`: the script reads
+/// no choices.
+const CAPABILITIES: &[&str] = &[];
 
 #[path = "src/fields/table.rs"]
 mod fields;

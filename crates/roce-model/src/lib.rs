@@ -59,7 +59,7 @@ pub mod plumbing {
     }
 }
 
-pub use fields::{CAPABILITIES, profile_schema};
+pub use fields::profile_schema;
 pub use load::{BuiltinsOnly, Loaded, Resolve, load};
 pub use model::Profile;
 pub use problem::{Code, Domain, Problem, Severity};

@@ -7,6 +7,7 @@ use indexmap::IndexMap;
 
 use std::num::NonZeroU32;
 
+use crate::fabric::attach::{CAPABILITIES, IPC_LOCK};
 use crate::fabric::dra::{
     AlignBy, CelExpression, ChannelAllocation, ClaimedGpus, CliqueAffinity, ComputeDomain,
     DeviceClassName, DraNics, KueueTopology, LabelKey, LabelValue, NicAttachment, NvlinkDomain,
@@ -15,7 +16,7 @@ use crate::fabric::dra::{
 use crate::fabric::env;
 use crate::fabric::provider::{HostMount, Provider, TopologyFile};
 use crate::fabric::ucx::MIN_RDMA_CORE;
-use crate::fields::{self, CAPABILITIES, Field, Kind, Req, Section};
+use crate::fields::{self, Field, Kind, Req, Section};
 use crate::model::*;
 use crate::names::{Capability, DnsLabel, EnvKey, K8sName, NameError, ResourceName};
 use crate::problem::{Code, Problem};
@@ -560,7 +561,7 @@ impl Walker<'_> {
             format!("write `{bare}`, without the `CAP_` prefix")
         } else if bare.eq_ignore_ascii_case("SYS_ADMIN") {
             format!(
-                "roce never adds SYS_ADMIN: the fabric needs only `IPC_LOCK`; the capabilities roce accepts are {}",
+                "roce never adds SYS_ADMIN: the fabric needs only `{IPC_LOCK}`; the capabilities roce accepts are {}",
                 CAPABILITIES
                     .iter()
                     .map(|c| format!("`{c}`"))

@@ -10,14 +10,10 @@
 //! (`fields::bind`), so a bound field has no line in `walk.rs` or `diff.rs`.
 //!
 //! This file depends on nothing but std and its parent's `Bind`, `bind!` and the fabric facts it quotes
-//! (`min_rdma_core!`): `build.rs` compiles it with the KDL front end, which takes its positional keys from
+//! (`min_rdma_core!`, `CAPABILITIES`): `build.rs` compiles it with the KDL front end, which takes its positional keys from
 //! here, and gives it a `bind!` that writes `None` and stand-ins for the facts.
 
-use super::min_rdma_core;
-
-/// Linux capabilities a profile may add (the fabric needs only `IPC_LOCK`; the others are accepted for
-/// workloads that need them, and never `SYS_ADMIN`).
-pub const CAPABILITIES: &[&str] = &["IPC_LOCK", "SYS_NICE", "SYS_PTRACE", "SYS_RESOURCE"];
+use super::{CAPABILITIES, min_rdma_core};
 
 /// A map of keys: the profile itself, or one of its sections.
 #[derive(Debug)]
@@ -364,7 +360,7 @@ pub(crate) const PROFILE: Section = Section {
                 yaml: "`capabilities: [IPC_LOCK]`",
                 ty: "list of strings (one string allowed)",
                 default: "none",
-                drives: "`securityContext.capabilities.add` of direct pods. Allowed: `IPC_LOCK`, `SYS_NICE`, `SYS_PTRACE`, `SYS_RESOURCE` (never `SYS_ADMIN`)",
+                drives: "`securityContext.capabilities.add` of direct pods. Allowed: {choices} (never `SYS_ADMIN`)",
             }],
             ..FIELD
         },
