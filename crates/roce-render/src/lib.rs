@@ -251,6 +251,15 @@ pub enum RenderError {
 }
 
 impl RenderError {
+    /// An option whose value cannot be used, and why.
+    pub(crate) fn option(option: &str, value: &str, why: impl std::fmt::Display) -> Self {
+        RenderError::Option {
+            option: option.to_string(),
+            value: value.to_string(),
+            why: why.to_string(),
+        }
+    }
+
     fn unrepresentable(e: &plan::EnvVar, why: quote::Unrepresentable) -> Self {
         RenderError::Unrepresentable {
             name: e.name.clone(),
