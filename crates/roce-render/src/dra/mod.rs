@@ -1,8 +1,16 @@
-//! The plan's DRA wiring as YAML pieces: pod `resourceClaims`, container `resources.claims`, affinity,
-//! labels, annotations, and the objects beside the workload. Shapes come from the fabric core
-//! ([`roce_model::fabric::dra::emit`]); this only converts them for the writer.
+//! The Kubernetes objects DRA NICs, an NVLink domain and placement add to a pod and its manifest
+//! ([`wiring`], a plan's [`DraWiring`]), built from the fabric core's facts (`roce_model::fabric::dra`), and
+//! the same as YAML pieces for the writer: pod `resourceClaims`, container `resources.claims`, affinity,
+//! labels, annotations, and the objects beside the workload.
+
+pub(crate) mod shapes;
 
 use serde::Serialize;
+
+pub use shapes::{
+    Affinity, ComputeDomainObject, ContainerClaim, DraWiring, ExtraDocument, PodResourceClaim,
+    ResourceClaimTemplate, wiring,
+};
 
 use crate::plan::Plan;
 use crate::yaml::Yaml;
