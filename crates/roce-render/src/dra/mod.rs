@@ -15,24 +15,10 @@ pub use shapes::{
 use crate::plan::Plan;
 use crate::yaml::Yaml;
 
-/// A `Serialize` value as a YAML tree, field order kept.
+/// A `Serialize` value as a YAML tree, field order kept (the shapes hold names and counts: integers and
+/// strings, one of several lines, a CEL selector's, as a block scalar).
 pub(crate) fn yaml_of<T: Serialize>(value: &T) -> Yaml {
-    from_json(&serde_json::to_value(value).expect("the DRA shapes are plain data"))
-}
-
-fn from_json(v: &serde_json::Value) -> Yaml {
-    use serde_json::Value;
-    match v {
-        Value::Null => Yaml::Null,
-        Value::Bool(b) => Yaml::Bool(*b),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => Yaml::Int(i),
-            None => Yaml::Str(n.to_string()),
-        },
-        Value::String(s) => Yaml::Str(s.clone()),
-        Value::Array(items) => Yaml::Seq(items.iter().map(from_json).collect()),
-        Value::Object(m) => Yaml::Map(m.iter().map(|(k, v)| (k.clone(), from_json(v))).collect()),
-    }
+    crate::yaml::from_json(&serde_json::to_value(value).expect("the DRA shapes are plain data"))
 }
 
 /// `spec.resourceClaims`, when the plan claims anything.
