@@ -20,6 +20,17 @@ macro_rules! bind {
 /// Stands in for `fields::Bind`, which the table's entries hold.
 trait Bind: std::fmt::Debug {}
 
+/// Stands in for `fabric::ucx::min_rdma_core!`, which the table's docs quote: the script reads no docs.
+macro_rules! min_rdma_core {
+    () => {
+        0
+    };
+}
+use min_rdma_core;
+/// Stands in for `fabric::attach::CAPABILITIES`, the table's choices for `capabilities`: the script reads
+/// no choices.
+const CAPABILITIES: &[&str] = &[];
+
 #[path = "src/fields/table.rs"]
 mod fields;
 #[path = "src/problem.rs"]

@@ -14,8 +14,10 @@ mod table;
 mod tests;
 
 pub(crate) use bind::{Bind, Read};
+// The fabric facts the table quotes.
+use crate::fabric::attach::CAPABILITIES;
+use crate::fabric::ucx::min_rdma_core;
 pub use schema::profile_schema;
-pub use table::CAPABILITIES;
 pub(crate) use table::*;
 
 impl Section {

@@ -59,9 +59,8 @@ pub mod plumbing {
     }
 }
 
-pub use fields::{CAPABILITIES, profile_schema};
+pub use fields::profile_schema;
 pub use load::{BuiltinsOnly, Loaded, Resolve, load};
 pub use model::Profile;
 pub use problem::{Code, Domain, Problem, Severity};
 pub use source::{Format, Origin, Source, Spanned};
-pub use walk::DEFAULT_MIN_RDMA_CORE;

@@ -567,7 +567,7 @@ impl Profile {
     ///
     /// How the NICs arrive decides the rest ([`NicAttachment`]): Multus NADs plus the resource; the resource
     /// only (no NADs, whatever `multus` says); a DRA claim, which brings the devices itself (neither NADs
-    /// nor the device-plugin resource; the claims are [`dra_wiring`](crate::fabric::dra::emit::dra_wiring)'s); or the host's own
+    /// nor the device-plugin resource; the claims are roce-render's `dra::wiring`); or the host's own
     /// NICs (neither: [`Profile::host_network`] says what the pod needs instead).
     pub fn pod_wiring(&self) -> Option<PodWiring> {
         self.pod_wiring_for(&self.rail_list())

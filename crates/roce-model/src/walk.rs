@@ -7,6 +7,7 @@ use indexmap::IndexMap;
 
 use std::num::NonZeroU32;
 
+use crate::fabric::attach::{CAPABILITIES, IPC_LOCK};
 use crate::fabric::dra::{
     AlignBy, CelExpression, ChannelAllocation, ClaimedGpus, CliqueAffinity, ComputeDomain,
     DeviceClassName, DraNics, KueueTopology, LabelKey, LabelValue, NicAttachment, NvlinkDomain,
@@ -14,7 +15,8 @@ use crate::fabric::dra::{
 };
 use crate::fabric::env;
 use crate::fabric::provider::{HostMount, Provider, TopologyFile};
-use crate::fields::{self, CAPABILITIES, Field, Kind, Req, Section};
+use crate::fabric::ucx::MIN_RDMA_CORE;
+use crate::fields::{self, Field, Kind, Req, Section};
 use crate::model::*;
 use crate::names::{Capability, DnsLabel, EnvKey, K8sName, NameError, ResourceName};
 use crate::problem::{Code, Problem};
@@ -119,14 +121,11 @@ impl Ucx {
     fn off(origin: Origin) -> Self {
         Ucx {
             mode: Spanned::new(UcxMode::Off, origin),
-            min_rdma_core: Spanned::new(DEFAULT_MIN_RDMA_CORE, origin),
+            min_rdma_core: Spanned::new(MIN_RDMA_CORE, origin),
             ..Ucx::default()
         }
     }
 }
-
-/// rdma-core release UCX GPUDirect RDMA needs on GB300 RoCE (CoreWeave RoCE guide).
-pub const DEFAULT_MIN_RDMA_CORE: u32 = 54;
 
 struct Walker<'p> {
     problems: &'p mut Vec<Problem>,
@@ -562,7 +561,7 @@ impl Walker<'_> {
             format!("write `{bare}`, without the `CAP_` prefix")
         } else if bare.eq_ignore_ascii_case("SYS_ADMIN") {
             format!(
-                "roce never adds SYS_ADMIN: the fabric needs only `IPC_LOCK`; the capabilities roce accepts are {}",
+                "roce never adds SYS_ADMIN: the fabric needs only `{IPC_LOCK}`; the capabilities roce accepts are {}",
                 CAPABILITIES
                     .iter()
                     .map(|c| format!("`{c}`"))
@@ -1043,7 +1042,7 @@ impl Walker<'_> {
         m.read_bound(self, &mut ucx);
         ucx.min_rdma_core = m
             .int(self, "min-rdma-core")
-            .unwrap_or(Spanned::new(DEFAULT_MIN_RDMA_CORE, node.origin));
+            .unwrap_or(Spanned::new(MIN_RDMA_CORE, node.origin));
         m.finish(self);
         Some(ucx)
     }

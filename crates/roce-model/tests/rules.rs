@@ -22,6 +22,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Component, Path, PathBuf};
 
 use miette::{GraphicalReportHandler, GraphicalTheme};
+use roce_model::fabric::ucx::MIN_RDMA_CORE;
 use roce_model::{BuiltinsOnly, Code, Domain, Problem, Resolve, Severity, Source, builtin, load};
 
 /// Why each code matters: the paragraph `docs/rules.md` gives it, citing the reference notes.
@@ -271,7 +272,7 @@ const WHY: &[(&str, &str)] = &[
     ),
     (
         "roce::ucx::rdma_core",
-        "UCX GPUDirect RDMA on GB300 RoCE needs rdma-core 54 or newer, with UCX built against it. \
+        "UCX GPUDirect RDMA on GB300 RoCE needs rdma-core {MIN_RDMA_CORE} or newer, with UCX built against it. \
          With an older one UCX initialises, even detects GPU memory support, and then transfers \
          fail with `vendor_err 0x89` while NCCL tests still pass (fabric-facts §4b). roce cannot \
          look inside the image, so the profile declares it.",
@@ -409,10 +410,11 @@ const WHY: &[(&str, &str)] = &[
     ),
 ];
 
-fn why(code: Code) -> Option<&'static str> {
+/// Why `code` matters, with the fabric facts it quotes filled in.
+fn why(code: Code) -> Option<String> {
     WHY.iter()
         .find(|(c, _)| *c == code.as_str())
-        .map(|(_, w)| *w)
+        .map(|(_, w)| w.replace("{MIN_RDMA_CORE}", &MIN_RDMA_CORE.to_string()))
 }
 
 fn fixtures_root() -> PathBuf {

@@ -21,7 +21,7 @@ pub mod apply;
 mod comment;
 mod dockerfile;
 mod dotenv;
-mod dra;
+pub mod dra;
 pub mod edits;
 pub mod exec;
 mod expansion;
@@ -87,6 +87,10 @@ pub mod plumbing {
     pub mod edits {
         //! What meets a requirement in another form, read once per template (lint's checks ask it).
         pub use crate::edits::otherwise::Met;
+    }
+    pub mod dra {
+        //! The DRA objects one at a time, for the tests that feed them to their consumers' schemas.
+        pub use crate::dra::shapes::{compute_domain, resource_claim_template};
     }
     pub mod wiring {
         //! What a pod really gets from the fabric, read from a manifest.
@@ -251,6 +255,15 @@ pub enum RenderError {
 }
 
 impl RenderError {
+    /// An option whose value cannot be used, and why.
+    pub(crate) fn option(option: &str, value: &str, why: impl std::fmt::Display) -> Self {
+        RenderError::Option {
+            option: option.to_string(),
+            value: value.to_string(),
+            why: why.to_string(),
+        }
+    }
+
     fn unrepresentable(e: &plan::EnvVar, why: quote::Unrepresentable) -> Self {
         RenderError::Unrepresentable {
             name: e.name.clone(),

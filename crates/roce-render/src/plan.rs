@@ -84,7 +84,7 @@ pub struct Plan {
     pub dra_spec: fabric::dra::DraSpec,
     /// DRA claims, the NVLink domain's claim, placement, and the objects they need beside the workload:
     /// what [`Plan::dra_spec`] adds to a pod, for this plan's workload.
-    pub dra: fabric::dra::emit::DraWiring,
+    pub dra: crate::dra::DraWiring,
     /// Request GPUs as `nvidia.com/gpu` (not when a DRA claim allocates them).
     pub gpu_resource: bool,
     /// Host directories the network provider needs, mounted read-only into the workload container (gIB's
@@ -169,7 +169,7 @@ pub fn lower(p: &Profile) -> Plan {
         workload: Workload::Job,
         notes: Vec::new(),
         test_args: None,
-        dra: dra_spec.wiring(),
+        dra: crate::dra::wiring(&dra_spec),
         dra_spec,
         gpu_resource: p.requests_gpu_resource(),
         host_mounts: p

@@ -70,11 +70,7 @@ pub(crate) fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, Render
 /// A body is shell text placed after the exports. sbatch stops reading `#SBATCH` lines at the first
 /// command, so a directive in the body would be silently ignored: refuse it instead.
 fn check_body(body: &str) -> Result<(), RenderError> {
-    let bad = |value: &str, why: &str| RenderError::Option {
-        option: "body".to_string(),
-        value: value.to_string(),
-        why: why.to_string(),
-    };
+    let bad = |value: &str, why: &str| RenderError::option("body", value, why);
     if body.trim().is_empty() {
         return Err(bad(
             "",
@@ -104,11 +100,11 @@ fn quote_directive(key: &str, value: &str) -> Result<String, RenderError> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.:,/=+@[]".contains(c))
     {
-        return Err(RenderError::Option {
-            option: key.to_string(),
-            value: value.to_string(),
-            why: "#SBATCH values may use letters, digits and - _ . : , / = + @ [ ]".to_string(),
-        });
+        return Err(RenderError::option(
+            key,
+            value,
+            "#SBATCH values may use letters, digits and - _ . : , / = + @ [ ]",
+        ));
     }
     Ok(value.to_string())
 }

@@ -11,7 +11,7 @@
 //! ComputeDomains, ResourceClaimTemplates, the fabric operators' resources), so a claim of a template
 //! defined in the same file is resolved to its device class.
 
-use roce_model::fabric::attach::{IPC_LOCK, RDMA_DEVICE_DIR};
+use roce_model::fabric::attach::{self, IPC_LOCK, RDMA_DEVICE_DIR};
 use roce_model::fabric::devices::{self, Accelerator};
 use roce_model::fabric::dra::kueue::{ClaimShape, Refused};
 use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
@@ -870,10 +870,7 @@ impl<'a> Wiring<'a> {
             self.ipc_lock = items
                 .iter()
                 .find(|i| match &i.value {
-                    Value::Scalar(Scalar::Str(s)) => {
-                        let s = s.strip_prefix("CAP_").unwrap_or(s);
-                        s == IPC_LOCK || s == "ALL"
-                    }
+                    Value::Scalar(Scalar::Str(s)) => attach::grants(s, IPC_LOCK),
                     _ => false,
                 })
                 .map(|i| i.origin);

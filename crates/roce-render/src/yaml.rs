@@ -160,6 +160,28 @@ impl From<Vec<Yaml>> for Yaml {
     }
 }
 
+/// A JSON value for the writer, the types kept: a string that looks like a number or boolean is quoted, one
+/// of several lines is a block scalar, a number that is not an integer is written as JSON wrote it.
+pub(crate) fn from_json(value: &serde_json::Value) -> Yaml {
+    use serde_json::Value;
+    match value {
+        Value::Null => Yaml::Null,
+        Value::Bool(b) => Yaml::Bool(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => Yaml::Int(i),
+            None => Yaml::Raw(n.to_string()),
+        },
+        Value::String(s) if s.contains('\n') => Yaml::Block(s.clone()),
+        Value::String(s) => Yaml::Str(s.clone()),
+        Value::Array(items) => Yaml::Seq(items.iter().map(from_json).collect()),
+        Value::Object(map) => Yaml::Map(
+            map.iter()
+                .map(|(k, v)| (k.clone().into(), from_json(v)))
+                .collect(),
+        ),
+    }
+}
+
 /// Renders one document in block style with a trailing newline.
 ///
 /// Layout: two-space indent; a sequence under a mapping key starts at the

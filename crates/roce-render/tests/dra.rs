@@ -11,11 +11,22 @@ use std::str::FromStr;
 use roce_model::fabric::dra::{
     self, AlignBy, CelExpression, ClaimedGpus, CliqueAffinity, ComputeDomain, DeviceClassName,
     DraNics, K8sName, KueueTopology, LabelKey, LabelValue, NicAttachment, NvlinkDomain, Placement,
-    TopologyMode, emit,
+    TopologyMode,
 };
+use roce_render::dra::{DraWiring, ExtraDocument};
+use roce_render::plumbing::dra::{compute_domain, resource_claim_template};
 use serde_json::{Value, json};
 
 use crate::support::consumers;
+
+/// The wiring of the three choices.
+fn dra_wiring(nics: &NicAttachment, domain: &NvlinkDomain, placement: &Placement) -> DraWiring {
+    roce_render::dra::wiring(&dra::DraSpec {
+        nics: nics.clone(),
+        nvlink_domain: domain.clone(),
+        placement: placement.clone(),
+    })
+}
 
 fn n(v: u32) -> NonZeroU32 {
     NonZeroU32::new(v).unwrap()
@@ -112,7 +123,7 @@ fn json_of<T: serde::Serialize>(v: &T) -> Value {
 }
 
 /// A GB300 worker pod with everything the wiring adds: claims, affinity, labels, annotations.
-fn pod_with(wiring: &emit::DraWiring, gpus_by_dra: bool) -> Value {
+fn pod_with(wiring: &DraWiring, gpus_by_dra: bool) -> Value {
     let mut labels = serde_json::Map::new();
     for (k, v) in &wiring.labels {
         labels.insert(k.clone(), json!(v));
@@ -170,18 +181,18 @@ fn resource_claim_templates_and_pods_with_claims_pass_kubernetes_strict() {
     let mut docs = Vec::new();
     for gpus in GPU_SOURCES {
         let nics = NicAttachment::Dra(dranet_nics(gpus));
-        let wiring = emit::dra_wiring(&nics, &vendor_domain(), &vendor_placement());
+        let wiring = dra_wiring(&nics, &vendor_domain(), &vendor_placement());
         let mut pod = pod_with(&wiring, gpus != Gpus::Resource);
         pod["metadata"]["name"] = json!(format!("worker-{}", docs.len()));
         for d in &wiring.documents {
-            if let emit::ExtraDocument::ResourceClaimTemplate(t) = d {
+            if let ExtraDocument::ResourceClaimTemplate(t) = d {
                 docs.push(json_of(t));
             }
         }
         docs.push(pod);
     }
     // The vendor's job: Multus and rdma/ib stay, only the channel is claimed.
-    let wiring = emit::dra_wiring(
+    let wiring = dra_wiring(
         &NicAttachment::MultusAndResource,
         &vendor_domain(),
         &vendor_placement(),
@@ -198,7 +209,7 @@ fn resource_claim_templates_and_pods_with_claims_pass_kubernetes_strict() {
 /// Strict mode reaches the claim fields: a misspelt one is refused, so the test above is not a rubber stamp.
 #[test]
 fn kubernetes_strict_rejects_a_misspelt_claim_field() {
-    let wiring = emit::dra_wiring(
+    let wiring = dra_wiring(
         &NicAttachment::Dra(dranet_nics(Gpus::Resource)),
         &vendor_domain(),
         &Placement::default(),
@@ -207,7 +218,7 @@ fn kubernetes_strict_rejects_a_misspelt_claim_field() {
     let claim = pod["spec"]["resourceClaims"][0].as_object_mut().unwrap();
     let template = claim.remove("resourceClaimTemplateName").unwrap();
     claim.insert("resourceClaimTemplate".into(), template);
-    let mut rct = json_of(&emit::resource_claim_template(&dranet_nics(Gpus::Resource)));
+    let mut rct = json_of(&resource_claim_template(&dranet_nics(Gpus::Resource)));
     rct["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClass"] = json!("dranet.net");
     for doc in [pod, rct] {
         let kind = doc["kind"].clone();
@@ -229,7 +240,7 @@ fn check_compute_domain_schema(doc: &Value) -> Result<bool, String> {
 
 /// The emitted ComputeDomain, read back from the YAML the writer prints.
 fn printed_compute_domain(domain: &NvlinkDomain) -> Value {
-    let cd = json_of(&emit::compute_domain(domain.compute_domain().unwrap()));
+    let cd = json_of(&compute_domain(domain.compute_domain().unwrap()));
     serde_saphyr::from_str(&printed(&[cd])).unwrap()
 }
 
@@ -303,7 +314,7 @@ fn the_vendors_compute_domain_claim_and_affinity_are_what_roce_emits() {
         kueue: None,
         ..vendor_placement()
     };
-    let wiring = emit::dra_wiring(
+    let wiring = dra_wiring(
         &NicAttachment::MultusAndResource,
         &vendor_domain(),
         &placement,
@@ -361,7 +372,7 @@ fn aligned_templates_have_dranets_shape() {
         .into_iter()
         .find(|t| t["metadata"]["name"] == "gpu-efa-aligned")
         .unwrap();
-    let ours = json_of(&emit::resource_claim_template(
+    let ours = json_of(&resource_claim_template(
         &DraNics::new(
             DeviceClassName::from_str("efa.networking.k8s.aws").unwrap(),
             n(1),
@@ -428,8 +439,7 @@ fn dranets_oci_gb200_template_and_compute_domain_are_what_roce_emits() {
         n(4),
     ));
     let ours: Value =
-        serde_saphyr::from_str(&printed(&[json_of(&emit::resource_claim_template(&nics))]))
-            .unwrap();
+        serde_saphyr::from_str(&printed(&[json_of(&resource_claim_template(&nics))])).unwrap();
     assert_eq!(&ours, theirs);
 
     let domain = NvlinkDomain::ComputeDomain(

@@ -642,7 +642,9 @@ fn perftest(plan: &Plan) -> Perftest {
     let text = default(plan, Target::UcxPerftest);
     let all = docs(&text);
     // The NICs' ResourceClaimTemplate first, where they are DRA devices.
-    let extra = plan.dra_spec.nics_only().wiring().documents.len();
+    let extra = roce_render::dra::wiring(&plan.dra_spec.nics_only())
+        .documents
+        .len();
     let mut d = all.into_iter().skip(extra);
     let (service, server, client) = (d.next().unwrap(), d.next().unwrap(), d.next().unwrap());
     assert!(d.next().is_none());

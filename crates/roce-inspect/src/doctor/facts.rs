@@ -17,9 +17,6 @@ use super::env::Env;
 use super::gid::RoceVersion;
 use super::root::Root;
 
-/// `CAP_IPC_LOCK` is bit 14 of the capability sets (`include/uapi/linux/capability.h`).
-pub(crate) const CAP_IPC_LOCK_BIT: u32 = 14;
-
 /// Kernel modules worth reporting, in this order.
 pub const MODULES: &[&str] = &[
     "mlx5_core",
@@ -349,7 +346,8 @@ fn dra_metadata_files(root: &Root) -> Option<Vec<MetadataFile>> {
 impl HostFacts {
     /// Does the process hold `CAP_IPC_LOCK`? `None` when `CapEff` was unreadable.
     pub fn ipc_lock(&self) -> Option<bool> {
-        self.cap_eff.map(|c| c & (1 << CAP_IPC_LOCK_BIT) != 0)
+        self.cap_eff
+            .map(|c| c & (1 << roce_model::fabric::attach::IPC_LOCK_BIT) != 0)
     }
 
     /// Is a kernel module among [`MODULES`] loaded? `None` when `/sys/module` was unreadable.

@@ -17,7 +17,7 @@ use roce_model::model::{FabricKind, Profile, UcxMode};
 use roce_model::nccl_list::{self, ListKind};
 use roce_model::source::Origin;
 use roce_model::ucx_list;
-use roce_model::{Code, DEFAULT_MIN_RDMA_CORE, Problem};
+use roce_model::{Code, Problem};
 use roce_render::plan::{self, Plan};
 
 use super::facts::{HostFacts, Limit, LinkLayer, PeerMemory, Port, RdmaDevice, ShmMount};
@@ -975,7 +975,7 @@ impl Ctx<'_> {
         if from_profile.is_none() && !tls_rdma {
             return;
         }
-        let min = from_profile.unwrap_or(DEFAULT_MIN_RDMA_CORE);
+        let min = from_profile.unwrap_or(ucx::MIN_RDMA_CORE);
         let Some(lib) = f.libibverbs.as_ref() else {
             return;
         };

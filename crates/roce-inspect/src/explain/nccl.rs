@@ -2,6 +2,7 @@
 
 use roce_model::Code;
 use roce_model::fabric::env as vars;
+use roce_model::fabric::nccl::NET_SOCKET;
 
 use super::line::{self, Level, NcclLine, after, text, word};
 use super::{Device, Explainer, sockets};
@@ -477,7 +478,8 @@ impl Explainer {
         // Every communicator repeats this line: a network already recorded costs no allocation.
         if let Some(p) = pi.and_then(|pi| self.procs.get(pi))
             && p.networks.iter().any(|n| n.as_bytes() == net)
-            && (self.facts.using_socket.is_some() || !net.eq_ignore_ascii_case(b"Socket"))
+            && (self.facts.using_socket.is_some()
+                || !net.eq_ignore_ascii_case(NET_SOCKET.name.as_bytes()))
         {
             return;
         }
@@ -485,7 +487,7 @@ impl Explainer {
         if net.is_empty() {
             return;
         }
-        if net.eq_ignore_ascii_case("Socket") && self.facts.using_socket.is_none() {
+        if net.eq_ignore_ascii_case(NET_SOCKET.name) && self.facts.using_socket.is_none() {
             self.facts.using_socket = Some(self.evidence(line));
         }
         let pi = match pi {

@@ -11,6 +11,8 @@
 //!
 //! `unknown` only when none of these is in the log.
 
+use roce_model::fabric::nccl::{NET_GIB, NetFamily, net_family};
+
 use super::{Device, Transport};
 
 /// Lines only one link layer produces.
@@ -44,37 +46,25 @@ pub(crate) struct Signals<'a> {
     pub ucx_tcp: bool,
 }
 
-/// Is this network name NCCL's TCP transport or a TCP plugin?
+/// Is this network name NCCL's TCP transport or a TCP plugin ([`NetFamily::Tcp`])?
 pub(crate) fn is_socket(name: &str) -> bool {
-    name.eq_ignore_ascii_case("Socket") || name.eq_ignore_ascii_case("FastSocket")
-}
-
-/// Is this network name libfabric through aws-ofi-nccl (`AWS Libfabric` before 1.7, `Libfabric`, `OFI`)?
-pub(crate) fn is_ofi(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    n.contains("libfabric") || n == "ofi"
-}
-
-/// Is this network name the IB verbs transport or an IB-verbs plugin (`IB`, `IBext_v8`, `gIB`, and the `UCX` /
-/// `UCX-RMA` networks of nccl-rdma-sharp-plugins, which run UCX over the same IB devices: `ucx_plugin.c` opens
-/// the ports `nccl_p2p_ib_init` found)?
-pub(crate) fn is_ib_like(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    n.starts_with("IB") || n == "GIB" || n == "UCX" || n == "UCX-RMA"
+    net_family(name) == Some(NetFamily::Tcp)
 }
 
 /// Decide the transport.
 pub(crate) fn classify(s: &Signals<'_>) -> Transport {
-    match s.network {
-        Some(n) if is_socket(n) => Transport::Socket,
-        Some(n) if is_ofi(n) => Transport::Ofi,
+    match s.network.map(|n| (n, net_family(n))) {
+        Some((_, Some(NetFamily::Tcp))) => Transport::Socket,
+        Some((_, Some(NetFamily::Libfabric))) => Transport::Ofi,
         // gIB runs only on Google's RoCE fabrics (A3 Ultra, A4: "GPUDirect RDMA over RoCE", cloud.google.com
         // /ai-hypercomputer/docs/create/gke-ai-hypercompute)
-        Some(n) if n.eq_ignore_ascii_case("gIB") && !s.link.ib && !has(s.devices, "IB") => {
+        Some((n, Some(NetFamily::IbVerbs)))
+            if n.eq_ignore_ascii_case(NET_GIB.name) && !s.link.ib && !has(s.devices, "IB") =>
+        {
             Transport::Roce
         }
-        Some(n) if is_ib_like(n) => link_layer(s),
-        Some(_) => Transport::Unknown,
+        Some((_, Some(NetFamily::IbVerbs))) => link_layer(s),
+        Some((_, None)) => Transport::Unknown,
         None if !s.devices.is_empty() || s.ib_active => link_layer(s),
         None if s.ofi => Transport::Ofi,
         None if s.socket_by_elimination => Transport::Socket,

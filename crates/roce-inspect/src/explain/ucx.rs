@@ -3,6 +3,7 @@
 
 use roce_model::Code;
 use roce_model::fabric::env as vars;
+use roce_model::fabric::ucx::MIN_RDMA_CORE;
 
 use super::Explainer;
 use super::line::{self, after, text, word};
@@ -160,7 +161,7 @@ impl Explainer {
         self.found(Code::ExplainUcxRdmaCore, "", host, ev, || {
             (
                 format!("UCX transfer failed with the signature of an rdma-core mismatch: {m}"),
-                "vendor_err 0x89 (or \"Unexpected UCX error: Input/output error\") once data moves means UCX was built against rdma-core older than 54 (CoreWeave GB300 RoCE guide): use an image with rdma-core ≥ 54 and a UCX built against it (ghcr.io/coreweave/nccl-tests ships one); NCCL tests passing does not prove UCX works".into(),
+                format!("vendor_err 0x89 (or \"Unexpected UCX error: Input/output error\") once data moves means UCX was built against rdma-core older than {MIN_RDMA_CORE} (CoreWeave GB300 RoCE guide): use an image with rdma-core ≥ {MIN_RDMA_CORE} and a UCX built against it (ghcr.io/coreweave/nccl-tests ships one); NCCL tests passing does not prove UCX works"),
             )
         });
     }

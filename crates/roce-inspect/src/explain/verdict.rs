@@ -190,9 +190,13 @@ impl<'x> Networks<'x> {
         };
         let transport = transport::classify(&signals);
         let network = nets.first().cloned().or_else(|| match transport {
-            Transport::Socket if x.facts.tcp_plugin.is_some() => Some("FastSocket".to_string()),
-            Transport::Socket => Some("Socket".to_string()),
-            Transport::Ib | Transport::Roce if !devices.is_empty() => Some("IB".to_string()),
+            Transport::Socket if x.facts.tcp_plugin.is_some() => {
+                Some(nccl::NET_FAST_SOCKET.name.to_string())
+            }
+            Transport::Socket => Some(nccl::NET_SOCKET.name.to_string()),
+            Transport::Ib | Transport::Roce if !devices.is_empty() => {
+                Some(nccl::NET_IB.name.to_string())
+            }
             _ => None,
         });
         Networks {
@@ -346,7 +350,7 @@ fn socket_fallback(
                 .filter(|p| {
                     p.channel_nets
                         .iter()
-                        .any(|n| n.eq_ignore_ascii_case("Socket"))
+                        .any(|n| n.eq_ignore_ascii_case(nccl::NET_SOCKET.name))
                 })
                 .map(|p| p.connections.net - p.connections.net_gdr)
                 .sum();
@@ -851,7 +855,7 @@ fn gdr_finding(
                 "GPUDirect RDMA not used: {} of {} network connections over {} are staged through host memory (no /GDRDMA)",
                 c.net - c.net_gdr,
                 c.net,
-                network.unwrap_or("IB")
+                network.unwrap_or(nccl::NET_IB.name)
             ),
             ev,
         )

@@ -7,7 +7,7 @@
 //! the pod's [`Wiring`], so a fact met in any form is met.
 
 use roce_model::fabric::devices::Accelerator;
-use roce_model::fabric::{dra::IMEX_CHANNELS_DIR, env, ucx};
+use roce_model::fabric::{dra::IMEX_CHANNELS_DIR, env, nccl, ucx};
 use roce_model::plumbing::tree::{Node, Scalar, Value};
 use roce_model::source::Origin;
 use roce_model::ucx_list;
@@ -427,7 +427,7 @@ fn rdma_intent(w: &Wiring<'_>) -> Option<(String, Option<Origin>, &'static str)>
             .and_then(|v| Some((v.value.as_deref()?, Some(v.at))))
     };
     if let Some((value, at)) = set(env::NCCL_NET)
-        && value.eq_ignore_ascii_case("IB")
+        && value.eq_ignore_ascii_case(nccl::NET_IB.name)
     {
         return Some((
             format!("NCCL_NET={value}"),

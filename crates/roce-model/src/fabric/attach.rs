@@ -22,6 +22,27 @@ pub const COMMON_RDMA_RESOURCE: &str = "rdma/ib";
 pub const RDMA_DEVICE_DIR: &str = "/dev/infiniband";
 /// The capability RDMA memory registration needs past the default locked-memory limit.
 pub const IPC_LOCK: &str = "IPC_LOCK";
+/// `CAP_IPC_LOCK` is bit 14 of the capability sets (`include/uapi/linux/capability.h`): what `doctor` tests
+/// in `/proc/self/status`'s `CapEff`.
+pub const IPC_LOCK_BIT: u32 = 14;
+/// The Linux capabilities a profile may add, as Kubernetes' `capabilities.add` spells them: the fabric needs
+/// only [`IPC_LOCK`]; the others are accepted for workloads that need them, and never `SYS_ADMIN`. The walker
+/// accepts these, the JSON Schema and `docs/reference.md` list them.
+pub const CAPABILITIES: &[&str] = &[IPC_LOCK, "SYS_NICE", "SYS_PTRACE", "SYS_RESOURCE"];
+
+/// Whether an entry of a container's `securityContext.capabilities.add` grants `cap`: the name with or
+/// without `CAP_` (the runtime adds the prefix where it is missing), or `ALL`, every capability
+/// (capabilities(7); containerd's CRI plugin reads `ALL` so). `lint`, `apply` and what a pod gets ask this.
+///
+/// ```
+/// use roce_model::fabric::attach::{IPC_LOCK, grants};
+/// assert!(grants("CAP_IPC_LOCK", IPC_LOCK) && grants("ALL", IPC_LOCK));
+/// assert!(!grants("SYS_NICE", IPC_LOCK));
+/// ```
+pub fn grants(added: &str, cap: &str) -> bool {
+    let added = added.strip_prefix("CAP_").unwrap_or(added);
+    added == cap || added == "ALL"
+}
 /// Where NCCL and UCX put their shared-memory segments (NCCL's SHM transport and proxy buffers, UCX's
 /// `posix` transport).
 pub const SHM_DIR: &str = "/dev/shm";

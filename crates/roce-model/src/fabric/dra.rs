@@ -4,18 +4,16 @@
 //! Three choices, each a type here: the NIC attachment ([`NicAttachment`]: Multus NADs plus a device-plugin
 //! resource, the resource alone, or a DRA claim), the NVLink domain ([`NvlinkDomain`]: none, or a
 //! ComputeDomain whose IMEX channel the pods claim), and placement ([`Placement`]: affinity on the NVLink
-//! clique label, Kueue Topology Aware Scheduling). [`emit`] turns them into the objects a pod needs;
-//! [`rules`] says what is wrong with them against a job or a manifest.
+//! clique label, Kueue Topology Aware Scheduling). [`rules`] says what is wrong with them against a job or
+//! a manifest; the Kubernetes objects they become are roce-render's (`roce_render::dra`).
 //!
 //! ```
-//! use roce_model::fabric::dra::{self, emit, ComputeDomain, NicAttachment, NvlinkDomain, Placement};
+//! use roce_model::fabric::dra::{self, ComputeDomain, NvlinkDomain};
 //!
-//! // The vendor's GB300 NVL72 job: Multus NICs, and a ComputeDomain whose channel each worker claims.
+//! // The vendor's GB300 NVL72 job: a ComputeDomain whose channel each worker claims.
 //! let cd = ComputeDomain::new("nccl-test-72-gb300-18n-dra".parse()?, 0, None)?;
+//! assert_eq!(cd.channel_template().as_str(), "nccl-test-72-gb300-18n-dra-cd-channel");
 //! let domain = NvlinkDomain::ComputeDomain(cd);
-//! let wiring = emit::dra_wiring(&NicAttachment::MultusAndResource, &domain, &Placement::default());
-//! assert_eq!(wiring.pod_claims[0].template().as_str(), "nccl-test-72-gb300-18n-dra-cd-channel");
-//! assert_eq!(wiring.documents[0].kind(), dra::COMPUTE_DOMAIN_KIND);
 //!
 //! // A manifest pod without the claim: NCCL would get no IMEX channel.
 //! assert!(dra::rules::channel_claim_concern(&domain, &[], &[]).is_some());
@@ -31,7 +29,6 @@
 //! - NICs as DRA devices, aligned with GPUs: kubernetes-sigs/dranet `examples/aws_eks_examples/gpu-efa` (PCIe
 //!   root) and `examples/distributed_training` (NUMA node); `site/content/docs/user/aws-eks-efa.md`.
 
-pub mod emit;
 pub mod kueue;
 mod names;
 pub mod rules;
@@ -44,6 +41,9 @@ pub use names::{CEL_MAX_LEN, CelExpression, DeviceClassName, LabelKey, LabelValu
 
 /// The API version of ResourceClaimTemplate and DeviceClass: DRA's GA group (Kubernetes ≥ 1.34).
 pub const RESOURCE_API_VERSION: &str = "resource.k8s.io/v1";
+/// The Kubernetes minor (1.x) where DRA's `resource.k8s.io/v1` went GA (Kubernetes 1.34 release notes,
+/// KEP-4381): the least a pod that claims anything can run on.
+pub const RESOURCE_API_MIN_MINOR: u32 = 34;
 /// The kind roce emits for a DRA NIC claim.
 pub const RESOURCE_CLAIM_TEMPLATE_KIND: &str = "ResourceClaimTemplate";
 /// The ComputeDomain CRD's group and version (kubernetes-sigs/dra-driver-nvidia-gpu).
@@ -95,11 +95,6 @@ pub struct DraSpec {
 }
 
 impl DraSpec {
-    /// What this adds to a pod and its manifest.
-    pub fn wiring(&self) -> emit::DraWiring {
-        emit::dra_wiring(&self.nics, &self.nvlink_domain, &self.placement)
-    }
-
     /// This spec without the NVLink domain and placement: the NICs only.
     pub fn nics_only(&self) -> DraSpec {
         DraSpec {

@@ -175,6 +175,55 @@ pub const NET_SOCKET: Network = Network {
     name: "Socket",
     rdma: false,
 };
+/// Google's FastSocket plugin (`NET/FastSocket`): TCP over several streams, for GPU VMs without RDMA.
+pub const NET_FAST_SOCKET: Network = Network {
+    name: "FastSocket",
+    rdma: false,
+};
+/// Google's gIB plugin (A3 Ultra, A4): IB verbs over RoCE; what `NCCL_NET` must say for NCCL to use it.
+pub const NET_GIB: Network = Network {
+    name: "gIB",
+    rdma: true,
+};
+
+/// What moves the data of a network NCCL names (`Using network <name>`, `NET/<name>/…`, 2.27+ `Assigned NET
+/// plugin <name>`), by that name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetFamily {
+    /// TCP: NCCL's [`NET_SOCKET`] (`src/transport/net_socket.cc`) and [`NET_FAST_SOCKET`].
+    Tcp,
+    /// libfabric through aws-ofi-nccl: `AWS Libfabric` before 1.7, `Libfabric`, `OFI`.
+    Libfabric,
+    /// IB verbs: NCCL's [`NET_IB`] (`src/transport/net_ib.cc`), the `IBext*` networks of
+    /// nccl-rdma-sharp-plugins (HPC-X: `IBext_v8`), [`NET_GIB`], and that plugin's `UCX` / `UCX-RMA`
+    /// networks, which run UCX over the same IB devices (`ucx_plugin.c` opens the ports
+    /// `nccl_p2p_ib_init` found).
+    IbVerbs,
+}
+
+/// The family of the network NCCL names `name` (any case), `None` for one roce does not know (a TCPX
+/// plugin, say).
+///
+/// ```
+/// use roce_model::fabric::nccl::{NetFamily, net_family};
+/// assert_eq!(net_family("FastSocket"), Some(NetFamily::Tcp));
+/// assert_eq!(net_family("AWS Libfabric"), Some(NetFamily::Libfabric));
+/// assert_eq!(net_family("IBext_v8"), Some(NetFamily::IbVerbs));
+/// assert_eq!(net_family("GPUDirectTCPX"), None);
+/// ```
+pub fn net_family(name: &str) -> Option<NetFamily> {
+    let is = |n: &Network| name.eq_ignore_ascii_case(n.name);
+    let lower = name.to_ascii_lowercase();
+    if is(&NET_SOCKET) || is(&NET_FAST_SOCKET) {
+        Some(NetFamily::Tcp)
+    } else if lower.contains("libfabric") || lower == "ofi" {
+        Some(NetFamily::Libfabric)
+    } else if lower.starts_with("ib") || is(&NET_GIB) || lower == "ucx" || lower == "ucx-rma" {
+        Some(NetFamily::IbVerbs)
+    } else {
+        None
+    }
+}
 
 /// What `strtoll(s, NULL, 0)` returns and whether it read the whole string.
 pub(crate) fn strtoll(s: &str) -> (i64, bool) {

@@ -52,8 +52,8 @@ pub const EFA_PROVIDER: &str = "efa";
 /// The device-plugin resource that gives a pod EFA interfaces (aws-efa-k8s-device-plugin): one per EFA
 /// device, so the count is the instance's EFA count (32 on p5.48xlarge), not a boolean gate.
 pub const EFA_RESOURCE: &str = "vpc.amazonaws.com/efa";
-/// gIB's network name, what `NCCL_NET` must say for NCCL to use it.
-pub const GIB_NET: &str = "gIB";
+/// gIB's network name, what `NCCL_NET` must say for NCCL to use it ([`super::nccl::NET_GIB`]).
+pub const GIB_NET: &str = super::nccl::NET_GIB.name;
 /// Where GKE's installer puts the gIB plugin on the host.
 pub const GIB_HOST_DIR: &str = "/home/kubernetes/bin/gib";
 /// Where GKE's samples mount [`GIB_HOST_DIR`] in the container.

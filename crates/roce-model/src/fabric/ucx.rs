@@ -13,6 +13,21 @@ pub use transports::{
 
 use crate::ucx_list::{TlsList, TlsRole};
 
+/// The least rdma-core release UCX GPUDirect RDMA needs on GB300 RoCE: UCX built against an older one
+/// initialises, even detects GPU memory support, then transfers fail with `vendor_err 0x89` (`Unexpected UCX
+/// error: Input/output error`) while NCCL tests still pass (CoreWeave GB300 RoCE guide; fabric-facts §4b).
+/// `ucx min-rdma-core`'s default; `doctor` asks it when it has no profile, `explain` names it.
+pub const MIN_RDMA_CORE: u32 = min_rdma_core!();
+
+/// [`MIN_RDMA_CORE`] as a literal, for the field table's `concat!`ed docs (a `const` cannot be formatted
+/// into a `&'static str`).
+macro_rules! min_rdma_core {
+    () => {
+        54
+    };
+}
+pub(crate) use min_rdma_core;
+
 /// What UCX is for in this profile (default: off, as a profile without `ucx`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum UcxMode {

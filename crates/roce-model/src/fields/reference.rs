@@ -12,9 +12,17 @@ fn table(s: &Section) -> String {
     fn rows(s: &Section, nested: bool, out: &mut String) {
         for f in s.fields {
             for r in f.rows {
+                // A row names the field's choices as `{choices}`: they are the table's, not the row's.
+                let drives = match f.kind {
+                    Kind::Strings { choices: Some(c) } => {
+                        let c: Vec<String> = c.iter().map(|c| format!("`{c}`")).collect();
+                        r.drives.replace("{choices}", &c.join(", "))
+                    }
+                    _ => r.drives.to_string(),
+                };
                 out.push_str(&format!(
-                    "| {} | {} | {} | {} | {} |\n",
-                    r.kdl, r.yaml, r.ty, r.default, r.drives
+                    "| {} | {} | {} | {} | {drives} |\n",
+                    r.kdl, r.yaml, r.ty, r.default
                 ));
             }
             if let (true, Kind::Section(c) | Kind::Named(c)) = (nested, &f.kind) {

@@ -9,12 +9,11 @@
 //! An entry's `bind` says how the walker reads its value into the model and how `roce diff` shows it
 //! (`fields::bind`), so a bound field has no line in `walk.rs` or `diff.rs`.
 //!
-//! This file depends on nothing but std and its parent's `Bind` and `bind!`: `build.rs` compiles it with
-//! the KDL front end, which takes its positional keys from here, and gives it a `bind!` that writes `None`.
+//! This file depends on nothing but std and its parent's `Bind`, `bind!` and the fabric facts it quotes
+//! (`min_rdma_core!`, `CAPABILITIES`): `build.rs` compiles it with the KDL front end, which takes its positional keys from
+//! here, and gives it a `bind!` that writes `None` and stand-ins for the facts.
 
-/// Linux capabilities a profile may add (the fabric needs only `IPC_LOCK`; the others are accepted for
-/// workloads that need them, and never `SYS_ADMIN`).
-pub const CAPABILITIES: &[&str] = &["IPC_LOCK", "SYS_NICE", "SYS_PTRACE", "SYS_RESOURCE"];
+use super::{CAPABILITIES, min_rdma_core};
 
 /// A map of keys: the profile itself, or one of its sections.
 #[derive(Debug)]
@@ -328,8 +327,8 @@ pub(crate) const PROFILE: Section = Section {
             summary: "Facts about the workload image.",
             diff: Diff::No,
             rows: &[Row {
-                kdl: "`image rdma-core=54`",
-                yaml: "`image: {rdma-core: 54}`",
+                kdl: concat!("`image rdma-core=", min_rdma_core!(), "`"),
+                yaml: concat!("`image: {rdma-core: ", min_rdma_core!(), "}`"),
                 ty: "map",
                 default: "empty",
                 drives: "[image](#image)",
@@ -361,7 +360,7 @@ pub(crate) const PROFILE: Section = Section {
                 yaml: "`capabilities: [IPC_LOCK]`",
                 ty: "list of strings (one string allowed)",
                 default: "none",
-                drives: "`securityContext.capabilities.add` of direct pods. Allowed: `IPC_LOCK`, `SYS_NICE`, `SYS_PTRACE`, `SYS_RESOURCE` (never `SYS_ADMIN`)",
+                drives: "`securityContext.capabilities.add` of direct pods. Allowed: {choices} (never `SYS_ADMIN`)",
             }],
             ..FIELD
         },
@@ -1297,12 +1296,16 @@ pub(crate) const UCX: Section = Section {
         Field {
             key: "min-rdma-core",
             kind: Kind::Int { min: 1, max: 999 },
-            summary: "Least rdma-core the image needs for UCX RDMA (default 54).",
+            summary: concat!(
+                "Least rdma-core the image needs for UCX RDMA (default ",
+                min_rdma_core!(),
+                ")."
+            ),
             rows: &[Row {
-                kdl: "`min-rdma-core=54`",
-                yaml: "`min-rdma-core: 54`",
+                kdl: concat!("`min-rdma-core=", min_rdma_core!(), "`"),
+                yaml: concat!("`min-rdma-core: ", min_rdma_core!(), "`"),
                 ty: "integer 1–999",
-                default: "`54`",
+                default: concat!("`", min_rdma_core!(), "`"),
                 drives: "the least `image rdma-core` RDMA mode accepts; the Dockerfile comment in RDMA mode",
             }],
             ..FIELD
@@ -1537,8 +1540,8 @@ pub(crate) const IMAGE: Section = Section {
         kind: Kind::Int { min: 1, max: 999 },
         summary: "rdma-core release the image ships.",
         rows: &[Row {
-            kdl: "`image rdma-core=54`",
-            yaml: "`image: {rdma-core: 54}`",
+            kdl: concat!("`image rdma-core=", min_rdma_core!(), "`"),
+            yaml: concat!("`image: {rdma-core: ", min_rdma_core!(), "}`"),
             ty: "integer 1–999",
             default: "none",
             drives: "only the `roce::ucx::rdma_core` rule: the rdma-core release the workload image ships",

@@ -2,7 +2,7 @@
 //! pod template, and the objects the claims name (ComputeDomain, the NICs' ResourceClaimTemplate) added to
 //! the file before the workload that claims them.
 //!
-//! Shapes come from the fabric core ([`roce_model::fabric::dra::emit`], through [`crate::dra`]); this module
+//! Shapes come from [`crate::dra`], built from the fabric core's facts; this module
 //! only merges them into what the user wrote:
 //!
 //! * `spec.resourceClaims` by `name`: an entry of that name that says something else (another template, a

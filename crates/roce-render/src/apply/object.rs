@@ -103,27 +103,7 @@ fn raw_json(raw: &str) -> Value {
 /// `value` as block YAML (roce's own writer): the text [`super::apply`] is given when problems must point
 /// at places in the object.
 pub(super) fn to_text(value: &Value) -> String {
-    yaml::to_string(&writable(value))
-}
-
-/// `value` for the writer: the types kept (a string that looks like a number or boolean is quoted).
-fn writable(value: &Value) -> Yaml {
-    match value {
-        Value::Null => Yaml::Null,
-        Value::Bool(b) => Yaml::Bool(*b),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => Yaml::Int(i),
-            None => Yaml::Raw(n.to_string()),
-        },
-        Value::String(s) if s.contains('\n') => Yaml::Block(s.clone()),
-        Value::String(s) => Yaml::Str(s.clone()),
-        Value::Array(items) => Yaml::Seq(items.iter().map(writable).collect()),
-        Value::Object(map) => Yaml::Map(
-            map.iter()
-                .map(|(k, v)| (k.clone().into(), writable(v)))
-                .collect(),
-        ),
-    }
+    yaml::to_string(&yaml::from_json(value))
 }
 
 #[cfg(test)]

@@ -343,10 +343,7 @@ fn pod_field_gap<'r>(e: &'r Edit, field: &str, value: &str, v: &PodView<'_>) -> 
 
 /// Whether the template has the affinity's required pod-affinity terms (by their topology keys), and where
 /// its affinity is.
-fn affinity_gap(
-    a: &roce_model::fabric::dra::emit::Affinity,
-    v: &PodView<'_>,
-) -> (bool, Option<Origin>) {
+fn affinity_gap(a: &crate::dra::Affinity, v: &PodView<'_>) -> (bool, Option<Origin>) {
     let want = required_topology_keys(&crate::dra::yaml_of(a));
     let affinity = v.spec.and_then(|s| entry(s, "affinity"));
     let have = crate::apply::view::required_affinity_keys(v.spec);

@@ -33,13 +33,9 @@ pub(crate) fn env_meets(plan: &Plan, name: &str, have: &str, want: &str) -> bool
         || roce_model::fabric::env::explicit_device_list(name, have)
 }
 
-/// Does a container that adds `added` hold `cap`: spelled with or without `CAP_`, or `ALL` (the runtime
-/// reads each so; capabilities(7))?
+/// Does a container that adds `added` hold `cap` ([`roce_model::fabric::attach::grants`])?
 pub(crate) fn holds_capability<'s>(mut added: impl Iterator<Item = &'s str>, cap: &str) -> bool {
-    added.any(|a| {
-        let a = a.strip_prefix("CAP_").unwrap_or(a);
-        a == cap || a == "ALL"
-    })
+    added.any(|a| roce_model::fabric::attach::grants(a, cap))
 }
 
 /// A manifest's env value as the program reads it (`$$` is Kubernetes' escape for `$`).

@@ -19,12 +19,12 @@ pub(crate) mod otherwise;
 pub(crate) mod pod;
 mod write;
 
-use roce_model::fabric::dra::emit::{Affinity, ContainerClaim, ExtraDocument, PodResourceClaim};
 use roce_model::fabric::env::Consequence;
 use roce_model::fabric::observe::Inspector;
 use roce_model::fabric::provider::{HostMount, TopologyFile};
 use roce_model::names::{Capability, NadRef};
 
+use crate::dra::{Affinity, ContainerClaim, ExtraDocument, PodResourceClaim};
 use crate::exec::ExecWrap;
 use crate::plan::{EnvVar, GPU_RESOURCE, Plan};
 

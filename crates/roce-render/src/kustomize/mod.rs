@@ -85,14 +85,14 @@ struct Ctx<'a> {
 pub fn render(plan: &Plan, opts: &RenderOptions) -> Result<Vec<Artifact>, RenderError> {
     let name = opts.name.clone().unwrap_or_else(|| plan.short_name());
     if !roce_model::names::is_dns_subdomain(&name) {
-        return Err(bad_option(
+        return Err(RenderError::option(
             "name",
             &name,
             "names the Component's objects, so it must be a DNS subdomain (lowercase letters, digits, '-', '.')",
         ));
     }
     if !roce_model::names::is_dns_label(&opts.container) {
-        return Err(bad_option(
+        return Err(RenderError::option(
             "container",
             &opts.container,
             "the Component patches one container by name (a DNS label: lowercase letters, digits, '-'); the default is `main`",
@@ -432,12 +432,4 @@ fn dedup(mut v: Vec<&str>) -> Vec<&str> {
         new
     });
     v
-}
-
-fn bad_option(option: &str, value: &str, why: &str) -> RenderError {
-    RenderError::Option {
-        option: option.to_string(),
-        value: value.to_string(),
-        why: why.to_string(),
-    }
 }

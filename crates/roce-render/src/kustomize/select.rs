@@ -164,7 +164,7 @@ pub(crate) fn resolve(select: &[Selector]) -> Result<Vec<Target>, RenderError> {
         if let Some(n) = &s.name
             && !is_dns_subdomain(n)
         {
-            return Err(super::bad_option(
+            return Err(RenderError::option(
                 "select",
                 n,
                 "a workload name is a DNS subdomain (lowercase letters, digits, '-', '.')",
@@ -173,7 +173,7 @@ pub(crate) fn resolve(select: &[Selector]) -> Result<Vec<Target>, RenderError> {
         if let Some(l) = &s.label_selector
             && (l.trim().is_empty() || l.chars().any(char::is_control))
         {
-            return Err(super::bad_option(
+            return Err(RenderError::option(
                 "select",
                 l,
                 "a label selector is one line of Kubernetes selector syntax (`app=trainer`)",
@@ -181,10 +181,10 @@ pub(crate) fn resolve(select: &[Selector]) -> Result<Vec<Target>, RenderError> {
         }
         let kinds: Vec<&'static Kind> = match &s.kind {
             Some(k) => vec![Kind::find(k).ok_or_else(|| {
-                super::bad_option(
+                RenderError::option(
                     "select",
                     k,
-                    &format!(
+                    format!(
                         "the kustomize target knows the pod template of {} only; for MPIJob, PyTorchJob and other custom resources use `roce apply` (a strategic-merge patch would replace their container lists)",
                         KINDS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
                     ),

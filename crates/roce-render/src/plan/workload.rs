@@ -23,7 +23,7 @@ pub(super) fn lower(job: Plan, w: Workload) -> Plan {
             set_all(&mut p.env, UCX_PERFTEST_ENV);
             // Two Pods on two nodes measure the network: they need the NICs' claim, not the NVLink domain
             // (multi-node NVLink is NCCL's, inside the rack) nor the job's placement.
-            p.dra = p.dra_spec.nics_only().wiring();
+            p.dra = crate::dra::wiring(&p.dra_spec.nics_only());
             // UCX needs its cuda_copy transport for GPU buffers, which UCX_TLS=tcp leaves out.
             let memory = if p.ucx_mode == UcxMode::Tcp {
                 HOST

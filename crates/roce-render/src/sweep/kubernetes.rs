@@ -2,9 +2,8 @@
 
 use super::{Campaign, MARKER, RESULTS_DIR, SweepOptions};
 use crate::plan::Plan;
-use crate::validation::comment;
+use crate::validation::manifest;
 use crate::validation::mpijob::{Pin, build};
-use crate::yaml;
 use crate::{Artifact, RenderError, RenderOptions};
 
 /// Label on every MPIJob of a campaign: the round (`00` for the single-node checks).
@@ -62,12 +61,7 @@ pub(super) fn render(
         ];
         files.push(Artifact {
             path: file.to_string(),
-            contents: format!(
-                "{}{}{}",
-                crate::header("#", plan),
-                comment(&notes),
-                yaml::to_multi_doc(&docs)
-            ),
+            contents: manifest(plan, &notes, &docs),
         });
         Ok(format!(
             "echo \"roce sweep: {file}\"\nkubectl apply -f {file}\n{waits}kubectl delete -f {file} --ignore-not-found --wait=false >/dev/null\n\n"

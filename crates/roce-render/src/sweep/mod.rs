@@ -162,21 +162,25 @@ impl Campaign {
         render: &RenderOptions,
     ) -> Result<Campaign, RenderError> {
         if opts.partners == 0 {
-            return Err(bad(
+            return Err(RenderError::option(
                 "partners",
                 "0",
                 "every node needs at least one partner",
             ));
         }
         if nodes.nodes.len() < 2 {
-            return Err(bad(
+            return Err(RenderError::option(
                 "nodes",
                 &nodes.nodes.len().to_string(),
                 "a campaign needs at least two nodes that can be tested",
             ));
         }
         if opts.time_limit_min == 0 {
-            return Err(bad("time-limit", "0", "give the minutes one test may take"));
+            return Err(RenderError::option(
+                "time-limit",
+                "0",
+                "give the minutes one test may take",
+            ));
         }
         let prefix = &opts.name;
         if !prefix.starts_with(|c: char| c.is_ascii_lowercase())
@@ -185,7 +189,7 @@ impl Campaign {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         {
-            return Err(bad(
+            return Err(RenderError::option(
                 "name",
                 prefix,
                 "job names start with a lower-case letter and use lower-case letters, digits and '-' \
@@ -305,14 +309,6 @@ fn pair_plan(plan: &Plan) -> Plan {
         });
     }
     pairs
-}
-
-fn bad(option: &str, value: &str, why: &str) -> RenderError {
-    RenderError::Option {
-        option: option.into(),
-        value: value.into(),
-        why: why.into(),
-    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@
 use super::nodes::compress_hostlist;
 use super::{Campaign, MARKER, NodeName, RESULTS_DIR, SweepOptions};
 use crate::plan::Plan;
-use crate::{Artifact, RenderError, RenderOptions, quote};
+use crate::validation::shell_quoted;
+use crate::{Artifact, RenderError, RenderOptions};
 
 pub(super) fn render(
     c: &Campaign,
@@ -64,13 +65,7 @@ pub(super) fn render(
 fn test_words(c: &Campaign) -> Result<String, RenderError> {
     let mut test = Vec::new();
     for word in &c.command {
-        test.push(
-            quote::shell_single(word).map_err(|why| RenderError::Option {
-                option: "nccl-test-args".into(),
-                value: word.clone(),
-                why: why.to_string(),
-            })?,
-        );
+        test.push(shell_quoted("nccl-test-args", word)?);
     }
     Ok(test.join(" "))
 }
@@ -80,11 +75,7 @@ fn test_words(c: &Campaign) -> Result<String, RenderError> {
 fn after_checks(c: &Campaign, plan: &Plan) -> Result<String, RenderError> {
     // What `roce doctor` sees on each node (devices, GIDs, peer memory, IMEX channels) gives `report` a
     // cause where the numbers alone do not; it runs only where the nodes have `roce`.
-    let profile = quote::shell_single(&c.profile).map_err(|why| RenderError::Option {
-        option: "profile".into(),
-        value: c.profile.clone(),
-        why: why.to_string(),
-    })?;
+    let profile = shell_quoted("profile", &c.profile)?;
     let mut after_checks = String::from(
         "\n# roce doctor on every node, where the nodes have roce (report reads it beside the checks)\n\
          if srun --nodes=1 --ntasks=1 --exact sh -c 'command -v roce' >/dev/null 2>&1; then\n",

@@ -73,7 +73,7 @@ pub(crate) fn image<'a>(plan: &'a Plan, opts: &'a RenderOptions) -> &'a str {
 /// Nodes to run across (see [`ValidationOptions::nodes`]); `--nodes 0` is an error.
 pub(crate) fn nodes(plan: &Plan, opts: &RenderOptions) -> Result<u32, RenderError> {
     match opts.validation.nodes.or(opts.slurm.nodes) {
-        Some(0) => Err(bad_option(
+        Some(0) => Err(RenderError::option(
             "nodes",
             "0",
             "a validation job needs at least one node (two to reach the fabric)",
@@ -93,10 +93,10 @@ pub(crate) fn object_name(
 ) -> Result<String, RenderError> {
     if let Some(name) = &opts.name {
         if !is_dns1035_label(name) || name.len() > MAX_NAME {
-            return Err(bad_option(
+            return Err(RenderError::option(
                 "name",
                 name,
-                &format!(
+                format!(
                     "validation jobs need a DNS-1035 label of at most {MAX_NAME} characters \
                      (lower-case letters, digits and '-', starting with a letter)"
                 ),
@@ -117,14 +117,10 @@ pub(crate) fn default_name(plan: &Plan, prefix: &str) -> String {
 /// Longest object name: leaves room for `-worker-` plus five digits within a 63-character label.
 const MAX_NAME: usize = 48;
 
+/// A DNS-1035 label (Kubernetes `IsDNS1035Label`: Services, and the Pods' hostnames the operators derive):
+/// a DNS-1123 label that starts with a letter.
 fn is_dns1035_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b[0].is_ascii_lowercase()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && !s.ends_with('-')
+    roce_model::names::is_dns_label(s) && s.starts_with(|c: char| c.is_ascii_lowercase())
 }
 
 /// Split an argument option into words at whitespace; other control characters are errors.
@@ -133,10 +129,10 @@ pub(crate) fn words(option: &str, value: &str) -> Result<Vec<String>, RenderErro
         .chars()
         .find(|c| c.is_control() && !c.is_ascii_whitespace())
     {
-        return Err(bad_option(
+        return Err(RenderError::option(
             option,
             value,
-            &format!("contains the control character U+{:04X}", u32::from(c)),
+            format!("contains the control character U+{:04X}", u32::from(c)),
         ));
     }
     Ok(value.split_whitespace().map(str::to_string).collect())
@@ -147,7 +143,7 @@ pub(crate) fn nccl_test_command(opts: &RenderOptions) -> Result<Vec<String>, Ren
     let v = &opts.validation;
     let bin = words("nccl-test", &v.nccl_test)?;
     let [bin] = bin.as_slice() else {
-        return Err(bad_option(
+        return Err(RenderError::option(
             "nccl-test",
             &v.nccl_test,
             "give one path to an nccl-tests binary",
@@ -156,6 +152,21 @@ pub(crate) fn nccl_test_command(opts: &RenderOptions) -> Result<Vec<String>, Ren
     let mut cmd = vec![bin.clone()];
     cmd.extend(words("nccl-test-args", &v.nccl_test_args)?);
     Ok(cmd)
+}
+
+/// One word of an option, quoted for `sh` (`'…'`), or the error that names the option.
+pub(crate) fn shell_quoted(option: &str, word: &str) -> Result<String, RenderError> {
+    crate::quote::shell_single(word).map_err(|why| RenderError::option(option, word, why))
+}
+
+/// A Kubernetes validation file: the provenance header, the notes as a comment, then the documents.
+pub(crate) fn manifest(plan: &Plan, notes: &[String], docs: &[Yaml]) -> String {
+    format!(
+        "{}{}{}",
+        crate::header("#", plan),
+        comment(notes),
+        crate::yaml::to_multi_doc(docs)
+    )
 }
 
 /// Rebuild a container map with `command` (and `args`) right after `image`, where readers look for them.
@@ -179,14 +190,6 @@ pub(crate) fn with_command(container: Yaml, command: &[&str], args: Vec<Yaml>) -
         }
     }
     out
-}
-
-fn bad_option(option: &str, value: &str, why: &str) -> RenderError {
-    RenderError::Option {
-        option: option.to_string(),
-        value: value.to_string(),
-        why: why.to_string(),
-    }
 }
 
 #[cfg(test)]

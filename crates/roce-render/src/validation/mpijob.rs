@@ -8,12 +8,12 @@ use roce_model::fabric::env::{
     HOST_NETWORK_SSH_PORT, MPI_HOST_NETWORK_LAUNCHER_ENV, MPI_LAUNCHER_ENV,
 };
 
-use super::{comment, image, nccl_test_command, nodes, object_name, with_command};
+use super::{image, manifest, nccl_test_command, nodes, object_name, shell_quoted, with_command};
 use crate::edits::pod;
 use crate::expansion::escape_dependent_vars;
 use crate::plan::{Plan, Topic};
 use crate::sweep::NodeName;
-use crate::yaml::{self, Yaml};
+use crate::yaml::Yaml;
 use crate::{RenderError, RenderOptions};
 
 /// Name of the launcher container.
@@ -24,12 +24,7 @@ pub(crate) fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, Render
     let built = build(plan, opts, None)?;
     let mut docs = built.documents;
     docs.push(built.job);
-    Ok(format!(
-        "{}{}{}",
-        crate::header("#", plan),
-        comment(&built.notes),
-        yaml::to_multi_doc(&docs)
-    ))
+    Ok(manifest(plan, &built.notes, &docs))
 }
 
 /// A test pinned to given nodes (`roce sweep`): the job's name, its nodes (one worker on each), and labels
@@ -149,19 +144,9 @@ fn launcher_command(
     };
     let mut line = vec!["mpirun".to_string()];
     for a in mpirun {
-        line.push(
-            crate::quote::shell_single(a).map_err(|why| RenderError::Option {
-                option: "nccl-test-args".into(),
-                value: a.clone(),
-                why: why.to_string(),
-            })?,
-        );
+        line.push(shell_quoted("nccl-test-args", a)?);
     }
-    let then = crate::quote::shell_single(then).map_err(|why| RenderError::Option {
-        option: "sweep".into(),
-        value: then.into(),
-        why: why.to_string(),
-    })?;
+    let then = shell_quoted("sweep", then)?;
     let script = format!(
         "{}; rc=$?\nmpirun -np 1 --bind-to none bash -c {then}\nexit $rc",
         line.join(" ")

@@ -4,22 +4,16 @@
 //! The script is the `sbatch` target's (same `#SBATCH` lines from the node pool, same exports) with the
 //! validation env and the nccl-tests step, so the two cannot drift apart.
 
-use super::{comment, image, nccl_test_command, nodes};
+use super::{comment, image, nccl_test_command, nodes, shell_quoted};
 use crate::plan::{Plan, Topic};
-use crate::{RenderError, RenderOptions, quote};
+use crate::{RenderError, RenderOptions};
 
 /// Render the batch script from a plan lowered for nccl-tests.
 pub(crate) fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, RenderError> {
     let nodes = nodes(plan, opts)?;
     let mut step = vec!["--kill-on-bad-exit=1".to_string()];
     for word in nccl_test_command(opts)? {
-        step.push(
-            quote::shell_single(&word).map_err(|why| RenderError::Option {
-                option: "nccl-test-args".to_string(),
-                value: word.clone(),
-                why: why.to_string(),
-            })?,
-        );
+        step.push(shell_quoted("nccl-test-args", &word)?);
     }
     let mut slurm = opts.slurm.clone();
     slurm.nodes = Some(nodes);

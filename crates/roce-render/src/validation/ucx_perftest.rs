@@ -7,11 +7,11 @@
 //! Where the NICs are DRA devices, both Pods claim them (the claim's ResourceClaimTemplate goes first);
 //! the NVLink domain and the job's placement do not apply to a two-node network test, and the file says so.
 
-use super::{comment, image, object_name, with_command};
+use super::{image, manifest, object_name, with_command};
 use crate::edits::pod;
 use crate::expansion::escape_dependent_vars;
 use crate::plan::{Plan, Topic};
-use crate::yaml::{self, Yaml};
+use crate::yaml::Yaml;
 use crate::{RenderError, RenderOptions};
 
 /// TCP port the server listens on (`ucx_perftest`'s own default).
@@ -68,12 +68,7 @@ pub(crate) fn render(plan: &Plan, opts: &RenderOptions) -> Result<String, Render
     // The objects the claims name go first, so `kubectl apply -f` creates them before the Pods.
     let mut docs = pod::documents(plan);
     docs.extend([service(plan, &name), server, client]);
-    Ok(format!(
-        "{}{}{}",
-        crate::header("#", plan),
-        comment(&notes(plan, &name)),
-        yaml::to_multi_doc(&docs)
-    ))
+    Ok(manifest(plan, &notes(plan, &name), &docs))
 }
 
 /// The client's arguments: the server's DNS name and port, then the test's own words.

@@ -167,7 +167,7 @@ pub fn concerns(claims: &[QueuedClaim<'_>], topology: Option<&str>) -> Vec<Kueue
 }
 
 /// The claims a profile's pod makes, with the shapes roce emits: the NICs' template
-/// ([`super::emit::resource_claim_template`]: `matchAttribute` constraints when GPUs are aligned) and the
+/// (roce-render's `dra::resource_claim_template`: `matchAttribute` constraints when GPUs are aligned) and the
 /// ComputeDomain channel's, which the DRA driver writes (`templates/compute-domain-workload-claim-template.tmpl.yaml`
 /// of NVIDIA/k8s-dra-driver-gpu at 2240711: one `exactly` request and an opaque `config`, nothing Kueue refuses).
 pub fn planned_claims<'a>(

@@ -1,18 +1,19 @@
-//! What a pod needs for DRA NICs, an NVLink domain and placement, as data: pod `resourceClaims`, container
-//! `resources.claims`, the affinity, labels and annotations, and the objects the claims refer to.
+//! What a pod needs for DRA NICs, an NVLink domain and placement, as Kubernetes objects: pod
+//! `resourceClaims`, container `resources.claims`, the affinity, labels and annotations, and the objects the
+//! claims refer to. They are built from the fabric core's facts (`roce_model::fabric::dra`: the profile's
+//! choices, validated names, device classes, API versions and kinds), which know no Kubernetes object.
 //!
 //! Every type derives `Serialize` with Kubernetes' field names and order, so a writer prints it as it is;
 //! none of them knows a target. The shapes follow the vendor's DRA MPIJob (coreweave/nccl-tests) and
 //! dranet's ResourceClaimTemplates (see the fixtures' README).
 
-use serde::Serialize;
-
-use super::{
+use roce_model::fabric::dra::{
     CLIQUE_LABEL, COMPUTE_DOMAIN_API_VERSION, COMPUTE_DOMAIN_KIND, CelExpression,
-    ChannelAllocation, ComputeDomain, DeviceClassName, DnsLabel, DraNics, K8sName, LabelKey,
-    LabelValue, NicAttachment, NvlinkDomain, Placement, RESOURCE_API_VERSION,
+    ChannelAllocation, ComputeDomain, DeviceClassName, DnsLabel, DraNics, DraSpec, K8sName,
+    LabelKey, LabelValue, NvlinkDomain, Placement, RESOURCE_API_MIN_MINOR, RESOURCE_API_VERSION,
     RESOURCE_CLAIM_TEMPLATE_KIND,
 };
+use serde::Serialize;
 
 /// Everything DRA, the NVLink domain and placement add to a pod and its manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -40,14 +41,26 @@ impl DraWiring {
     }
 }
 
-/// The Kubernetes minor (1.x) where DRA's `resource.k8s.io/v1` went GA (Kubernetes 1.34 release notes,
-/// KEP-4381).
-pub const RESOURCE_API_MIN_MINOR: u32 = 34;
-
-/// The wiring for a profile's three choices. Multus and device-plugin attachments add nothing here: their
-/// wiring is [`Profile::pod_wiring`](crate::Profile::pod_wiring)'s.
-pub fn dra_wiring(nics: &NicAttachment, domain: &NvlinkDomain, placement: &Placement) -> DraWiring {
-    let nics = nics.dra();
+/// What a profile's DRA choices add to a pod and its manifest. Multus and device-plugin attachments add
+/// nothing here: their wiring is [`Profile::pod_wiring`](roce_model::Profile::pod_wiring)'s.
+///
+/// ```
+/// use roce_model::fabric::dra::{self, ComputeDomain, DraSpec, NicAttachment, NvlinkDomain, Placement};
+///
+/// // The vendor's GB300 NVL72 job: Multus NICs, and a ComputeDomain whose channel each worker claims.
+/// let cd = ComputeDomain::new("nccl-test-72-gb300-18n-dra".parse()?, 0, None)?;
+/// let spec = DraSpec {
+///     nics: NicAttachment::MultusAndResource,
+///     nvlink_domain: NvlinkDomain::ComputeDomain(cd),
+///     placement: Placement::default(),
+/// };
+/// let wiring = roce_render::dra::wiring(&spec);
+/// assert_eq!(wiring.pod_claims[0].template().as_str(), "nccl-test-72-gb300-18n-dra-cd-channel");
+/// assert_eq!(wiring.documents[0].kind(), dra::COMPUTE_DOMAIN_KIND);
+/// # Ok::<(), dra::NameError>(())
+/// ```
+pub fn wiring(spec: &DraSpec) -> DraWiring {
+    let (nics, domain, placement) = (spec.nics.dra(), &spec.nvlink_domain, &spec.placement);
     DraWiring {
         pod_claims: pod_resource_claims(nics, domain),
         container_claims: container_claims(nics, domain),
@@ -92,7 +105,7 @@ impl ContainerClaim {
 }
 
 /// The pod's claims: the NICs' (when DRA), then the ComputeDomain channel's.
-pub fn pod_resource_claims(nics: Option<&DraNics>, domain: &NvlinkDomain) -> Vec<PodResourceClaim> {
+fn pod_resource_claims(nics: Option<&DraNics>, domain: &NvlinkDomain) -> Vec<PodResourceClaim> {
     let nic = nics.map(|n| PodResourceClaim {
         name: n.claim().clone(),
         resource_claim_template_name: n.template().clone(),
@@ -105,7 +118,7 @@ pub fn pod_resource_claims(nics: Option<&DraNics>, domain: &NvlinkDomain) -> Vec
 }
 
 /// The container's claims, in the order of [`pod_resource_claims`].
-pub fn container_claims(nics: Option<&DraNics>, domain: &NvlinkDomain) -> Vec<ContainerClaim> {
+fn container_claims(nics: Option<&DraNics>, domain: &NvlinkDomain) -> Vec<ContainerClaim> {
     pod_resource_claims(nics, domain)
         .into_iter()
         .map(|c| ContainerClaim { name: c.name })
@@ -147,7 +160,7 @@ struct LabelSelectorRequirement {
 
 /// Required pod affinity on [`CLIQUE_LABEL`] among the job's pods, as the vendor's job writes it: every
 /// worker lands in the NVLink domain of the first one scheduled.
-pub fn affinity(placement: &Placement) -> Option<Affinity> {
+fn affinity(placement: &Placement) -> Option<Affinity> {
     let a = placement.clique_affinity.as_ref()?;
     Some(Affinity {
         pod_affinity: PodAffinity {
@@ -166,7 +179,7 @@ pub fn affinity(placement: &Placement) -> Option<Affinity> {
 }
 
 /// The label the clique affinity selects on; the pods must carry it or the affinity matches nothing.
-pub fn pod_labels(placement: &Placement) -> Vec<(String, String)> {
+fn pod_labels(placement: &Placement) -> Vec<(String, String)> {
     placement
         .clique_affinity
         .iter()
@@ -175,7 +188,7 @@ pub fn pod_labels(placement: &Placement) -> Vec<(String, String)> {
 }
 
 /// The Kueue TAS annotation: key by mode, value the topology level's node label.
-pub fn kueue_annotations(placement: &Placement) -> Vec<(&'static str, String)> {
+fn kueue_annotations(placement: &Placement) -> Vec<(&'static str, String)> {
     placement
         .kueue
         .iter()
@@ -213,7 +226,7 @@ impl ExtraDocument {
 
 /// The objects the claims refer to: the ComputeDomain first (the driver then creates its channel
 /// template), then the NICs' ResourceClaimTemplate. The channel's template is the driver's, never roce's.
-pub fn extra_documents(nics: Option<&DraNics>, domain: &NvlinkDomain) -> Vec<ExtraDocument> {
+fn extra_documents(nics: Option<&DraNics>, domain: &NvlinkDomain) -> Vec<ExtraDocument> {
     let cd = domain
         .compute_domain()
         .map(|cd| ExtraDocument::ComputeDomain(compute_domain(cd)));
@@ -291,7 +304,7 @@ struct DeviceConstraint {
 /// the GPUs and NICs split into `min(gpus, nics)` groups `gpu-i` + `nic-i`, each bound by one
 /// `matchAttribute` constraint — a constraint makes all its devices share one value, so a single group would
 /// need every GPU on one PCIe root. Counts that do not divide are spread over the first groups
-/// ([`super::rules::nic_count_concerns`] reports them).
+/// (`roce_model::fabric::dra::rules::nic_count_concerns` reports them).
 pub fn resource_claim_template(nics: &DraNics) -> ResourceClaimTemplate {
     let selectors: Vec<DeviceSelector> = nics
         .selectors()
@@ -426,11 +439,21 @@ mod tests {
 
     use serde_json::{Value, json};
 
-    use super::super::{
+    use roce_model::fabric::dra::{
         AlignBy, ClaimedGpus, CliqueAffinity, KueueTopology, NVIDIA_GPU_DEVICE_CLASS,
-        PCIE_ROOT_ATTRIBUTE, TopologyMode,
+        NicAttachment, PCIE_ROOT_ATTRIBUTE, TopologyMode,
     };
+
     use super::*;
+
+    /// The wiring of the three choices.
+    fn dra_wiring(nics: &NicAttachment, domain: &NvlinkDomain, placement: &Placement) -> DraWiring {
+        wiring(&DraSpec {
+            nics: nics.clone(),
+            nvlink_domain: domain.clone(),
+            placement: placement.clone(),
+        })
+    }
 
     fn n(v: u32) -> NonZeroU32 {
         NonZeroU32::new(v).unwrap()
