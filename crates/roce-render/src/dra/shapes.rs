@@ -581,6 +581,19 @@ mod tests {
     }
 
     #[test]
+    fn a_selector_of_several_lines_is_a_block_scalar() {
+        let nics = dranet(1).with_selectors(vec![
+            CelExpression::from_str(
+                "device.driver == \"dra.net\" &&\n  device.attributes[\"dra.net\"].rdma",
+            )
+            .unwrap(),
+        ]);
+        let text = crate::yaml::to_string(&resource_claim_template(&nics).to_yaml());
+        // As `yaml::from_json` wrote it before the shapes built their own YAML.
+        assert!(text.contains("expression: |-\n"), "{text}");
+    }
+
+    #[test]
     fn unaligned_gpus_are_one_request_beside_the_nics() {
         let nics = dranet(8).with_gpus(ClaimedGpus::new(
             DeviceClassName::from_str(NVIDIA_GPU_DEVICE_CLASS).unwrap(),
