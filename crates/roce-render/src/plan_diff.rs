@@ -518,12 +518,7 @@ fn dra_items(p: &Plan) -> Vec<(String, Option<String>)> {
             .map(|(k, v)| (format!("annotation {k}"), Some(v.clone()))),
     );
     for doc in &d.documents {
-        let v = serde_json::to_value(doc).expect("plain data");
-        let key = format!(
-            "object {}/{}",
-            v["kind"].as_str().unwrap_or_default(),
-            v["metadata"]["name"].as_str().unwrap_or_default()
-        );
+        let key = format!("object {}/{}", doc.kind(), doc.name());
         out.push((key, Some("applied beside the workload".to_string())));
     }
     out

@@ -182,6 +182,52 @@ pub(crate) fn from_json(value: &serde_json::Value) -> Yaml {
     }
 }
 
+/// A tree as JSON: what reading the written YAML gives (every string kind is a string, a [`Yaml::Raw`] is
+/// read as YAML reads it). The JSON edge of `apply`'s objects and of the DRA shapes' `Serialize`.
+pub(crate) fn to_json(value: Yaml) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Yaml::Map(entries) => Value::Object(
+            entries
+                .into_iter()
+                .map(|(k, v)| (k.into_owned(), to_json(v)))
+                .collect(),
+        ),
+        Yaml::Seq(items) => Value::Array(items.into_iter().map(to_json).collect()),
+        Yaml::Str(s) | Yaml::Quoted(s) | Yaml::Block(s) | Yaml::Plain(s) => Value::String(s),
+        Yaml::Raw(raw) => raw_json(&raw),
+        Yaml::Int(i) => Value::from(i),
+        Yaml::Bool(b) => Value::Bool(b),
+        Yaml::Null => Value::Null,
+    }
+}
+
+/// A verbatim non-string scalar. The spellings `apply` makes of JSON (serde_json's numbers, `true`, `false`,
+/// `null`) are read here; any other goes through the YAML reader, so the answer is the reader's.
+fn raw_json(raw: &str) -> serde_json::Value {
+    use serde_json::{Number, Value};
+    match raw {
+        "null" => return Value::Null,
+        "true" => return Value::Bool(true),
+        "false" => return Value::Bool(false),
+        _ => {}
+    }
+    if let Ok(i) = raw.parse::<i64>() {
+        return Value::from(i);
+    }
+    if let Ok(u) = raw.parse::<u64>() {
+        return Value::from(u);
+    }
+    let decimal = raw.bytes().any(|b| b.is_ascii_digit())
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'));
+    if decimal && let Some(n) = raw.parse::<f64>().ok().and_then(Number::from_f64) {
+        return Value::Number(n);
+    }
+    serde_saphyr::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
+}
+
 /// Renders one document in block style with a trailing newline.
 ///
 /// Layout: two-space indent; a sequence under a mapping key starts at the

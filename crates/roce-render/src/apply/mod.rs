@@ -213,11 +213,11 @@ pub fn apply_object(
         .next()
         .expect("one document in, one out");
     Ok(AppliedObject {
-        object: object::json(doc.after),
+        object: yaml::to_json(doc.after),
         added: wired
             .inserts
             .into_iter()
-            .map(|(_, o)| object::json(o))
+            .map(|(_, o)| yaml::to_json(o))
             .collect(),
         templates: wired.templates,
         notes: wired.notes,

@@ -5,8 +5,6 @@
 
 pub(crate) mod shapes;
 
-use serde::Serialize;
-
 pub use shapes::{
     Affinity, ComputeDomainObject, ContainerClaim, DraWiring, ExtraDocument, PodResourceClaim,
     ResourceClaimTemplate, wiring,
@@ -15,19 +13,17 @@ pub use shapes::{
 use crate::plan::Plan;
 use crate::yaml::Yaml;
 
-/// A `Serialize` value as a YAML tree, field order kept (the shapes hold names and counts: integers and
-/// strings, one of several lines, a CEL selector's, as a block scalar).
-pub(crate) fn yaml_of<T: Serialize>(value: &T) -> Yaml {
-    crate::yaml::from_json(&serde_json::to_value(value).expect("the DRA shapes are plain data"))
-}
-
 /// `spec.resourceClaims`, when the plan claims anything.
 pub(crate) fn pod_claims(plan: &Plan) -> Option<Yaml> {
     let claims = &plan.dra.pod_claims;
-    (!claims.is_empty()).then(|| Yaml::Seq(claims.iter().map(yaml_of).collect()))
+    (!claims.is_empty()).then(|| Yaml::Seq(claims.iter().map(PodResourceClaim::to_yaml).collect()))
 }
 
 /// The objects to apply beside the workload (ComputeDomain, the NICs' ResourceClaimTemplate).
 pub(crate) fn documents(plan: &Plan) -> Vec<Yaml> {
-    plan.dra.documents.iter().map(yaml_of).collect()
+    plan.dra
+        .documents
+        .iter()
+        .map(ExtraDocument::to_yaml)
+        .collect()
 }

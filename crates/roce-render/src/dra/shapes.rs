@@ -3,17 +3,20 @@
 //! claims refer to. They are built from the fabric core's facts (`roce_model::fabric::dra`: the profile's
 //! choices, validated names, device classes, API versions and kinds), which know no Kubernetes object.
 //!
-//! Every type derives `Serialize` with Kubernetes' field names and order, so a writer prints it as it is;
-//! none of them knows a target. The shapes follow the vendor's DRA MPIJob (coreweave/nccl-tests) and
+//! Each type holds only its data and builds its object with Kubernetes' field names and order
+//! (`to_yaml`), so a writer prints it as it is; none of them knows a target. The public ones serialize as
+//! that tree (the JSON edge: roce-render's tests hand them to kubernetes-validate). The shapes follow the vendor's DRA MPIJob (coreweave/nccl-tests) and
 //! dranet's ResourceClaimTemplates (see the fixtures' README).
 
 use roce_model::fabric::dra::{
     CLIQUE_LABEL, COMPUTE_DOMAIN_API_VERSION, COMPUTE_DOMAIN_KIND, CelExpression,
-    ChannelAllocation, ComputeDomain, DeviceClassName, DnsLabel, DraNics, DraSpec, K8sName,
-    LabelKey, LabelValue, NvlinkDomain, Placement, RESOURCE_API_MIN_MINOR, RESOURCE_API_VERSION,
+    ChannelAllocation, CliqueAffinity, ComputeDomain, DeviceClassName, DnsLabel, DraNics, DraSpec,
+    K8sName, NvlinkDomain, Placement, RESOURCE_API_MIN_MINOR, RESOURCE_API_VERSION,
     RESOURCE_CLAIM_TEMPLATE_KIND,
 };
 use serde::Serialize;
+
+use crate::yaml::Yaml;
 
 /// Everything DRA, the NVLink domain and placement add to a pod and its manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -72,8 +75,7 @@ pub fn wiring(spec: &DraSpec) -> DraWiring {
 }
 
 /// One entry of a pod's `spec.resourceClaims`: a claim made per pod from a template.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PodResourceClaim {
     name: DnsLabel,
     resource_claim_template_name: K8sName,
@@ -89,10 +91,17 @@ impl PodResourceClaim {
     pub fn template(&self) -> &K8sName {
         &self.resource_claim_template_name
     }
+
+    pub(crate) fn to_yaml(&self) -> Yaml {
+        Yaml::map().with("name", self.name.as_str()).with(
+            "resourceClaimTemplateName",
+            self.resource_claim_template_name.as_str(),
+        )
+    }
 }
 
 /// One entry of a container's `resources.claims`: the container gets the claim's devices.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerClaim {
     name: DnsLabel,
 }
@@ -101,6 +110,10 @@ impl ContainerClaim {
     /// The pod claim it names.
     pub fn name(&self) -> &DnsLabel {
         &self.name
+    }
+
+    pub(crate) fn to_yaml(&self) -> Yaml {
+        Yaml::map().with("name", self.name.as_str())
     }
 }
 
@@ -125,57 +138,44 @@ fn container_claims(nics: Option<&DraNics>, domain: &NvlinkDomain) -> Vec<Contai
         .collect()
 }
 
-/// `spec.affinity` with only the part placement sets.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Affinity {
-    pod_affinity: PodAffinity,
-}
+/// `spec.affinity` with only the part placement sets: one required pod-affinity term on [`CLIQUE_LABEL`]
+/// selecting the job's pods by their label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Affinity(CliqueAffinity);
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PodAffinity {
-    required_during_scheduling_ignored_during_execution: Vec<PodAffinityTerm>,
-}
+impl Affinity {
+    /// The topology key of the term, what an existing affinity is compared by.
+    pub(crate) fn topology_key(&self) -> &'static str {
+        CLIQUE_LABEL
+    }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PodAffinityTerm {
-    topology_key: &'static str,
-    label_selector: LabelSelector,
-}
+    /// The entry of `podAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
+    pub(crate) fn term(&self) -> Yaml {
+        let requirement = Yaml::map()
+            .with("key", self.0.key.as_str())
+            .with("operator", "In")
+            .with("values", Yaml::seq().item(self.0.value.as_str()));
+        Yaml::map().with("topologyKey", self.topology_key()).with(
+            "labelSelector",
+            Yaml::map().with("matchExpressions", Yaml::seq().item(requirement)),
+        )
+    }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct LabelSelector {
-    match_expressions: Vec<LabelSelectorRequirement>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct LabelSelectorRequirement {
-    key: LabelKey,
-    operator: &'static str,
-    values: Vec<LabelValue>,
+    pub(crate) fn to_yaml(&self) -> Yaml {
+        Yaml::map().with(
+            "podAffinity",
+            Yaml::map().with(
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                Yaml::seq().item(self.term()),
+            ),
+        )
+    }
 }
 
 /// Required pod affinity on [`CLIQUE_LABEL`] among the job's pods, as the vendor's job writes it: every
 /// worker lands in the NVLink domain of the first one scheduled.
 fn affinity(placement: &Placement) -> Option<Affinity> {
-    let a = placement.clique_affinity.as_ref()?;
-    Some(Affinity {
-        pod_affinity: PodAffinity {
-            required_during_scheduling_ignored_during_execution: vec![PodAffinityTerm {
-                topology_key: CLIQUE_LABEL,
-                label_selector: LabelSelector {
-                    match_expressions: vec![LabelSelectorRequirement {
-                        key: a.key.clone(),
-                        operator: "In",
-                        values: vec![a.value.clone()],
-                    }],
-                },
-            }],
-        },
-    })
+    placement.clique_affinity.clone().map(Affinity)
 }
 
 /// The label the clique affinity selects on; the pods must carry it or the affinity matches nothing.
@@ -197,8 +197,7 @@ fn kueue_annotations(placement: &Placement) -> Vec<(&'static str, String)> {
 }
 
 /// An object applied beside the workload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExtraDocument {
     /// The DRA NICs' claim template.
     ResourceClaimTemplate(ResourceClaimTemplate),
@@ -218,8 +217,15 @@ impl ExtraDocument {
     /// `metadata.name` of the object.
     pub fn name(&self) -> &K8sName {
         match self {
-            ExtraDocument::ResourceClaimTemplate(t) => &t.metadata.name,
-            ExtraDocument::ComputeDomain(c) => &c.metadata.name,
+            ExtraDocument::ResourceClaimTemplate(t) => &t.name,
+            ExtraDocument::ComputeDomain(c) => c.0.name(),
+        }
+    }
+
+    pub(crate) fn to_yaml(&self) -> Yaml {
+        match self {
+            ExtraDocument::ResourceClaimTemplate(t) => t.to_yaml(),
+            ExtraDocument::ComputeDomain(c) => c.to_yaml(),
         }
     }
 }
@@ -234,70 +240,89 @@ fn extra_documents(nics: Option<&DraNics>, domain: &NvlinkDomain) -> Vec<ExtraDo
     cd.into_iter().chain(rct).collect()
 }
 
-/// `metadata` of an emitted object: only the name, so the namespace is the one it is applied in (the pods'
-/// namespace, which a claim template must share).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct ObjectMeta {
-    name: K8sName,
+/// The head of an emitted object. `metadata` holds only the name, so the namespace is the one it is applied
+/// in (the pods' namespace, which a claim template must share).
+fn object(api_version: &'static str, kind: &'static str, name: &K8sName, spec: Yaml) -> Yaml {
+    Yaml::map()
+        .with("apiVersion", api_version)
+        .with("kind", kind)
+        .with("metadata", Yaml::map().with("name", name.as_str()))
+        .with("spec", spec)
 }
 
 /// A `resource.k8s.io/v1` ResourceClaimTemplate.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceClaimTemplate {
-    api_version: &'static str,
-    kind: &'static str,
-    metadata: ObjectMeta,
-    spec: TemplateSpec,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct TemplateSpec {
-    spec: ClaimSpec,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct ClaimSpec {
-    devices: DeviceClaim,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct DeviceClaim {
+    name: K8sName,
     requests: Vec<DeviceRequest>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// `matchAttribute` constraints, each binding one GPU request and one NIC request; left out when none.
     constraints: Vec<DeviceConstraint>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One of the claim's `exactly` requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct DeviceRequest {
     name: String,
-    exactly: ExactDeviceRequest,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ExactDeviceRequest {
-    device_class_name: DeviceClassName,
+    class: DeviceClassName,
     count: u32,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    selectors: Vec<DeviceSelector>,
+    /// CEL selectors; left out when none.
+    selectors: Vec<CelExpression>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct DeviceSelector {
-    cel: CelSelector,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct CelSelector {
-    expression: CelExpression,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct DeviceConstraint {
-    requests: Vec<String>,
+    requests: [String; 2],
     match_attribute: &'static str,
+}
+
+impl ResourceClaimTemplate {
+    pub(crate) fn to_yaml(&self) -> Yaml {
+        let mut devices = Yaml::map().with(
+            "requests",
+            Yaml::Seq(self.requests.iter().map(DeviceRequest::to_yaml).collect()),
+        );
+        if !self.constraints.is_empty() {
+            let constraints = self.constraints.iter().map(|c| {
+                Yaml::map()
+                    .with(
+                        "requests",
+                        Yaml::Seq(c.requests.iter().map(Yaml::from).collect()),
+                    )
+                    .with("matchAttribute", c.match_attribute)
+            });
+            devices.insert("constraints", Yaml::Seq(constraints.collect()));
+        }
+        let spec = Yaml::map().with("spec", Yaml::map().with("devices", devices));
+        object(
+            RESOURCE_API_VERSION,
+            RESOURCE_CLAIM_TEMPLATE_KIND,
+            &self.name,
+            spec,
+        )
+    }
+}
+
+impl DeviceRequest {
+    fn to_yaml(&self) -> Yaml {
+        let mut exactly = Yaml::map()
+            .with("deviceClassName", self.class.as_str())
+            .with("count", i64::from(self.count));
+        if !self.selectors.is_empty() {
+            let selectors = self.selectors.iter().map(|e| {
+                // A selector of several lines is a block scalar, as the vendor's manifests write it.
+                let expression = if e.contains('\n') {
+                    Yaml::Block(e.to_string())
+                } else {
+                    Yaml::from(e.as_str())
+                };
+                Yaml::map().with("cel", Yaml::map().with("expression", expression))
+            });
+            exactly.insert("selectors", Yaml::Seq(selectors.collect()));
+        }
+        Yaml::map()
+            .with("name", self.name.as_str())
+            .with("exactly", exactly)
+    }
 }
 
 /// The NICs' claim template. NICs only: one request `nic`. With unaligned GPUs: `gpu` and `nic`. Aligned:
@@ -306,37 +331,21 @@ struct DeviceConstraint {
 /// need every GPU on one PCIe root. Counts that do not divide are spread over the first groups
 /// (`roce_model::fabric::dra::rules::nic_count_concerns` reports them).
 pub fn resource_claim_template(nics: &DraNics) -> ResourceClaimTemplate {
-    let selectors: Vec<DeviceSelector> = nics
-        .selectors()
-        .iter()
-        .map(|e| DeviceSelector {
-            cel: CelSelector {
-                expression: e.clone(),
-            },
-        })
-        .collect();
     let request =
-        |name: String, class: &DeviceClassName, count: u32, selectors: Vec<_>| DeviceRequest {
+        |name: String, class: &DeviceClassName, count: u32, selectors: &[_]| DeviceRequest {
             name,
-            exactly: ExactDeviceRequest {
-                device_class_name: class.clone(),
-                count,
-                selectors,
-            },
+            class: class.clone(),
+            count,
+            selectors: selectors.to_vec(),
         };
-    let nic = |name: String, count: u32| request(name, nics.class(), count, selectors.clone());
+    let nic = |name: String, count: u32| request(name, nics.class(), count, nics.selectors());
     let mut requests = Vec::new();
     let mut constraints = Vec::new();
     match nics.gpus() {
         None => requests.push(nic("nic".into(), nics.count())),
         Some(gpus) => match gpus.align() {
             None => {
-                requests.push(request(
-                    "gpu".into(),
-                    gpus.class(),
-                    gpus.count(),
-                    Vec::new(),
-                ));
+                requests.push(request("gpu".into(), gpus.class(), gpus.count(), &[]));
                 requests.push(nic("nic".into(), nics.count()));
             }
             Some(by) => {
@@ -344,34 +353,20 @@ pub fn resource_claim_template(nics: &DraNics) -> ResourceClaimTemplate {
                 for i in 0..groups {
                     let (gpu_name, nic_name) = (format!("gpu-{i}"), format!("nic-{i}"));
                     let gpu_count = share(gpus.count(), groups, i);
-                    requests.push(request(
-                        gpu_name.clone(),
-                        gpus.class(),
-                        gpu_count,
-                        Vec::new(),
-                    ));
+                    requests.push(request(gpu_name.clone(), gpus.class(), gpu_count, &[]));
                     requests.push(nic(nic_name.clone(), share(nics.count(), groups, i)));
                     constraints.push(DeviceConstraint {
-                        requests: vec![gpu_name, nic_name],
+                        requests: [gpu_name, nic_name],
                         match_attribute: by.attribute(),
                     });
                 }
             }
         },
     }
-    let devices = DeviceClaim {
+    ResourceClaimTemplate {
+        name: nics.template().clone(),
         requests,
         constraints,
-    };
-    ResourceClaimTemplate {
-        api_version: RESOURCE_API_VERSION,
-        kind: RESOURCE_CLAIM_TEMPLATE_KIND,
-        metadata: ObjectMeta {
-            name: nics.template().clone(),
-        },
-        spec: TemplateSpec {
-            spec: ClaimSpec { devices },
-        },
     }
 }
 
@@ -381,56 +376,59 @@ fn share(total: u32, groups: u32, i: u32) -> u32 {
 }
 
 /// A `resource.nvidia.com/v1beta1` ComputeDomain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ComputeDomainObject {
-    api_version: &'static str,
-    kind: &'static str,
-    metadata: ObjectMeta,
-    spec: ComputeDomainSpec,
-}
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComputeDomainObject(ComputeDomain);
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ComputeDomainSpec {
-    num_nodes: u32,
-    channel: ChannelSpec,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ChannelSpec {
-    // `Single` is the CRD's default: left out, as the vendor's job leaves it out.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    allocation_mode: Option<ChannelAllocation>,
-    resource_claim_template: TemplateRef,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct TemplateRef {
-    name: K8sName,
+impl ComputeDomainObject {
+    pub(crate) fn to_yaml(&self) -> Yaml {
+        let cd = &self.0;
+        let mut channel = Yaml::map();
+        match cd.allocation() {
+            // The CRD's default: left out, as the vendor's job leaves it out.
+            ChannelAllocation::Single => {}
+            ChannelAllocation::All => channel.insert("allocationMode", "All"),
+        }
+        channel.insert(
+            "resourceClaimTemplate",
+            Yaml::map().with("name", cd.channel_template().as_str()),
+        );
+        let spec = Yaml::map()
+            .with("numNodes", i64::from(cd.num_nodes()))
+            .with("channel", channel);
+        object(
+            COMPUTE_DOMAIN_API_VERSION,
+            COMPUTE_DOMAIN_KIND,
+            cd.name(),
+            spec,
+        )
+    }
 }
 
 /// The ComputeDomain object.
 pub fn compute_domain(cd: &ComputeDomain) -> ComputeDomainObject {
-    ComputeDomainObject {
-        api_version: COMPUTE_DOMAIN_API_VERSION,
-        kind: COMPUTE_DOMAIN_KIND,
-        metadata: ObjectMeta {
-            name: cd.name().clone(),
-        },
-        spec: ComputeDomainSpec {
-            num_nodes: cd.num_nodes(),
-            channel: ChannelSpec {
-                allocation_mode: (cd.allocation() != ChannelAllocation::Single)
-                    .then_some(cd.allocation()),
-                resource_claim_template: TemplateRef {
-                    name: cd.channel_template().clone(),
-                },
-            },
-        },
-    }
+    ComputeDomainObject(cd.clone())
 }
+
+/// The JSON edge: each public shape serializes as the tree it writes (roce-render's tests hand them to
+/// kubernetes-validate and a CRD schema, and compare them with what `apply` wrote).
+macro_rules! serialize_as_yaml {
+    ($($shape:ty),+) => {$(
+        impl Serialize for $shape {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                crate::yaml::to_json(self.to_yaml()).serialize(s)
+            }
+        }
+    )+};
+}
+
+serialize_as_yaml!(
+    PodResourceClaim,
+    ContainerClaim,
+    Affinity,
+    ExtraDocument,
+    ResourceClaimTemplate,
+    ComputeDomainObject
+);
 
 #[cfg(test)]
 mod tests {
@@ -440,7 +438,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use roce_model::fabric::dra::{
-        AlignBy, ClaimedGpus, CliqueAffinity, KueueTopology, NVIDIA_GPU_DEVICE_CLASS,
+        AlignBy, ClaimedGpus, KueueTopology, LabelKey, LabelValue, NVIDIA_GPU_DEVICE_CLASS,
         NicAttachment, PCIE_ROOT_ATTRIBUTE, TopologyMode,
     };
 
@@ -580,6 +578,19 @@ mod tests {
                 }}]}}}
             })
         );
+    }
+
+    #[test]
+    fn a_selector_of_several_lines_is_a_block_scalar() {
+        let nics = dranet(1).with_selectors(vec![
+            CelExpression::from_str(
+                "device.driver == \"dra.net\" &&\n  device.attributes[\"dra.net\"].rdma",
+            )
+            .unwrap(),
+        ]);
+        let text = crate::yaml::to_string(&resource_claim_template(&nics).to_yaml());
+        // As `yaml::from_json` wrote it before the shapes built their own YAML.
+        assert!(text.contains("expression: |-\n"), "{text}");
     }
 
     #[test]

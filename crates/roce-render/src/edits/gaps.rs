@@ -344,11 +344,10 @@ fn pod_field_gap<'r>(e: &'r Edit, field: &str, value: &str, v: &PodView<'_>) -> 
 /// Whether the template has the affinity's required pod-affinity terms (by their topology keys), and where
 /// its affinity is.
 fn affinity_gap(a: &crate::dra::Affinity, v: &PodView<'_>) -> (bool, Option<Origin>) {
-    let want = required_topology_keys(&crate::dra::yaml_of(a));
     let affinity = v.spec.and_then(|s| entry(s, "affinity"));
     let have = crate::apply::view::required_affinity_keys(v.spec);
     (
-        want.iter().all(|k| have.contains(&k.as_str())),
+        have.contains(&a.topology_key()),
         affinity.map(|a| a.key.origin),
     )
 }
@@ -414,25 +413,6 @@ fn added_capabilities(c: Option<&Node>) -> impl Iterator<Item = &str> {
         Value::Scalar(Scalar::Str(s)) => Some(s.as_str()),
         _ => None,
     })
-}
-
-/// The `topologyKey`s of the required pod-affinity terms of an affinity.
-fn required_topology_keys(a: &crate::yaml::Yaml) -> Vec<String> {
-    use crate::yaml::Yaml;
-    match a
-        .get("podAffinity")
-        .and_then(|p| p.get("requiredDuringSchedulingIgnoredDuringExecution"))
-    {
-        Some(Yaml::Seq(terms)) => terms
-            .iter()
-            .filter_map(|t| {
-                t.get("topologyKey")
-                    .and_then(Yaml::as_str)
-                    .map(str::to_string)
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// Where to point inside a container: the deepest of `fields` present, else the container's name.

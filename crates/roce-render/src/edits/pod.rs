@@ -140,7 +140,7 @@ fn documents_of(chosen: &[&Edit]) -> Vec<Yaml> {
         .collect();
     // The ComputeDomain first: its driver then creates the channel's template.
     docs.sort_by_key(|d| d.kind() != roce_model::fabric::dra::COMPUTE_DOMAIN_KIND);
-    docs.into_iter().map(crate::dra::yaml_of).collect()
+    docs.into_iter().map(|d| d.to_yaml()).collect()
 }
 
 /// The workload container before the plan's edits: name, image, the `roce exec` command when asked for,

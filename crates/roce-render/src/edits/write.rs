@@ -371,7 +371,7 @@ fn placement(template: &mut Yaml, index: usize, edits: &[&Edit]) -> Vec<String> 
     let want: Vec<Yaml> = edits
         .iter()
         .filter_map(|e| match e {
-            Edit::PodClaim(c) => Some(crate::dra::yaml_of(c)),
+            Edit::PodClaim(c) => Some(c.to_yaml()),
             _ => None,
         })
         .collect();
@@ -382,30 +382,21 @@ fn placement(template: &mut Yaml, index: usize, edits: &[&Edit]) -> Vec<String> 
     }
     for e in edits {
         let Edit::Affinity(a) = e else { continue };
-        let Some(Yaml::Seq(terms)) = crate::dra::yaml_of(a)
-            .get("podAffinity")
-            .and_then(|p| p.get("requiredDuringSchedulingIgnoredDuringExecution"))
-            .cloned()
-        else {
-            continue;
-        };
+        let t = a.term();
         if let Some(Yaml::Seq(have)) = ensure_map(spec, "affinity", false)
             .and_then(|a| ensure_map(a, "podAffinity", false))
             .and_then(|p| ensure_seq(p, "requiredDuringSchedulingIgnoredDuringExecution"))
+            && !have.iter().any(|h| same_term(h, &t))
         {
-            for t in terms {
-                if !have.iter().any(|h| same_term(h, &t)) {
-                    let key = t.get("topologyKey").and_then(Yaml::as_str).unwrap_or("?");
-                    changed.push(format!("the required pod affinity on {key}"));
-                    have.push(t);
-                }
-            }
+            let key = a.topology_key();
+            changed.push(format!("the required pod affinity on {key}"));
+            have.push(t);
         }
     }
     let want: Vec<Yaml> = edits
         .iter()
         .filter_map(|e| match e {
-            Edit::ContainerClaim(c) => Some(crate::dra::yaml_of(c)),
+            Edit::ContainerClaim(c) => Some(c.to_yaml()),
             _ => None,
         })
         .collect();

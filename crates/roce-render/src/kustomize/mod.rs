@@ -170,21 +170,11 @@ fn capabilities(plan: &Plan) -> &[Capability] {
 /// The required pod-affinity terms placement adds, each with its topology key (the key the `container` step
 /// merges it by).
 pub(crate) fn affinity_terms(plan: &Plan) -> Vec<(String, Yaml)> {
-    let Some(affinity) = &plan.dra.affinity else {
-        return Vec::new();
-    };
-    // The fabric core owns the shape; read the terms back from its YAML form.
-    let yaml = dra::yaml_of(affinity);
-    match yaml
-        .get("podAffinity")
-        .and_then(|a| a.get("requiredDuringSchedulingIgnoredDuringExecution"))
-    {
-        Some(Yaml::Seq(terms)) => terms
-            .iter()
-            .filter_map(|t| Some((t.get("topologyKey")?.as_str()?.to_string(), t.clone())))
-            .collect(),
-        _ => Vec::new(),
-    }
+    plan.dra
+        .affinity
+        .iter()
+        .map(|a| (a.topology_key().to_string(), a.term()))
+        .collect()
 }
 
 /// The file with the objects the plan's DRA claims name.
