@@ -78,7 +78,10 @@ fn load_inner(
     let mut layers: Vec<Node> = Vec::new();
     let mut seen: Vec<String> = vec![source.name.clone()];
     let mut current = source;
+    // Every layer a built-in's own text: the rules were run on it when the crate was tested.
+    let mut all_embedded = true;
     loop {
+        all_embedded &= builtin::embedded(&current).is_some();
         let id = sources.add(current.clone());
         let node = match syntax::parse(&current, id) {
             Ok(node) => node,
@@ -139,7 +142,12 @@ fn load_inner(
     }
     let before = problems.len();
     let profile = walk::profile(&merged, problems)?;
-    problems.extend(rules::check(&profile));
+    // A built-in's text is fixed when roce is built, and `builtin::tests::every_builtin_passes_every_rule`
+    // proves the rules have nothing to say about any of them; running them again at every start was a
+    // twelfth of `render`'s instructions (docs/decisions.md, "(startup-5)").
+    if !all_embedded {
+        problems.extend(rules::check(&profile));
+    }
     let failed = problems[before..].iter().any(Problem::is_error);
     (!failed).then_some(profile)
 }
