@@ -8,6 +8,8 @@
 mod args;
 mod cli;
 mod commands;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod entry;
 mod git;
 mod io;
 mod report;
@@ -16,25 +18,33 @@ mod walk;
 
 use std::process::ExitCode;
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub use entry::c_main;
+
 /// Run the command line in `std::env::args` and return the process exit code; `roce webhook` hands over
 /// to the `roce-webhook` executable.
 pub fn main() -> ExitCode {
+    ExitCode::from(status())
+}
+
+/// [`main`]'s exit status as a number.
+fn status() -> u8 {
     run(commands::webhook::exec_server)
 }
 
 /// [`main`], serving `roce webhook` in this process (the `roce-webhook` executable).
 pub fn webhook_main() -> ExitCode {
-    run(commands::webhook::serve)
+    ExitCode::from(run(commands::webhook::serve))
 }
 
-fn run(webhook: commands::WebhookRunner) -> ExitCode {
+fn run(webhook: commands::WebhookRunner) -> u8 {
     let (cli, color) = cli::Cli::parse_with_color();
     let out = report::Output::new(color);
     match commands::run(cli.command, &out, webhook) {
-        Ok(code) => code.into(),
+        Ok(code) => code.status(),
         Err(err) => {
             out.error(&err);
-            commands::Exit::Problems.into()
+            commands::Exit::Problems.status()
         }
     }
 }

@@ -13,8 +13,6 @@ pub(crate) mod render;
 pub(crate) mod sweep;
 pub(crate) mod webhook;
 
-use std::process::ExitCode;
-
 use crate::cli::{Command, Lazy};
 use crate::report::Output;
 
@@ -32,14 +30,15 @@ pub(crate) enum Exit {
     Status(u8),
 }
 
-impl From<Exit> for ExitCode {
-    fn from(e: Exit) -> Self {
-        ExitCode::from(match e {
+impl Exit {
+    /// The process's exit status.
+    pub(crate) fn status(self) -> u8 {
+        match self {
             Exit::Ok => 0,
             Exit::Problems => 1,
             Exit::Usage => 2,
             Exit::Status(s) => s,
-        })
+        }
     }
 }
 
