@@ -981,3 +981,236 @@ spec:
     let tcp = format!("{trainjob}    env:\n    - name: FI_PROVIDER\n      value: tcp\n");
     assert!(codes(&tcp).contains(&Code::LintProviderEnv));
 }
+
+/// The severities of `code`'s findings in `text` linted against `profile_name` (`none`: the invariants).
+fn severities(profile_name: &str, text: &str, code: Code) -> Vec<roce_model::Severity> {
+    linter(profile_name, None)
+        .lint(Source::new("p.yaml", text.to_string()))
+        .problems
+        .iter()
+        .filter(|p| p.code == code)
+        .map(|p| p.severity)
+        .collect()
+}
+
+/// A plain NAD bound to `amd.com/vnic` and a pod attached to it (AMD network operator's workload guide).
+const VNIC_POD: &str = "\
+apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata:
+  name: vnic-net
+  annotations:
+    k8s.v1.cni.cncf.io/resourceName: amd.com/vnic
+spec:
+  config: '{\"cniVersion\": \"0.3.1\", \"name\": \"vnic-net\", \"type\": \"amd-host-device\"}'
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: rank
+  annotations:
+    k8s.v1.cni.cncf.io/networks: vnic-net
+spec:
+  containers:
+  - name: rank
+    image: rccl:1
+    resources:
+      limits:
+        amd.com/gpu: 1
+        amd.com/nic: 1
+";
+
+#[test]
+fn an_attachment_of_a_plain_nad_needs_its_resource_requested() {
+    use roce_model::Severity::{Error, Warning};
+    // No amd.com/vnic: Multus finds no device of the NAD's resource for the attachment, and nothing in the
+    // input (no SR-IOV operator, whose injector would add the request) asks for one.
+    assert_eq!(
+        severities("none", VNIC_POD, Code::LintNadsVsVfs),
+        vec![Warning]
+    );
+    let asked = VNIC_POD.replace("amd.com/nic: 1", "amd.com/vnic: 1");
+    assert!(severities("none", &asked, Code::LintNadsVsVfs).is_empty());
+    // Two attachments, one device: the second attachment gets none.
+    let two = asked.replace("networks: vnic-net", "networks: vnic-net, vnic-net");
+    assert_eq!(severities("none", &two, Code::LintNadsVsVfs), vec![Error]);
+}
+
+/// An SR-IOV operator network (resource `sriov_resource`) and a pod asking for it under the prefix the
+/// NVIDIA network operator deploys the SR-IOV operator with (`nvidia.com`).
+const SRIOV_NETWORK_POD: &str = "\
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetwork
+metadata:
+  name: sriov-rdma
+spec:
+  resourceName: sriov_resource
+  networkNamespace: default
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: rank
+  namespace: default
+  annotations:
+    k8s.v1.cni.cncf.io/networks: sriov-rdma, sriov-rdma
+spec:
+  containers:
+  - name: rank
+    image: nccl:1
+    securityContext:
+      capabilities:
+        add: [IPC_LOCK]
+    resources:
+      limits:
+        nvidia.com/sriov_resource: 1
+";
+
+#[test]
+fn an_sriov_operator_networks_resource_is_matched_whatever_the_deployments_prefix() {
+    use roce_model::Severity::Error;
+    // The operator renders the NAD as `$RESOURCE_PREFIX/sriov_resource`: the pod's nvidia.com/ request is
+    // that resource, and one VF for two attachments is short.
+    assert_eq!(
+        severities("none", SRIOV_NETWORK_POD, Code::LintNadsVsVfs),
+        vec![Error]
+    );
+    let one = SRIOV_NETWORK_POD.replace("sriov-rdma, sriov-rdma", "sriov-rdma");
+    assert!(severities("none", &one, Code::LintNadsVsVfs).is_empty());
+    // No request at all: the SR-IOV operator's network-resources-injector adds it (on by default).
+    let none =
+        SRIOV_NETWORK_POD.replace("        nvidia.com/sriov_resource: 1\n", "        cpu: 1\n");
+    assert!(severities("none", &none, Code::LintNadsVsVfs).is_empty());
+}
+
+/// An MPIJob whose launcher forwards an EFA variable to workers that request no EFA device.
+const EFA_MPIJOB: &str = "\
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: nccl
+spec:
+  slotsPerWorker: 1
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: nccl-tests:1
+            env:
+            - name: FI_PROVIDER
+              value: efa
+            command: [mpirun, -np, '2', -x, FI_PROVIDER, -x, FI_EFA_USE_DEVICE_RDMA=1, all_reduce_perf]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: worker
+            image: nccl-tests:1
+            resources:
+              limits:
+                nvidia.com/gpu: 1
+";
+
+#[test]
+fn efa_env_without_an_efa_device_is_rdma_env_without_device() {
+    // The workers get FI_PROVIDER=efa and FI_EFA_USE_DEVICE_RDMA=1 through `-x` but no EFA device: the efa
+    // provider registers nothing and aws-ofi-nccl does not load. The launcher runs no rank.
+    let found = severities("none", EFA_MPIJOB, Code::LintRdmaEnvWithoutDevice);
+    assert_eq!(found, vec![roce_model::Severity::Error]);
+    let with_efa = EFA_MPIJOB.replace(
+        "                nvidia.com/gpu: 1\n",
+        "                nvidia.com/gpu: 1\n                vpc.amazonaws.com/efa: 1\n",
+    );
+    assert!(severities("none", &with_efa, Code::LintRdmaEnvWithoutDevice).is_empty());
+    // Another provider, or GPUDirect RDMA turned off, asks for no EFA device.
+    let tcp = EFA_MPIJOB
+        .replace("value: efa", "value: tcp")
+        .replace("FI_EFA_USE_DEVICE_RDMA=1", "FI_EFA_USE_DEVICE_RDMA=0");
+    assert!(severities("none", &tcp, Code::LintRdmaEnvWithoutDevice).is_empty());
+    let excluded = tcp.replace("value: tcp", "value: ^efa");
+    assert!(severities("none", &excluded, Code::LintRdmaEnvWithoutDevice).is_empty());
+}
+
+/// A privileged 8-GPU worker with no nodeSelector and no RDMA resource (Nebius's nccl-test chart).
+const PRIVILEGED_GPU_POD: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: rank
+spec:
+  containers:
+  - name: rank
+    image: nccl-tests:1
+    securityContext:
+      privileged: true
+    resources:
+      limits:
+        nvidia.com/gpu: 8
+";
+
+#[test]
+fn a_missing_gpu_model_label_on_a_gpu_pod_is_a_note() {
+    use roce_model::Severity::{Info, Warning};
+    // nebius/h100-ib's pool label is GPU Feature Discovery's `nvidia.com/gpu.product`: the GPU request keeps
+    // the pod on GPU nodes, the label only picks the model.
+    assert_eq!(
+        severities("nebius/h100-ib", PRIVILEGED_GPU_POD, Code::LintNodeSelector),
+        vec![Info]
+    );
+    // Without GPUs nothing keeps it off CPU nodes.
+    let no_gpus = PRIVILEGED_GPU_POD.replace("nvidia.com/gpu: 8", "cpu: 8");
+    assert_eq!(
+        severities("nebius/h100-ib", &no_gpus, Code::LintNodeSelector),
+        vec![Warning]
+    );
+    // A fabric label (CoreWeave's flavor) is no GPU fact: a GPU request does not stand in for it.
+    assert_eq!(
+        severities(
+            "coreweave/h100-ib",
+            PRIVILEGED_GPU_POD,
+            Code::LintNodeSelector
+        ),
+        vec![Warning]
+    );
+}
+
+#[test]
+fn a_required_node_affinity_on_the_label_selects_as_nodeselector_does() {
+    use roce_model::Severity::Warning;
+    let pod = PRIVILEGED_GPU_POD.replace("nvidia.com/gpu: 8", "cpu: 8");
+    let affinity = |block: &str| {
+        pod.replace(
+            "spec:\n  containers:",
+            &format!("spec:\n{block}  containers:"),
+        )
+    };
+    let required = |values: &str| {
+        affinity(&format!(
+            "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions:\n          - key: nvidia.com/gpu.product\n            operator: In\n            values: [{values}]\n"
+        ))
+    };
+    let lint = |text: &str| severities("nebius/h100-ib", text, Code::LintNodeSelector);
+    // `In` the profile's value: every node the scheduler admits has the label.
+    assert!(lint(&required("NVIDIA-H100-80GB-HBM3")).is_empty());
+    // Another value: the pod goes to other nodes, as a nodeSelector with it would.
+    assert_eq!(lint(&required("NVIDIA-H200")), vec![Warning]);
+    // A value among others leaves room for other nodes; a preferred term only ranks nodes.
+    assert_eq!(
+        lint(&required("NVIDIA-H100-80GB-HBM3, NVIDIA-H200")),
+        vec![Warning]
+    );
+    let preferred = affinity(
+        "  affinity:\n    nodeAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n      - weight: 1\n        preference:\n          matchExpressions:\n          - key: nvidia.com/gpu.product\n            operator: In\n            values: [NVIDIA-H100-80GB-HBM3]\n",
+    );
+    assert_eq!(lint(&preferred), vec![Warning]);
+    // A second term (ORed) without the label admits any node.
+    let or = required("NVIDIA-H100-80GB-HBM3").replace(
+        "            values: [NVIDIA-H100-80GB-HBM3]\n",
+        "            values: [NVIDIA-H100-80GB-HBM3]\n        - matchExpressions:\n          - key: kubernetes.io/arch\n            operator: In\n            values: [amd64]\n",
+    );
+    assert_eq!(lint(&or), vec![Warning]);
+}

@@ -95,7 +95,7 @@ pub mod plumbing {
     pub mod wiring {
         //! What a pod really gets from the fabric, read from a manifest.
         pub use crate::wiring::{
-            ClaimTemplate, EnvFrom, GKE_INTERFACES, Input, KvBackend, NadObject, PodClaim,
+            Backed, ClaimTemplate, EnvFrom, GKE_INTERFACES, Input, KvBackend, NadObject, PodClaim,
             RdmaAccess, Resource, Var, Wiring, argv,
         };
     }

@@ -37,8 +37,26 @@ pub struct NadObject<'a> {
     pub resource: Option<String>,
     /// The host interface a macvlan/ipvlan network sits on (a MacvlanNetwork's `spec.master`).
     pub(crate) master: Option<&'a str>,
+    /// Which object wrote it.
+    pub(crate) from: NadFrom,
     /// Its place.
     pub at: Origin,
+}
+
+/// Who writes a NAD, which says how its resource name is spelled and what adds a pod's requests for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NadFrom {
+    /// A NetworkAttachmentDefinition of the input: its `k8s.v1.cni.cncf.io/resourceName` is the whole name.
+    Input,
+    /// sriov-network-operator's networks (SriovNetwork, SriovIBNetwork, OVSNetwork). The NAD it renders
+    /// names `$RESOURCE_PREFIX/<spec.resourceName>` (`RenderNetAttDef`, `api/v1/helper.go`): the prefix is
+    /// the operator's deployment setting (`openshift.io`; NVIDIA's network operator chart sets
+    /// `nvidia.com`). The operator runs the network-resources-injector unless its SriovOperatorConfig turns
+    /// `enableInjector` off (OpenShift docs, "About the Network Resources Injector": enabled by default).
+    SriovOperator,
+    /// NVIDIA network-operator's networks (HostDeviceNetwork, IPoIBNetwork, MacvlanNetwork), whose resource
+    /// prefix is its deployment's too.
+    NetworkOperator,
 }
 
 /// A ResourceClaimTemplate in the input and the device classes it asks for.
@@ -122,6 +140,7 @@ impl<'a> Input<'a> {
                     namespace,
                     resource,
                     master: None,
+                    from: NadFrom::Input,
                     at: doc.origin,
                 });
             }
@@ -129,20 +148,20 @@ impl<'a> Input<'a> {
                 name,
                 namespace,
                 spec,
-                "openshift.io",
+                NadFrom::SriovOperator,
                 doc.origin,
             )),
             // The network operators' own network kinds each create a NAD of the same name in
             // `spec.networkNamespace` (sriov-network-operator's OVSNetwork; NVIDIA network-operator's
             // HostDeviceNetwork, whose resource it prefixes `nvidia.com/`, IPoIBNetwork, MacvlanNetwork).
             "OVSNetwork" | "HostDeviceNetwork" | "IPoIBNetwork" | "MacvlanNetwork" => {
-                let prefix = if kind == "OVSNetwork" {
-                    "openshift.io"
+                let from = if kind == "OVSNetwork" {
+                    NadFrom::SriovOperator
                 } else {
-                    "nvidia.com"
+                    NadFrom::NetworkOperator
                 };
                 self.nads
-                    .push(operator_network(name, namespace, spec, prefix, doc.origin));
+                    .push(operator_network(name, namespace, spec, from, doc.origin));
             }
             "SriovNetworkNodePolicy" => {
                 self.declares_resources = true;
@@ -282,9 +301,15 @@ fn operator_network<'a>(
     name: &'a str,
     namespace: Option<&'a str>,
     spec: Option<&'a Node>,
-    prefix: &str,
+    from: NadFrom,
     at: Origin,
 ) -> NadObject<'a> {
+    // The operators' default prefixes; the deployment may set another (`NadFrom`).
+    let prefix = if from == NadFrom::SriovOperator {
+        "openshift.io"
+    } else {
+        "nvidia.com"
+    };
     NadObject {
         name,
         namespace: spec.and_then(|s| text(s, "networkNamespace")).or(namespace),
@@ -292,6 +317,7 @@ fn operator_network<'a>(
             .and_then(|s| text(s, "resourceName"))
             .map(|r| qualified(r, prefix)),
         master: spec.and_then(|s| text(s, "master")),
+        from,
         at,
     }
 }
@@ -640,6 +666,20 @@ pub struct Var {
     pub at: Origin,
 }
 
+/// The pod's networks backed by one device-plugin resource ([`Wiring::attachments_by_resource`]).
+#[derive(Debug, Clone)]
+pub struct Backed<'w, 'a> {
+    /// The resource, as the NAD names it (an operator's network under the operator's default prefix).
+    pub resource: String,
+    /// How many of the pod's attachments take a device of it.
+    pub attachments: usize,
+    /// The container's request for it (under the deployment's prefix for an operator's network).
+    pub requested: Option<&'w Resource<'a>>,
+    /// Every one of these networks is the SR-IOV operator's, whose network-resources-injector adds the
+    /// requests a pod leaves out (on by default).
+    pub injector_by_default: bool,
+}
+
 /// What one pod template's chosen container gets from the fabric.
 #[derive(Debug, Clone, Default)]
 pub struct Wiring<'a> {
@@ -778,7 +818,7 @@ impl<'a> Wiring<'a> {
         w.nic_resources = w
             .attachments_by_resource(input, None)
             .into_iter()
-            .map(|(r, _)| r)
+            .map(|b| b.resource)
             .collect();
         w.runtime_memlock = input.runtime_memlock;
         w.rdma_port_network = w.networks.iter().any(|n| input.on_rdma_port(n, None));
@@ -1336,30 +1376,50 @@ impl<'a> Wiring<'a> {
         })
     }
 
-    /// How many NICs the Multus annotation attaches whose NADs come from a device-plugin resource, keyed
-    /// by that resource (from the NADs of the input): `(resource, attachments)`.
+    /// How many NICs the Multus annotation attaches whose NADs come from a device-plugin resource, by that
+    /// resource (from the NADs of the input), with the container's request for it. Multus hands each
+    /// attachment one device of its NAD's `k8s.v1.cni.cncf.io/resourceName` from those kubelet allocated to
+    /// the pod, in annotation order (`getKubernetesDelegate`, `pkg/k8sclient/k8sclient.go`: `deviceID =
+    /// entry.DeviceIDs[entry.Index]; entry.Index++`), and none once they run out.
     pub fn attachments_by_resource(
         &self,
         input: &Input<'a>,
         pod_namespace: Option<&str>,
-    ) -> Vec<(String, usize)> {
-        let mut out: Vec<(String, usize)> = Vec::new();
+    ) -> Vec<Backed<'_, 'a>> {
+        let mut out: Vec<Backed<'_, 'a>> = Vec::new();
         for n in &self.networks {
             let ns = n.namespace.as_deref().or(pod_namespace);
-            let Some(r) = input
+            let Some((nad, r)) = input
                 .nads
                 .iter()
                 .find(|nad| {
                     nad.name == n.name
                         && (ns.is_none() || nad.namespace.is_none() || nad.namespace == ns)
                 })
-                .and_then(|nad| nad.resource.clone())
+                .and_then(|nad| Some((nad, nad.resource.as_deref()?)))
             else {
                 continue;
             };
-            match out.iter_mut().find(|(k, _)| *k == r) {
-                Some((_, count)) => *count += 1,
-                None => out.push((r, 1)),
+            let injector = nad.from == NadFrom::SriovOperator;
+            match out.iter_mut().find(|b| b.resource == r) {
+                Some(b) => {
+                    b.attachments += 1;
+                    b.injector_by_default &= injector;
+                }
+                None => {
+                    // An operator's network names the resource under a prefix its deployment sets: the
+                    // container's request of the same name under another prefix is the one the NAD means.
+                    let bare = |x: &str| x.rsplit('/').next().unwrap_or(x).to_string();
+                    let requested = self.resources.iter().find(|q| {
+                        q.name == r || (nad.from != NadFrom::Input && bare(q.name) == bare(r))
+                    });
+                    out.push(Backed {
+                        resource: r.to_string(),
+                        attachments: 1,
+                        requested,
+                        injector_by_default: injector,
+                    });
+                }
             }
         }
         out

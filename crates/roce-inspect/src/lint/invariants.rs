@@ -7,7 +7,7 @@
 //! the pod's [`Wiring`], so a fact met in any form is met.
 
 use roce_model::fabric::devices::Accelerator;
-use roce_model::fabric::{dra::IMEX_CHANNELS_DIR, env, nccl, ucx};
+use roce_model::fabric::{dra::IMEX_CHANNELS_DIR, env, nccl, provider, ucx};
 use roce_model::plumbing::tree::{Node, Scalar, Value};
 use roce_model::source::Origin;
 use roce_model::ucx_list;
@@ -445,6 +445,19 @@ fn rdma_intent(w: &Wiring<'_>) -> Option<(String, Option<Origin>, &'static str)>
             "NCCL finds no IB device and silently runs over TCP sockets",
         ));
     }
+    // aws-ofi-nccl over libfabric's efa provider: without an EFA device the provider registers nothing, the
+    // plugin does not start and NCCL falls back to its sockets (the fabric core's `asks_for_efa`).
+    for name in [provider::FI_PROVIDER, provider::FI_EFA_USE_DEVICE_RDMA] {
+        if let Some((value, at)) = set(name)
+            && provider::asks_for_efa(name, value)
+        {
+            return Some((
+                format!("{name}={value}"),
+                at,
+                "libfabric's efa provider finds no EFA device, so aws-ofi-nccl finds no provider (`Couldn't find any optimal provider`), does not load, and NCCL runs over TCP sockets",
+            ));
+        }
+    }
     // SGLang's Mooncake backend (its default whenever `--disaggregation-mode` is set) starts the transfer
     // engine with protocol "rdma" (sglang `srt/disaggregation/mooncake/transfer_engine.py`,
     // `engine.initialize(hostname, "P2PHANDSHAKE", "rdma", ib_device)`), on the devices
@@ -630,8 +643,12 @@ fn undefined_networks(
     );
 }
 
-/// SR-IOV: each attachment of a network whose NAD names a device-plugin resource needs one VF of it; the
-/// SR-IOV CNI fails the extra attachments and the pod stays in `ContainerCreating`.
+/// SR-IOV: each attachment of a network whose NAD names a device-plugin resource needs one device of it
+/// (Multus hands out one allocated device per attachment, `Wiring::attachments_by_resource`); the CNI of
+/// an attachment left without one has no device to move, fails, and the pod stays in `ContainerCreating`.
+/// A pod that requests none of the resource is left alone only where the network is the SR-IOV operator's,
+/// whose network-resources-injector adds the missing requests at admission (on by default); elsewhere
+/// nothing in the input adds them, and an injector installed apart is the only way out (a warning).
 fn vfs(
     owner: &str,
     at: Origin,
@@ -640,24 +657,38 @@ fn vfs(
     pod_namespace: Option<&str>,
     problems: &mut Vec<Problem>,
 ) {
-    for (resource, attached) in w.attachments_by_resource(input, pod_namespace) {
-        // The network resources injector adds the requests itself when the pod asks for none.
-        let Some(r) = w.resources.iter().find(|r| r.name == resource) else {
+    for b in w.attachments_by_resource(input, pod_namespace) {
+        let (resource, attached) = (&b.resource, b.attachments);
+        let multus_at = w.multus.map_or(at, |e| e.node.origin);
+        let Some(r) = b.requested else {
+            // The injector adds a request for each resource no container asks for (`createResourcePatch`,
+            // network-resources-injector `pkg/webhook/webhook.go`).
+            if b.injector_by_default {
+                continue;
+            }
+            let mut p = Problem::new(
+                Code::LintNadsVsVfs,
+                format!("{owner} attaches {attached} network{} backed by {resource} but requests none of it: Multus finds no device of {resource} among the pod's for the attachment, the CNI gets none and fails, and the pod never starts (unless a network-resources-injector the input does not show adds the request at admission)", if attached == 1 { "" } else { "s" }),
+            )
+            .at(multus_at, format!("{attached} attachment{}", if attached == 1 { "" } else { "s" }))
+            .at(at, format!("no {resource} requested"))
+            .help(format!("request {attached} of {resource} in requests and limits (the NAD's `k8s.v1.cni.cncf.io/resourceName`)"));
+            p.severity = Severity::Warning;
+            problems.push(p);
             continue;
         };
         let Some(vfs) = r.count() else { continue };
         if attached as u64 <= vfs {
             continue;
         }
-        let multus_at = w.multus.map_or(at, |e| e.node.origin);
         problems.push(
             Problem::new(
                 Code::LintNadsVsVfs,
-                format!("{owner} attaches {attached} networks backed by {resource} but requests {vfs} of it: each attachment takes one VF, so the SR-IOV CNI fails the rest and the pod never starts"),
+                format!("{owner} attaches {attached} networks backed by {} but requests {vfs} of it: each attachment takes one VF, so the SR-IOV CNI fails the rest and the pod never starts", r.name),
             )
             .at(multus_at, format!("{attached} attachments"))
             .at(r.at, format!("{vfs} VFs"))
-            .help(format!("request {attached} of {resource} in requests and limits, or attach {vfs} networks")),
+            .help(format!("request {attached} of {} in requests and limits, or attach {vfs} networks", r.name)),
         );
     }
 }

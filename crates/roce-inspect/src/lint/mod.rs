@@ -631,7 +631,13 @@ impl<'a> Cx<'a> {
                             Some(RdmaAccess::Resource(_) | RdmaAccess::Claim(_))
                         )
                         || w.cloud_interfaces.is_some();
-                    self.node_selector(t, v, gated);
+                    // The device plugin advertises `nvidia.com/gpu` on the nodes GPU Feature Discovery
+                    // labels with their GPU model: the request keeps the pod on GPU nodes.
+                    let gpus = w.resources.iter().any(|r| {
+                        r.name == roce_model::fabric::attach::GPU_RESOURCE
+                            && r.count().is_none_or(|n| n > 0)
+                    });
+                    self.node_selector(t, v, gated, gpus);
                 }
                 // Any ComputeDomain's channel is the channel (the fabric core's `channel_claim_concern`).
                 Need::NvlinkDomain => {
@@ -1546,18 +1552,16 @@ impl<'a> Cx<'a> {
     }
 
     /// Node labels: a wrong value is always reported; a missing one only when nothing else gates scheduling
-    /// (`gated`: the container requests the profile's RDMA resource, which only fabric nodes offer).
-    fn node_selector(&mut self, t: &Template, v: &PodView<'a>, gated: bool) {
+    /// (`gated`: the container requests the profile's RDMA resource, which only fabric nodes offer). The
+    /// scheduler ANDs `nodeSelector` with the required node affinity (`NodeAffinity` filter), so a required
+    /// affinity that pins the label meets it as the selector would. A missing GPU-model label on a pod that
+    /// requests NVIDIA GPUs (`gpus`) picks only the model, not the fabric: a note.
+    fn node_selector(&mut self, t: &Template, v: &PodView<'a>, gated: bool, gpus: bool) {
         let labels = &self.linter.plan.node_selector;
         if labels.is_empty() {
             return;
         }
         let sel = v.spec.and_then(|s| entry(s, "nodeSelector"));
-        let affinity_covers = |key: &str| {
-            v.spec
-                .and_then(|s| entry(s, "affinity"))
-                .is_some_and(|a| mentions_key(&a.node, key))
-        };
         // A pod pinned to a node pool by another label (GKE's `cloud.google.com/gke-nodepool`, a
         // CoreWeave node type) has chosen its nodes: a missing profile label is then not "anywhere".
         let pinned = sel.is_some_and(|s| match &s.node.value {
@@ -1567,6 +1571,16 @@ impl<'a> Cx<'a> {
             _ => false,
         });
         for (k, want) in labels {
+            let wrong = |what: String, at: Origin| {
+                Problem::new(
+                    Code::LintNodeSelector,
+                    format!(
+                        "the {} selects nodes with {k}={what}, the profile's pool has {k}={want}",
+                        t.label
+                    ),
+                )
+                .at(at, format!("the profile says {want}"))
+            };
             match sel.and_then(|s| entry(&s.node, k)) {
                 Some(e) => {
                     let have = match &e.node.value {
@@ -1574,32 +1588,55 @@ impl<'a> Cx<'a> {
                         _ => None,
                     };
                     if have != Some(want.as_str()) {
-                        self.push(
-                            Problem::new(
-                                Code::LintNodeSelector,
-                                format!("the {} selects nodes with {k}={}, the profile's pool has {k}={want}", t.label, self.text.get(e.node.origin.range()).unwrap_or("?")),
-                            )
-                            .at(e.node.origin, format!("the profile says {want}"))
-                            .help(format!("set `{k}: {want}`, or run `{}`", self.hint)),
-                        );
+                        let what = self.text.get(e.node.origin.range()).unwrap_or("?");
+                        let p = wrong(what.to_string(), e.node.origin)
+                            .help(format!("set `{k}: {want}`, or run `{}`", self.hint));
+                        self.push(p);
                     }
                 }
-                None if gated || pinned || affinity_covers(k) => {}
-                None => {
-                    let at = sel
-                        .map(|s| s.key.origin)
-                        .or(v.spec.map(|s| s.origin))
-                        .or(v.root.map(|r| r.origin));
-                    let Some(at) = at else { continue };
-                    self.push(
-                        Problem::new(
-                            Code::LintNodeSelector,
-                            format!("the {} does not select the profile's nodes ({k}={want}): it can be scheduled where the fabric is not", t.label),
-                        )
-                        .at(at, "node label missing")
-                        .help(format!("add `{k}: {want}` to `nodeSelector` (or a node affinity on it), or run `{}`", self.hint)),
-                    );
-                }
+                None => match required_affinity(v, k, want) {
+                    Required::Selects => {}
+                    Required::Other(values, at) => {
+                        let p = wrong(values, at).help(format!(
+                            "require `{k}` In [{want}] in the node affinity, or run `{}`",
+                            self.hint
+                        ));
+                        self.push(p);
+                    }
+                    Required::Silent if gated || pinned => {}
+                    Required::Silent => {
+                        let at = sel
+                            .map(|s| s.key.origin)
+                            .or(v.spec.map(|s| s.origin))
+                            .or(v.root.map(|r| r.origin));
+                        let Some(at) = at else { continue };
+                        let mut p = if gpus && roce_model::fabric::devices::gpu_model_label(k) {
+                            Problem::new(
+                                Code::LintNodeSelector,
+                                format!(
+                                    "the {} does not select the profile's GPU model ({k}={want}): its nvidia.com/gpu request keeps it on GPU nodes, where it may get another model's",
+                                    t.label
+                                ),
+                            )
+                        } else {
+                            Problem::new(
+                                Code::LintNodeSelector,
+                                format!(
+                                    "the {} does not select the profile's nodes ({k}={want}): it can be scheduled where the fabric is not",
+                                    t.label
+                                ),
+                            )
+                        };
+                        if gpus && roce_model::fabric::devices::gpu_model_label(k) {
+                            p.severity = Severity::Info;
+                        }
+                        let p = p.at(at, "node label missing").help(format!(
+                            "add `{k}: {want}` to `nodeSelector` (or a required node affinity on it), or run `{}`",
+                            self.hint
+                        ));
+                        self.push(p);
+                    }
+                },
             }
         }
     }
@@ -2031,15 +2068,75 @@ fn owner(t: &Template, c: &Node) -> String {
     }
 }
 
-/// Whether a node affinity (or anything under `affinity`) names the label `key`.
-fn mentions_key(node: &Node, key: &str) -> bool {
-    match &node.value {
-        Value::Map(entries) => entries.iter().any(|e| {
-            (e.key.value == "key"
-                && matches!(&e.node.value, Value::Scalar(Scalar::Str(s)) if s == key))
-                || mentions_key(&e.node, key)
-        }),
-        Value::Seq(items) => items.iter().any(|i| mentions_key(i, key)),
-        Value::Scalar(_) => false,
+/// What a pod's required node affinity says of one node label.
+enum Required {
+    /// Every node it admits has the label with the wanted value.
+    Selects,
+    /// Every node it admits has the label with other values (listed), at this place.
+    Other(String, Origin),
+    /// It leaves the label open (no required affinity, a term without the label, `Exists`, `NotIn`).
+    Silent,
+}
+
+/// The pod's `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution` read for label `key`
+/// by the scheduler's rules (kubernetes.io, "Assigning Pods to Nodes": the `nodeSelectorTerms` are ORed,
+/// the `matchExpressions` of a term ANDed; a preferred term only ranks nodes): the pod lands only on
+/// `key=want` nodes when every term has an `In` expression on `key` whose values are all `want`.
+fn required_affinity(v: &PodView<'_>, key: &str, want: &str) -> Required {
+    let terms = v
+        .spec
+        .and_then(|s| entry(s, "affinity"))
+        .and_then(|a| entry(&a.node, "nodeAffinity"))
+        .and_then(|n| entry(&n.node, "requiredDuringSchedulingIgnoredDuringExecution"))
+        .and_then(|r| entry(&r.node, "nodeSelectorTerms"));
+    let Some(Value::Seq(terms)) = terms.map(|t| &t.node.value) else {
+        return Required::Silent;
+    };
+    // For each term, the values its `In` expression on `key` allows, and where.
+    let mut pinned: Vec<(Vec<&str>, Origin)> = Vec::new();
+    for term in terms {
+        let Some(Value::Seq(exprs)) = entry(term, "matchExpressions").map(|e| &e.node.value) else {
+            return Required::Silent;
+        };
+        let found = exprs.iter().find_map(|x| {
+            if text(x, "key") != Some(key) || text(x, "operator") != Some("In") {
+                return None;
+            }
+            let values = entry(x, "values")?;
+            let Value::Seq(items) = &values.node.value else {
+                return None;
+            };
+            Some((
+                items.iter().filter_map(scalar_text).collect::<Vec<_>>(),
+                values.node.origin,
+            ))
+        });
+        match found {
+            Some(f) => pinned.push(f),
+            None => return Required::Silent,
+        }
+    }
+    if pinned.is_empty() {
+        Required::Silent
+    } else if pinned
+        .iter()
+        .all(|(values, _)| !values.is_empty() && values.iter().all(|x| *x == want))
+    {
+        Required::Selects
+    } else if pinned.iter().all(|(values, _)| !values.contains(&want)) {
+        let mut all: Vec<&str> = pinned.iter().flat_map(|(v, _)| v.iter().copied()).collect();
+        all.sort_unstable();
+        all.dedup();
+        Required::Other(format!("{{{}}}", all.join(", ")), pinned[0].1)
+    } else {
+        Required::Silent
+    }
+}
+
+/// A scalar's text as YAML wrote a string.
+fn scalar_text(n: &Node) -> Option<&str> {
+    match &n.value {
+        Value::Scalar(Scalar::Str(s)) => Some(s.as_str()),
+        _ => None,
     }
 }

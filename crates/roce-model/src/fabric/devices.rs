@@ -225,6 +225,29 @@ pub fn pins_node_pool(key: &str) -> bool {
         || key == "beta.kubernetes.io/instance-type"
 }
 
+/// Does the node label `key` describe the node's NVIDIA GPUs, not its network? GPU Feature Discovery's
+/// model labels (NVIDIA/k8s-device-plugin, README "Generated Labels": `nvidia.com/gpu.product`, "Model of
+/// the GPU"; `.family`, `.memory`, `.compute.major`, `.compute.minor`), set on the nodes whose GPUs the
+/// device plugin advertises as `nvidia.com/gpu`. A pod that requests `nvidia.com/gpu` already runs only on
+/// such nodes (the scheduler's NodeResourcesFit); the label then picks the GPU model among them.
+///
+/// ```
+/// use roce_model::fabric::devices::gpu_model_label;
+/// assert!(gpu_model_label("nvidia.com/gpu.product"));
+/// assert!(!gpu_model_label("nvidia.com/gpu.clique"));
+/// assert!(!gpu_model_label("backend.coreweave.cloud/flavor"));
+/// ```
+pub fn gpu_model_label(key: &str) -> bool {
+    [
+        "nvidia.com/gpu.product",
+        "nvidia.com/gpu.family",
+        "nvidia.com/gpu.memory",
+        "nvidia.com/gpu.compute.major",
+        "nvidia.com/gpu.compute.minor",
+    ]
+    .contains(&key)
+}
+
 /// Does a DRA device class belong to a driver that gives its devices to the whole pod, whether a container
 /// lists the claim or not? dranet moves the claimed netdevs into the pod's network namespace when the sandbox
 /// is created and adds the RDMA device nodes to its containers through NRI (kubernetes-sigs/dranet,

@@ -234,6 +234,38 @@ pub fn efa_device_rdma(instance_type: Option<&str>) -> Option<bool> {
     Some(generation.len() >= 2 || generation.parse::<u32>().is_ok_and(|g| g >= 5))
 }
 
+/// Does `NAME=value` ask libfabric for an EFA device? `FI_PROVIDER` naming `efa` (libfabric opens only the
+/// providers the comma list names, and none of a `^` list: `ofi_create_filter`, `src/fabric.c`), or
+/// `FI_EFA_USE_DEVICE_RDMA` true (read with `fi_param_get_bool`, which takes `1`/`true`/`yes`/`on`: the
+/// device's RDMA read and write, asked of the device itself). Without an EFA device the efa provider
+/// registers nothing (`efa_device_list_initialize`, `prov/efa/src/efa_device.c`, returns `-FI_ENODEV`),
+/// so `fi_getinfo` finds no efa provider and aws-ofi-nccl does not start (`Couldn't find any optimal
+/// provider`).
+///
+/// ```
+/// use roce_model::fabric::provider::asks_for_efa;
+/// assert!(asks_for_efa("FI_PROVIDER", "efa"));
+/// assert!(asks_for_efa("FI_EFA_USE_DEVICE_RDMA", "1"));
+/// assert!(!asks_for_efa("FI_PROVIDER", "^efa"));
+/// assert!(!asks_for_efa("FI_PROVIDER", "tcp"));
+/// assert!(!asks_for_efa("FI_EFA_USE_DEVICE_RDMA", "0"));
+/// ```
+pub fn asks_for_efa(name: &str, value: &str) -> bool {
+    let value = value.trim();
+    match name {
+        FI_PROVIDER => {
+            !value.starts_with('^')
+                && value
+                    .split(',')
+                    .any(|p| p.trim().eq_ignore_ascii_case(EFA_PROVIDER))
+        }
+        FI_EFA_USE_DEVICE_RDMA => ["1", "true", "yes", "on"]
+            .iter()
+            .any(|t| value.eq_ignore_ascii_case(t)),
+        _ => false,
+    }
+}
+
 /// What the artifacts call the fabric: `EFA` when NCCL reaches it through aws-ofi-nccl (EFA is modelled as
 /// `fabric infiniband`: verbs devices from a device plugin, no Multus, no RoCE GIDs, but it is not
 /// InfiniBand), else the link: `RoCE` or `InfiniBand`.
