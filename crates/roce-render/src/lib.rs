@@ -57,7 +57,9 @@ pub mod plumbing {
     }
     pub mod view {
         //! Typed views of a pod template in a parsed manifest.
-        pub use crate::apply::view::{PodView, entry, required_affinity_keys, text, view};
+        pub use crate::apply::view::{
+            NodeLabel, PodView, entry, required_affinity_keys, required_node_label, text, view,
+        };
     }
     pub mod templates {
         //! Finding the pod templates of every workload kind in a manifest.

@@ -46,7 +46,7 @@ use roce_render::plan::MULTUS_ANNOTATION;
 use roce_render::plumbing::edits::Met;
 use roce_render::plumbing::pod::escape_dependent_vars;
 use roce_render::plumbing::templates::{self, FABRIC_KINDS, Form, Role, Template};
-use roce_render::plumbing::view::{self, PodView, entry, text};
+use roce_render::plumbing::view::{self, NodeLabel, PodView, entry, required_node_label, text};
 use roce_render::plumbing::wiring::{Input, RdmaAccess, Wiring};
 use roce_render::plumbing::{mpirun, multus};
 
@@ -1594,17 +1594,17 @@ impl<'a> Cx<'a> {
                         self.push(p);
                     }
                 }
-                None => match required_affinity(v, k, want) {
-                    Required::Selects => {}
-                    Required::Other(values, at) => {
+                None => match required_node_label(v.spec, k, want) {
+                    NodeLabel::Selects => {}
+                    NodeLabel::Other(values, at) => {
                         let p = wrong(values, at).help(format!(
                             "require `{k}` In [{want}] in the node affinity, or run `{}`",
                             self.hint
                         ));
                         self.push(p);
                     }
-                    Required::Silent if gated || pinned => {}
-                    Required::Silent => {
+                    NodeLabel::Open if gated || pinned => {}
+                    NodeLabel::Open => {
                         let at = sel
                             .map(|s| s.key.origin)
                             .or(v.spec.map(|s| s.origin))
@@ -2065,78 +2065,5 @@ fn owner(t: &Template, c: &Node) -> String {
     match text(c, "name") {
         Some(n) => format!("container `{n}` of the {}", t.label),
         None => format!("the {}", t.label),
-    }
-}
-
-/// What a pod's required node affinity says of one node label.
-enum Required {
-    /// Every node it admits has the label with the wanted value.
-    Selects,
-    /// Every node it admits has the label with other values (listed), at this place.
-    Other(String, Origin),
-    /// It leaves the label open (no required affinity, a term without the label, `Exists`, `NotIn`).
-    Silent,
-}
-
-/// The pod's `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution` read for label `key`
-/// by the scheduler's rules (kubernetes.io, "Assigning Pods to Nodes": the `nodeSelectorTerms` are ORed,
-/// the `matchExpressions` of a term ANDed; a preferred term only ranks nodes): the pod lands only on
-/// `key=want` nodes when every term has an `In` expression on `key` whose values are all `want`.
-fn required_affinity(v: &PodView<'_>, key: &str, want: &str) -> Required {
-    let terms = v
-        .spec
-        .and_then(|s| entry(s, "affinity"))
-        .and_then(|a| entry(&a.node, "nodeAffinity"))
-        .and_then(|n| entry(&n.node, "requiredDuringSchedulingIgnoredDuringExecution"))
-        .and_then(|r| entry(&r.node, "nodeSelectorTerms"));
-    let Some(Value::Seq(terms)) = terms.map(|t| &t.node.value) else {
-        return Required::Silent;
-    };
-    // For each term, the values its `In` expression on `key` allows, and where.
-    let mut pinned: Vec<(Vec<&str>, Origin)> = Vec::new();
-    for term in terms {
-        let Some(Value::Seq(exprs)) = entry(term, "matchExpressions").map(|e| &e.node.value) else {
-            return Required::Silent;
-        };
-        let found = exprs.iter().find_map(|x| {
-            if text(x, "key") != Some(key) || text(x, "operator") != Some("In") {
-                return None;
-            }
-            let values = entry(x, "values")?;
-            let Value::Seq(items) = &values.node.value else {
-                return None;
-            };
-            Some((
-                items.iter().filter_map(scalar_text).collect::<Vec<_>>(),
-                values.node.origin,
-            ))
-        });
-        match found {
-            Some(f) => pinned.push(f),
-            None => return Required::Silent,
-        }
-    }
-    if pinned.is_empty() {
-        Required::Silent
-    } else if pinned
-        .iter()
-        .all(|(values, _)| !values.is_empty() && values.iter().all(|x| *x == want))
-    {
-        Required::Selects
-    } else if pinned.iter().all(|(values, _)| !values.contains(&want)) {
-        let mut all: Vec<&str> = pinned.iter().flat_map(|(v, _)| v.iter().copied()).collect();
-        all.sort_unstable();
-        all.dedup();
-        Required::Other(format!("{{{}}}", all.join(", ")), pinned[0].1)
-    } else {
-        Required::Silent
-    }
-}
-
-/// A scalar's text as YAML wrote a string.
-fn scalar_text(n: &Node) -> Option<&str> {
-    match &n.value {
-        Value::Scalar(Scalar::Str(s)) => Some(s.as_str()),
-        _ => None,
     }
 }

@@ -66,6 +66,73 @@ pub fn required_affinity_keys(spec: Option<&Node>) -> Vec<&str> {
         .unwrap_or_default()
 }
 
+/// What a pod's required node affinity says of one node label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeLabel {
+    /// Every node it admits has the label with the wanted value.
+    Selects,
+    /// Every node it admits has the label with other values (listed, `{a, b}`), required at this place.
+    Other(String, Origin),
+    /// It leaves the label open (no required affinity, a term without the label, `Exists`, `NotIn`).
+    Open,
+}
+
+/// A pod spec's `affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution` read for the node
+/// label `key` by the scheduler's rules (kubernetes.io, "Assigning Pods to Nodes": `nodeSelector` and the
+/// required affinity are ANDed, the `nodeSelectorTerms` ORed, the `matchExpressions` of a term ANDed; a
+/// preferred term only ranks nodes): the pod lands only on `key=want` nodes when every term has an `In`
+/// expression on `key` whose values are all `want`, and only on others when no term's allows `want`.
+pub fn required_node_label(spec: Option<&Node>, key: &str, want: &str) -> NodeLabel {
+    let terms = spec
+        .and_then(|s| entry(s, "affinity"))
+        .and_then(|a| entry(&a.node, "nodeAffinity"))
+        .and_then(|n| entry(&n.node, "requiredDuringSchedulingIgnoredDuringExecution"))
+        .and_then(|r| entry(&r.node, "nodeSelectorTerms"));
+    let Some(Value::Seq(terms)) = terms.map(|t| &t.node.value) else {
+        return NodeLabel::Open;
+    };
+    // For each term, the values its `In` expression on `key` allows, and where.
+    let mut pinned: Vec<(Vec<&str>, Origin)> = Vec::new();
+    for term in terms {
+        let Some(Value::Seq(exprs)) = entry(term, "matchExpressions").map(|e| &e.node.value) else {
+            return NodeLabel::Open;
+        };
+        let found = exprs.iter().find_map(|x| {
+            if text(x, "key") != Some(key) || text(x, "operator") != Some("In") {
+                return None;
+            }
+            let values = entry(x, "values")?;
+            let Value::Seq(items) = &values.node.value else {
+                return None;
+            };
+            let strings = items.iter().filter_map(|i| match &i.value {
+                Value::Scalar(Scalar::Str(s)) => Some(s.as_str()),
+                _ => None,
+            });
+            Some((strings.collect::<Vec<_>>(), values.node.origin))
+        });
+        match found {
+            Some(f) => pinned.push(f),
+            None => return NodeLabel::Open,
+        }
+    }
+    if pinned.is_empty() {
+        NodeLabel::Open
+    } else if pinned
+        .iter()
+        .all(|(values, _)| !values.is_empty() && values.iter().all(|x| *x == want))
+    {
+        NodeLabel::Selects
+    } else if pinned.iter().all(|(values, _)| !values.contains(&want)) {
+        let mut all: Vec<&str> = pinned.iter().flat_map(|(v, _)| v.iter().copied()).collect();
+        all.sort_unstable();
+        all.dedup();
+        NodeLabel::Other(format!("{{{}}}", all.join(", ")), pinned[0].1)
+    } else {
+        NodeLabel::Open
+    }
+}
+
 fn is_null(node: &Node) -> bool {
     matches!(node.value, Value::Scalar(Scalar::Null))
 }

@@ -17,7 +17,7 @@ use roce_model::source::Origin;
 
 use super::keys::{env_meets, holds_capability, same_path};
 use super::{Edit, Met, Need, Requirement, Volume};
-use crate::apply::view::{PodView, entry, text};
+use crate::apply::view::{NodeLabel, PodView, entry, required_node_label, text};
 use crate::plan::Plan;
 use crate::wiring::{RdmaAccess, Wiring};
 
@@ -63,6 +63,9 @@ impl Gap<'_> {
             (None, Edit::NodeLabel { key, value }) => {
                 format!("does not select nodes with {key}={value}")
             }
+            (Some(found), Edit::NodeLabel { key, value }) => {
+                format!("requires nodes with {key} in {found}, not {value}")
+            }
             (None, Edit::Resource { name, .. }) => format!("does not ask for {name}"),
             (None, Edit::Env(v)) => format!("does not set {}", v.name),
             (None, Edit::Networks(nads)) => format!(
@@ -102,6 +105,7 @@ impl Gap<'_> {
         self.instead.as_ref()?;
         Some(match self.edit {
             Edit::Volume(_) => "`roce apply` keeps what the container already mounts there",
+            Edit::NodeLabel { .. } => "`roce apply` keeps the pod's node affinity",
             _ => "`roce apply` keeps the pod's own value",
         })
     }
@@ -220,6 +224,9 @@ fn gap<'r>(e: &'r Edit, plan: &Plan, v: &PodView<'_>, w: &Wiring<'_>) -> Option<
     if let Edit::PodField { field, value } = e {
         return pod_field_gap(e, field, value, v);
     }
+    if let Edit::NodeLabel { key, value } = e {
+        return node_label_gap(e, key, value, v);
+    }
     let c = v.container.map(|(_, c)| c);
     let in_container = |fields: &[&str]| c.map(|c| place(c, fields));
     let (met, at) = match e {
@@ -251,13 +258,7 @@ fn gap<'r>(e: &'r Edit, plan: &Plan, v: &PodView<'_>, w: &Wiring<'_>) -> Option<
                 labels.or(v.metadata).map(|n| n.origin),
             )
         }
-        Edit::NodeLabel { key, value } => {
-            let sel = v.spec.and_then(|s| entry(s, "nodeSelector"));
-            (
-                sel.and_then(|s| text(&s.node, key)) == Some(value.as_str()),
-                sel.map(|s| s.key.origin),
-            )
-        }
+        Edit::NodeLabel { .. } => unreachable!("judged above"),
         Edit::Resource { name, quantity } => (
             w.resources.iter().any(|r| {
                 r.name == name
@@ -337,6 +338,32 @@ fn pod_field_gap<'r>(e: &'r Edit, field: &str, value: &str, v: &PodView<'_>) -> 
             edit: e,
             instead: Some("a value that is no name".to_string()),
             at: f.node.origin,
+        }),
+    }
+}
+
+/// A node label: met by `nodeSelector`, or by a required node affinity that admits only nodes with the
+/// profile's value (the scheduler ANDs the two). A required affinity that admits only other values is the
+/// pod's choice of nodes: apply keeps it, since a selector added beside it would leave the pod no node.
+fn node_label_gap<'r>(e: &'r Edit, key: &str, value: &str, v: &PodView<'_>) -> Option<Gap<'r>> {
+    let sel = v.spec.and_then(|s| entry(s, "nodeSelector"));
+    let selected = sel.and_then(|s| text(&s.node, key));
+    if selected == Some(value) {
+        return None;
+    }
+    match required_node_label(v.spec, key, value) {
+        NodeLabel::Selects => None,
+        NodeLabel::Other(values, at) if selected.is_none() => Some(Gap {
+            edit: e,
+            instead: Some(values),
+            at,
+        }),
+        _ => Some(Gap {
+            edit: e,
+            instead: None,
+            at: sel
+                .map(|s| s.key.origin)
+                .or(v.spec.or(v.root).map(|n| n.origin))?,
         }),
     }
 }

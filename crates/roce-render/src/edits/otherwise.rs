@@ -35,6 +35,9 @@ pub struct Met {
     spreads: bool,
     /// It picks its nodes by another cloud's labels: the profile's node labels would contradict them.
     foreign_nodes: bool,
+    /// The profile's node labels its required node affinity already decides (`nodeSelector` is ANDed with
+    /// it): `true` where it admits only other values.
+    affinity_labels: Vec<(String, bool)>,
     /// A privileged container: every capability, and the node's `/dev`.
     privileged: bool,
     /// GPUs from the device plugin (`nvidia.com/gpu` > 0), whose GKE plugin mounts the driver directory.
@@ -91,6 +94,17 @@ impl Met {
                         .iter()
                         .any(|(k, _)| devices::foreign_node_label(k, &profile_labels))
                 }),
+            affinity_labels: plan
+                .node_selector
+                .iter()
+                .filter_map(
+                    |(k, want)| match view::required_node_label(v.spec, k, want) {
+                        view::NodeLabel::Selects => Some((k.to_string(), false)),
+                        view::NodeLabel::Other(..) => Some((k.to_string(), true)),
+                        view::NodeLabel::Open => None,
+                    },
+                )
+                .collect(),
             privileged: w.privileged.is_some(),
             plugin_gpus: w
                 .resources
@@ -232,6 +246,22 @@ pub(crate) fn otherwise<'m>(r: &Requirement, met: &'m Met) -> Vec<Otherwise<'m>>
                 "selects its nodes by another cloud's labels: the profile's node labels are not added",
             ],
         ),
+        // A label its required node affinity decides: met there, or the pod's own choice of nodes, which a
+        // selector added beside it would leave with no node at all (the scheduler ANDs them).
+        Need::NodePool if !met.affinity_labels.is_empty() => add(
+            Box::new(|e| {
+                matches!(e, Edit::NodeLabel { key, .. }
+                    if met.affinity_labels.iter().any(|(k, _)| k == key))
+            }),
+            Apply::LeavesAlone,
+            if met.affinity_labels.iter().any(|(_, other)| *other) {
+                &[
+                    "requires other values of the profile's node labels in its node affinity: no nodeSelector is added beside it",
+                ]
+            } else {
+                &[]
+            },
+        ),
         // The GPU count is the workload's: a GPU-less test pod, an AMD or Trainium pod stays as it is.
         Need::Gpus => add(Box::new(|_| true), Apply::LeavesAlone, &[]),
         // GKE's GPU device plugin mounts the node's driver directory into a container with GPUs (where the
@@ -339,6 +369,38 @@ mod tests {
         let (reported, applied) = lint_and_apply(&plan, Need::TopologyFile, POD);
         assert!(reported);
         assert!(applied.contains("ndv5-topo"), "{applied}");
+    }
+
+    /// A node label the pod's required node affinity decides: apply added a `nodeSelector` beside it,
+    /// redundant where the affinity admits only the profile's value, and fatal where it admits only others
+    /// (the scheduler ANDs the two, so no node fits). Lint reports only the second.
+    #[test]
+    fn a_node_label_its_affinity_decides_is_left_alone() {
+        let plan = plan_of(builtin::source("azure/ndv5-ib").unwrap());
+        let key = "node.kubernetes.io/instance-type";
+        let affinity = |values: &str| {
+            format!(
+                "{POD}  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n        - matchExpressions:\n          - key: {key}\n            operator: In\n            values: [{values}]\n"
+            )
+        };
+        let selector = format!("{key}: Standard_ND96isr_H100_v5");
+        // (Lint's node-label check, a specialised arm, reports the other value: roce-inspect's
+        // `a_required_node_affinity_on_the_label_selects_as_nodeselector_does`.)
+        for values in ["Standard_ND96isr_H100_v5", "Standard_ND96amsr_A100_v4"] {
+            let (_, applied) = lint_and_apply(&plan, Need::NodePool, &affinity(values));
+            assert!(!applied.contains("nodeSelector:"), "{values}: {applied}");
+        }
+        // A term that also admits the profile's value leaves the label open: the selector is added, as it
+        // is without an affinity.
+        let (_, applied) = lint_and_apply(
+            &plan,
+            Need::NodePool,
+            &affinity("Standard_ND96amsr_A100_v4, Standard_ND96isr_H100_v5"),
+        );
+        assert!(applied.contains(&selector), "{applied}");
+        let (reported, applied) = lint_and_apply(&plan, Need::NodePool, POD);
+        assert!(reported);
+        assert!(applied.contains(&selector), "{applied}");
     }
 
     /// The same for the Inspector's records sent to another mounted directory: apply added a volume at the
