@@ -21,6 +21,29 @@ use std::process::ExitCode;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub use entry::c_main;
 
+/// The process's `main` for `roce` and `kubectl-roce`: on glibc Linux the C symbol `main`, calling
+/// [`c_main`] (the binary declares `#![cfg_attr(all(target_os = "linux", target_env = "gnu"), no_main)]`;
+/// docs/decisions.md, "(startup-6)"), elsewhere std's `fn main` calling [`main`].
+#[macro_export]
+macro_rules! entry_point {
+    () => {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        #[allow(unsafe_code)] // `no_mangle`: this is the symbol the C runtime calls
+        #[unsafe(no_mangle)]
+        extern "C" fn main(
+            _argc: ::std::ffi::c_int,
+            _argv: *const *const ::std::ffi::c_char,
+        ) -> ::std::ffi::c_int {
+            $crate::c_main()
+        }
+
+        #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+        fn main() -> ::std::process::ExitCode {
+            $crate::main()
+        }
+    };
+}
+
 /// Run the command line in `std::env::args` and return the process exit code; `roce webhook` hands over
 /// to the `roce-webhook` executable.
 pub fn main() -> ExitCode {
