@@ -22,12 +22,13 @@ use std::process::ExitCode;
 pub use entry::c_main;
 
 /// The process's `main` for `roce` and `kubectl-roce`: on glibc Linux the C symbol `main`, calling
-/// [`c_main`] (the binary declares `#![cfg_attr(all(target_os = "linux", target_env = "gnu"), no_main)]`;
-/// docs/decisions.md, "(startup-6)"), elsewhere std's `fn main` calling [`main`].
+/// [`c_main`] (the binary declares
+/// `#![cfg_attr(all(target_os = "linux", target_env = "gnu", not(test)), no_main)]`; docs/decisions.md,
+/// "(startup-6)"), elsewhere and in a test harness std's `fn main` calling [`main`].
 #[macro_export]
 macro_rules! entry_point {
     () => {
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        #[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
         #[allow(unsafe_code)] // `no_mangle`: this is the symbol the C runtime calls
         #[unsafe(no_mangle)]
         extern "C" fn main(
@@ -37,7 +38,7 @@ macro_rules! entry_point {
             $crate::c_main()
         }
 
-        #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+        #[cfg(not(all(target_os = "linux", target_env = "gnu", not(test))))]
         fn main() -> ::std::process::ExitCode {
             $crate::main()
         }

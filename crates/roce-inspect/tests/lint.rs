@@ -871,6 +871,39 @@ fn the_rdma_shared_device_plugins_resource_prefix_is_part_of_the_name() {
     assert!(!invariant_codes(&asked).contains(&Code::LintResourceNotProvided));
 }
 
+/// The SR-IOV network device plugin deployed by a DaemonSet with `args` (its `--resource-prefix`, or none),
+/// its ConfigMap selecting VFs as `mlnx_rdma`, and a pod asking for `mellanox.com/mlnx_rdma`.
+fn sriov_plugin_input(args: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: sriov-device-plugin\nspec:\n  selector:\n    matchLabels:\n      app: sriovdp\n  template:\n    metadata:\n      labels:\n        app: sriovdp\n    spec:\n      containers:\n      - name: sriovdp\n        image: sriov-network-device-plugin\n        args: [{args}]\n        volumeMounts:\n        - name: config\n          mountPath: /etc/pcidp\n      volumes:\n      - name: config\n        configMap:\n          name: sriovdp-config\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sriovdp-config\ndata:\n  config.json: |\n    {{\"resourceList\": [{{\"resourceName\": \"mlnx_rdma\", \"isRdma\": true, \"selectors\": {{\"vendors\": [\"15b3\"]}}}}]}}\n---\n{}",
+        SHARED_RDMA_POD.replace("rdma/rdma_shared_device_eth", "mellanox.com/mlnx_rdma")
+    )
+}
+
+#[test]
+fn the_sriov_device_plugins_resource_prefix_flag_names_its_resources() {
+    // The flag, in Go's forms: the pod's prefix.
+    for args in [
+        "--resource-prefix=mellanox.com",
+        "-resource-prefix=mellanox.com",
+        "--resource-prefix, mellanox.com",
+    ] {
+        let input = sriov_plugin_input(args);
+        assert!(
+            !invariant_codes(&input).contains(&Code::LintResourceNotProvided),
+            "{args}"
+        );
+    }
+    // No flag: the plugin's default, `intel.com/mlnx_rdma`, which no pod here asks for.
+    let default = sriov_plugin_input("--log-level=10");
+    assert!(invariant_codes(&default).contains(&Code::LintResourceNotProvided));
+    let asked = default.replace("mellanox.com/mlnx_rdma: 1", "intel.com/mlnx_rdma: 1");
+    assert!(!invariant_codes(&asked).contains(&Code::LintResourceNotProvided));
+    // Without the plugin in the input its prefix is the deployment's: compared after the prefix.
+    let config_only = default.split_once("---\n").unwrap().1;
+    assert!(!invariant_codes(config_only).contains(&Code::LintResourceNotProvided));
+}
+
 /// A Slinky NodeSet on GKE's RDMA networks: 8 GPUs in `spec.slurmd`, no /dev/shm, no securityContext.
 const NODESET: &str = "\
 apiVersion: slinky.slurm.net/v1beta1

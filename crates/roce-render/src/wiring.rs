@@ -98,6 +98,12 @@ pub struct Input<'a> {
     /// `resourcePrefix`, else its built-in `rdma`; it has no flag that changes it). The other plugins'
     /// prefix is a deployment setting the input may not show.
     pub(crate) exact: Vec<String>,
+    /// The SR-IOV network device plugin's resource names from its ConfigMaps that take the plugin's
+    /// `--resource-prefix` (no prefix of their own), as `intel.com/<name>` in `provided` until
+    /// [`Input::read`] knows the prefix of the plugin the input deploys.
+    sriov_unprefixed: Vec<String>,
+    /// The `--resource-prefix` of each SR-IOV network device plugin container the input deploys.
+    sriov_prefixes: Vec<String>,
     /// Host interfaces whose RDMA device the input's RDMA shared device plugin hands out (its
     /// `selectors.ifNames`): a macvlan network on one is that RDMA device's network.
     pub(crate) rdma_ports: Vec<String>,
@@ -120,7 +126,29 @@ impl<'a> Input<'a> {
                 }
             }
         }
+        input.sriov_plugin_prefix();
         input
+    }
+
+    /// Where the input deploys the SR-IOV network device plugin with one prefix, the names of its
+    /// ConfigMaps' resources are that prefix's, whole: the plugin names each `<prefix>/<resourceName>`,
+    /// the entry's `resourcePrefix` else its `--resource-prefix` flag, default `intel.com`
+    /// (k8snetworkplumbingwg/sriov-network-device-plugin `cmd/sriovdp/main.go`, `flagInit`). Two plugins
+    /// of different prefixes leave the names compared after the prefix.
+    fn sriov_plugin_prefix(&mut self) {
+        self.sriov_prefixes.sort_unstable();
+        self.sriov_prefixes.dedup();
+        let [prefix] = self.sriov_prefixes.as_slice() else {
+            return;
+        };
+        for bare in &self.sriov_unprefixed {
+            let default = qualified(bare, SRIOV_DEFAULT_PREFIX);
+            let named = qualified(bare, prefix);
+            for p in self.provided.iter_mut().filter(|p| **p == default) {
+                p.clone_from(&named);
+            }
+            self.exact.push(named);
+        }
     }
 
     fn object(&mut self, doc: &'a Node) {
@@ -182,11 +210,22 @@ impl<'a> Input<'a> {
             "ConfigMap" => {
                 if let Some(data) = entry(doc, "data") {
                     self.config_maps.push((name, &data.node));
-                    if let Some((resources, exact)) = config_map_resources(&data.node) {
+                    if let Some(found) = config_map_resources(&data.node) {
                         self.declares_resources = true;
-                        self.provided.extend(resources);
-                        self.exact.extend(exact);
+                        self.provided.extend(found.all);
+                        self.exact.extend(found.exact);
+                        self.sriov_unprefixed.extend(found.sriov_unprefixed);
                     }
+                }
+            }
+            "DaemonSet" | "Deployment" => {
+                let containers = spec
+                    .and_then(|s| entry(s, "template"))
+                    .and_then(|t| entry(&t.node, "spec"))
+                    .and_then(|s| entry(&s.node, "containers"));
+                if let Some(Value::Seq(containers)) = containers.map(|c| &c.node.value) {
+                    self.sriov_prefixes
+                        .extend(containers.iter().filter_map(sriov_plugin_prefix));
                 }
             }
             "ComputeDomain" => {
@@ -434,7 +473,10 @@ fn nic_cluster_resources(spec: Option<&Node>) -> (Vec<String>, Vec<String>) {
             continue;
         };
         if let Ok(json) = serde_json::from_str::<serde_json::Value>(config) {
-            let resources = plugin_resources(&json, list, prefix);
+            let resources: Vec<String> = plugin_resources(&json, list, prefix)
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect();
             if key == "rdmaSharedDevicePlugin" {
                 exact.extend(resources.iter().cloned());
             }
@@ -537,13 +579,12 @@ fn unlimited_memlock_ulimit(config: &str) -> bool {
 /// ConfigMap is known by that file's shape, not its name. The RDMA shared device plugin lists
 /// `configList[]` entries with `rdmaHcaMax` (default prefix `rdma`: `RdmaHcaResourcePrefix` in its
 /// `pkg/types`); the SR-IOV network device plugin lists `resourceList[]` entries with `selectors` (default
-/// prefix `intel.com`, its `--resource-prefix`). `None`: not a device plugin's config. The second list holds
-/// the RDMA shared device plugin's names, which the config fixes whole ([`Input::provides`]).
-fn config_map_resources(data: &Node) -> Option<(Vec<String>, Vec<String>)> {
+/// prefix `intel.com`, its `--resource-prefix`). `None`: not a device plugin's config.
+fn config_map_resources(data: &Node) -> Option<PluginResources> {
     let Value::Map(entries) = &data.value else {
         return None;
     };
-    let mut found: Option<(Vec<String>, Vec<String>)> = None;
+    let mut found: Option<PluginResources> = None;
     for e in entries {
         let Value::Scalar(Scalar::Str(body)) = &e.node.value else {
             continue;
@@ -562,22 +603,87 @@ fn config_map_resources(data: &Node) -> Option<(Vec<String>, Vec<String>)> {
         let (resources, shared) = if items("configList", "rdmaHcaMax") {
             (plugin_resources(&json, "configList", "rdma"), true)
         } else if items("resourceList", "selectors") {
-            (plugin_resources(&json, "resourceList", "intel.com"), false)
+            (
+                plugin_resources(&json, "resourceList", SRIOV_DEFAULT_PREFIX),
+                false,
+            )
         } else {
             continue;
         };
-        let (all, exact) = found.get_or_insert_with(Default::default);
-        if shared {
-            exact.extend(resources.iter().cloned());
+        let found = found.get_or_insert_with(Default::default);
+        for (name, own_prefix) in resources {
+            if shared {
+                found.exact.push(name.clone());
+            } else if !own_prefix {
+                found
+                    .sriov_unprefixed
+                    .push(name.rsplit('/').next().unwrap_or(&name).to_string());
+            }
+            found.all.push(name);
         }
-        all.extend(resources);
     }
     found
 }
 
+/// The SR-IOV network device plugin's `--resource-prefix` default.
+const SRIOV_DEFAULT_PREFIX: &str = "intel.com";
+
+/// What a device plugin's ConfigMap creates ([`config_map_resources`]).
+#[derive(Debug, Default)]
+struct PluginResources {
+    /// Every resource, with full names.
+    all: Vec<String>,
+    /// The RDMA shared device plugin's, whose names the config fixes whole.
+    exact: Vec<String>,
+    /// The SR-IOV network device plugin's that take the plugin's `--resource-prefix`, bare.
+    sriov_unprefixed: Vec<String>,
+}
+
+/// The `--resource-prefix` of a container that runs the SR-IOV network device plugin, known by what the
+/// plugin reads: its config at `/etc/pcidp` (the `--config-file` default, `/etc/pcidp/config.json`) or the
+/// flag itself. Go's `flag` takes `-name` or `--name`, with `=value` or the value as the next argument.
+fn sriov_plugin_prefix(container: &Node) -> Option<String> {
+    let words = |key: &str| match entry(container, key).map(|e| &e.node.value) {
+        Some(Value::Seq(items)) => items
+            .iter()
+            .filter_map(|i| match &i.value {
+                Value::Scalar(Scalar::Str(s)) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let words: Vec<&str> = words("command").into_iter().chain(words("args")).collect();
+    let mut flag = None;
+    for (i, w) in words.iter().enumerate() {
+        let Some(rest) = w.strip_prefix("--").or_else(|| w.strip_prefix('-')) else {
+            continue;
+        };
+        if let Some(value) = rest.strip_prefix("resource-prefix=") {
+            flag = Some(value.to_string());
+        } else if rest == "resource-prefix" {
+            flag = words.get(i + 1).map(|v| (*v).to_string());
+        }
+    }
+    let reads_config = match entry(container, "volumeMounts").map(|e| &e.node.value) {
+        Some(Value::Seq(mounts)) => mounts
+            .iter()
+            .any(|m| text(m, "mountPath").is_some_and(|p| p.trim_end_matches('/') == "/etc/pcidp")),
+        _ => false,
+    };
+    if flag.is_none() && !reads_config {
+        return None;
+    }
+    Some(flag.unwrap_or_else(|| SRIOV_DEFAULT_PREFIX.to_string()))
+}
+
 /// `list[].resourceName` of a device plugin's JSON config, each with its `resourcePrefix` (the entry's, the
-/// file's, else the plugin's `default_prefix`).
-fn plugin_resources(json: &serde_json::Value, list: &str, default_prefix: &str) -> Vec<String> {
+/// file's, else the plugin's `default_prefix`), and whether the config gave the prefix.
+fn plugin_resources(
+    json: &serde_json::Value,
+    list: &str,
+    default_prefix: &str,
+) -> Vec<(String, bool)> {
     let own_prefix = json.get("resourcePrefix").and_then(|p| p.as_str());
     json.get(list)
         .and_then(|l| l.as_array())
@@ -588,9 +694,9 @@ fn plugin_resources(json: &serde_json::Value, list: &str, default_prefix: &str) 
             let prefix = item
                 .get("resourcePrefix")
                 .and_then(|p| p.as_str())
-                .or(own_prefix)
-                .unwrap_or(default_prefix);
-            Some(qualified(name, prefix))
+                .or(own_prefix);
+            let own = prefix.is_some() || name.contains('/');
+            Some((qualified(name, prefix.unwrap_or(default_prefix)), own))
         })
         .collect()
 }
