@@ -232,6 +232,7 @@ profile_tests! {
     env_reaches_the_step_gcp_a4x => "gcp/a4x",
     env_reaches_the_step_gcp_a4x_max => "gcp/a4x-max",
     env_reaches_the_step_azure_ndv5_ib => "azure/ndv5-ib",
+    env_reaches_the_step_azure_ndv5_ib_sriov => "azure/ndv5-ib-sriov",
     env_reaches_the_step_azure_gb300_ib => "azure/gb300-ib",
     env_reaches_the_step_azure_gb300_ib_dranet => "azure/gb300-ib-dranet",
     env_reaches_the_step_oci_h100_roce => "oci/h100-roce",

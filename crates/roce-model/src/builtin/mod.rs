@@ -47,6 +47,7 @@ builtins!(
     "gcp/a4x",
     "gcp/a4x-max",
     "azure/ndv5-ib",
+    "azure/ndv5-ib-sriov",
     "azure/gb300-ib",
     "azure/gb300-ib-dranet",
     "oci/h100-roce",
