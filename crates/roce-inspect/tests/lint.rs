@@ -904,6 +904,53 @@ fn the_sriov_device_plugins_resource_prefix_flag_names_its_resources() {
     assert!(!invariant_codes(config_only).contains(&Code::LintResourceNotProvided));
 }
 
+/// A RoleBasedGroup role run as a LeaderWorkerSet: the role's `template` (privileged, with the node's
+/// /dev/infiniband) and the leader's patch, which sets only the SGLang command (Mooncake KV transfer).
+const RBG_PATCHED: &str = "\
+apiVersion: workloads.x-k8s.io/v1alpha1
+kind: RoleBasedGroup
+metadata:
+  name: pd
+spec:
+  roles:
+  - name: prefill
+    leaderWorkerSet:
+      size: 2
+      patchLeaderTemplate:
+        spec:
+          containers:
+          - name: engine
+            command: [python3, -m, sglang.launch_server, --disaggregation-mode, prefill]
+    template:
+      spec:
+        containers:
+        - name: engine
+          image: sglang:1
+          securityContext:
+            privileged: true
+          volumeMounts:
+          - name: devinf
+            mountPath: /dev/infiniband
+        volumes:
+        - name: devinf
+          hostPath:
+            path: /dev/infiniband
+";
+
+#[test]
+fn a_template_patch_is_judged_with_the_template_it_patches_not_alone() {
+    // The leader's patch alone has the Mooncake command and no device; the pod is the role's template with
+    // the patch merged, privileged with the node's devices.
+    assert!(!invariant_codes(RBG_PATCHED).contains(&Code::LintRdmaEnvWithoutDevice));
+    // The same command in the role's template, without the devices: reported.
+    let unpatched = RBG_PATCHED
+        .replace(
+            "        - name: engine\n          image: sglang:1\n          securityContext:\n            privileged: true\n",
+            "        - name: engine\n          image: sglang:1\n          command: [python3, -m, sglang.launch_server, --disaggregation-mode, prefill]\n",
+        );
+    assert!(invariant_codes(&unpatched).contains(&Code::LintRdmaEnvWithoutDevice));
+}
+
 /// A Slinky NodeSet on GKE's RDMA networks: 8 GPUs in `spec.slurmd`, no /dev/shm, no securityContext.
 const NODESET: &str = "\
 apiVersion: slinky.slurm.net/v1beta1

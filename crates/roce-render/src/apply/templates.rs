@@ -353,7 +353,7 @@ pub const FABRIC_KINDS: &[&str] = &[
 pub(crate) const INFERENCE_KINDS: &[(&str, &str)] = &[
     (
         "RoleBasedGroup",
-        "spec.roles[].template | .standalonePattern.template | .leaderWorkerPattern.template: router, prefill, decode, KV store",
+        "spec.roles[].template | .standalonePattern.template | .leaderWorkerPattern.template: router, prefill, decode, KV store (a role's leader/worker template patches are merged onto it, not pods)",
     ),
     (
         "LLMInferenceService",
@@ -493,7 +493,7 @@ fn walk<'t, T: Tree>(
     } else if node.is_map() {
         for (key, child) in node.entries() {
             // `status` is written by the controller; `metadata` holds no pod.
-            if depth == 0 && matches!(key, "status" | "metadata") {
+            if (depth == 0 && matches!(key, "status" | "metadata")) || template_patch(key) {
                 continue;
             }
             path.push(At::Key(key));
@@ -501,6 +501,18 @@ fn walk<'t, T: Tree>(
             path.pop();
         }
     }
+}
+
+/// A field that holds a patch of another template, not a pod: the controller merges it onto the template
+/// it names, and the pods it builds are the merged result. SGLang's RoleBasedGroup merges
+/// `leaderWorkerSet.patchLeaderTemplate` / `patchWorkerTemplate` onto the role's `template` with a strategic
+/// merge patch (sgl-project/rbg `patchPodTemplate(role.Template, role.LeaderWorkerSet.PatchLeaderTemplate)`),
+/// `v1alpha2` calls them `leaderTemplatePatch` / `workerTemplatePatch`, and a role's `templatePatch` is
+/// merged the same way. The template they patch is read, and it holds what every pod of the role shares
+/// (devices, volumes, security context); what a patch alone sets (a leader's command, labels) is not judged.
+fn template_patch(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    (lower.starts_with("patch") && lower.ends_with("template")) || lower.ends_with("templatepatch")
 }
 
 /// `containers: [{name, …}, …]` (at least one item, every item a mapping with a `name`). The image may be
