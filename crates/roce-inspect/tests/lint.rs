@@ -951,6 +951,53 @@ fn a_template_patch_is_judged_with_the_template_it_patches_not_alone() {
     assert!(invariant_codes(&unpatched).contains(&Code::LintRdmaEnvWithoutDevice));
 }
 
+/// A vLLM server whose KV connector is Mooncake's (`CONFIG`), with one GPU and no RDMA device.
+const VLLM_MOONCAKE: &str = "\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: prefill
+spec:
+  containers:
+  - name: server
+    image: vllm:1
+    command: [vllm, serve]
+    args: [Qwen/Qwen3-0.6B, --kv-transfer-config, 'CONFIG']
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+";
+
+#[test]
+fn vllms_mooncake_connector_asks_for_rdma_unless_its_protocol_says_otherwise() {
+    let with = |config: &str| VLLM_MOONCAKE.replace("CONFIG", config);
+    let codes = |config: &str| invariant_codes(&with(config));
+    // No protocol: vLLM's default, rdma.
+    assert!(
+        codes(r#"{"kv_connector":"MooncakeConnector","kv_role":"kv_producer"}"#)
+            .contains(&Code::LintRdmaEnvWithoutDevice)
+    );
+    assert!(codes(
+        r#"{"kv_connector":"MooncakeConnector","kv_connector_extra_config":{"mooncake_protocol":"rdma"}}"#
+    )
+    .contains(&Code::LintRdmaEnvWithoutDevice));
+    // TCP asked for; another connector.
+    assert!(!codes(
+        r#"{"kv_connector":"MooncakeConnector","kv_connector_extra_config":{"mooncake_protocol":"tcp"}}"#
+    )
+    .contains(&Code::LintRdmaEnvWithoutDevice));
+    assert!(
+        !codes(r#"{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}"#)
+            .contains(&Code::LintRdmaEnvWithoutDevice)
+    );
+    // With an RDMA device: met.
+    let device = with(r#"{"kv_connector":"MooncakeConnector"}"#).replace(
+        "        nvidia.com/gpu: 1\n",
+        "        nvidia.com/gpu: 1\n        rdma/ib: 1\n",
+    );
+    assert!(!invariant_codes(&device).contains(&Code::LintRdmaEnvWithoutDevice));
+}
+
 /// A Slinky NodeSet on GKE's RDMA networks: 8 GPUs in `spec.slurmd`, no /dev/shm, no securityContext.
 const NODESET: &str = "\
 apiVersion: slinky.slurm.net/v1beta1

@@ -471,6 +471,21 @@ fn rdma_intent(w: &Wiring<'_>) -> Option<(String, Option<Origin>, &'static str)>
             "Mooncake's transfer engine starts over RDMA and the KV transfer fails without a device",
         ));
     }
+    // vLLM's MooncakeConnector starts the same engine with the protocol its `kv_connector_extra_config`
+    // names, "rdma" unless it says otherwise (vllm-project/vllm 5758059
+    // `distributed/kv_transfer/kv_connector/v1/mooncake_connector.py`, `MooncakeConnectorWorker.__init__`:
+    // `.get("mooncake_protocol", "rdma")`, then `engine.initialize(hostname, "P2PHANDSHAKE", protocol, "")`,
+    // and "Mooncake Transfer Engine initialization failed" when it cannot).
+    if w.kv_backend() == Some(KvBackend::Mooncake)
+        && let Some(protocol) = vllm_mooncake_protocol(&w.argv)
+        && protocol.eq_ignore_ascii_case("rdma")
+    {
+        return Some((
+            "vLLM's MooncakeConnector (protocol rdma)".to_string(),
+            w.argv_at,
+            "Mooncake's transfer engine starts over RDMA and vLLM fails to start its KV connector without a device",
+        ));
+    }
     if let Some((value, at)) = set(env::MOONCAKE_PROTOCOL)
         && value.trim().eq_ignore_ascii_case("rdma")
     {
@@ -809,6 +824,25 @@ fn fabric_object(doc: &Node, problems: &mut Vec<Problem>) {
             );
         }
     }
+}
+
+/// The transfer protocol of vLLM's MooncakeConnector in a command line: the `--kv-transfer-config` JSON's
+/// `kv_connector_extra_config.mooncake_protocol`, "rdma" where it names none. `None`: no MooncakeConnector
+/// configuration among the words (or one that is not JSON).
+fn vllm_mooncake_protocol(argv: &[&str]) -> Option<String> {
+    let word = argv.iter().find(|a| a.contains("MooncakeConnector"))?;
+    let json = &word[word.find('{')?..];
+    let config: serde_json::Value = serde_json::from_str(json).ok()?;
+    if config.get("kv_connector")?.as_str()? != "MooncakeConnector" {
+        return None;
+    }
+    Some(
+        config
+            .pointer("/kv_connector_extra_config/mooncake_protocol")
+            .and_then(|p| p.as_str())
+            .unwrap_or("rdma")
+            .to_string(),
+    )
 }
 
 #[cfg(test)]
