@@ -126,7 +126,7 @@ impl<'a> Input<'a> {
                 }
             }
         }
-        input.sriov_plugin_prefix();
+        input.name_sriov_resources();
         input
     }
 
@@ -135,7 +135,7 @@ impl<'a> Input<'a> {
     /// the entry's `resourcePrefix` else its `--resource-prefix` flag, default `intel.com`
     /// (k8snetworkplumbingwg/sriov-network-device-plugin `cmd/sriovdp/main.go`, `flagInit`). Two plugins
     /// of different prefixes leave the names compared after the prefix.
-    fn sriov_plugin_prefix(&mut self) {
+    fn name_sriov_resources(&mut self) {
         self.sriov_prefixes.sort_unstable();
         self.sriov_prefixes.dedup();
         let [prefix] = self.sriov_prefixes.as_slice() else {
@@ -643,17 +643,7 @@ struct PluginResources {
 /// plugin reads: its config at `/etc/pcidp` (the `--config-file` default, `/etc/pcidp/config.json`) or the
 /// flag itself. Go's `flag` takes `-name` or `--name`, with `=value` or the value as the next argument.
 fn sriov_plugin_prefix(container: &Node) -> Option<String> {
-    let words = |key: &str| match entry(container, key).map(|e| &e.node.value) {
-        Some(Value::Seq(items)) => items
-            .iter()
-            .filter_map(|i| match &i.value {
-                Value::Scalar(Scalar::Str(s)) => Some(s.as_str()),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    let words: Vec<&str> = words("command").into_iter().chain(words("args")).collect();
+    let words = argv(container);
     let mut flag = None;
     for (i, w) in words.iter().enumerate() {
         let Some(rest) = w.strip_prefix("--").or_else(|| w.strip_prefix('-')) else {
@@ -1363,6 +1353,26 @@ impl<'a> Wiring<'a> {
         } else {
             None
         }
+    }
+
+    /// The transfer protocol of vLLM's MooncakeConnector: the `--kv-transfer-config` JSON's
+    /// `kv_connector_extra_config.mooncake_protocol`, "rdma" where it names none (vllm-project/vllm 5758059
+    /// `distributed/kv_transfer/kv_connector/v1/mooncake_connector.py`, `MooncakeConnectorWorker.__init__`:
+    /// `.get("mooncake_protocol", "rdma")`). `None`: no MooncakeConnector configuration (or one that is not
+    /// JSON).
+    pub fn vllm_mooncake_protocol(&self) -> Option<String> {
+        let word = self.argv.iter().find(|a| a.contains("MooncakeConnector"))?;
+        let config: serde_json::Value = serde_json::from_str(&word[word.find('{')?..]).ok()?;
+        if config.get("kv_connector")?.as_str()? != "MooncakeConnector" {
+            return None;
+        }
+        Some(
+            config
+                .pointer("/kv_connector_extra_config/mooncake_protocol")
+                .and_then(|p| p.as_str())
+                .unwrap_or("rdma")
+                .to_string(),
+        )
     }
 
     /// Does the pod get its RDMA devices in its own form: a device-plugin resource that is not the

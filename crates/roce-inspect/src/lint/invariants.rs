@@ -471,13 +471,10 @@ fn rdma_intent(w: &Wiring<'_>) -> Option<(String, Option<Origin>, &'static str)>
             "Mooncake's transfer engine starts over RDMA and the KV transfer fails without a device",
         ));
     }
-    // vLLM's MooncakeConnector starts the same engine with the protocol its `kv_connector_extra_config`
-    // names, "rdma" unless it says otherwise (vllm-project/vllm 5758059
-    // `distributed/kv_transfer/kv_connector/v1/mooncake_connector.py`, `MooncakeConnectorWorker.__init__`:
-    // `.get("mooncake_protocol", "rdma")`, then `engine.initialize(hostname, "P2PHANDSHAKE", protocol, "")`,
-    // and "Mooncake Transfer Engine initialization failed" when it cannot).
+    // vLLM's MooncakeConnector starts the same engine with its protocol (`Wiring::vllm_mooncake_protocol`)
+    // and raises "Mooncake Transfer Engine initialization failed" when it cannot.
     if w.kv_backend() == Some(KvBackend::Mooncake)
-        && let Some(protocol) = vllm_mooncake_protocol(&w.argv)
+        && let Some(protocol) = w.vllm_mooncake_protocol()
         && protocol.eq_ignore_ascii_case("rdma")
     {
         return Some((
@@ -824,25 +821,6 @@ fn fabric_object(doc: &Node, problems: &mut Vec<Problem>) {
             );
         }
     }
-}
-
-/// The transfer protocol of vLLM's MooncakeConnector in a command line: the `--kv-transfer-config` JSON's
-/// `kv_connector_extra_config.mooncake_protocol`, "rdma" where it names none. `None`: no MooncakeConnector
-/// configuration among the words (or one that is not JSON).
-fn vllm_mooncake_protocol(argv: &[&str]) -> Option<String> {
-    let word = argv.iter().find(|a| a.contains("MooncakeConnector"))?;
-    let json = &word[word.find('{')?..];
-    let config: serde_json::Value = serde_json::from_str(json).ok()?;
-    if config.get("kv_connector")?.as_str()? != "MooncakeConnector" {
-        return None;
-    }
-    Some(
-        config
-            .pointer("/kv_connector_extra_config/mooncake_protocol")
-            .and_then(|p| p.as_str())
-            .unwrap_or("rdma")
-            .to_string(),
-    )
 }
 
 #[cfg(test)]
