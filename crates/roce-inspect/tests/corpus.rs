@@ -540,6 +540,21 @@ const CRD_SCHEMAS: &[(&str, &str, &str)] = &[
         "dynamographdeployment-v1alpha1.json",
     ),
     (
+        "nvidia.com/v1beta1",
+        "DynamoGraphDeployment",
+        "dynamographdeployment-v1beta1.json",
+    ),
+    (
+        "apps.nvidia.com/v1alpha1",
+        "NIMService",
+        "nimservice-v1alpha1.json",
+    ),
+    (
+        "apps.nvidia.com/v1alpha1",
+        "NIMCache",
+        "nimcache-v1alpha1.json",
+    ),
+    (
         "serving.kserve.io/v1alpha2",
         "LLMInferenceService",
         "llminferenceservice-v1alpha2.json",
@@ -660,7 +675,7 @@ const DRA_SCHEMA_PROFILES: &[&str] = &["coreweave/gb300-roce-dra", "oci/gb200-ro
 fn is_core(api_version: &str) -> bool {
     matches!(
         api_version,
-        "v1" | "apps/v1" | "batch/v1" | "resource.k8s.io/v1"
+        "v1" | "apps/v1" | "batch/v1" | "resource.k8s.io/v1" | "rbac.authorization.k8s.io/v1"
     )
 }
 
@@ -775,14 +790,18 @@ fn run_schema_checks(checks: &[SchemaCheck]) -> (Vec<String>, Option<KindCounts>
     (damage, Some(counts))
 }
 
-/// The documents of core kinds (`v1`, `apps/v1`, `batch/v1`), for kubernetes-validate.
+/// The documents of core kinds (`v1`, `apps/v1`, `batch/v1`, `rbac.authorization.k8s.io/v1`), for
+/// kubernetes-validate.
 fn core_documents(text: &str) -> String {
     text.split("\n---\n")
         .filter(|d| {
             d.lines().any(|l| {
                 matches!(
                     l.trim(),
-                    "apiVersion: v1" | "apiVersion: apps/v1" | "apiVersion: batch/v1"
+                    "apiVersion: v1"
+                        | "apiVersion: apps/v1"
+                        | "apiVersion: batch/v1"
+                        | "apiVersion: rbac.authorization.k8s.io/v1"
                 )
             })
         })

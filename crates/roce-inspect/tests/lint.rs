@@ -998,6 +998,133 @@ fn vllms_mooncake_connector_asks_for_rdma_unless_its_protocol_says_otherwise() {
     assert!(!invariant_codes(&device).contains(&Code::LintRdmaEnvWithoutDevice));
 }
 
+/// A multi-node NIMService on an RDMA shared device: 8 GPUs and an RDMA device in `spec.resources`, UCX over
+/// `ib`, the IPoIB network in `spec.annotations`, no field for a security context.
+const NIM_SERVICE: &str = "\
+apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMService
+metadata:
+  name: llm
+spec:
+  image:
+    repository: nvcr.io/nim/meta/llama
+    tag: \"1.0\"
+  annotations:
+    k8s.v1.cni.cncf.io/networks: ipoib
+  env:
+  - name: UCX_TLS
+    value: ib,tcp
+  resources:
+    limits:
+      nvidia.com/gpu: 8
+      rdma/rdma_shared_device_a: 1
+  multiNode:
+    parallelism:
+      tensor: 8
+      pipeline: 2
+---
+apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata:
+  name: ipoib
+spec:
+  config: '{\"cniVersion\":\"0.3.1\",\"type\":\"ipoib\",\"master\":\"ibp12s0\"}'
+";
+
+#[test]
+fn a_nimservices_pod_is_its_spec_with_the_operators_dev_shm() {
+    let codes = invariant_codes(NIM_SERVICE);
+    // Read: RDMA devices without IPC_LOCK, which a NIMService cannot add.
+    assert!(!codes.contains(&Code::LintNoPodTemplate), "{codes:?}");
+    assert!(codes.contains(&Code::LintMemlock), "{codes:?}");
+    // The operator mounts its memory `dshm` at /dev/shm; the device is there.
+    assert!(!codes.contains(&Code::LintShm), "{codes:?}");
+    assert!(
+        !codes.contains(&Code::LintRdmaEnvWithoutDevice),
+        "{codes:?}"
+    );
+    // Its networks annotation is the pod's: a network the input's NADs do not define is reported.
+    let undefined = NIM_SERVICE.replace("networks: ipoib", "networks: ipoib-b");
+    assert!(invariant_codes(&undefined).contains(&Code::LintNadUndefined));
+    // Without the device, UCX's `ib` has nothing to open.
+    let no_device = NIM_SERVICE.replace("      rdma/rdma_shared_device_a: 1\n", "");
+    assert!(invariant_codes(&no_device).contains(&Code::LintRdmaEnvWithoutDevice));
+    // Another API group's NIMService is not the NIM operator's.
+    let other = NIM_SERVICE.replace("apps.nvidia.com/v1alpha1", "example.com/v1");
+    assert!(!invariant_codes(&other).contains(&Code::LintMemlock));
+}
+
+/// A v1beta1 Dynamo decode worker with 8 GPUs and RDMA devices, and no /dev/shm of its own.
+const DYNAMO_V1BETA1: &str = "\
+apiVersion: nvidia.com/v1beta1
+kind: DynamoGraphDeployment
+metadata:
+  name: disagg
+spec:
+  components:
+  - name: DecodeWorker
+    type: decode
+    podTemplate:
+      spec:
+        containers:
+        - name: main
+          image: vllm-runtime:1.0.0
+          securityContext:
+            capabilities:
+              add: [IPC_LOCK]
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+              rdma/ib: 8
+";
+
+#[test]
+fn dynamo_components_get_the_operators_dev_shm_unless_they_turn_it_off() {
+    let codes = |text: &str| invariant_codes(text);
+    assert!(!codes(DYNAMO_V1BETA1).contains(&Code::LintNoPodTemplate));
+    assert!(!codes(DYNAMO_V1BETA1).contains(&Code::LintShm));
+    let sized = DYNAMO_V1BETA1.replace(
+        "    podTemplate:\n",
+        "    sharedMemorySize: 200Gi\n    podTemplate:\n",
+    );
+    assert!(!codes(&sized).contains(&Code::LintShm));
+    // A zero size turns the volume off (v1beta1), as `sharedMemory.disabled` does (v1alpha1).
+    for off in ["\"0\"", "0", "0Gi"] {
+        let zero = DYNAMO_V1BETA1.replace(
+            "    podTemplate:\n",
+            &format!("    sharedMemorySize: {off}\n    podTemplate:\n"),
+        );
+        assert!(
+            codes(&zero).contains(&Code::LintShm),
+            "sharedMemorySize: {off}"
+        );
+    }
+    let v1alpha1 = "\
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata:
+  name: disagg
+spec:
+  services:
+    decode:
+      SHM
+      extraPodSpec:
+        mainContainer:
+          image: vllm-runtime:0.9.0
+          resources:
+            limits:
+              nvidia.com/gpu: 4
+          securityContext:
+            privileged: true
+";
+    assert!(!codes(&v1alpha1.replace("SHM", "replicas: 1")).contains(&Code::LintShm));
+    let disabled = v1alpha1.replace("SHM", "sharedMemory:\n        disabled: true");
+    assert!(codes(&disabled).contains(&Code::LintShm));
+    // Another API group's kind of the same name gets no operator's volume.
+    let other = DYNAMO_V1BETA1.replace("nvidia.com/v1beta1", "example.com/v1");
+    assert!(codes(&other).contains(&Code::LintShm));
+}
+
 /// A Slinky NodeSet on GKE's RDMA networks: 8 GPUs in `spec.slurmd`, no /dev/shm, no securityContext.
 const NODESET: &str = "\
 apiVersion: slinky.slurm.net/v1beta1

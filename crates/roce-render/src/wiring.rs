@@ -893,6 +893,18 @@ impl<'a> Wiring<'a> {
         }
         w.container_resources(c);
         w.volume_mounts(c);
+        // What the controller mounts (a NIMService's /dev/shm) is there whatever the template says, unless
+        // the container mounts something at the same path.
+        for (name, path) in v.added.mounts {
+            if !w
+                .mounts
+                .iter()
+                .any(|(_, p, _)| p.trim_end_matches('/') == *path)
+            {
+                w.mounts
+                    .push((name, path, v.containers_at.unwrap_or(c.origin)));
+            }
+        }
         w.argv = argv(c);
         w.argv_at = entry(c, "command")
             .or_else(|| entry(c, "args"))

@@ -3,6 +3,8 @@
 //! Discovery works on any tree that implements [`Tree`] — the spanned [`Node`] that `roce lint` reads and
 //! the [`Yaml`] value `roce apply` rewrites — so both commands find exactly the same templates.
 
+use std::borrow::Cow;
+
 use roce_model::plumbing::tree::{Node, Scalar, Value};
 
 use crate::yaml::Yaml;
@@ -17,6 +19,10 @@ pub(crate) trait Tree: Sized {
     fn items(&self) -> Option<&[Self]>;
     /// The text of a string scalar.
     fn text(&self) -> Option<&str>;
+    /// The text of a string or number scalar, as written.
+    fn scalar(&self) -> Option<Cow<'_, str>>;
+    /// The value of a boolean scalar.
+    fn boolean(&self) -> Option<bool>;
     /// Is this a mapping?
     fn is_map(&self) -> bool;
 }
@@ -49,6 +55,20 @@ impl Tree for Node {
             _ => None,
         }
     }
+    fn scalar(&self) -> Option<Cow<'_, str>> {
+        match &self.value {
+            Value::Scalar(Scalar::Str(s)) => Some(Cow::Borrowed(s)),
+            Value::Scalar(Scalar::Int(i)) => Some(Cow::Owned(i.to_string())),
+            Value::Scalar(Scalar::Float(f)) => Some(Cow::Owned(f.to_string())),
+            _ => None,
+        }
+    }
+    fn boolean(&self) -> Option<bool> {
+        match self.value {
+            Value::Scalar(Scalar::Bool(b)) => Some(b),
+            _ => None,
+        }
+    }
     fn is_map(&self) -> bool {
         matches!(self.value, Value::Map(_))
     }
@@ -72,6 +92,20 @@ impl Tree for Yaml {
     }
     fn text(&self) -> Option<&str> {
         self.as_str()
+    }
+    fn scalar(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Yaml::Raw(s) => Some(Cow::Borrowed(s)),
+            Yaml::Int(i) => Some(Cow::Owned(i.to_string())),
+            _ => self.as_str().map(Cow::Borrowed),
+        }
+    }
+    fn boolean(&self) -> Option<bool> {
+        match self {
+            Yaml::Bool(b) => Some(*b),
+            Yaml::Raw(s) => s.parse().ok(),
+            _ => None,
+        }
     }
     fn is_map(&self) -> bool {
         matches!(self, Yaml::Map(_))
@@ -142,6 +176,9 @@ pub struct Added {
     /// The ranks do not run with the container's env but with one the container does not show (a Slurm
     /// job's): variables the template lacks are unknown, not missing.
     pub env_elsewhere: bool,
+    /// Volumes it mounts in the wired container, by (volume, mount path): the path holds that mount
+    /// whatever the template says (the `/dev/shm` of a NIMService's or a Dynamo component's pods).
+    pub mounts: &'static [(&'static str, &'static str)],
 }
 
 /// Kubeflow Trainer's MPI plugin, for a (Cluster)TrainingRuntime with `spec.mlPolicy.mpi`: it declares the
@@ -156,11 +193,13 @@ const TRAINER_MPI_NODE: Added = Added {
     volumes: &["mpi-ssh-auth"],
     privileged: false,
     env_elsewhere: false,
+    mounts: &[],
 };
 const TRAINER_MPI_LAUNCHER: Added = Added {
     volumes: &["mpi-ssh-auth", "mpi-hostfile"],
     privileged: false,
     env_elsewhere: false,
+    mounts: &[],
 };
 
 /// Slinky's slurm-operator builds a NodeSet's pod with `spec.slurmd` as its first container, named
@@ -175,6 +214,33 @@ const SLURMD: Added = Added {
     volumes: &["slurm-etc", "slurm-logfile"],
     privileged: true,
     env_elsewhere: true,
+    mounts: &[],
+};
+
+/// The NIM operator builds a NIMService's pods (a Deployment, or a LeaderWorkerSet's leader and workers for
+/// `spec.multiNode`) around one container made of the NIMService's `spec.image`, `command`, `args`, `env`
+/// and `resources`, with its `annotations`, `nodeSelector` and `tolerations` on the pod; the spec has no
+/// field for a container securityContext and the operator sets none. It declares the memory emptyDir
+/// `dshm` and mounts it at /dev/shm (NVIDIA/k8s-nim-operator f63f74d7ad22eaea7943cc640e545f4ccdbb8077,
+/// `api/apps/v1alpha1/nimservice_types.go` `NIMServiceSpec`, `GetVolumes`, `GetVolumeMounts`;
+/// `manifests/lws.yaml`).
+const NIM_SERVICE: Added = Added {
+    volumes: &["dshm"],
+    privileged: false,
+    env_elsewhere: false,
+    mounts: &[("dshm", "/dev/shm")],
+};
+
+/// The Dynamo operator declares a memory emptyDir `shared-memory` (8Gi by default) in every component's
+/// pods and mounts it at /dev/shm in the main container, unless the component turns it off
+/// (`sharedMemory.disabled: true` in `v1alpha1`, a zero `sharedMemorySize` in `v1beta1`)
+/// (ai-dynamo/dynamo 2a6da14c83617f5412caba5777dbf0e2399e9c5f, `deploy/operator/internal/dynamo/shared_memory.go`
+/// `buildSharedMemoryVolumeAndMount`, `internal/consts/consts.go` `KubeValueNameSharedMemory`).
+const DYNAMO_SHM: Added = Added {
+    volumes: &["shared-memory"],
+    privileged: false,
+    env_elsewhere: false,
+    mounts: &[("shared-memory", "/dev/shm")],
 };
 
 /// One pod template found in a document.
@@ -287,6 +353,12 @@ pub(crate) fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)
         "RayCluster" => out.ray(doc, &["spec"]),
         "RayJob" => out.ray(doc, &["spec", "rayClusterSpec"]),
         "NodeSet" if api_group(doc) == Some(SLINKY_GROUP) => out.nodeset(doc),
+        "NIMService" if api_group(doc) == Some(NIM_GROUP) => out.nim_service(doc),
+        "DynamoGraphDeployment" | "DynamoComponentDeployment"
+            if api_group(doc) == Some(DYNAMO_GROUP) =>
+        {
+            out.templates = dynamo(doc);
+        }
         _ if FABRIC_KINDS.contains(&kind) => return None,
         _ => {
             let found = generic(doc);
@@ -301,6 +373,10 @@ pub(crate) fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)
 
 /// Slinky's API group (slurm-operator's NodeSet).
 const SLINKY_GROUP: &str = "slinky.slurm.net";
+/// The NIM operator's API group (NIMService, NIMCache).
+const NIM_GROUP: &str = "apps.nvidia.com";
+/// Dynamo's API group (DynamoGraphDeployment, DynamoComponentDeployment).
+const DYNAMO_GROUP: &str = "nvidia.com";
 
 /// The API group of a document's `apiVersion` (`""` for the core group).
 fn api_group<T: Tree>(doc: &T) -> Option<&str> {
@@ -361,7 +437,15 @@ pub(crate) const INFERENCE_KINDS: &[(&str, &str)] = &[
     ),
     (
         "DynamoGraphDeployment",
-        "spec.services.<name>.extraPodSpec (container .mainContainer): Frontend (router), prefill and decode workers",
+        "v1alpha1: spec.services.<name>.extraPodSpec (container .mainContainer); v1beta1: spec.components[].podTemplate: Frontend (router), prefill and decode workers; the operator's /dev/shm unless sharedMemory turns it off",
+    ),
+    (
+        "DynamoComponentDeployment",
+        "as a DynamoGraphDeployment's one component: spec.extraPodSpec (v1alpha1), spec.podTemplate (v1beta1)",
+    ),
+    (
+        "NIMService",
+        "spec itself (image, env, resources; annotations, nodeSelector): the NIM's pods, a multi-node NIM's leader and workers alike; the operator's /dev/shm",
     ),
     (
         "StormService",
@@ -501,6 +585,38 @@ fn walk<'t, T: Tree>(
             path.pop();
         }
     }
+}
+
+/// A Dynamo graph's (or component's) pod templates, found by their shape (`v1alpha1`:
+/// `spec.services.<name>.extraPodSpec` with its `mainContainer`; `v1beta1`: `spec.components[].podTemplate`),
+/// each with the operator's /dev/shm ([`DYNAMO_SHM`]) unless its component turns it off.
+fn dynamo<T: Tree>(doc: &T) -> Vec<Template> {
+    let mut found = generic(doc);
+    for t in &mut found {
+        let component = t.path.split_last().and_then(|(_, parent)| at(doc, parent));
+        let off = component.is_some_and(|c| {
+            let disabled = c
+                .get("sharedMemory")
+                .and_then(|m| m.get("disabled"))
+                .and_then(Tree::boolean)
+                .unwrap_or(false);
+            let zero = c
+                .get("sharedMemorySize")
+                .and_then(Tree::scalar)
+                .is_some_and(|q| zero_quantity(&q));
+            disabled || zero
+        });
+        if !off {
+            t.added = DYNAMO_SHM;
+        }
+    }
+    found
+}
+
+/// A Kubernetes quantity that is zero (`0`, `"0"`, `0Gi`, `0.0`): the number before its suffix.
+fn zero_quantity(q: &str) -> bool {
+    let number = q.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    number.parse::<f64>().is_ok_and(|n| n == 0.0)
 }
 
 /// A field that holds a patch of another template, not a pod: the controller merges it onto the template
@@ -824,6 +940,25 @@ impl Found {
             generic: false,
             container: Some(vec![key("spec"), key("slurmd")]),
             added: SLURMD,
+        });
+    }
+
+    /// A NIMService: no pod template, the pod's and its container's fields side by side in `spec`
+    /// ([`NIM_SERVICE`]), read as a bare pod spec whose container is `spec` itself. A multi-node NIMService's
+    /// leader and workers are built from the same fields, so one template stands for both.
+    fn nim_service<T: Tree>(&mut self, doc: &T) {
+        if self.map_at(doc, &[], &["spec"]).is_none() {
+            return;
+        }
+        let spec = vec![Step::Key("spec".into())];
+        self.templates.push(Template {
+            path: spec.clone(),
+            form: Form::Spec,
+            role: Role::Worker,
+            label: "NIMService".into(),
+            generic: false,
+            container: Some(spec),
+            added: NIM_SERVICE,
         });
     }
 

@@ -356,6 +356,10 @@ fn pod_fields(s: &mut Shapes<'_>, v: &mut PodView<'_>) {
     let root = v.root;
     if v.form == Form::Spec {
         v.spec = root.filter(|r| matches!(r.value, Value::Map(_)));
+        // A kind that keeps the pod's annotations beside its pod-spec fields (a NIMService's
+        // `spec.annotations`, OME's engine configs); a PodSpec has no such field.
+        v.annotations = s.map(v.spec, "annotations");
+        v.multus = s.string(v.annotations, MULTUS_ANNOTATION);
     } else {
         v.metadata = s.map(root, "metadata");
         s.map(v.metadata, "labels");

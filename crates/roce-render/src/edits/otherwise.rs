@@ -44,6 +44,10 @@ pub struct Met {
     plugin_gpus: bool,
     /// The container's mount paths.
     mounts: Vec<String>,
+    /// Its controller mounts a memory volume at /dev/shm in the pods it builds (a NIMService's, a Dynamo
+    /// component's), and drops any other mount of the path (Dynamo's `ApplySharedMemoryVolumeAndMount`): a
+    /// volume added here would be dropped.
+    controller_shm: bool,
     /// The rank's `NCCL_TOPO_FILE` names another file than the profile's (literal, no `$`).
     topology_elsewhere: bool,
     /// The rank's `NCCL_INSPECTOR_DUMP_DIR` names another directory it mounts.
@@ -111,6 +115,11 @@ impl Met {
                 .iter()
                 .any(|r| r.name == GPU_RESOURCE && r.count().is_some_and(|n| n > 0)),
             mounts: w.mounts.iter().map(|(_, p, _)| p.to_string()).collect(),
+            controller_shm: v
+                .added
+                .mounts
+                .iter()
+                .any(|(_, p)| same_path(p, Volume::SharedMemory.mount_path())),
             // The rank's NCCL_TOPO_FILE names another file: one of a ConfigMap the container mounts (Azure's
             // samples mount `nvidia-topology` at /opt/nvidia-topology), or one outside every mount, which is
             // the image's (NCCL opens whatever path the variable names: `ncclTopoGetXmlFromFile`).
@@ -155,6 +164,10 @@ pub(crate) struct Otherwise<'m> {
     /// Why apply leaves them alone, for its notes (empty: nothing to say).
     pub why: Vec<String>,
 }
+
+/// Why apply adds no /dev/shm where the controller mounts its own.
+const SHM_BY_CONTROLLER: &[&str] =
+    &["gets a memory-backed /dev/shm from its controller: none added"];
 
 /// Every form that meets (some of) `r` on a template that gets `met`: the one list lint and apply read.
 pub(crate) fn otherwise<'m>(r: &Requirement, met: &'m Met) -> Vec<Otherwise<'m>> {
@@ -262,6 +275,10 @@ pub(crate) fn otherwise<'m>(r: &Requirement, met: &'m Met) -> Vec<Otherwise<'m>>
                 &[]
             },
         ),
+        // The controller's own volume replaces any other at /dev/shm ([`Met::controller_shm`]).
+        Need::SharedMemory if met.controller_shm => {
+            add(Box::new(|_| true), Apply::LeavesAlone, SHM_BY_CONTROLLER);
+        }
         // The GPU count is the workload's: a GPU-less test pod, an AMD or Trainium pod stays as it is.
         Need::Gpus => add(Box::new(|_| true), Apply::LeavesAlone, &[]),
         // GKE's GPU device plugin mounts the node's driver directory into a container with GPUs (where the
@@ -401,6 +418,29 @@ mod tests {
         let (reported, applied) = lint_and_apply(&plan, Need::NodePool, POD);
         assert!(reported);
         assert!(applied.contains(&selector), "{applied}");
+    }
+
+    /// A Dynamo component's pods get the operator's memory volume at /dev/shm (it drops any other mount of
+    /// the path): apply added a second one, which lint did not ask for.
+    #[test]
+    fn the_dev_shm_a_controller_mounts_is_left_alone_by_lint_and_apply() {
+        let plan = plan_of(builtin::source("azure/ndv5-ib").unwrap());
+        let dgd = |shm: &str| {
+            format!(
+                "apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nmetadata:\n  name: d\nspec:\n  components:\n  - name: decode\n{shm}    podTemplate:\n      spec:\n        containers:\n        - name: main\n          image: x\n          resources:\n            limits:\n              nvidia.com/gpu: 8\n"
+            )
+        };
+        let (reported, applied) = lint_and_apply(&plan, Need::SharedMemory, &dgd(""));
+        assert!(!reported);
+        assert!(!applied.contains("/dev/shm"), "{applied}");
+        // Turned off: both say it is missing.
+        let (reported, applied) = lint_and_apply(
+            &plan,
+            Need::SharedMemory,
+            &dgd("    sharedMemorySize: \"0\"\n"),
+        );
+        assert!(reported);
+        assert!(applied.contains("/dev/shm"), "{applied}");
     }
 
     /// The same for the Inspector's records sent to another mounted directory: apply added a volume at the
