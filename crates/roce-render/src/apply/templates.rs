@@ -1017,8 +1017,24 @@ pub(crate) fn dotted(path: &[Step]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Role, discover};
+    use super::{INFERENCE_KINDS, KINDS, Role, discover};
     use crate::yaml::Yaml;
+
+    /// The user's table of kinds (docs/targets.md, "Which pod templates") names every kind the code's
+    /// tables know.
+    #[test]
+    fn every_known_kind_is_in_the_docs_table() {
+        let docs = include_str!("../../../../docs/targets.md");
+        let table = &docs[docs.find("### Which pod templates").unwrap()..];
+        let table = &table[..table.find("\n### ").unwrap()];
+        let missing: Vec<&str> = KINDS
+            .iter()
+            .chain(INFERENCE_KINDS.iter().map(|(k, _)| k))
+            .copied()
+            .filter(|k| !table.contains(&format!("`{k}`")))
+            .collect();
+        assert!(missing.is_empty(), "not in docs/targets.md: {missing:?}");
+    }
 
     #[test]
     fn an_mpijob_has_a_launcher_and_a_worker_template() {
