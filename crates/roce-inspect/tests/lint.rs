@@ -672,8 +672,13 @@ fn a_lone_rank_without_nccl_shm_only_differs_on_dev_shm() {
 
 /// Errors and warnings of `text` linted without a profile (the invariants of every fabric).
 fn invariant_codes(text: &str) -> Vec<Code> {
+    invariant_problems(text).iter().map(|p| p.code).collect()
+}
+
+/// The same problems, whole.
+fn invariant_problems(text: &str) -> Vec<roce_model::Problem> {
     let report = linter("none", None).lint(Source::new("p.yaml", text.to_string()));
-    counted(&report).iter().map(|p| p.code).collect()
+    counted(&report).into_iter().cloned().collect()
 }
 
 /// A pod with the RDMA shared device plugin's resource and no securityContext (heldout4's shape).
@@ -949,6 +954,79 @@ fn a_template_patch_is_judged_with_the_template_it_patches_not_alone() {
             "        - name: engine\n          image: sglang:1\n          command: [python3, -m, sglang.launch_server, --disaggregation-mode, prefill]\n",
         );
     assert!(invariant_codes(&unpatched).contains(&Code::LintRdmaEnvWithoutDevice));
+    // The leader's patch merged onto a template without devices: the leader pod has the Mooncake command
+    // and no device, reported where the patch sets the command.
+    let bare = RBG_PATCHED.replace(
+        "          securityContext:\n            privileged: true\n",
+        "",
+    );
+    let problems = invariant_problems(&bare);
+    let found: Vec<_> = problems
+        .iter()
+        .filter(|p| p.code == Code::LintRdmaEnvWithoutDevice)
+        .collect();
+    assert_eq!(found.len(), 1, "{problems:#?}");
+    assert!(
+        found[0].message.contains("patchLeaderTemplate"),
+        "{}",
+        found[0].message
+    );
+    // A `v1alpha2` role: `leaderWorkerPattern` holds the template and both patches; the worker's patch
+    // takes the privilege away, so only the worker pod lacks a device.
+    let v1alpha2 = "\
+apiVersion: workloads.x-k8s.io/v1alpha2
+kind: RoleBasedGroup
+metadata:
+  name: pd
+spec:
+  roles:
+  - name: prefill
+    leaderWorkerPattern:
+      size: 2
+      leaderTemplatePatch:
+        metadata:
+          labels:
+            role: leader
+      workerTemplatePatch:
+        spec:
+          containers:
+          - name: engine
+            securityContext:
+              privileged: false
+      template:
+        spec:
+          containers:
+          - name: engine
+            image: sglang:1
+            command: [python3, -m, sglang.launch_server, --disaggregation-mode, prefill]
+            securityContext:
+              privileged: true
+";
+    let problems = invariant_problems(v1alpha2);
+    let found: Vec<_> = problems
+        .iter()
+        .filter(|p| p.code == Code::LintRdmaEnvWithoutDevice)
+        .collect();
+    assert_eq!(found.len(), 1, "{problems:#?}");
+    assert!(
+        found[0].message.contains("workerTemplatePatch"),
+        "{}",
+        found[0].message
+    );
+    // Both patches give the privilege the template lacks: every pod has the devices, and the template is
+    // no pod of its own.
+    let both = v1alpha2
+        .replace(
+            "        metadata:\n          labels:\n            role: leader\n",
+            "        spec:\n          containers:\n          - name: engine\n            securityContext:\n              privileged: true\n",
+        )
+        .replace("              privileged: false\n", "              privileged: true\n")
+        .replace(
+            "prefill]\n            securityContext:\n              privileged: true\n",
+            "prefill]\n",
+        );
+    assert_eq!(both.matches("privileged: true").count(), 2, "{both}");
+    assert!(!invariant_codes(&both).contains(&Code::LintRdmaEnvWithoutDevice));
 }
 
 /// A vLLM server whose KV connector is Mooncake's (`CONFIG`), with one GPU and no RDMA device.

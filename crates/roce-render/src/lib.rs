@@ -63,6 +63,7 @@ pub mod plumbing {
     }
     pub mod templates {
         //! Finding the pod templates of every workload kind in a manifest.
+        pub use crate::apply::patches::merge_template_patches;
         pub use crate::apply::templates::{
             Added, FABRIC_KINDS, Form, Missing, Role, Step, Template, known_kind,
         };

@@ -163,8 +163,10 @@ impl Linter {
         let mut problems = Vec::new();
         match parse(&src.text, id) {
             Err(p) => problems.push(*p),
-            Ok(docs) => {
+            Ok(mut docs) => {
                 report.documents = docs.len();
+                docs.iter_mut()
+                    .for_each(roce_render::plumbing::templates::merge_template_patches);
                 let input = Input::read(&docs);
                 let pods: Vec<Option<Pods>> = docs
                     .iter()

@@ -58,6 +58,7 @@ mod dra;
 pub(crate) mod mpirun;
 pub(crate) mod multus;
 mod object;
+pub(crate) mod patches;
 mod reemit;
 mod scan;
 mod splice;

@@ -429,7 +429,7 @@ pub const FABRIC_KINDS: &[&str] = &[
 pub(crate) const INFERENCE_KINDS: &[(&str, &str)] = &[
     (
         "RoleBasedGroup",
-        "spec.roles[].template | .standalonePattern.template | .leaderWorkerPattern.template: router, prefill, decode, KV store (a role's leader/worker template patches are merged onto it, not pods)",
+        "spec.roles[].template | .standalonePattern.template | .leaderWorkerPattern.template: router, prefill, decode, KV store (a role's leader/worker template patches merged onto it make the leader and worker pods: `patches`)",
     ),
     (
         "LLMInferenceService",
@@ -577,7 +577,12 @@ fn walk<'t, T: Tree>(
     } else if node.is_map() {
         for (key, child) in node.entries() {
             // `status` is written by the controller; `metadata` holds no pod.
-            if (depth == 0 && matches!(key, "status" | "metadata")) || template_patch(key) {
+            // A template patch is read where lint merged it onto its template (`patches`), and a template
+            // the patches make every pod of is not read alone.
+            if (depth == 0 && matches!(key, "status" | "metadata"))
+                || (template_patch(key) && child.get(super::patches::MERGED).is_none())
+                || child.get(super::patches::PATCHED).is_some()
+            {
                 continue;
             }
             path.push(At::Key(key));
@@ -626,7 +631,7 @@ fn zero_quantity(q: &str) -> bool {
 /// `v1alpha2` calls them `leaderTemplatePatch` / `workerTemplatePatch`, and a role's `templatePatch` is
 /// merged the same way. The template they patch is read, and it holds what every pod of the role shares
 /// (devices, volumes, security context); what a patch alone sets (a leader's command, labels) is not judged.
-fn template_patch(key: &str) -> bool {
+pub(crate) fn template_patch(key: &str) -> bool {
     let lower = key.to_ascii_lowercase();
     (lower.starts_with("patch") && lower.ends_with("template")) || lower.ends_with("templatepatch")
 }
