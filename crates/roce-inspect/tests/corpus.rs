@@ -555,6 +555,11 @@ const CRD_SCHEMAS: &[(&str, &str, &str)] = &[
         "nimcache-v1alpha1.json",
     ),
     (
+        "workload.serving.volcano.sh/v1alpha1",
+        "ModelServing",
+        "modelserving-v1alpha1.json",
+    ),
+    (
         "serving.kserve.io/v1alpha2",
         "LLMInferenceService",
         "llminferenceservice-v1alpha2.json",

@@ -681,6 +681,14 @@ fn invariant_problems(text: &str) -> Vec<roce_model::Problem> {
     counted(&report).into_iter().cloned().collect()
 }
 
+/// The one problem of `code` in `text` linted without a profile; fails unless there is exactly one.
+fn the_one(text: &str, code: Code) -> roce_model::Problem {
+    let problems = invariant_problems(text);
+    let found: Vec<_> = problems.iter().filter(|p| p.code == code).collect();
+    assert_eq!(found.len(), 1, "{problems:#?}");
+    found[0].clone()
+}
+
 /// A pod with the RDMA shared device plugin's resource and no securityContext (heldout4's shape).
 const SHARED_RDMA_POD: &str = "\
 apiVersion: v1
@@ -960,16 +968,11 @@ fn a_template_patch_is_judged_with_the_template_it_patches_not_alone() {
         "          securityContext:\n            privileged: true\n",
         "",
     );
-    let problems = invariant_problems(&bare);
-    let found: Vec<_> = problems
-        .iter()
-        .filter(|p| p.code == Code::LintRdmaEnvWithoutDevice)
-        .collect();
-    assert_eq!(found.len(), 1, "{problems:#?}");
+    let found = the_one(&bare, Code::LintRdmaEnvWithoutDevice);
     assert!(
-        found[0].message.contains("patchLeaderTemplate"),
+        found.message.contains("patchLeaderTemplate"),
         "{}",
-        found[0].message
+        found.message
     );
     // A `v1alpha2` role: `leaderWorkerPattern` holds the template and both patches; the worker's patch
     // takes the privilege away, so only the worker pod lacks a device.
@@ -1002,16 +1005,11 @@ spec:
             securityContext:
               privileged: true
 ";
-    let problems = invariant_problems(v1alpha2);
-    let found: Vec<_> = problems
-        .iter()
-        .filter(|p| p.code == Code::LintRdmaEnvWithoutDevice)
-        .collect();
-    assert_eq!(found.len(), 1, "{problems:#?}");
+    let found = the_one(v1alpha2, Code::LintRdmaEnvWithoutDevice);
     assert!(
-        found[0].message.contains("workerTemplatePatch"),
+        found.message.contains("workerTemplatePatch"),
         "{}",
-        found[0].message
+        found.message
     );
     // Both patches give the privilege the template lacks: every pod has the devices, and the template is
     // no pod of its own.
@@ -1130,6 +1128,51 @@ fn a_nimservices_pod_is_its_spec_with_the_operators_dev_shm() {
     // Another API group's NIMService is not the NIM operator's.
     let other = NIM_SERVICE.replace("apps.nvidia.com/v1alpha1", "example.com/v1");
     assert!(!invariant_codes(&other).contains(&Code::LintMemlock));
+}
+
+/// A one-node LLMInferenceService server with 8 GPUs and an RDMA device, no security context of its own.
+const LLMISVC: &str = "\
+apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceService
+metadata:
+  name: llm
+spec:
+  model:
+    uri: hf://org/model
+  template:
+    containers:
+    - name: main
+      resources:
+        limits:
+          nvidia.com/gpu: 8
+          rdma/ib: 1
+";
+
+#[test]
+fn kserves_presets_decide_memlock_and_dev_shm_of_an_llminferenceservice() {
+    // No worker: KServe's `config-llm-template` drops every capability and adds none; it mounts /dev/shm.
+    let codes = invariant_codes(LLMISVC);
+    assert!(codes.contains(&Code::LintMemlock), "{codes:?}");
+    assert!(!codes.contains(&Code::LintShm), "{codes:?}");
+    // Workers with data parallelism: the data-parallel preset adds IPC_LOCK to the leader and workers.
+    let worker = "  worker:\n    containers:\n    - name: main\n      resources:\n        limits:\n          nvidia.com/gpu: 8\n          rdma/ib: 1\n";
+    let data_parallel =
+        format!("{LLMISVC}  parallelism:\n    data: 16\n    dataLocal: 8\n{worker}");
+    assert!(!invariant_codes(&data_parallel).contains(&Code::LintMemlock));
+    // Workers without data parallelism, or configs of the user's own: unknown, not reported.
+    assert!(!invariant_codes(&format!("{LLMISVC}{worker}")).contains(&Code::LintMemlock));
+    let own = LLMISVC.replace("  model:\n", "  baseRefs:\n  - name: my-config\n  model:\n");
+    assert!(!invariant_codes(&own).contains(&Code::LintMemlock));
+    // The prefill role is judged by its own workers and parallelism.
+    let prefill = format!(
+        "{data_parallel}  prefill:\n    template:\n      containers:\n      - name: main\n        resources:\n          limits:\n            rdma/ib: 1\n"
+    );
+    let memlock = the_one(&prefill, Code::LintMemlock);
+    assert!(
+        memlock.message.contains("spec.prefill.template"),
+        "{}",
+        memlock.message
+    );
 }
 
 /// A v1beta1 Dynamo decode worker with 8 GPUs and RDMA devices, and no /dev/shm of its own.

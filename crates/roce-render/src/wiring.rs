@@ -886,6 +886,16 @@ impl<'a> Wiring<'a> {
             return w;
         };
         w.security(c);
+        // What the controller adds (KServe's data-parallel presets' IPC_LOCK): its place is the key the
+        // container is written under.
+        if w.ipc_lock.is_none()
+            && v.added
+                .capabilities
+                .iter()
+                .any(|cap| attach::grants(cap, IPC_LOCK))
+        {
+            w.ipc_lock = Some(v.containers_at.unwrap_or(c.origin));
+        }
         if v.added.privileged && w.privileged.is_none() && !unprivileged(c) {
             // The controller makes the container privileged (a NodeSet's slurmd): its place is the key
             // the container is written under.

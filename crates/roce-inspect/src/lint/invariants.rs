@@ -118,14 +118,10 @@ pub(super) fn document<'a>(
     }
 }
 
-/// Kinds whose controller merges a preset template into the pod templates it is given: KServe's
-/// LLMInferenceService merges its well-known `LLMInferenceServiceConfig`s (`config/llmisvcconfig/`: the
-/// image, `/dev/shm`, capabilities) under `spec.template`, `spec.worker` and `spec.prefill`. What such a
-/// template leaves out is the preset's to say.
-const PRESET_KINDS: &[&str] = &["LLMInferenceService"];
-
-pub(super) fn merges_preset(doc: &Node, t: &Template) -> bool {
-    t.generic && text(doc, "kind").is_some_and(|k| PRESET_KINDS.contains(&k))
+/// A template whose controller merges configuration roce does not model (`Added::unknown`): what it leaves
+/// out is that configuration's to say.
+pub(super) fn merges_preset(t: &Template) -> bool {
+    t.added.unknown
 }
 
 fn owner(t: &Template, v: &PodView<'_>) -> String {

@@ -398,7 +398,7 @@ impl<'a> Pods<'a> {
             .map(|(t, v)| match (v, t.role, t.form) {
                 (Ok(v), Role::Worker, Form::Pod | Form::Spec) => {
                     let mut w = Wiring::read(v, input, launcher);
-                    w.merged_with_preset = invariants::merges_preset(doc, t);
+                    w.merged_with_preset = invariants::merges_preset(t);
                     Some(w)
                 }
                 _ => None,

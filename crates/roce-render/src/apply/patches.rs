@@ -9,14 +9,7 @@
 
 use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
 
-use super::templates::{KINDS, template_patch};
-
-/// Marks a template patch replaced by the pod it makes (the template with the patch merged): the template
-/// search reads it as a template. Not a key YAML can hold unquoted, and never written out.
-pub(crate) const MERGED: &str = "\u{0}roce:merged";
-/// Marks a template every one of whose pods is made by a patch (a leader's and a worker's): the search
-/// leaves it out, the merged patches stand for its pods.
-pub(crate) const PATCHED: &str = "\u{0}roce:patched";
+use super::templates::{KINDS, MERGED, PATCHED, template_patch};
 
 /// Replace every template patch of `doc` that has a `template` to merge onto (beside it, or beside the
 /// mapping that holds it) with the merged pod template. The built-in workload kinds have no patches and

@@ -179,6 +179,11 @@ pub struct Added {
     /// Volumes it mounts in the wired container, by (volume, mount path): the path holds that mount
     /// whatever the template says (the `/dev/shm` of a NIMService's or a Dynamo component's pods).
     pub mounts: &'static [(&'static str, &'static str)],
+    /// Capabilities it adds to the wired container (KServe's data-parallel presets: `IPC_LOCK`).
+    pub capabilities: &'static [&'static str],
+    /// It merges configuration roce does not model (a user's own KServe `baseRefs`): what the template
+    /// leaves out of the container's security context and mounts is unknown, not missing.
+    pub unknown: bool,
 }
 
 /// Kubeflow Trainer's MPI plugin, for a (Cluster)TrainingRuntime with `spec.mlPolicy.mpi`: it declares the
@@ -194,12 +199,16 @@ const TRAINER_MPI_NODE: Added = Added {
     privileged: false,
     env_elsewhere: false,
     mounts: &[],
+    capabilities: &[],
+    unknown: false,
 };
 const TRAINER_MPI_LAUNCHER: Added = Added {
     volumes: &["mpi-ssh-auth", "mpi-hostfile"],
     privileged: false,
     env_elsewhere: false,
     mounts: &[],
+    capabilities: &[],
+    unknown: false,
 };
 
 /// Slinky's slurm-operator builds a NodeSet's pod with `spec.slurmd` as its first container, named
@@ -215,6 +224,8 @@ const SLURMD: Added = Added {
     privileged: true,
     env_elsewhere: true,
     mounts: &[],
+    capabilities: &[],
+    unknown: false,
 };
 
 /// The NIM operator builds a NIMService's pods (a Deployment, or a LeaderWorkerSet's leader and workers for
@@ -229,6 +240,8 @@ const NIM_SERVICE: Added = Added {
     privileged: false,
     env_elsewhere: false,
     mounts: &[("dshm", "/dev/shm")],
+    capabilities: &[],
+    unknown: false,
 };
 
 /// The Dynamo operator declares a memory emptyDir `shared-memory` (8Gi by default) in every component's
@@ -241,6 +254,30 @@ const DYNAMO_SHM: Added = Added {
     privileged: false,
     env_elsewhere: false,
     mounts: &[("shared-memory", "/dev/shm")],
+    capabilities: &[],
+    unknown: false,
+};
+
+/// KServe merges a well-known `LLMInferenceServiceConfig` under each of an LLMInferenceService's pod specs
+/// before the user's (kserve/kserve aaac4e294dae2c7b1aa1886447793f3aa1c30912,
+/// `pkg/controller/v1alpha2/llmisvc/config_merge.go` `combineBaseRefsConfig`): for a role (decode, or
+/// `spec.prefill`) without a `worker`, `config-llm-template` / `-decode-template` / `-prefill-template`,
+/// whose `main` container drops every capability and adds none; for a role with a `worker` and data
+/// parallelism (`parallelism.data` or `dataLocal` > 0), the `*-worker-data-parallel` configs, which add
+/// `IPC_LOCK`, `SYS_RAWIO`, `NET_RAW`. Every one declares `home`, `tmp-dir`, `dshm`, `model-cache` and
+/// `tls-certs` and mounts the memory `dshm` at /dev/shm (`config/llmisvcconfig/`).
+const KSERVE_VOLUMES: &[&str] = &["home", "tmp-dir", "dshm", "model-cache", "tls-certs"];
+const KSERVE_SINGLE: Added = Added {
+    volumes: KSERVE_VOLUMES,
+    privileged: false,
+    env_elsewhere: false,
+    mounts: &[("dshm", "/dev/shm")],
+    capabilities: &[],
+    unknown: false,
+};
+const KSERVE_DATA_PARALLEL: Added = Added {
+    capabilities: &["IPC_LOCK", "SYS_RAWIO", "NET_RAW"],
+    ..KSERVE_SINGLE
 };
 
 /// One pod template found in a document.
@@ -354,6 +391,9 @@ pub(crate) fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)
         "RayJob" => out.ray(doc, &["spec", "rayClusterSpec"]),
         "NodeSet" if api_group(doc) == Some(SLINKY_GROUP) => out.nodeset(doc),
         "NIMService" if api_group(doc) == Some(NIM_GROUP) => out.nim_service(doc),
+        "LLMInferenceService" if api_group(doc) == Some(KSERVE_GROUP) => {
+            out.templates = llm_inference_service(doc);
+        }
         "DynamoGraphDeployment" | "DynamoComponentDeployment"
             if api_group(doc) == Some(DYNAMO_GROUP) =>
         {
@@ -375,6 +415,8 @@ pub(crate) fn discover<T: Tree>(doc: &T) -> Option<(Vec<Template>, Vec<Missing>)
 const SLINKY_GROUP: &str = "slinky.slurm.net";
 /// The NIM operator's API group (NIMService, NIMCache).
 const NIM_GROUP: &str = "apps.nvidia.com";
+/// KServe's API group (LLMInferenceService).
+const KSERVE_GROUP: &str = "serving.kserve.io";
 /// Dynamo's API group (DynamoGraphDeployment, DynamoComponentDeployment).
 const DYNAMO_GROUP: &str = "nvidia.com";
 
@@ -433,7 +475,7 @@ pub(crate) const INFERENCE_KINDS: &[(&str, &str)] = &[
     ),
     (
         "LLMInferenceService",
-        "spec.template, spec.worker, spec.prefill.template, spec.prefill.worker: decode and prefill leaders and workers (PodSpecs merged with KServe's presets)",
+        "spec.template, spec.worker, spec.prefill.template, spec.prefill.worker: decode and prefill leaders and workers (PodSpecs merged with KServe's presets: /dev/shm, and IPC_LOCK for data-parallel workers)",
     ),
     (
         "DynamoGraphDeployment",
@@ -580,8 +622,8 @@ fn walk<'t, T: Tree>(
             // A template patch is read where lint merged it onto its template (`patches`), and a template
             // the patches make every pod of is not read alone.
             if (depth == 0 && matches!(key, "status" | "metadata"))
-                || (template_patch(key) && child.get(super::patches::MERGED).is_none())
-                || child.get(super::patches::PATCHED).is_some()
+                || (template_patch(key) && child.get(MERGED).is_none())
+                || child.get(PATCHED).is_some()
             {
                 continue;
             }
@@ -618,11 +660,60 @@ fn dynamo<T: Tree>(doc: &T) -> Vec<Template> {
     found
 }
 
+/// An LLMInferenceService's pod specs, found by their shape, each with what KServe's preset for its role
+/// adds ([`KSERVE_SINGLE`], [`KSERVE_DATA_PARALLEL`]); unknown where the user names configs of their own
+/// (`spec.baseRefs`) or a role has workers without data parallelism (a pipeline-parallel preset).
+fn llm_inference_service<T: Tree>(doc: &T) -> Vec<Template> {
+    let mut found = generic(doc);
+    let spec = doc.get("spec");
+    let own_configs = spec
+        .and_then(|s| s.get("baseRefs"))
+        .and_then(Tree::items)
+        .is_some_and(|r| !r.is_empty());
+    for t in &mut found {
+        if t.role == Role::Router {
+            continue;
+        }
+        let prefill = matches!(t.path.get(1), Some(Step::Key(k)) if k == "prefill");
+        let role = if prefill {
+            spec.and_then(|s| s.get("prefill"))
+        } else {
+            spec
+        };
+        let workers = role.and_then(|r| r.get("worker")).is_some_and(Tree::is_map);
+        let data = role.and_then(|r| r.get("parallelism")).is_some_and(|p| {
+            ["data", "dataLocal"].iter().any(|k| {
+                p.get(k)
+                    .and_then(Tree::scalar)
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .is_some_and(|n| n > 0)
+            })
+        });
+        t.added = match (workers, data) {
+            (false, _) => KSERVE_SINGLE,
+            (true, true) => KSERVE_DATA_PARALLEL,
+            (true, false) => Added {
+                unknown: true,
+                ..KSERVE_SINGLE
+            },
+        };
+        t.added.unknown |= own_configs;
+    }
+    found
+}
+
 /// A Kubernetes quantity that is zero (`0`, `"0"`, `0Gi`, `0.0`): the number before its suffix.
 fn zero_quantity(q: &str) -> bool {
     let number = q.trim().trim_end_matches(|c: char| c.is_ascii_alphabetic());
     number.parse::<f64>().is_ok_and(|n| n == 0.0)
 }
+
+/// Marks a template patch replaced by the pod it makes (the template with the patch merged): the template
+/// search reads it as a template. Not a key YAML can hold unquoted, and never written out.
+pub(crate) const MERGED: &str = "\u{0}roce:merged";
+/// Marks a template every one of whose pods is made by a patch (a leader's and a worker's): the search
+/// leaves it out, the merged patches stand for its pods.
+pub(crate) const PATCHED: &str = "\u{0}roce:patched";
 
 /// A field that holds a patch of another template, not a pod: the controller merges it onto the template
 /// it names, and the pods it builds are the merged result. SGLang's RoleBasedGroup merges
