@@ -920,15 +920,27 @@ fn the_corpus_is_linted_and_applied_as_its_expectations_say() {
             schema_checks_all.extend(schema_checks(&f.name, &text, &once));
             let core = core_documents(&once);
             if !core.trim().is_empty()
-                && let Err(e) = consumers::kubernetes_validate_strict(
-                    &core,
-                    &consumers::k8s_versions_from(None),
-                )
+                && consumers::kubernetes_validate_strict(&core, &consumers::k8s_versions_from(None))
+                    .is_err()
             {
-                damaged.push(format!(
-                    "{}: kubernetes-validate --strict rejects apply's output:\n{e}",
-                    f.name
-                ));
+                // Blamed on apply only for the versions the input itself passes (a sidecar's
+                // `initContainers[].restartPolicy` is Kubernetes 1.28's: 1.25 rejects the input too).
+                let input = core_documents(&text);
+                let versions: Vec<&str> = consumers::k8s_versions_from(None)
+                    .into_iter()
+                    .filter(|v| consumers::kubernetes_validate_strict(&input, &[v]).is_ok())
+                    .collect();
+                let still = if versions.is_empty() {
+                    None
+                } else {
+                    consumers::kubernetes_validate_strict(&core, &versions).err()
+                };
+                if let Some(e) = still {
+                    damaged.push(format!(
+                        "{}: kubernetes-validate --strict rejects apply's output:\n{e}",
+                        f.name
+                    ));
+                }
             }
         }
     }
@@ -1055,6 +1067,12 @@ fn the_corpus_is_linted_and_applied_as_its_expectations_say() {
 /// Apply's output is only blamed for what it adds (`run_schema_checks`).
 const INPUT_SCHEMA_ERRORS: &[(&str, &str, &str)] = &[
     (
+        "azure/heldout9-megatron-pytorchjob-ndv5-rdma-ib",
+        "/spec: Additional properties are not allowed ('ttlSecondsAfterFinished' was unexpected)",
+        "Azure's Megatron chart writes ttlSecondsAfterFinished directly under the PyTorchJob's spec; the v1 \
+         PyTorchJob has it under spec.runPolicy (the Training Operator's RunPolicy), so the API server prunes it",
+    ),
+    (
         "netop-tools/heldout7-b200-ib-sriov-mpijob-no-shm",
         "/spec: Additional properties are not allowed ('launcherCreationPolicy' was unexpected)",
         "mpi-operator's v2beta1 `launcherCreationPolicy` (AtStartup | WaitForWorkersReady, its Python SDK's \
@@ -1174,6 +1192,13 @@ const INPUT_SCHEMA_ERRORS: &[(&str, &str, &str)] = &[
 ];
 
 /// Every custom-kind document of every fixture, with the fixture's name.
+/// Custom kinds whose CRD is not published, so no schema checks them (each with why).
+const UNPUBLISHED_CRDS: &[(&str, &str, &str)] = &[(
+    "sagemaker.amazonaws.com/v1",
+    "HyperPodPyTorchJob",
+    "installed by SageMaker HyperPod's training operator (an EKS add-on); no repository publishes its CRD",
+)];
+
 fn custom_inputs() -> Vec<(String, Value)> {
     fixtures()
         .iter()
@@ -1182,6 +1207,12 @@ fn custom_inputs() -> Vec<(String, Value)> {
             documents(&std::fs::read_to_string(yaml).unwrap())
                 .into_iter()
                 .filter(|d| !is_core(api_kind(d).0))
+                .filter(|d| {
+                    let (api, kind) = api_kind(d);
+                    !UNPUBLISHED_CRDS
+                        .iter()
+                        .any(|(a, k, _)| *a == api && *k == kind)
+                })
                 .map(move |d| (name.clone(), d))
         })
         .collect()

@@ -337,6 +337,9 @@ impl Plan {
             let roles = |v: &str| roce_model::ucx_list::parse_tls(v).0.roles();
             return roles(have) == roles(want);
         }
+        if name == roce_model::fabric::env::NCCL_SOCKET_IFNAME.name && !self.host_network {
+            return roce_model::fabric::env::socket_ifname_keeps(have, want);
+        }
         false
     }
 

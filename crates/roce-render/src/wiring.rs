@@ -1239,6 +1239,14 @@ impl<'a> Wiring<'a> {
         out
     }
 
+    /// The NVIDIA GPUs the container asks for by the device plugin's resource (`nvidia.com/gpu`).
+    pub fn nvidia_gpu_count(&self) -> Option<u64> {
+        self.resources
+            .iter()
+            .find(|r| r.name == attach::GPU_RESOURCE)
+            .and_then(Resource::count)
+    }
+
     /// Does the container get more than one NVIDIA GPU (a count over 1, DRA claims it lists that allocate
     /// more than one, or `NVIDIA_VISIBLE_DEVICES` naming all or several)? Then it runs several ranks side by
     /// side.
@@ -1663,13 +1671,50 @@ fn sources_bash_env(argv: &[&str], env: &[Var]) -> bool {
             .any(|a| *a == "-i")
 }
 
-/// Does the command source a script (`source FILE`, `. FILE`), which may set any variable?
+/// Does the command source a script (`source FILE`, `. FILE`), which may set any variable, or start its
+/// ranks inside one it runs (`bash FILE`, `sh FILE`, `FILE.sh`, with no launcher of its own: `bash
+/// train.sh`, not `bash check.sh && torchrun …`)? A script's exported variables reach the processes it
+/// starts (bash(1), "ENVIRONMENT": exported variables are passed to executed commands), not its siblings.
 fn sources_script(argv: &[&str]) -> bool {
-    argv.iter().any(|a| {
-        a.split(['\n', ';', '&', '|'])
-            .map(str::trim_start)
-            .any(|cmd| cmd.starts_with("source ") || cmd.starts_with(". "))
-    })
+    let program = |cmd: &str| {
+        let first = cmd.split_whitespace().next().unwrap_or("");
+        first.rsplit('/').next().unwrap_or(first).to_string()
+    };
+    let runs_file = |cmd: &str| {
+        let mut words = cmd.split_whitespace();
+        let first = words.next().unwrap_or("");
+        let shell = matches!(program(cmd).as_str(), "bash" | "sh" | "dash" | "zsh");
+        (shell
+            && words
+                .find(|w| !w.starts_with('-'))
+                .is_some_and(|file| !file.starts_with(['"', '\'', '$'])))
+            || first.ends_with(".sh")
+    };
+    // The argv itself (`[bash, /scripts/train.sh]`), or the commands of a `-c` script in it.
+    let whole = argv.join(" ");
+    let commands: Vec<&str> = std::iter::once(whole.as_str())
+        .chain(argv.iter().flat_map(|a| a.split(['\n', ';', '&', '|'])))
+        .map(str::trim_start)
+        .collect();
+    let launches = commands.iter().any(|c| {
+        matches!(
+            program(c).as_str(),
+            "torchrun"
+                | "mpirun"
+                | "mpiexec"
+                | "python"
+                | "python3"
+                | "deepspeed"
+                | "accelerate"
+                | "srun"
+                | "vllm"
+                | "all_reduce_perf"
+        )
+    });
+    commands
+        .iter()
+        .any(|c| c.starts_with("source ") || c.starts_with(". "))
+        || (!launches && commands.iter().any(|c| runs_file(c)))
 }
 
 /// Open MPI's `--mca KEY VALUE` (and `-mca`, `--gmca`) pairs of an argv or of a shell script in it.

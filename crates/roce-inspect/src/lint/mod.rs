@@ -161,10 +161,13 @@ impl Linter {
         let src = sources.get(id);
         let mut report = FileReport::default();
         let mut problems = Vec::new();
+        // Where each document starts: one cause is one finding per document, not across objects.
+        let mut doc_starts = Vec::new();
         match parse(&src.text, id) {
             Err(p) => problems.push(*p),
             Ok(mut docs) => {
                 report.documents = docs.len();
+                doc_starts = docs.iter().map(|d| d.origin.range().start).collect();
                 docs.iter_mut()
                     .for_each(roce_render::plumbing::templates::merge_template_patches);
                 let input = Input::read(&docs);
@@ -205,7 +208,7 @@ impl Linter {
                 }
             }
         }
-        let mut problems: Vec<Problem> = one_per_cause(problems)
+        let mut problems: Vec<Problem> = one_per_cause(problems, &doc_starts)
             .into_iter()
             .map(|p| p.resolve(&sources))
             .collect();
@@ -319,14 +322,20 @@ impl Expect {
     }
 }
 
-/// One finding per cause: problems with the same code and message (the same network listed sixteen times,
-/// the same gap in every replica) become one, with each further place as a related label.
-fn one_per_cause(problems: Vec<Problem>) -> Vec<Problem> {
+/// One finding per cause: problems of one document with the same code and message (the same network listed
+/// sixteen times, the same gap in every replica) become one, with each further place as a related label.
+fn one_per_cause(problems: Vec<Problem>, doc_starts: &[usize]) -> Vec<Problem> {
+    // The document a problem's first place is in (two Deployments with the same mistake are two findings).
+    let doc = |p: &Problem| {
+        p.labels
+            .first()
+            .map(|l| doc_starts.partition_point(|s| *s <= l.origin.range().start))
+    };
     let mut out: Vec<Problem> = Vec::with_capacity(problems.len());
     for p in problems {
         match out
             .iter_mut()
-            .find(|q| q.code == p.code && q.message == p.message)
+            .find(|q| q.code == p.code && q.message == p.message && doc(q) == doc(&p))
         {
             Some(q) => {
                 if let Some(first) = p.labels.into_iter().next()
@@ -1227,6 +1236,7 @@ impl<'a> Cx<'a> {
                 name: name.as_str(),
                 want,
                 per_device,
+                pod_gpus: seen.and_then(Wiring::nvidia_gpu_count),
                 code: if per_device {
                     Code::LintProviderResource
                 } else {
@@ -1269,6 +1279,21 @@ impl<'a> Cx<'a> {
                 _ => have.to_string(),
             };
             if have_value == want {
+                continue;
+            }
+            // A pod with part of the node's GPUs and the same part of its devices has its share.
+            let node_gpus = self.linter.plan.gpus_per_node;
+            if r.per_device
+                && have_value
+                    .parse::<u64>()
+                    .ok()
+                    .zip(want.parse::<u64>().ok())
+                    .is_some_and(|(h, w)| {
+                        self.linter
+                            .provider
+                            .device_share(h, w, node_gpus, r.pod_gpus)
+                    })
+            {
                 continue;
             }
             let (why, help) = if r.per_device {
@@ -1589,7 +1614,9 @@ impl<'a> Cx<'a> {
                         Value::Scalar(Scalar::Str(s)) => Some(s.as_str()),
                         _ => None,
                     };
-                    if have != Some(want.as_str()) {
+                    if !have.is_some_and(|h| {
+                        roce_model::fabric::devices::same_node_label_value(k, h, want)
+                    }) {
                         let what = self.text.get(e.node.origin.range()).unwrap_or("?");
                         let p = wrong(what.to_string(), e.node.origin)
                             .help(format!("set `{k}: {want}`, or run `{}`", self.hint));
@@ -2026,6 +2053,8 @@ struct Asked<'r> {
     want: &'r str,
     /// The provider's per-device resource: a count of devices, not a scheduling gate.
     per_device: bool,
+    /// The NVIDIA GPUs the container asks for (`nvidia.com/gpu`), which its share of the devices follows.
+    pod_gpus: Option<u64>,
     code: Code,
 }
 

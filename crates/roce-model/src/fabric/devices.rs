@@ -217,6 +217,60 @@ pub fn foreign_node_label(key: &str, profile: &[&str]) -> bool {
         && !profile.iter().any(|p| label_cloud(p) == Some(cloud))
 }
 
+/// The other name of a well-known node label: the kubelet still sets the deprecated `beta` labels beside
+/// the names that replaced them (kubernetes.io, "Well-Known Labels, Annotations and Taints":
+/// `beta.kubernetes.io/instance-type` → `node.kubernetes.io/instance-type`, `beta.kubernetes.io/arch` and
+/// `os` → `kubernetes.io/arch` and `os`, `failure-domain.beta.kubernetes.io/zone` and `region` →
+/// `topology.kubernetes.io/zone` and `region`), so a pod that selects either selects the same nodes.
+pub fn node_label_alias(key: &str) -> Option<&'static str> {
+    const ALIASES: &[(&str, &str)] = &[
+        (
+            "node.kubernetes.io/instance-type",
+            "beta.kubernetes.io/instance-type",
+        ),
+        ("kubernetes.io/arch", "beta.kubernetes.io/arch"),
+        ("kubernetes.io/os", "beta.kubernetes.io/os"),
+        (
+            "topology.kubernetes.io/zone",
+            "failure-domain.beta.kubernetes.io/zone",
+        ),
+        (
+            "topology.kubernetes.io/region",
+            "failure-domain.beta.kubernetes.io/region",
+        ),
+    ];
+    ALIASES.iter().find_map(|(ga, beta)| {
+        if key == *ga {
+            Some(*beta)
+        } else if key == *beta {
+            Some(*ga)
+        } else {
+            None
+        }
+    })
+}
+
+/// Does a node label value `have` pick the nodes the profile's `want` does? The same value, or, for the
+/// instance type, SageMaker HyperPod's name of it: HyperPod names its instance types `ml.<type>`
+/// (`ml.p5.48xlarge`) and its nodes carry that name in the instance-type labels, so a pod that selects
+/// `ml.p5.48xlarge` selects the p5.48xlarge nodes of a HyperPod cluster.
+///
+/// ```
+/// use roce_model::fabric::devices::same_node_label_value;
+/// let key = "node.kubernetes.io/instance-type";
+/// assert!(same_node_label_value(key, "p5.48xlarge", "p5.48xlarge"));
+/// assert!(same_node_label_value(key, "ml.p5.48xlarge", "p5.48xlarge"));
+/// assert!(!same_node_label_value(key, "ml.p4d.24xlarge", "p5.48xlarge"));
+/// assert!(!same_node_label_value("nvidia.com/gpu.product", "ml.H100", "H100"));
+/// ```
+pub fn same_node_label_value(key: &str, have: &str, want: &str) -> bool {
+    let instance_type = matches!(
+        key,
+        "node.kubernetes.io/instance-type" | "beta.kubernetes.io/instance-type"
+    );
+    have == want || (instance_type && have.strip_prefix("ml.") == Some(want))
+}
+
 /// Does selecting nodes by `key` pin the pod to one node pool (a cloud's pool or machine label, or the
 /// instance type)? Such a pod cannot land "anywhere", whatever the profile's own labels are.
 pub fn pins_node_pool(key: &str) -> bool {

@@ -144,6 +144,35 @@ pub fn explicit_device_list(name: &str, value: &str) -> bool {
         && (value.trim_start().starts_with('=') || value.contains(','))
 }
 
+/// Does an `NCCL_SOCKET_IFNAME` of `have` select the pod interface `want` as the profile's value does? An
+/// exclusion list (`^lo,docker0`) that excludes no prefix of `want`: NCCL matches the listed names as
+/// prefixes unless the list starts with `=`, and `^` inverts the match (`src/misc/socket.cc`
+/// `ncclFindInterfaces`, `src/misc/utils.cc` `matchIfList`), taking interfaces in the kernel's order, in
+/// which a pod's own `eth0` comes before its Multus attachments. Only for a pod's own network namespace:
+/// a host-network pod sees every interface of the node.
+///
+/// ```
+/// use roce_model::fabric::env::socket_ifname_keeps;
+/// assert!(socket_ifname_keeps("^lo,docker0,veth_def_agent", "eth0"));
+/// assert!(!socket_ifname_keeps("^lo,eth", "eth0")); // `eth` excludes eth0 by prefix
+/// assert!(!socket_ifname_keeps("eth1", "eth0")); // a selection, not an exclusion
+/// ```
+pub fn socket_ifname_keeps(have: &str, want: &str) -> bool {
+    let Some(excluded) = have.trim().strip_prefix('^') else {
+        return false;
+    };
+    let want = want.trim();
+    !want.is_empty()
+        && !want.starts_with(['^', '='])
+        && !want.contains(',')
+        && !excluded.starts_with('=')
+        && excluded
+            .split(',')
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+            .all(|x| !want.starts_with(x))
+}
+
 /// Whether `roce exec` computes `name` from the pod ([`POD_DEPENDENT`]).
 pub fn is_pod_dependent(name: &str) -> bool {
     POD_DEPENDENT.contains(&name)

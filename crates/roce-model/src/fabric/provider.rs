@@ -146,6 +146,34 @@ impl Provider {
         }
     }
 
+    /// Does a container that asks for `have` of this provider's per-device resource get its share of a node
+    /// whose `want` devices serve `node_gpus` GPUs, given it asks for `pod_gpus` of them? The whole count,
+    /// or the same fraction of it as of the GPUs: the device plugin hands out whole devices and the
+    /// scheduler fits pods while the node's count lasts, so a pod with 4 of a p5's 8 GPUs and 16 of its 32
+    /// EFA devices has as many devices per GPU as a whole-node pod, and two such pods share the node.
+    ///
+    /// ```
+    /// use roce_model::fabric::provider::Provider;
+    /// assert!(Provider::Ofi.device_share(16, 32, 8, Some(4)));
+    /// assert!(Provider::Ofi.device_share(32, 32, 8, Some(8)));
+    /// assert!(!Provider::Ofi.device_share(16, 32, 8, Some(8))); // a whole node's GPUs, half its devices
+    /// assert!(!Provider::Ofi.device_share(16, 32, 8, None));
+    /// ```
+    pub fn device_share(
+        &self,
+        have: u64,
+        want: u64,
+        node_gpus: u32,
+        pod_gpus: Option<u64>,
+    ) -> bool {
+        if have == want {
+            return true;
+        }
+        let node = u64::from(node_gpus);
+        self.device_resource().is_some()
+            && pod_gpus.is_some_and(|g| g > 0 && g < node && have * node == want * g)
+    }
+
     /// Whether NCCL needs a net plugin library for this provider (every provider but its own IB verbs).
     pub fn loads_plugin(&self) -> bool {
         !matches!(self, Provider::IbVerbs)

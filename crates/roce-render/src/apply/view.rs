@@ -83,6 +83,24 @@ pub enum NodeLabel {
 /// preferred term only ranks nodes): the pod lands only on `key=want` nodes when every term has an `In`
 /// expression on `key` whose values are all `want`, and only on others when no term's allows `want`.
 pub fn required_node_label(spec: Option<&Node>, key: &str, want: &str) -> NodeLabel {
+    // The label's other name in `nodeSelector` (`beta.kubernetes.io/instance-type`) selects the same nodes.
+    if let Some(alias) = roce_model::fabric::devices::node_label_alias(key)
+        && let Some(e) = spec
+            .and_then(|s| entry(s, "nodeSelector"))
+            .and_then(|sel| entry(&sel.node, alias))
+    {
+        let have = match &e.node.value {
+            Value::Scalar(Scalar::Str(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        return if have
+            .is_some_and(|h| roce_model::fabric::devices::same_node_label_value(key, h, want))
+        {
+            NodeLabel::Selects
+        } else {
+            NodeLabel::Other(have.unwrap_or("?").to_string(), e.node.origin)
+        };
+    }
     let terms = spec
         .and_then(|s| entry(s, "affinity"))
         .and_then(|a| entry(&a.node, "nodeAffinity"))

@@ -259,14 +259,31 @@ fn gap<'r>(e: &'r Edit, plan: &Plan, v: &PodView<'_>, w: &Wiring<'_>) -> Option<
             )
         }
         Edit::NodeLabel { .. } => unreachable!("judged above"),
-        Edit::Resource { name, quantity } => (
-            w.resources.iter().any(|r| {
-                r.name == name
-                    && r.request.as_deref() == Some(quantity.as_str())
-                    && r.limit.as_deref() == Some(quantity.as_str())
-            }),
-            in_container(&["resources"]),
-        ),
+        Edit::Resource { name, quantity } => {
+            // The provider's per-device resource in the same share as the container's GPUs is met too.
+            let per_device = plan.provider.device_resource() == Some(name.as_str());
+            let meets = |have: Option<&str>| {
+                have == Some(quantity.as_str())
+                    || (per_device
+                        && have
+                            .and_then(|h| h.parse::<u64>().ok())
+                            .zip(quantity.parse::<u64>().ok())
+                            .is_some_and(|(h, q)| {
+                                plan.provider.device_share(
+                                    h,
+                                    q,
+                                    plan.gpus_per_node,
+                                    w.nvidia_gpu_count(),
+                                )
+                            }))
+            };
+            (
+                w.resources.iter().any(|r| {
+                    r.name == name && meets(r.request.as_deref()) && meets(r.limit.as_deref())
+                }),
+                in_container(&["resources"]),
+            )
+        }
         Edit::Env(var) => (
             w.var(&var.name)
                 .and_then(|have| have.value.as_deref())
@@ -348,7 +365,7 @@ fn pod_field_gap<'r>(e: &'r Edit, field: &str, value: &str, v: &PodView<'_>) -> 
 fn node_label_gap<'r>(e: &'r Edit, key: &str, value: &str, v: &PodView<'_>) -> Option<Gap<'r>> {
     let sel = v.spec.and_then(|s| entry(s, "nodeSelector"));
     let selected = sel.and_then(|s| text(&s.node, key));
-    if selected == Some(value) {
+    if selected.is_some_and(|h| roce_model::fabric::devices::same_node_label_value(key, h, value)) {
         return None;
     }
     match required_node_label(v.spec, key, value) {

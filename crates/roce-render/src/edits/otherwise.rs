@@ -40,6 +40,9 @@ pub struct Met {
     affinity_labels: Vec<(String, bool)>,
     /// A privileged container: every capability, and the node's `/dev`.
     privileged: bool,
+    /// The provider's per-device resource, where the container asks for the share of it its part of the
+    /// node's GPUs has ([`roce_model::fabric::provider::Provider::device_share`]).
+    device_share: Option<&'static str>,
     /// GPUs from the device plugin (`nvidia.com/gpu` > 0), whose GKE plugin mounts the driver directory.
     plugin_gpus: bool,
     /// The container's mount paths.
@@ -48,7 +51,8 @@ pub struct Met {
     /// component's), and drops any other mount of the path (Dynamo's `ApplySharedMemoryVolumeAndMount`): a
     /// volume added here would be dropped.
     controller_shm: bool,
-    /// The rank's `NCCL_TOPO_FILE` names another file than the profile's (literal, no `$`).
+    /// The rank's `NCCL_TOPO_FILE` names another file than the profile's (literal, no `$`), or the rank's env
+    /// is not all in the manifest (a script the ranks run in may set it, whatever the container says).
     topology_elsewhere: bool,
     /// The rank's `NCCL_INSPECTOR_DUMP_DIR` names another directory it mounts.
     inspector_elsewhere: bool,
@@ -110,6 +114,26 @@ impl Met {
                 )
                 .collect(),
             privileged: w.privileged.is_some(),
+            device_share: plan.provider.device_resource().filter(|name| {
+                let want = plan.wiring.as_ref().and_then(|p| {
+                    p.resources
+                        .iter()
+                        .find(|(r, _)| r.as_str() == *name)
+                        .and_then(|(_, q)| q.parse::<u64>().ok())
+                });
+                w.resources.iter().any(|r| {
+                    r.name == *name
+                        && r.count().zip(want).is_some_and(|(have, want)| {
+                            have != want
+                                && plan.provider.device_share(
+                                    have,
+                                    want,
+                                    plan.gpus_per_node,
+                                    w.nvidia_gpu_count(),
+                                )
+                        })
+                })
+            }),
             plugin_gpus: w
                 .resources
                 .iter()
@@ -125,6 +149,7 @@ impl Met {
             // the image's (NCCL opens whatever path the variable names: `ncclTopoGetXmlFromFile`).
             topology_elsewhere: plan.topology.as_ref().is_some_and(|t| {
                 literal(provider::NCCL_TOPO_FILE).is_some_and(|path| path != t.path)
+                    || w.env_unknown
             }),
             // The rank's own NCCL_INSPECTOR_DUMP_DIR, where it names another directory it mounts.
             inspector_elsewhere: plan.inspector.as_ref().is_some_and(|i| {
@@ -169,9 +194,21 @@ pub(crate) struct Otherwise<'m> {
 const SHM_BY_CONTROLLER: &[&str] =
     &["gets a memory-backed /dev/shm from its controller: none added"];
 
+/// Part of the node's GPUs and the same part of its per-device resource (half a p5: 4 GPUs, 16 EFA): the
+/// count is the pod's share, left as it is.
+fn device_share<'m>(r: &Requirement, met: &Met) -> Option<Otherwise<'m>> {
+    let resource = met.device_share?;
+    let edit = move |e: &Edit| matches!(e, Edit::Resource { name, .. } if name == resource);
+    r.edits.iter().any(edit).then(|| Otherwise {
+        edits: Box::new(edit),
+        apply: Apply::LeavesAlone,
+        why: vec!["takes its GPUs' share of the node's devices: its count is left as it is".into()],
+    })
+}
+
 /// Every form that meets (some of) `r` on a template that gets `met`: the one list lint and apply read.
 pub(crate) fn otherwise<'m>(r: &Requirement, met: &'m Met) -> Vec<Otherwise<'m>> {
-    let mut out = Vec::new();
+    let mut out: Vec<Otherwise<'m>> = device_share(r, met).into_iter().collect();
     let mut add = |edits: Box<dyn Fn(&Edit) -> bool + 'm>, apply: Apply, why: &[&str]| {
         out.push(Otherwise {
             edits,
@@ -298,7 +335,7 @@ pub(crate) fn otherwise<'m>(r: &Requirement, met: &'m Met) -> Vec<Otherwise<'m>>
             Box::new(|_| true),
             Apply::LeavesAlone,
             &[
-                "names another topology file in NCCL_TOPO_FILE: the profile's ConfigMap volume is not added",
+                "names another topology file in NCCL_TOPO_FILE (or runs its ranks in a script that may): the profile's ConfigMap volume is not added",
             ],
         ),
         Need::InspectorOutput if met.inspector_elsewhere => add(
