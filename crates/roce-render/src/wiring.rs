@@ -1780,6 +1780,35 @@ mod tests {
         ));
     }
 
+    /// A script the ranks start in hands them its exports; one run beside the launcher does not.
+    #[test]
+    fn ranks_started_inside_a_script_get_its_env() {
+        assert!(sources_script(&[
+            "bash",
+            "-c",
+            "set -xe\nbash /scripts/train.sh"
+        ]));
+        assert!(sources_script(&[
+            "/bin/bash",
+            "-c",
+            "/opt/bin/train-script-gpu.sh 2>&1 | tee /data/log"
+        ]));
+        assert!(sources_script(&["bash", "/run.sh"]));
+        assert!(sources_script(&[
+            "sh",
+            "-c",
+            "source /env.sh && torchrun t.py"
+        ]));
+        // The launcher is the container's own: the check script's exports reach nothing.
+        assert!(!sources_script(&[
+            "sh",
+            "-c",
+            "bash /root/check.sh && torchrun --nnodes 2 t.py"
+        ]));
+        assert!(!sources_script(&["bash", "-c", "torchrun t.py"]));
+        assert!(!sources_script(&["sleep", "infinity"]));
+    }
+
     use super::*;
     use crate::apply::{templates, view};
     use roce_model::plumbing::manifest;
