@@ -6,8 +6,9 @@
 //! in one pass with no token queue (granit-parser's scanner alone costs several times what it does) and
 //! gives the trees [`super::events`] builds from granit-parser's events, spans included. Anything else
 //! makes it give up (`None`) and the file goes to `events` (and from there to serde-saphyr) as before:
-//! tabs, carriage returns, control and special Unicode characters, anchors, aliases, tags, directives,
-//! `...`, complex and multi-line keys, escaped line breaks, empty flow entries, the rarer escapes, what
+//! tabs outside a literal block scalar's lines, carriage returns, control and special Unicode characters,
+//! anchors and aliases other than on a block collection's value or item, tags, directives, `...`, complex
+//! and multi-line keys, escaped line breaks, empty flow entries, the rarer escapes, what
 //! serde-saphyr types itself (floats, odd integers, merge keys), duplicate keys, input near the budgets, and
 //! anything malformed (so errors keep serde-saphyr's words). The one error it gives itself is a plain key
 //! given twice in a block mapping, where serde-saphyr would report it, in its words ([`Reader::repeat`]).
@@ -21,7 +22,7 @@ use std::ops::Range;
 use crate::Problem;
 use crate::source::{Origin, SourceId, Spanned};
 use crate::tree::{Entry, Node, Scalar, Value};
-use memchr::{memchr, memchr2_iter, memchr3};
+use memchr::{memchr, memchr_iter, memchr2_iter, memchr3};
 
 use super::events::{self, MAX_TEXT};
 
@@ -55,6 +56,8 @@ pub(super) fn read(
         duplicate: None,
         entries: Vec::with_capacity(STACK),
         items: Vec::with_capacity(STACK),
+        anchors: Vec::new(),
+        literal: Vec::new(),
     };
     // Each stack starts with one placeholder, so no collection's entries start at 0: `split_off(0)` would
     // hand over the stack's own buffer, spare capacity and all.
@@ -67,17 +70,20 @@ pub(super) fn read(
         .items
         .push(Node::new(Value::Scalar(Scalar::Null), nowhere));
     match reader.stream() {
-        Some(docs) => Some(Ok(docs)),
+        Some(docs) if reader.tabs_in_literals(text.len()) => Some(Ok(docs)),
+        Some(_) => None,
         None => reader.duplicate.map(Err),
     }
 }
 
-/// Text this reader reads: line feeds and printable characters. Tabs, carriage returns and control
-/// characters change how YAML reads indentation and line breaks (or are errors), and NEL, the line and
-/// paragraph separators, the byte-order mark and the non-characters are special to YAML parsers.
+/// Text this reader reads: line feeds, tabs and printable characters. Carriage returns and control
+/// characters change how YAML reads line breaks (or are errors), and NEL, the line and paragraph
+/// separators, the byte-order mark and the non-characters are special to YAML parsers. Tabs change how
+/// it reads indentation and separation: they are read inside a literal block scalar's lines only
+/// ([`Reader::tabs_in_literals`]), where they are content (a shell script's indentation).
 fn plain_text(text: &str) -> bool {
     // Branch-free per chunk, so the common all-ASCII file is checked at a few bytes per cycle.
-    let simple = |c: u8| (c == b'\n') | (c.wrapping_sub(b' ') < 0x5f);
+    let simple = |c: u8| (c == b'\n') | (c == b'\t') | (c.wrapping_sub(b' ') < 0x5f);
     if text
         .as_bytes()
         .chunks(64)
@@ -86,9 +92,50 @@ fn plain_text(text: &str) -> bool {
         return true;
     }
     text.chars().all(|c| {
-        matches!(c, '\n' | ' '..='~' | '\u{a1}'..='\u{2027}' | '\u{202a}'..='\u{fefe}'
+        matches!(c, '\n' | '\t' | ' '..='~' | '\u{a1}'..='\u{2027}' | '\u{202a}'..='\u{fefe}'
             | '\u{ff00}'..='\u{fffd}' | '\u{10000}'..)
     })
+}
+
+/// How many nodes `node` holds (keys counted, as the reader counts them) and how many collections deep
+/// it goes.
+fn extent(node: &Node) -> (usize, usize) {
+    match &node.value {
+        Value::Scalar(_) => (1, 0),
+        Value::Seq(items) => items.iter().fold((1, 1), |(n, d), i| {
+            let (m, e) = extent(i);
+            (n + m, d.max(e + 1))
+        }),
+        Value::Map(entries) => entries.iter().fold((1, 1), |(n, d), e| {
+            let (m, f) = extent(&e.node);
+            (n + m + 1, d.max(f + 1))
+        }),
+    }
+}
+
+/// `node` replayed at an alias's place `at`: every node and key there, as serde-saphyr places them.
+fn replayed(text: &str, node: &Node, at: Origin) -> Node {
+    match &node.value {
+        Value::Scalar(s) => events::scalar_node(text, at, s.clone()),
+        Value::Seq(items) => Node::new(
+            Value::Seq(items.iter().map(|i| replayed(text, i, at)).collect()),
+            at,
+        ),
+        Value::Map(entries) => Node::new(
+            Value::Map(
+                entries
+                    .iter()
+                    .map(|e| {
+                        events::entry(
+                            Spanned::new(e.key.value.clone(), at),
+                            replayed(text, &e.node, at),
+                        )
+                    })
+                    .collect(),
+            ),
+            at,
+        ),
+    }
 }
 
 /// A space, a line break, or the end of the text (which [`Reader::at`] reads as NUL: `plain_text` has none).
@@ -130,9 +177,24 @@ struct Reader<'t> {
     /// A reader that gives up drops both.
     entries: Vec<Entry>,
     items: Vec<Node>,
+    /// The current document's anchored mapping values, by name (a name defined twice is left to
+    /// serde-saphyr).
+    anchors: Vec<(&'t str, Node)>,
+    /// The content of the literal block scalars read, in order: the one place a tab is read here.
+    literal: Vec<Range<usize>>,
 }
 
-impl Reader<'_> {
+impl<'t> Reader<'t> {
+    /// Is every tab of the text before `upto` inside a literal block scalar's content? Anywhere else the
+    /// other readers decide what it means.
+    fn tabs_in_literals(&self, upto: usize) -> bool {
+        let mut literal = self.literal.iter().peekable();
+        memchr_iter(b'\t', &self.b[..upto]).all(|t| {
+            while literal.next_if(|r| r.end <= t).is_some() {}
+            literal.peek().is_some_and(|r| r.contains(&t))
+        })
+    }
+
     /// The byte at `i`, NUL past the end.
     fn at(&self, i: usize) -> u8 {
         self.b.get(i).copied().unwrap_or(0)
@@ -222,6 +284,7 @@ impl Reader<'_> {
         let mut docs = Vec::new();
         let mut begun = 0;
         while let Some(mut indent) = self.content_line() {
+            self.anchors.clear();
             begun += 1;
             if begun > MAX_DOCS {
                 return None;
@@ -345,7 +408,8 @@ impl Reader<'_> {
         value: Option<T>,
     ) -> Option<T> {
         if let Err(duplicate) = repeat {
-            self.duplicate = duplicate.filter(|_| value.is_some());
+            self.duplicate =
+                duplicate.filter(|_| value.is_some() && self.tabs_in_literals(self.pos));
             return None;
         }
         value
@@ -391,10 +455,29 @@ impl Reader<'_> {
     /// The value after a key's `:` at `colon`, in a mapping in column `col`.
     fn map_value(&mut self, colon: usize, col: usize) -> Option<Node> {
         let v = colon + 1 + self.spaces(colon + 1);
-        if !matches!(self.at(v), b'\n' | 0 | b'#') {
-            return self.inline(v, col);
+        match self.at(v) {
+            b'&' => {
+                return self.anchored(v, |r, after, below| {
+                    if !below {
+                        return r.inline(after, col);
+                    }
+                    // The value below: never an anchored null (whose place is granit-parser's to say).
+                    match r.content_line() {
+                        Some(i) if i > col || i == col && r.dash(col) => r.value_below(after, col),
+                        _ => None,
+                    }
+                });
+            }
+            b'*' => return self.alias(v),
+            b'\n' | 0 | b'#' => {}
+            _ => return self.inline(v, col),
         }
         self.pos = self.next_line(v);
+        self.value_below(colon, col)
+    }
+
+    /// A mapping value that starts on the line after its key's (which ends at `colon` or after it).
+    fn value_below(&mut self, colon: usize, col: usize) -> Option<Node> {
         match self.content_line() {
             Some(i) if i > col => self.node(self.pos + i, i, col as isize),
             // A sequence may sit in its key's column.
@@ -402,6 +485,57 @@ impl Reader<'_> {
             // granit-parser places an empty value at its key's `:`.
             _ => self.scalar(colon..colon, Scalar::Null),
         }
+    }
+
+    /// An anchor's name at `p` (after its `&` or `*`), and where it ends: up to a space or a line break. A
+    /// name with a flow indicator in it is left to serde-saphyr.
+    fn anchor_name(&self, p: usize) -> Option<(&'t str, usize)> {
+        let text: &'t str = self.text;
+        let len = self.b[p + 1..]
+            .iter()
+            .position(|&c| sep(c))
+            .unwrap_or(self.b.len() - p - 1);
+        let name = &text[p + 1..p + 1 + len];
+        (!name.is_empty() && !name.contains([',', '[', ']', '{', '}']))
+            .then_some((name, p + 1 + len))
+    }
+
+    /// A node anchored at `v`, read by `value` from where the anchor's name ends (a line's end, a comment,
+    /// or the node on that line), and kept for the aliases after it.
+    fn anchored(
+        &mut self,
+        v: usize,
+        value: impl FnOnce(&mut Self, usize, bool) -> Option<Node>,
+    ) -> Option<Node> {
+        let (name, end) = self.anchor_name(v)?;
+        if self.anchors.iter().any(|(n, _)| *n == name) {
+            return None;
+        }
+        let after = end + self.spaces(end);
+        let c = self.at(after);
+        let below = matches!(c, b'\n' | 0) || c == b'#' && after > end;
+        if below {
+            self.pos = self.next_line(after);
+        }
+        let node = value(self, after, below)?;
+        self.anchors.push((name, node.clone()));
+        Some(node)
+    }
+
+    /// The value an alias at `v` stands for: its anchor's node again, every node of it placed at the
+    /// alias, as serde-saphyr replays the anchor's events at the alias's place.
+    fn alias(&mut self, v: usize) -> Option<Node> {
+        let (name, end) = self.anchor_name(v)?;
+        let at = self.origin(v..end);
+        let anchored = &self.anchors.iter().rev().find(|(n, _)| *n == name)?.1;
+        let (nodes, depth) = extent(anchored);
+        if depth > self.depth || self.nodes + nodes > MAX_NODES {
+            return None;
+        }
+        let node = replayed(self.text, anchored, at);
+        self.nodes += nodes;
+        self.end_line(end)?;
+        Some(node)
     }
 
     /// A mapping value that starts on its key's line, at `v`.
@@ -433,6 +567,17 @@ impl Reader<'_> {
             let v = p + 1 + self.spaces(p + 1);
             let item = match self.at(v) {
                 b'\n' | 0 | b'#' => self.item_below(v, col)?,
+                b'&' => self.anchored(v, |r, after, below| {
+                    // On the dash's line, a scalar or a flow collection: `- &a k: v` anchors the key.
+                    if !below {
+                        return r.inline(after, col);
+                    }
+                    match r.content_line() {
+                        Some(i) if i > col => r.node(r.pos + i, i, col as isize),
+                        _ => None,
+                    }
+                })?,
+                b'*' => self.alias(v)?,
                 _ => self.node(v, col + (v - p), col as isize)?,
             };
             self.items.push(item);
@@ -657,6 +802,9 @@ impl Reader<'_> {
             at = l + indent;
         };
         debug_assert!(leading_break || breaks == 0);
+        if literal {
+            self.literal.push(start..end);
+        }
         if chomp != Some(b'-') {
             out.push('\n');
         }

@@ -271,6 +271,11 @@ pub(super) fn plain(value: Cow<'_, str>) -> Option<Scalar> {
         if digits && (unsigned == "0" || first != b'0') && unsigned.len() <= 18 {
             return value.parse::<i128>().ok().map(Scalar::Int);
         }
+        // A leading zero (a file mode, `defaultMode: 0755`): serde-saphyr reads no octal there, and
+        // gives the digits as a float.
+        if digits && first == b'0' {
+            return value.parse::<f64>().ok().map(Scalar::Float);
+        }
         // A number in another spelling (`1.5`, `0x1F`, `1_000`, `1e3`, `.inf`) for serde-saphyr; a
         // resource quantity (`64Gi`, `500m`) has other letters. An address or a version with two dots
         // (`10.0.0.1`, `1.2.3`) is neither, nor is anything with a `:` (a PCI address `0000:0c:00.0`):
@@ -408,7 +413,7 @@ mod tests {
             ("# only a comment\n", true),
             ("- - - deep\n", true),
             ("e: 1.5\n", false),
-            ("d: 007\n", false),
+            ("d: 007\ne: -00\n", true),
             ("f: 0x1F\n", false),
             ("g: 1_000\n", false),
             ("h: +3\n", false),

@@ -44,8 +44,12 @@ fn visit(node: &mut Node, depth: usize) {
             }
         }
         Value::Map(entries) => {
+            // A pod spec and an object's metadata hold no templates: most of a document is left unseen.
+            if entries.iter().any(|e| e.key.value == "containers") {
+                return;
+            }
             merge_here(entries);
-            for e in entries.iter_mut() {
+            for e in entries.iter_mut().filter(|e| e.key.value != "metadata") {
                 visit(&mut e.node, depth + 1);
             }
         }
@@ -56,6 +60,18 @@ fn visit(node: &mut Node, depth: usize) {
 /// Where `entries` hold a `template` and patches of it (their own, or one mapping down: RBG's
 /// `leaderWorkerSet.patchLeaderTemplate`), merge each patch.
 fn merge_here(entries: &mut [Entry]) {
+    let patch = |e: &Entry| template_patch(&e.key.value) && matches!(e.node.value, Value::Map(_));
+    let patched = entries
+        .iter()
+        .filter(|e| e.key.value != "template")
+        .any(|e| {
+            patch(e)
+                || matches!(&e.node.value, Value::Map(child)
+                if child.iter().any(patch) && !child.iter().any(|c| c.key.value == "template"))
+        });
+    if !patched {
+        return;
+    }
     let Some(base) = entries
         .iter()
         .find(|e| e.key.value == "template" && matches!(e.node.value, Value::Map(_)))
@@ -66,7 +82,7 @@ fn merge_here(entries: &mut [Entry]) {
     let mut leader = false;
     let mut worker = false;
     let mut merge_patch = |e: &mut Entry| {
-        if template_patch(&e.key.value) && matches!(e.node.value, Value::Map(_)) {
+        if patch(e) {
             let lower = e.key.value.to_ascii_lowercase();
             leader |= lower.contains("leader");
             worker |= lower.contains("worker");
