@@ -315,6 +315,11 @@ fn unwired_kinds_are_reported() {
             "roce::lint::rdma_resource",
             "roce::lint::shm",
         ] {
+            // KubeRay mounts a memory emptyDir at /dev/shm in every Ray pod it builds.
+            if code == "roce::lint::shm" && path.ends_with("raycluster.yaml") {
+                assert!(!codes.contains(code), "{codes:?}");
+                continue;
+            }
             assert!(
                 codes.contains(code),
                 "{}: {code} not reported; got {codes:?}",
@@ -1588,4 +1593,77 @@ fn a_required_node_affinity_on_the_label_selects_as_nodeselector_does() {
         "            values: [NVIDIA-H100-80GB-HBM3]\n        - matchExpressions:\n          - key: kubernetes.io/arch\n            operator: In\n            values: [amd64]\n",
     );
     assert_eq!(lint(&or), vec![Warning]);
+}
+
+/// A Ray group started with `num-gpus: "0"` offers Ray no GPU, so no NCCL rank is placed there: it needs no
+/// fabric. The same group with GPUs is judged as a rank.
+#[test]
+fn a_ray_group_without_gpus_needs_no_fabric() {
+    let text = |gpus: &str| {
+        format!(
+            "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata:\n  name: rl\nspec:\n  headGroupSpec:\n    rayStartParams:\n      num-gpus: \"{gpus}\"\n    template:\n      spec:\n        containers:\n        - name: head\n          image: rayproject/ray:2.46.0\n"
+        )
+    };
+    let l = linter(DEFAULT_PROFILE, None);
+    let codes = |t: String| -> Vec<Code> {
+        counted(&l.lint(Source::new("ray.yaml", t)))
+            .iter()
+            .map(|p| p.code)
+            .collect()
+    };
+    assert!(codes(text("0")).is_empty(), "{:?}", codes(text("0")));
+    let ranks = codes(text("4"));
+    assert!(ranks.contains(&Code::LintIpcLock), "{ranks:?}");
+    // KubeRay mounts /dev/shm itself.
+    assert!(!ranks.contains(&Code::LintShm), "{ranks:?}");
+}
+
+/// A Dynamo `v1alpha1` service's own `envs` and `resources` reach the main container the operator builds:
+/// the GPU limit and the claim the service lists are the container's.
+#[test]
+fn a_dynamo_services_resources_are_its_main_containers() {
+    let dgd = "\
+apiVersion: resource.nvidia.com/v1beta1
+kind: ComputeDomain
+metadata:
+  name: domain
+spec:
+  numNodes: 2
+  channel:
+    resourceClaimTemplate:
+      name: domain-channel
+---
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata:
+  name: g
+spec:
+  services:
+    Decode:
+      resources:
+        limits:
+          gpu: \"4\"
+        claims:
+        - name: channel
+      extraPodSpec:
+        resourceClaims:
+        - name: channel
+          resourceClaimTemplateName: domain-channel
+        mainContainer:
+          image: x
+";
+    let l = linter("gcp/a4x", None);
+    let codes: Vec<Code> = counted(&l.lint(Source::new("dgd.yaml", dgd.to_string())))
+        .iter()
+        .map(|p| p.code)
+        .collect();
+    assert!(!codes.contains(&Code::LintClaimUnreferenced), "{codes:?}");
+    assert!(!codes.contains(&Code::LintDraChannelClaim), "{codes:?}");
+    // Without the service's claims the container lists none.
+    let bare = dgd.replace("        claims:\n        - name: channel\n", "");
+    let codes: Vec<Code> = counted(&l.lint(Source::new("dgd.yaml", bare)))
+        .iter()
+        .map(|p| p.code)
+        .collect();
+    assert!(codes.contains(&Code::LintClaimUnreferenced), "{codes:?}");
 }

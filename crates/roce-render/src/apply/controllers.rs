@@ -91,6 +91,17 @@ pub(crate) const DYNAMO_SHM: Added = Added {
     ..Added::NOTHING
 };
 
+/// KubeRay declares a memory emptyDir `shared-mem` in every Ray pod it builds and mounts it at /dev/shm in
+/// the Ray container (the first), unless that container already mounts something there
+/// (ray-project/kuberay `ray-operator/controllers/ray/common/pod.go`: `BuildPod` calls `addEmptyDir` with
+/// `SharedMemoryVolumeName` "shared-mem", `SharedMemoryVolumeMountPath` "/dev/shm",
+/// `corev1.StorageMediumMemory`, sized to the container's memory limit).
+pub(crate) const RAY: Added = Added {
+    volumes: &["shared-mem"],
+    mounts: &[("shared-mem", "/dev/shm")],
+    ..Added::NOTHING
+};
+
 /// KServe merges a well-known `LLMInferenceServiceConfig` under each of an LLMInferenceService's pod specs
 /// before the user's (kserve/kserve aaac4e294dae2c7b1aa1886447793f3aa1c30912,
 /// `pkg/controller/v1alpha2/llmisvc/config_merge.go` `combineBaseRefsConfig`): for a role (decode, or

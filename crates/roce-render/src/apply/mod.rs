@@ -54,6 +54,7 @@
 //! `request.object`) and returns the decided values as JSON: no YAML is written, parsed, spliced or read
 //! back, which is where nearly all of `apply`'s time goes for a small object.
 
+mod components;
 mod controllers;
 mod dra;
 pub(crate) mod mpirun;

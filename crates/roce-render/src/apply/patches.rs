@@ -12,8 +12,9 @@ use roce_model::plumbing::tree::{Entry, Node, Scalar, Value};
 use super::templates::{KINDS, MERGED, PATCHED, template_patch};
 
 /// Replace every template patch of `doc` that has a `template` to merge onto (beside it, or beside the
-/// mapping that holds it) with the merged pod template. The built-in workload kinds have no patches and
-/// are left as they are.
+/// mapping that holds it) with the merged pod template, and give a Dynamo service's main container the
+/// service's own env and resources ([`super::components`]). The built-in workload kinds have no patches
+/// and are left as they are.
 pub fn merge_template_patches(doc: &mut Node) {
     let kind = match &doc.value {
         Value::Map(m) => m
@@ -22,10 +23,13 @@ pub fn merge_template_patches(doc: &mut Node) {
             .map(|e| &e.node.value),
         _ => None,
     };
-    if let Some(Value::Scalar(Scalar::Str(k))) = kind
-        && KINDS.contains(&k.as_str())
-    {
-        return;
+    if let Some(Value::Scalar(Scalar::Str(k))) = kind {
+        if KINDS.contains(&k.as_str()) {
+            return;
+        }
+        if k == "DynamoGraphDeployment" {
+            super::components::merge_component_fields(doc);
+        }
     }
     visit(doc, 0);
 }

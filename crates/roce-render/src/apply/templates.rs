@@ -9,8 +9,8 @@ use roce_model::plumbing::tree::{Node, Scalar, Value};
 
 pub use super::controllers::Added;
 use super::controllers::{
-    DYNAMO_SHM, KSERVE_DATA_PARALLEL, KSERVE_SINGLE, NIM_SERVICE, SLURMD, TRAINER_MPI_LAUNCHER,
-    TRAINER_MPI_NODE,
+    DYNAMO_SHM, KSERVE_DATA_PARALLEL, KSERVE_SINGLE, NIM_SERVICE, RAY, SLURMD,
+    TRAINER_MPI_LAUNCHER, TRAINER_MPI_NODE,
 };
 use crate::yaml::Yaml;
 
@@ -954,16 +954,10 @@ impl Found {
             return;
         };
         let base: Vec<Step> = spec.iter().map(|k| Step::Key((*k).into())).collect();
-        if spec_node.get("headGroupSpec").is_some() {
+        if let Some(head) = spec_node.get("headGroupSpec") {
             let mut path = base.clone();
             path.push(Step::Key("headGroupSpec".into()));
-            self.require(
-                doc,
-                &path,
-                &["template"],
-                Role::Worker,
-                "Ray head group".into(),
-            );
+            self.ray_group(doc, head, &path, "Ray head group".into());
         }
         let groups = spec_node
             .get("workerGroupSpecs")
@@ -979,7 +973,26 @@ impl Found {
             } else {
                 format!("Ray worker group {name}")
             };
-            self.require(doc, &path, &["template"], Role::Worker, label);
+            self.ray_group(doc, group, &path, label);
+        }
+    }
+
+    /// A Ray group's template, with KubeRay's /dev/shm ([`RAY`]). A group started with `num-gpus: "0"`
+    /// offers Ray no GPU, so no GPU task or actor (no NCCL rank) is placed there: it needs no fabric.
+    fn ray_group<T: Tree>(&mut self, doc: &T, group: &T, path: &[Step], label: String) {
+        let gpus = group.get("rayStartParams").and_then(|p| p.get("num-gpus"));
+        let no_gpus = gpus
+            .and_then(Tree::scalar)
+            .is_some_and(|n| n.trim().parse::<f64>() == Ok(0.0));
+        let role = if no_gpus {
+            Role::Launcher
+        } else {
+            Role::Worker
+        };
+        let before = self.templates.len();
+        self.require(doc, path, &["template"], role, label);
+        for t in &mut self.templates[before..] {
+            t.added = RAY;
         }
     }
 }

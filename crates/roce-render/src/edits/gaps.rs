@@ -200,6 +200,9 @@ fn on_this_pod(r: &Requirement, w: &Wiring<'_>) -> Consequence {
                 Consequence::Differs
             }
             Some(RdmaAccess::CloudNetworks) => Consequence::Differs,
+            // No device yet (what is missing is the device, reported on its own): the profile's
+            // platform decides, as it will once the pod asks for the profile's devices.
+            None => r.consequence,
             _ => Consequence::SilentTcp,
         },
         // The NVIDIA runtime injects NVIDIA GPUs; a pod that asks for none runs the same without it.
