@@ -1396,3 +1396,23 @@ fn apply_mounts_the_inspector_directory_unless_the_container_has_one() {
         kept.text
     );
 }
+
+/// A plugin named by path is opened as given: apply leaves the image's `LD_LIBRARY_PATH` alone there (a
+/// container's value would replace it), and writes the profile's where NCCL looks the plugin up by name.
+#[test]
+fn the_library_path_is_left_to_the_image_where_the_plugin_is_named_by_path() {
+    let pod = |plugin: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: x\n    env:\n    - name: NCCL_NET_PLUGIN\n      value: {plugin}\n"
+        )
+    };
+    let (out, _) = spliced(
+        &pod("/opt/aws-ofi-nccl/lib/libnccl-net-ofi.so"),
+        "aws/p5-efa",
+        RoleChoice::Worker,
+    );
+    assert!(!out.contains("LD_LIBRARY_PATH"), "{out}");
+    assert!(out.contains("FI_PROVIDER"), "{out}");
+    let (out, _) = spliced(&pod("ofi"), "aws/p5-efa", RoleChoice::Worker);
+    assert!(out.contains("LD_LIBRARY_PATH"), "{out}");
+}

@@ -148,6 +148,24 @@ pub fn net_plugin_libraries(value: Option<&str>) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Does `NCCL_NET_PLUGIN=value` name every plugin by path, so that NCCL opens the files as given and needs
+/// no library search path to find them ([`net_plugin_libraries`])?
+///
+/// ```
+/// use roce_model::fabric::nccl::plugins_by_path;
+/// assert!(plugins_by_path("/opt/aws-ofi-nccl/lib/libnccl-net-ofi.so"));
+/// assert!(!plugins_by_path("ofi"));
+/// assert!(!plugins_by_path("/opt/a/libx.so,ofi"));
+/// assert!(!plugins_by_path("none"));
+/// ```
+pub fn plugins_by_path(value: &str) -> bool {
+    let libraries = net_plugin_libraries(Some(value));
+    !libraries.is_empty()
+        && libraries
+            .iter()
+            .all(|names| names.iter().all(|n| n.contains('/')))
+}
+
 /// Variables NCCL reads only when it chooses a RoCE port's GID (`ncclIbGetGidIndex` returns before them on
 /// an InfiniBand port, `net_ib.cc` 2.21+): their echo in a log means a RoCE port was in use.
 pub const ROCE_GID_ENV: &[&str] = &[

@@ -388,12 +388,17 @@ struct Have {
     /// `hostNetwork: true`: its NICs and devices are the node's, named as the node names them, so the
     /// profile's pod-side device and interface selections do not apply.
     host_network: bool,
+    /// `NCCL_NET_PLUGIN` names the plugin by path: NCCL opens that file as given, so the profile's
+    /// `LD_LIBRARY_PATH` is not needed to find it, and written into the container it would replace the
+    /// image's own search path outright (Kubernetes' env overrides the image's).
+    plugin_by_path: bool,
 }
 
 impl Have {
     /// Does the rank get `name` elsewhere (a ConfigMap, the launcher's `mpirun`), or should it keep its
     /// own: a host-network pod's device selections, a NIXL server's UCX under a TCP profile (pinning it to
-    /// TCP would move its KV cache over sockets)?
+    /// TCP would move its KV cache over sockets), the image's library path where the plugin is named by
+    /// path?
     fn sets_otherwise(&self, name: &str, plan: &Plan) -> bool {
         self.env_elsewhere.iter().any(|x| x == name)
             // On a host-network profile the node's device names are the profile's.
@@ -403,6 +408,7 @@ impl Have {
             || (self.kv_nixl
                 && plan.ucx_mode == roce_model::model::UcxMode::Tcp
                 && name.starts_with(roce_model::fabric::env::UCX_PREFIX))
+            || (self.plugin_by_path && name == roce_model::fabric::provider::LD_LIBRARY_PATH)
     }
 
     fn of(w: &Wiring<'_>, v: &view::PodView<'_>, plan: &Plan, pod_namespace: Option<&str>) -> Have {
@@ -421,6 +427,10 @@ impl Have {
                 .collect(),
             untouched: false,
             host_network: w.host_network.is_some(),
+            plugin_by_path: w
+                .var(roce_model::fabric::env::NCCL_NET_PLUGIN.name)
+                .and_then(|v| v.value.as_deref())
+                .is_some_and(roce_model::fabric::nccl::plugins_by_path),
         }
     }
 }
