@@ -13,7 +13,7 @@ use super::templates::{KINDS, MERGED, PATCHED, template_patch};
 
 /// Replace every template patch of `doc` that has a `template` to merge onto (beside it, or beside the
 /// mapping that holds it) with the merged pod template, and give a Dynamo service's main container the
-/// service's own env and resources ([`super::components`]). The built-in workload kinds have no patches
+/// service's own env and resources (`apply/components.rs`). The built-in workload kinds have no patches
 /// and are left as they are.
 pub fn merge_template_patches(doc: &mut Node) {
     let kind = match &doc.value {
