@@ -1595,6 +1595,14 @@ fn a_required_node_affinity_on_the_label_selects_as_nodeselector_does() {
     assert_eq!(lint(&or), vec![Warning]);
 }
 
+/// The codes of the errors and warnings of `text` linted against `profile`.
+fn codes_of(profile: &str, text: &str) -> Vec<Code> {
+    counted(&linter(profile, None).lint(Source::new("p.yaml", text.to_string())))
+        .iter()
+        .map(|p| p.code)
+        .collect()
+}
+
 /// A Ray group started with `num-gpus: "0"` offers Ray no GPU, so no NCCL rank is placed there: it needs no
 /// fabric. The same group with GPUs is judged as a rank.
 #[test]
@@ -1604,13 +1612,7 @@ fn a_ray_group_without_gpus_needs_no_fabric() {
             "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata:\n  name: rl\nspec:\n  headGroupSpec:\n    rayStartParams:\n      num-gpus: \"{gpus}\"\n    template:\n      spec:\n        containers:\n        - name: head\n          image: rayproject/ray:2.46.0\n"
         )
     };
-    let l = linter(DEFAULT_PROFILE, None);
-    let codes = |t: String| -> Vec<Code> {
-        counted(&l.lint(Source::new("ray.yaml", t)))
-            .iter()
-            .map(|p| p.code)
-            .collect()
-    };
+    let codes = |t: String| codes_of(DEFAULT_PROFILE, &t);
     assert!(codes(text("0")).is_empty(), "{:?}", codes(text("0")));
     let ranks = codes(text("4"));
     assert!(ranks.contains(&Code::LintIpcLock), "{ranks:?}");
@@ -1652,18 +1654,11 @@ spec:
         mainContainer:
           image: x
 ";
-    let l = linter("gcp/a4x", None);
-    let codes: Vec<Code> = counted(&l.lint(Source::new("dgd.yaml", dgd.to_string())))
-        .iter()
-        .map(|p| p.code)
-        .collect();
+    let codes = codes_of("gcp/a4x", dgd);
     assert!(!codes.contains(&Code::LintClaimUnreferenced), "{codes:?}");
     assert!(!codes.contains(&Code::LintDraChannelClaim), "{codes:?}");
     // Without the service's claims the container lists none.
     let bare = dgd.replace("        claims:\n        - name: channel\n", "");
-    let codes: Vec<Code> = counted(&l.lint(Source::new("dgd.yaml", bare)))
-        .iter()
-        .map(|p| p.code)
-        .collect();
+    let codes = codes_of("gcp/a4x", &bare);
     assert!(codes.contains(&Code::LintClaimUnreferenced), "{codes:?}");
 }

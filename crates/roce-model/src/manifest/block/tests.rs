@@ -132,6 +132,19 @@ fn anchors_and_aliases_in_every_yaml_file() {
     assert!(read * 10 > texts.len() * 6, "{read} of {}", texts.len());
 }
 
+/// Each `(text, read by the block reader)` case is read by it or not as expected, and the same as the others
+/// read it wherever it is.
+fn read_as_expected(cases: &[(&str, bool)]) {
+    let wrong: Vec<_> = cases
+        .iter()
+        .filter(|(text, block)| compare_readers(text).block != *block)
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "read by the block reader or not, unlike expected: {wrong:#?}"
+    );
+}
+
 #[test]
 fn edge_cases() {
     // (text, read by the block reader)
@@ -242,14 +255,7 @@ fn edge_cases() {
         ("- a\n b\n", true),
         ("a:\n- b\n  - c\n", false),
     ];
-    let wrong: Vec<_> = cases
-        .iter()
-        .filter(|(text, block)| compare_readers(text).block != *block)
-        .collect();
-    assert!(
-        wrong.is_empty(),
-        "read by the block reader or not, unlike expected: {wrong:#?}"
-    );
+    read_as_expected(&cases);
 }
 
 /// Anchors and aliases (on a block collection's values and items), tabs (in a literal block scalar's
@@ -285,14 +291,7 @@ fn edge_cases_of_anchors_tabs_and_leading_zeros() {
         ("a: \"\tx\"\n", false),
         ("a:\tb\n", false),
     ];
-    let wrong: Vec<_> = cases
-        .iter()
-        .filter(|(text, block)| compare_readers(text).block != *block)
-        .collect();
-    assert!(
-        wrong.is_empty(),
-        "read by the block reader or not, unlike expected: {wrong:#?}"
-    );
+    read_as_expected(&cases);
 }
 
 #[test]
